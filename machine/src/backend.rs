@@ -1,0 +1,146 @@
+//! The contract between the run loop and a backend (interpreter or JIT): a core's state, the
+//! memory port a backend calls for every memory instruction, and what a backend reports when
+//! it stops running a core.
+//!
+//! A backend runs one core natively from its current IP and cycle. Register instructions are
+//! private to the core, so it may run them ahead of the other cores; a memory instruction is
+//! performed at once only when the port says no other core can observe the difference (its
+//! (cycle, core id) is earlier than every other pending event). Otherwise the backend parks the
+//! core there and the run loop performs it in its turn. This keeps the (cycle, core id) order
+//! of decisions.md exact while a lone core runs at native speed.
+
+use crate::frame::InstrFrame;
+use crate::isa::{Flow, MemOp, FRAME_INSTRS};
+use crate::memory::{Attempt, SharedMemory};
+
+/// The architectural state of one core plus its clock and counter. `repr(C)` so that compiled
+/// code can address its fields.
+#[repr(C)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CoreState {
+    pub regs: [u8; 16],
+    /// The cycle in which the instruction at `ip` executes.
+    pub cycle: u64,
+    /// Instructions executed by this core (all tasks).
+    pub instructions: u64,
+    /// The next instruction's IP, 0..15.
+    pub ip: u8,
+    pub id: u8,
+}
+
+/// The event order of decisions.md as one number: earlier cycle first, then lower core id.
+#[inline]
+pub fn event_key(cycle: u64, core: u8) -> u64 {
+    (cycle << 4) | u64::from(core)
+}
+
+/// Why a backend stopped running a core.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CoreExit {
+    /// Stopped before the instruction at `ip` in `cycle`: a memory instruction the port did
+    /// not perform, or the cycle limit (`cycle >= port.limit()`).
+    Parked,
+    /// The core's part ended with the instruction executed in `cycle - 1`: `ready` (then `ip`
+    /// still points at it) or the last instruction of the frame.
+    Ended { by_ready: bool },
+}
+
+/// A backend's failure that is not the program's fault.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BackendError(pub String);
+
+/// An execution engine for cores.
+pub trait Backend {
+    /// A frame prepared for execution (decoded, or compiled).
+    type Code: Clone;
+    fn name(&self) -> &'static str;
+    /// Prepare a frame when the scheduler issues it.
+    fn prepare(&mut self, frame: &InstrFrame) -> Result<Self::Code, BackendError>;
+    /// Run `core` from `core.ip` in `core.cycle` until it parks or its part ends. Every
+    /// executed instruction advances `cycle` and `instructions` by one.
+    fn run_core(
+        &mut self,
+        code: &Self::Code,
+        core: &mut CoreState,
+        port: &mut Port<'_>,
+    ) -> CoreExit;
+}
+
+/// Shared memory as a backend sees it while running one core.
+pub struct Port<'m> {
+    memory: &'m mut SharedMemory,
+    horizon: u64,
+    limit: u64,
+    /// Cores woken by a sequence this core closed: (core, cycle of its retry).
+    pub(crate) woken: Vec<(u8, u64)>,
+}
+
+impl<'m> Port<'m> {
+    pub(crate) fn new(memory: &'m mut SharedMemory, horizon: u64, limit: u64) -> Port<'m> {
+        Port {
+            memory,
+            horizon,
+            limit,
+            woken: Vec::new(),
+        }
+    }
+
+    /// The watchdog limit: no instruction may execute in a cycle at or past it.
+    #[inline]
+    pub fn limit(&self) -> u64 {
+        self.limit
+    }
+
+    /// Perform core `id`'s memory instruction in `cycle` if that is safe now and it would
+    /// neither stall nor fault. Returns the byte loaded (or stored); `None` means park.
+    #[inline]
+    pub fn access(&mut self, id: u8, cycle: u64, op: MemOp, addr: u16, value: u8) -> Option<u8> {
+        if cycle >= self.limit || event_key(cycle, id) >= self.horizon {
+            return None;
+        }
+        let addr = addr & 0xFFF;
+        if self.memory.check(id, cycle, op, addr) != Attempt::Proceed {
+            return None;
+        }
+        let (v, woken) = self.memory.commit(id, cycle, op, addr, value);
+        if woken != 0 {
+            self.wake(woken, id, cycle);
+        }
+        Some(v)
+    }
+
+    /// Sleepers on a sequence closed by `closer` in `cycle` retry in the same cycle if they
+    /// act after the closer, else in the next one.
+    pub(crate) fn wake(&mut self, mask: u16, closer: u8, cycle: u64) {
+        for w in 0..16u8 {
+            if mask & (1 << w) != 0 {
+                let at = if w > closer { cycle } else { cycle + 1 };
+                self.horizon = self.horizon.min(event_key(at, w));
+                self.woken.push((w, at));
+            }
+        }
+    }
+}
+
+/// Apply the control flow of an executed instruction: count it and move the IP. Returns the
+/// exit if the core's part ended.
+#[inline]
+pub fn retire(core: &mut CoreState, flow: Flow) -> Option<CoreExit> {
+    core.cycle += 1;
+    core.instructions += 1;
+    match flow {
+        Flow::Jump(t) => {
+            core.ip = t;
+            None
+        }
+        Flow::Ready => Some(CoreExit::Ended { by_ready: true }),
+        Flow::Next | Flow::Memory => {
+            if usize::from(core.ip) == FRAME_INSTRS - 1 {
+                Some(CoreExit::Ended { by_ready: false })
+            } else {
+                core.ip += 1;
+                None
+            }
+        }
+    }
+}

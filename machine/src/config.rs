@@ -1,0 +1,85 @@
+//! The machine's configuration: the issue policy, the bank-conflict switch, the watchdog and
+//! every latency of the timing model, in one place.
+
+/// How the task scheduler picks the next frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum IssuePolicy {
+    /// Frames are processed strictly in program order (the spec's default).
+    #[default]
+    InOrder,
+    /// The scheduler may process a later frame whose cores are disjoint from every earlier
+    /// unfinished or waiting task, past waiting frames that have no fence.
+    Lookahead,
+}
+
+impl IssuePolicy {
+    pub fn name(self) -> &'static str {
+        match self {
+            IssuePolicy::InOrder => "in-order",
+            IssuePolicy::Lookahead => "lookahead",
+        }
+    }
+}
+
+/// Latencies of the timing model. Every core instruction takes one cycle; that is fixed by
+/// the core pipeline and not configurable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Timing {
+    /// Cycles the task scheduler spends on a control frame.
+    pub control_frame_cycles: u64,
+    /// Cycles the code broadcast of an instruction frame takes (32 bytes over a 64-bit bus).
+    pub broadcast_cycles: u64,
+    /// How many frames past the oldest unprocessed one the `lookahead` policy considers
+    /// (the hardware task memory holds 64 frames).
+    pub lookahead_window: usize,
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Timing {
+            control_frame_cycles: 1,
+            broadcast_cycles: 4,
+            lookahead_window: 64,
+        }
+    }
+}
+
+/// Default watchdog: a run may take at most 2^32 cycles.
+pub const DEFAULT_MAX_CYCLES: u64 = 1 << 32;
+/// The largest cycle limit accepted (cycle numbers are packed with a core id into 64 bits).
+pub const MAX_CYCLE_LIMIT: u64 = 1 << 58;
+
+/// How much of the per-task timeline a run keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum TaskLog {
+    /// No per-task records (counts only): memory does not grow with the stream.
+    None,
+    /// Aggregates over tasks (counts, per-fence counts, first and last task).
+    Summary,
+    /// Every task's record, in issue order.
+    #[default]
+    All,
+}
+
+/// Everything that selects a machine's behaviour besides the program and memory image.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Config {
+    pub issue: IssuePolicy,
+    pub bank_conflicts: bool,
+    /// The watchdog: any activity in a cycle at or past this limit stops the run.
+    pub max_cycles: u64,
+    pub timing: Timing,
+    pub tasks: TaskLog,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            issue: IssuePolicy::InOrder,
+            bank_conflicts: false,
+            max_cycles: DEFAULT_MAX_CYCLES,
+            timing: Timing::default(),
+            tasks: TaskLog::All,
+        }
+    }
+}

@@ -1,0 +1,353 @@
+//! Task-memory frames and program images: the byte layout of control and instruction frames,
+//! the positional decoding of an image (a CF, then IF_Num IFs, then a CF again), and the load
+//! errors of a malformed image, each naming its frame.
+
+use crate::isa::{Instr, FRAME_INSTRS};
+use std::fmt;
+
+/// Size of one task-memory frame in bytes.
+pub const FRAME_BYTES: usize = 32;
+/// Frames the hardware task memory holds (TP is 6 bits); longer images are host-fed streams.
+pub const TASK_MEMORY_FRAMES: usize = 64;
+
+/// The barrier semantics of the tasks of a control frame's instruction frames.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Fence {
+    /// No barrier.
+    #[default]
+    No,
+    /// Acquire: later frames wait until this task completes.
+    Acq,
+    /// Release: this task waits until every earlier task completes.
+    Rel,
+}
+
+impl Fence {
+    pub fn name(self) -> &'static str {
+        match self {
+            Fence::No => "no",
+            Fence::Acq => "acq",
+            Fence::Rel => "rel",
+        }
+    }
+    pub fn bits(self) -> u8 {
+        match self {
+            Fence::No => 0,
+            Fence::Acq => 1,
+            Fence::Rel => 2,
+        }
+    }
+}
+
+/// A decoded control frame.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ControlFrame {
+    pub if_num: u8,
+    pub fence: Fence,
+    pub active: u16,
+    pub init_vect: u16,
+    pub init_r0: [u8; 16],
+    /// Header bits 15:8, reserved.
+    pub reserved_header: u8,
+    /// Bytes 6..16, reserved.
+    pub reserved: [u8; 10],
+}
+
+impl ControlFrame {
+    /// The cores whose R0 this frame initializes: set in both Init_R0_Vect and Core_Active_Vect.
+    pub fn r0_init_mask(&self) -> u16 {
+        self.init_vect & self.active
+    }
+
+    pub fn decode(bytes: &[u8; FRAME_BYTES]) -> Result<ControlFrame, u8> {
+        let header = u16::from_le_bytes([bytes[0], bytes[1]]);
+        let fence = match (header >> 6) & 3 {
+            0 => Fence::No,
+            1 => Fence::Acq,
+            2 => Fence::Rel,
+            _ => return Err(3),
+        };
+        let mut init_r0 = [0u8; 16];
+        init_r0.copy_from_slice(&bytes[16..32]);
+        let mut reserved = [0u8; 10];
+        reserved.copy_from_slice(&bytes[6..16]);
+        Ok(ControlFrame {
+            if_num: (header & 0x3F) as u8,
+            fence,
+            active: u16::from_le_bytes([bytes[2], bytes[3]]),
+            init_vect: u16::from_le_bytes([bytes[4], bytes[5]]),
+            init_r0,
+            reserved_header: (header >> 8) as u8,
+            reserved,
+        })
+    }
+
+    pub fn encode(&self) -> [u8; FRAME_BYTES] {
+        let mut b = [0u8; FRAME_BYTES];
+        let header = u16::from(self.if_num & 0x3F)
+            | (u16::from(self.fence.bits()) << 6)
+            | (u16::from(self.reserved_header) << 8);
+        b[0..2].copy_from_slice(&header.to_le_bytes());
+        b[2..4].copy_from_slice(&self.active.to_le_bytes());
+        b[4..6].copy_from_slice(&self.init_vect.to_le_bytes());
+        b[6..16].copy_from_slice(&self.reserved);
+        b[16..32].copy_from_slice(&self.init_r0);
+        b
+    }
+}
+
+/// An instruction frame: its raw words and their decoding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InstrFrame {
+    pub words: [u16; FRAME_INSTRS],
+    pub instrs: [Instr; FRAME_INSTRS],
+}
+
+impl InstrFrame {
+    /// Decode; on a reserved ld/st mode returns the slot and the problem.
+    pub fn decode(
+        bytes: &[u8; FRAME_BYTES],
+    ) -> Result<InstrFrame, (usize, crate::isa::ReservedMode)> {
+        let mut words = [0u16; FRAME_INSTRS];
+        let mut instrs = [Instr::Nop; FRAME_INSTRS];
+        for i in 0..FRAME_INSTRS {
+            words[i] = u16::from_le_bytes([bytes[2 * i], bytes[2 * i + 1]]);
+            instrs[i] = Instr::decode(words[i]).map_err(|e| (i, e))?;
+        }
+        Ok(InstrFrame { words, instrs })
+    }
+
+    pub fn from_instrs(instrs: [Instr; FRAME_INSTRS]) -> InstrFrame {
+        InstrFrame {
+            words: instrs.map(|i| i.encode()),
+            instrs,
+        }
+    }
+
+    pub fn bytes(&self) -> [u8; FRAME_BYTES] {
+        let mut b = [0u8; FRAME_BYTES];
+        for (i, w) in self.words.iter().enumerate() {
+            b[2 * i..2 * i + 2].copy_from_slice(&w.to_le_bytes());
+        }
+        b
+    }
+}
+
+/// What a frame of an image is, by its position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameKind {
+    Control,
+    /// An instruction frame and the index of the control frame that leads its group.
+    Instr {
+        control: usize,
+    },
+}
+
+/// A program image whose layout has been checked: frames are kept as raw bytes (the image
+/// itself) and decoded when the scheduler reaches them, so a long stream costs its own size.
+#[derive(Clone, Debug, Default)]
+pub struct Program {
+    frames: Vec<[u8; FRAME_BYTES]>,
+    kinds: Vec<FrameKind>,
+}
+
+/// A malformed program image.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LoadError {
+    Length {
+        bytes: usize,
+    },
+    Empty,
+    GroupPastEnd {
+        frame: usize,
+        if_num: u8,
+        frames: usize,
+    },
+    ReservedFence {
+        frame: usize,
+    },
+    ReservedMode {
+        frame: usize,
+        slot: usize,
+        detail: crate::isa::ReservedMode,
+    },
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LoadError::Length { bytes } => write!(
+                f,
+                "image is {bytes} bytes, not a multiple of the 32-byte frame size ({} whole frames and {} bytes left over)",
+                bytes / FRAME_BYTES,
+                bytes % FRAME_BYTES
+            ),
+            LoadError::Empty => write!(f, "image has no frames"),
+            LoadError::GroupPastEnd { frame, if_num, frames } => write!(
+                f,
+                "frame {frame}: control frame announces {if_num} instruction frames but the image ends after {} more",
+                frames - frame - 1
+            ),
+            LoadError::ReservedFence { frame } => {
+                write!(f, "frame {frame}: control frame has the reserved fence value 3")
+            }
+            LoadError::ReservedMode { frame, slot, detail } => {
+                write!(f, "frame {frame}, instruction {slot}: {detail}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+impl Program {
+    /// Check and take a raw image of N x 32 bytes.
+    pub fn from_image(image: &[u8]) -> Result<Program, LoadError> {
+        if image.len() % FRAME_BYTES != 0 {
+            return Err(LoadError::Length { bytes: image.len() });
+        }
+        if image.is_empty() {
+            return Err(LoadError::Empty);
+        }
+        let frames: Vec<[u8; FRAME_BYTES]> = image
+            .chunks_exact(FRAME_BYTES)
+            .map(|c| c.try_into().expect("chunks are 32 bytes"))
+            .collect();
+        Program::from_frames(frames)
+    }
+
+    pub fn from_frames(frames: Vec<[u8; FRAME_BYTES]>) -> Result<Program, LoadError> {
+        if frames.is_empty() {
+            return Err(LoadError::Empty);
+        }
+        let mut kinds = Vec::with_capacity(frames.len());
+        let mut i = 0;
+        while i < frames.len() {
+            let cf = ControlFrame::decode(&frames[i])
+                .map_err(|_| LoadError::ReservedFence { frame: i })?;
+            let n = usize::from(cf.if_num);
+            if i + n >= frames.len() {
+                return Err(LoadError::GroupPastEnd {
+                    frame: i,
+                    if_num: cf.if_num,
+                    frames: frames.len(),
+                });
+            }
+            kinds.push(FrameKind::Control);
+            for j in i + 1..=i + n {
+                InstrFrame::decode(&frames[j]).map_err(|(slot, detail)| {
+                    LoadError::ReservedMode {
+                        frame: j,
+                        slot,
+                        detail,
+                    }
+                })?;
+                kinds.push(FrameKind::Instr { control: i });
+            }
+            i += n + 1;
+        }
+        Ok(Program { frames, kinds })
+    }
+
+    pub fn len(&self) -> usize {
+        self.frames.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.frames.is_empty()
+    }
+
+    pub fn kind(&self, frame: usize) -> FrameKind {
+        self.kinds[frame]
+    }
+
+    pub fn raw(&self, frame: usize) -> &[u8; FRAME_BYTES] {
+        &self.frames[frame]
+    }
+
+    /// The control frame at `frame` (which must be one; checked at load).
+    pub fn control(&self, frame: usize) -> ControlFrame {
+        ControlFrame::decode(&self.frames[frame]).expect("fence checked at load")
+    }
+
+    /// The instruction frame at `frame` (which must be one; checked at load).
+    pub fn instr(&self, frame: usize) -> InstrFrame {
+        InstrFrame::decode(&self.frames[frame]).expect("modes checked at load")
+    }
+
+    /// The raw image bytes.
+    pub fn image(&self) -> Vec<u8> {
+        self.frames.iter().flatten().copied().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_frame_byte_positions() {
+        let mut b = [0u8; 32];
+        b[0] = 0x43; // IF_Num 3, fence acq
+        b[1] = 0x80; // reserved header bits
+        b[2] = 0x0f;
+        b[3] = 0xf0; // active 0xf00f
+        b[4] = 0x01;
+        b[5] = 0x80; // init 0x8001
+        b[16] = 7;
+        b[31] = 9;
+        let cf = ControlFrame::decode(&b).unwrap();
+        assert_eq!(cf.if_num, 3);
+        assert_eq!(cf.fence, Fence::Acq);
+        assert_eq!(cf.active, 0xf00f);
+        assert_eq!(cf.init_vect, 0x8001);
+        assert_eq!(cf.init_r0[0], 7);
+        assert_eq!(cf.init_r0[15], 9);
+        assert_eq!(cf.reserved_header, 0x80);
+        assert_eq!(cf.encode(), b);
+        b[0] = 0xc0;
+        assert_eq!(ControlFrame::decode(&b), Err(3));
+    }
+
+    #[test]
+    fn instruction_words_are_little_endian_in_slot_order() {
+        let mut b = [0u8; 32];
+        b[0] = 0x23;
+        b[1] = 0x11; // slot 0: 0x1123
+        b[30] = 0x00;
+        b[31] = 0xf0; // slot 15: ready
+        let f = InstrFrame::decode(&b).unwrap();
+        assert_eq!(f.words[0], 0x1123);
+        assert_eq!(f.words[15], 0xf000);
+        assert_eq!(f.bytes(), b);
+    }
+
+    #[test]
+    fn load_errors_name_the_frame() {
+        assert_eq!(
+            Program::from_image(&[0u8; 33]).unwrap_err(),
+            LoadError::Length { bytes: 33 }
+        );
+        let mut cf = [0u8; 32];
+        cf[0] = 2; // two IFs, only one present
+        let img: Vec<u8> = cf.iter().chain([0u8; 32].iter()).copied().collect();
+        assert!(matches!(
+            Program::from_image(&img).unwrap_err(),
+            LoadError::GroupPastEnd { frame: 0, .. }
+        ));
+        let mut bad = [0u8; 32];
+        bad[0] = 1;
+        let mut iff = [0u8; 32];
+        iff[4] = 0x80; // slot 2 word 0xb080: ld mode 2
+        iff[5] = 0xb0;
+        let img: Vec<u8> = bad.iter().chain(iff.iter()).copied().collect();
+        assert!(matches!(
+            Program::from_image(&img).unwrap_err(),
+            LoadError::ReservedMode {
+                frame: 1,
+                slot: 2,
+                ..
+            }
+        ));
+    }
+}

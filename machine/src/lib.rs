@@ -1,0 +1,21 @@
+//! The gpu16 machine model: the instruction set, task-memory frames, shared memory with its
+//! locks, the task scheduler and timing model, the run loop over a backend trait, and the
+//! reports a run produces. Backends (the interpreter, the JIT) plug in through [`Backend`].
+
+pub mod backend;
+pub mod config;
+pub mod frame;
+pub mod isa;
+pub mod memory;
+pub mod report;
+pub mod run;
+pub mod scheduler;
+
+pub use backend::{event_key, retire, Backend, BackendError, CoreExit, CoreState, Port};
+pub use config::{Config, IssuePolicy, TaskLog, Timing};
+pub use frame::{ControlFrame, Fence, FrameKind, InstrFrame, LoadError, Program};
+pub use isa::{AluOp, Flow, Instr, MemOp};
+pub use memory::{FaultRule, SharedMemory};
+pub use report::{CoreCounters, CoreWait, RunError, RunFailure, RunReport, UnfinishedCore};
+pub use run::run;
+pub use scheduler::{TaskRecord, TaskSummary};

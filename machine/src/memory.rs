@@ -1,0 +1,230 @@
+//! Shared memory: 16 banks x 256 one-byte rows, the byte locks of atomic sequences (one open
+//! sequence a bank), the optional bank-conflict model, and the runtime faults of memory
+//! instructions. Every access is decided here, in the (cycle, core id) order the run loop
+//! presents them, so all backends share one memory model.
+
+use crate::isa::MemOp;
+use std::fmt;
+
+pub const MEMORY_BYTES: usize = 4096;
+pub const BANKS: usize = 16;
+pub const CORES: usize = 16;
+
+#[inline]
+pub fn bank_of(addr: u16) -> usize {
+    usize::from((addr >> 8) & 0xF)
+}
+
+/// A runtime rule a program broke; the run stops with it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FaultRule {
+    /// `st_sync` with no open atomic sequence.
+    StSyncWithoutSequence,
+    /// `st_sync` to another byte than the one its `ld_sync` locked.
+    StSyncWrongAddress { held: u16 },
+    /// `ld_sync` while the core already holds a lock (nested sequence).
+    LdSyncWhileHolding { held: u16 },
+    /// `ld` or `st` inside an atomic sequence.
+    AccessWhileHolding { held: u16 },
+    /// `ready` inside an atomic sequence.
+    ReadyWhileHolding { held: u16 },
+    /// The frame's code ended (after IP 15) inside an atomic sequence.
+    FrameEndWhileHolding { held: u16 },
+}
+
+impl FaultRule {
+    /// A short stable name for scripts and the differential tests.
+    pub fn name(&self) -> &'static str {
+        match self {
+            FaultRule::StSyncWithoutSequence => "st_sync-without-sequence",
+            FaultRule::StSyncWrongAddress { .. } => "st_sync-wrong-address",
+            FaultRule::LdSyncWhileHolding { .. } => "ld_sync-while-holding",
+            FaultRule::AccessWhileHolding { .. } => "access-while-holding",
+            FaultRule::ReadyWhileHolding { .. } => "ready-while-holding",
+            FaultRule::FrameEndWhileHolding { .. } => "frame-end-while-holding",
+        }
+    }
+}
+
+impl fmt::Display for FaultRule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FaultRule::StSyncWithoutSequence => {
+                write!(f, "st_sync with no open atomic sequence (no ld_sync before it)")
+            }
+            FaultRule::StSyncWrongAddress { held } => write!(
+                f,
+                "st_sync to another address than the sequence's ld_sync (which locked 0x{held:03x})"
+            ),
+            FaultRule::LdSyncWhileHolding { held } => write!(
+                f,
+                "ld_sync inside an open atomic sequence (nested sequences are forbidden; 0x{held:03x} is locked)"
+            ),
+            FaultRule::AccessWhileHolding { held } => write!(
+                f,
+                "ld or st inside an open atomic sequence (0x{held:03x} is locked)"
+            ),
+            FaultRule::ReadyWhileHolding { held } => write!(
+                f,
+                "ready inside an open atomic sequence (0x{held:03x} is still locked)"
+            ),
+            FaultRule::FrameEndWhileHolding { held } => write!(
+                f,
+                "the frame's code ended inside an open atomic sequence (0x{held:03x} is still locked)"
+            ),
+        }
+    }
+}
+
+/// Why an access cannot be served in this cycle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stall {
+    /// The bank has an open sequence of `holder` on byte `locked` that this access must wait for.
+    Lock { locked: u16, holder: u8 },
+    /// Bank-conflict model: the bank already served another row (or a write) this cycle.
+    BankConflict,
+}
+
+/// The outcome of presenting an access to memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Attempt {
+    Proceed,
+    Stall(Stall),
+    Fault(FaultRule),
+}
+
+/// Counters kept by the memory as accesses are served.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MemoryStats {
+    pub accesses_per_bank: [u64; BANKS],
+    pub lock_acquisitions_per_bank: [u64; BANKS],
+    /// Sum over sequences of (st_sync cycle - ld_sync cycle), per bank.
+    pub lock_hold_cycles_per_bank: [u64; BANKS],
+}
+
+/// Shared memory with its lock and bank state.
+#[derive(Clone)]
+pub struct SharedMemory {
+    bytes: Box<[u8; MEMORY_BYTES]>,
+    /// The open sequence of each bank: (holder core, locked address, cycle of its ld_sync).
+    bank_lock: [Option<(u8, u16, u64)>; BANKS],
+    /// The address each core holds locked, if any.
+    held: [Option<u16>; CORES],
+    bank_conflicts: bool,
+    /// Bank-conflict model: what each bank served last: (cycle, row, read-only).
+    served: [(u64, u8, bool); BANKS],
+    /// Cores asleep until the bank's sequence closes, as a mask per bank.
+    waiters: [u16; BANKS],
+    pub stats: MemoryStats,
+}
+
+impl SharedMemory {
+    /// Memory initialised from an image of at most 4096 bytes, zero past its end.
+    pub fn new(image: &[u8], bank_conflicts: bool) -> SharedMemory {
+        let mut bytes = Box::new([0u8; MEMORY_BYTES]);
+        let n = image.len().min(MEMORY_BYTES);
+        bytes[..n].copy_from_slice(&image[..n]);
+        SharedMemory {
+            bytes,
+            bank_lock: [None; BANKS],
+            held: [None; CORES],
+            bank_conflicts,
+            served: [(u64::MAX, 0, false); BANKS],
+            waiters: [0; BANKS],
+            stats: MemoryStats::default(),
+        }
+    }
+
+    pub fn bytes(&self) -> &[u8; MEMORY_BYTES] {
+        &self.bytes
+    }
+
+    pub fn held(&self, core: u8) -> Option<u16> {
+        self.held[usize::from(core)]
+    }
+
+    /// The open sequence of a bank: (holder, locked address).
+    pub fn bank_lock(&self, bank: usize) -> Option<(u8, u16)> {
+        self.bank_lock[bank].map(|(h, a, _)| (h, a))
+    }
+
+    /// Decide, without changing anything, what core `id`'s access in `cycle` would do.
+    /// Order of checks: the core's own faults, then locks, then bank conflicts.
+    pub fn check(&self, id: u8, cycle: u64, op: MemOp, addr: u16) -> Attempt {
+        let held = self.held[usize::from(id)];
+        match (op, held) {
+            (MemOp::Ld | MemOp::St, Some(held)) => {
+                return Attempt::Fault(FaultRule::AccessWhileHolding { held })
+            }
+            (MemOp::LdSync, Some(held)) => {
+                return Attempt::Fault(FaultRule::LdSyncWhileHolding { held })
+            }
+            (MemOp::StSync, None) => return Attempt::Fault(FaultRule::StSyncWithoutSequence),
+            (MemOp::StSync, Some(held)) if held != addr => {
+                return Attempt::Fault(FaultRule::StSyncWrongAddress { held })
+            }
+            _ => {}
+        }
+        let bank = bank_of(addr);
+        if let Some((holder, locked, _)) = self.bank_lock[bank] {
+            let blocked = match op {
+                MemOp::Ld | MemOp::St => locked == addr,
+                MemOp::LdSync => true,
+                MemOp::StSync => false,
+            };
+            if blocked && holder != id {
+                return Attempt::Stall(Stall::Lock { locked, holder });
+            }
+        }
+        if self.bank_conflicts {
+            let (c, row, read_only) = self.served[bank];
+            if c == cycle && !(read_only && op.is_read() && row == addr as u8) {
+                return Attempt::Stall(Stall::BankConflict);
+            }
+        }
+        Attempt::Proceed
+    }
+
+    /// Perform an access that `check` allowed. Returns the byte read (loads) or written
+    /// (stores), and the mask of cores waiting on the bank if this access closed its sequence.
+    pub fn commit(&mut self, id: u8, cycle: u64, op: MemOp, addr: u16, value: u8) -> (u8, u16) {
+        let addr = addr & 0xFFF;
+        let bank = bank_of(addr);
+        self.stats.accesses_per_bank[bank] += 1;
+        if self.bank_conflicts {
+            let s = &mut self.served[bank];
+            if s.0 != cycle {
+                *s = (cycle, addr as u8, op.is_read());
+            }
+        }
+        let mut woken = 0;
+        let out = match op {
+            MemOp::Ld => self.bytes[usize::from(addr)],
+            MemOp::LdSync => {
+                self.bank_lock[bank] = Some((id, addr, cycle));
+                self.held[usize::from(id)] = Some(addr);
+                self.stats.lock_acquisitions_per_bank[bank] += 1;
+                self.bytes[usize::from(addr)]
+            }
+            MemOp::St => {
+                self.bytes[usize::from(addr)] = value;
+                value
+            }
+            MemOp::StSync => {
+                self.bytes[usize::from(addr)] = value;
+                if let Some((_, _, since)) = self.bank_lock[bank].take() {
+                    self.stats.lock_hold_cycles_per_bank[bank] += cycle - since;
+                }
+                self.held[usize::from(id)] = None;
+                woken = std::mem::take(&mut self.waiters[bank]);
+                value
+            }
+        };
+        (out, woken)
+    }
+
+    /// Put a core to sleep until the sequence open on `bank` closes.
+    pub fn sleep_on(&mut self, bank: usize, core: u8) {
+        self.waiters[bank] |= 1 << core;
+    }
+}

@@ -1,0 +1,173 @@
+//! What a run produces: the final state, the cycle count, the task timeline and counters on
+//! success; on failure the rule that was broken (or the watchdog's list of unfinished cores)
+//! together with the state at that point.
+
+use crate::config::Config;
+use crate::memory::{FaultRule, MemoryStats, MEMORY_BYTES};
+use crate::scheduler::{TaskRecord, TaskSummary};
+use std::fmt;
+
+/// Per-core counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CoreCounters {
+    pub instructions: u64,
+    /// One per stalled cycle (lock or bank conflict).
+    pub stalls: u64,
+    /// Cycles stalled on a lock.
+    pub lock_stalls: u64,
+    /// Cycles stalled on a bank conflict.
+    pub bank_stalls: u64,
+    /// Tasks this core took part in.
+    pub tasks: u64,
+    /// Whether the core ever ran a task.
+    pub ran: bool,
+}
+
+/// The machine's state and history after a run (or at the point it failed).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunReport {
+    pub backend: String,
+    pub config: Config,
+    pub cycles: u64,
+    pub registers: [[u8; 16]; 16],
+    pub memory: Box<[u8; MEMORY_BYTES]>,
+    /// Every task in issue order (empty unless the task log is `All`).
+    pub tasks: Vec<TaskRecord>,
+    pub task_summary: TaskSummary,
+    pub instructions: u64,
+    pub stalls: u64,
+    pub cores: [CoreCounters; 16],
+    pub memory_stats: MemoryStats,
+}
+
+/// What an unfinished core was doing when the watchdog stopped the run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CoreWait {
+    /// Executing; the instruction at `ip` was due in the limit cycle.
+    Running,
+    /// Its task was issued but its cores start only at this cycle.
+    NotStarted { start: u64 },
+    /// Stalled on a byte locked by another core's atomic sequence.
+    Lock { addr: u16, holder: u8, since: u64 },
+    /// Retrying after a bank conflict.
+    BankConflict,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnfinishedCore {
+    pub core: u8,
+    pub frame: usize,
+    pub ip: u8,
+    pub wait: CoreWait,
+}
+
+/// Why a run stopped without finishing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunError {
+    /// The program broke a runtime rule.
+    Fault {
+        rule: FaultRule,
+        frame: usize,
+        core: u8,
+        ip: u8,
+        cycle: u64,
+        addr: Option<u16>,
+    },
+    /// The run reached its cycle limit.
+    Watchdog {
+        limit: u64,
+        cores: Vec<UnfinishedCore>,
+        next_frame: Option<usize>,
+    },
+    /// The backend could not run the program (not the program's fault).
+    Backend { frame: usize, message: String },
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunError::Fault {
+                rule,
+                frame,
+                core,
+                ip,
+                cycle,
+                addr,
+            } => {
+                write!(
+                    f,
+                    "frame {frame}, core {core}, IP {ip}, cycle {cycle}: {rule}"
+                )?;
+                if let Some(a) = addr {
+                    write!(f, " [access to 0x{a:03x}]")?;
+                }
+                Ok(())
+            }
+            RunError::Watchdog {
+                limit,
+                cores,
+                next_frame,
+            } => {
+                write!(f, "watchdog: the run reached its limit of {limit} cycles")?;
+                if let Some(n) = next_frame {
+                    write!(f, "; the task scheduler had not processed frame {n}")?;
+                }
+                if cores.is_empty() {
+                    write!(f, "; no core was running")?;
+                }
+                for c in cores {
+                    write!(
+                        f,
+                        "\n  core {:>2}: frame {}, IP {}, ",
+                        c.core, c.frame, c.ip
+                    )?;
+                    match &c.wait {
+                        CoreWait::Running => write!(f, "running")?,
+                        CoreWait::NotStarted { start } => {
+                            write!(f, "not started (due to start in cycle {start})")?
+                        }
+                        CoreWait::Lock {
+                            addr,
+                            holder,
+                            since,
+                        } => write!(
+                            f,
+                            "stalled since cycle {since} on byte 0x{addr:03x}, locked by core {holder}"
+                        )?,
+                        CoreWait::BankConflict => write!(f, "stalled on a bank conflict")?,
+                    }
+                }
+                Ok(())
+            }
+            RunError::Backend { frame, message } => {
+                write!(f, "frame {frame}: backend error: {message}")
+            }
+        }
+    }
+}
+
+impl RunError {
+    /// A short stable name of the kind of failure.
+    pub fn rule_name(&self) -> &'static str {
+        match self {
+            RunError::Fault { rule, .. } => rule.name(),
+            RunError::Watchdog { .. } => "watchdog",
+            RunError::Backend { .. } => "backend",
+        }
+    }
+}
+
+/// A failed run: the error and the machine's state when it happened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunFailure {
+    pub error: RunError,
+    pub state: RunReport,
+}
+
+impl fmt::Display for RunFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+impl std::error::Error for RunFailure {}

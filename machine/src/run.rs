@@ -1,0 +1,394 @@
+//! The run loop: drives the task scheduler and a backend's cores in the (cycle, core id)
+//! order of decisions.md. Cores run natively until a memory instruction that another core
+//! could observe; the loop then always serves the earliest pending event (a parked memory
+//! access, a deferred fault, the watchdog), so every backend sees the same interleaving.
+
+use crate::backend::{event_key, retire, Backend, CoreExit, CoreState, Port};
+use crate::config::{Config, MAX_CYCLE_LIMIT};
+use crate::frame::Program;
+use crate::isa::{address, Flow, Instr, FRAME_INSTRS};
+use crate::memory::{bank_of, Attempt, FaultRule, SharedMemory, Stall};
+use crate::report::{CoreCounters, CoreWait, RunError, RunFailure, RunReport, UnfinishedCore};
+use crate::scheduler::{Step, TaskScheduler};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    Idle,
+    /// Runs from its IP in its cycle.
+    Runnable,
+    /// Stopped before the memory instruction at its IP (or at the cycle limit); the loop
+    /// performs the access in its turn. `bank_retry` after a bank-conflict stall.
+    Parked {
+        bank_retry: bool,
+    },
+    /// Asleep until the open sequence on `bank` closes; stalled since `since`.
+    Sleeping {
+        bank: usize,
+        since: u64,
+    },
+    /// Broke a rule in `cycle`; reported when that is the earliest event.
+    Faulted {
+        rule: FaultRule,
+        cycle: u64,
+    },
+}
+
+struct Slot<C> {
+    mode: Mode,
+    code: Option<C>,
+    instrs: [Instr; FRAME_INSTRS],
+    frame: usize,
+    start: u64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SchedulerState {
+    Blocked,
+    Done,
+    Limit,
+}
+
+/// Run `program` on a machine whose shared memory starts as `memory` (zero past its end).
+pub fn run<B: Backend>(
+    backend: &mut B,
+    program: &Program,
+    memory: &[u8],
+    config: &Config,
+) -> Result<RunReport, Box<RunFailure>> {
+    let mut config = *config;
+    config.max_cycles = config.max_cycles.min(MAX_CYCLE_LIMIT);
+    let mut run = Run {
+        ts: TaskScheduler::new(program, &config),
+        backend,
+        program,
+        config,
+        memory: SharedMemory::new(memory, config.bank_conflicts),
+        cores: std::array::from_fn(|i| CoreState {
+            id: i as u8,
+            ..CoreState::default()
+        }),
+        slots: (0..16)
+            .map(|_| Slot {
+                mode: Mode::Idle,
+                code: None,
+                instrs: [Instr::Nop; FRAME_INSTRS],
+                frame: 0,
+                start: 0,
+            })
+            .collect(),
+        lb: [0; 16],
+        counters: [CoreCounters::default(); 16],
+        last_core_cycle: None,
+    };
+    let outcome = run.go();
+    outcome.map(|()| run.report()).map_err(|error| {
+        let cycle = match &error {
+            RunError::Fault { cycle, .. } => *cycle,
+            RunError::Watchdog { limit, .. } => *limit,
+            RunError::Backend { .. } => run.end_cycle(),
+        };
+        let mut state = run.report();
+        state.cycles = cycle;
+        Box::new(RunFailure { error, state })
+    })
+}
+
+struct Run<'a, B: Backend> {
+    backend: &'a mut B,
+    program: &'a Program,
+    config: Config,
+    ts: TaskScheduler<'a>,
+    memory: SharedMemory,
+    cores: [CoreState; 16],
+    slots: Vec<Slot<B::Code>>,
+    /// For a core running a task: the cycle of its next event, a lower bound on its end.
+    lb: [u64; 16],
+    counters: [CoreCounters; 16],
+    last_core_cycle: Option<u64>,
+}
+
+impl<B: Backend> Run<'_, B> {
+    fn go(&mut self) -> Result<(), RunError> {
+        let limit = self.config.max_cycles;
+        loop {
+            let (ts_bound, ts_state) = self.advance_scheduler()?;
+            let Some((key, i)) = self.earliest(None) else {
+                return match ts_state {
+                    SchedulerState::Done => Ok(()),
+                    SchedulerState::Limit => Err(self.watchdog()),
+                    SchedulerState::Blocked => Err(RunError::Backend {
+                        frame: self.ts.next_frame().unwrap_or(0),
+                        message: "internal: the scheduler waits on no running core".into(),
+                    }),
+                };
+            };
+            if key >> 4 >= limit {
+                return Err(self.watchdog());
+            }
+            match self.slots[i].mode {
+                Mode::Faulted { rule, cycle } => return Err(self.fault(i, rule, cycle, None)),
+                Mode::Runnable => self.run_core(i, ts_bound),
+                Mode::Parked { .. } => self.perform_parked(i)?,
+                Mode::Idle | Mode::Sleeping { .. } => unreachable!("not an event"),
+            }
+        }
+    }
+
+    /// Let the scheduler act until it must wait on cores. Returns the event key before which
+    /// no newly issued core can act, and the scheduler's state.
+    fn advance_scheduler(&mut self) -> Result<(u64, SchedulerState), RunError> {
+        loop {
+            match self.ts.step(&self.lb) {
+                Step::Control { frame, .. } => {
+                    let cf = self.program.control(frame);
+                    let m = cf.r0_init_mask();
+                    for c in 0..16 {
+                        if m & (1 << c) != 0 {
+                            self.cores[c].regs[0] = cf.init_r0[c];
+                        }
+                    }
+                }
+                Step::Issue { frame, mask, start } => {
+                    let f = self.program.instr(frame);
+                    let code = self.backend.prepare(&f).map_err(|e| RunError::Backend {
+                        frame,
+                        message: e.0,
+                    })?;
+                    for c in 0..16 {
+                        if mask & (1 << c) != 0 {
+                            let slot = &mut self.slots[c];
+                            debug_assert_eq!(slot.mode, Mode::Idle);
+                            slot.mode = Mode::Runnable;
+                            slot.code = Some(code.clone());
+                            slot.instrs = f.instrs;
+                            slot.frame = frame;
+                            slot.start = start;
+                            self.cores[c].ip = 0;
+                            self.cores[c].cycle = start;
+                            self.lb[c] = start;
+                            self.counters[c].tasks += 1;
+                            self.counters[c].ran = true;
+                        }
+                    }
+                }
+                Step::Blocked { lower_bound } => {
+                    let first_start =
+                        lower_bound.saturating_add(self.config.timing.broadcast_cycles);
+                    return Ok((
+                        event_key(first_start.min(MAX_CYCLE_LIMIT * 2), 0),
+                        SchedulerState::Blocked,
+                    ));
+                }
+                Step::Done => return Ok((u64::MAX, SchedulerState::Done)),
+                Step::Limit => return Ok((u64::MAX, SchedulerState::Limit)),
+            }
+        }
+    }
+
+    fn core_key(&self, i: usize) -> Option<u64> {
+        match self.slots[i].mode {
+            Mode::Runnable | Mode::Parked { .. } => Some(event_key(self.cores[i].cycle, i as u8)),
+            Mode::Faulted { cycle, .. } => Some(event_key(cycle, i as u8)),
+            Mode::Idle | Mode::Sleeping { .. } => None,
+        }
+    }
+
+    /// The earliest pending core event, leaving out `except`.
+    fn earliest(&self, except: Option<usize>) -> Option<(u64, usize)> {
+        let mut best: Option<(u64, usize)> = None;
+        for i in 0..16 {
+            if Some(i) == except {
+                continue;
+            }
+            if let Some(k) = self.core_key(i) {
+                if best.is_none_or(|(b, _)| k < b) {
+                    best = Some((k, i));
+                }
+            }
+        }
+        best
+    }
+
+    fn run_core(&mut self, i: usize, ts_bound: u64) {
+        let horizon = self
+            .earliest(Some(i))
+            .map_or(u64::MAX, |(k, _)| k)
+            .min(ts_bound);
+        let code = self.slots[i]
+            .code
+            .as_ref()
+            .expect("a runnable core has code");
+        let mut port = Port::new(&mut self.memory, horizon, self.config.max_cycles);
+        let exit = self.backend.run_core(code, &mut self.cores[i], &mut port);
+        let woken = std::mem::take(&mut port.woken);
+        for (w, at) in woken {
+            self.wake(w, at);
+        }
+        self.after_exit(i, exit);
+    }
+
+    fn after_exit(&mut self, i: usize, exit: CoreExit) {
+        match exit {
+            CoreExit::Parked => {
+                self.slots[i].mode = Mode::Parked { bank_retry: false };
+                self.lb[i] = self.cores[i].cycle;
+            }
+            CoreExit::Ended { by_ready } => {
+                let end = self.cores[i].cycle - 1;
+                if let Some(held) = self.memory.held(i as u8) {
+                    let rule = if by_ready {
+                        FaultRule::ReadyWhileHolding { held }
+                    } else {
+                        FaultRule::FrameEndWhileHolding { held }
+                    };
+                    self.slots[i].mode = Mode::Faulted { rule, cycle: end };
+                    self.lb[i] = end;
+                } else {
+                    self.slots[i].mode = Mode::Idle;
+                    self.slots[i].code = None;
+                    self.ts.core_ended(i, end);
+                    self.last_core_cycle = Some(self.last_core_cycle.map_or(end, |l| l.max(end)));
+                }
+            }
+        }
+    }
+
+    /// Perform the memory instruction a parked core stopped at; it is the earliest event.
+    fn perform_parked(&mut self, i: usize) -> Result<(), RunError> {
+        let core = &mut self.cores[i];
+        let cycle = core.cycle;
+        let Instr::Mem { op, a, hi, r } = self.slots[i].instrs[usize::from(core.ip)] else {
+            return Err(RunError::Backend {
+                frame: self.slots[i].frame,
+                message: format!(
+                    "internal: core {i} parked at IP {} which is not a memory instruction",
+                    core.ip
+                ),
+            });
+        };
+        let addr = address(core.regs[usize::from(a)], core.regs[usize::from(hi)]);
+        match self.memory.check(i as u8, cycle, op, addr) {
+            Attempt::Proceed => {
+                let (v, woken) =
+                    self.memory
+                        .commit(i as u8, cycle, op, addr, core.regs[usize::from(r)]);
+                if op.is_read() {
+                    core.regs[usize::from(r)] = v;
+                }
+                match retire(core, Flow::Memory) {
+                    Some(exit) => self.after_exit(i, exit),
+                    None => self.slots[i].mode = Mode::Runnable,
+                }
+                for w in 0..16u8 {
+                    if woken & (1 << w) != 0 {
+                        let at = if usize::from(w) > i { cycle } else { cycle + 1 };
+                        self.wake(w, at);
+                    }
+                }
+            }
+            Attempt::Stall(Stall::Lock { .. }) => {
+                let bank = bank_of(addr);
+                self.memory.sleep_on(bank, i as u8);
+                self.slots[i].mode = Mode::Sleeping { bank, since: cycle };
+                self.lb[i] = cycle;
+            }
+            Attempt::Stall(Stall::BankConflict) => {
+                self.counters[i].stalls += 1;
+                self.counters[i].bank_stalls += 1;
+                core.cycle += 1;
+                self.lb[i] = core.cycle;
+                self.slots[i].mode = Mode::Parked { bank_retry: true };
+            }
+            Attempt::Fault(rule) => return Err(self.fault(i, rule, cycle, Some(addr))),
+        }
+        Ok(())
+    }
+
+    /// A sleeper retries in `at`; every cycle since its first stalled attempt was a stall.
+    fn wake(&mut self, w: u8, at: u64) {
+        let w = usize::from(w);
+        if let Mode::Sleeping { since, .. } = self.slots[w].mode {
+            self.counters[w].stalls += at - since;
+            self.counters[w].lock_stalls += at - since;
+            self.cores[w].cycle = at;
+            self.lb[w] = at;
+            self.slots[w].mode = Mode::Parked { bank_retry: false };
+        }
+    }
+
+    fn fault(&self, i: usize, rule: FaultRule, cycle: u64, addr: Option<u16>) -> RunError {
+        RunError::Fault {
+            rule,
+            frame: self.slots[i].frame,
+            core: i as u8,
+            ip: self.cores[i].ip,
+            cycle,
+            addr,
+        }
+    }
+
+    fn watchdog(&self) -> RunError {
+        let mut cores = Vec::new();
+        for i in 0..16 {
+            let slot = &self.slots[i];
+            let core = &self.cores[i];
+            let wait = match slot.mode {
+                Mode::Idle => continue,
+                Mode::Runnable if core.cycle == slot.start => {
+                    CoreWait::NotStarted { start: slot.start }
+                }
+                Mode::Runnable | Mode::Parked { bank_retry: false } | Mode::Faulted { .. } => {
+                    CoreWait::Running
+                }
+                Mode::Parked { bank_retry: true } => CoreWait::BankConflict,
+                Mode::Sleeping { bank, since } => {
+                    let (holder, addr) = self.memory.bank_lock(bank).unwrap_or((i as u8, 0));
+                    CoreWait::Lock {
+                        addr,
+                        holder,
+                        since,
+                    }
+                }
+            };
+            cores.push(UnfinishedCore {
+                core: i as u8,
+                frame: slot.frame,
+                ip: core.ip,
+                wait,
+            });
+        }
+        RunError::Watchdog {
+            limit: self.config.max_cycles,
+            cores,
+            next_frame: self.ts.next_frame(),
+        }
+    }
+
+    fn end_cycle(&self) -> u64 {
+        let last = match (self.ts.last_activity(), self.last_core_cycle) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        last.map_or(0, |l| l + 1)
+    }
+
+    fn report(&mut self) -> RunReport {
+        let mut counters = self.counters;
+        for (c, core) in counters.iter_mut().zip(&self.cores) {
+            c.instructions = core.instructions;
+        }
+        RunReport {
+            backend: self.backend.name().to_string(),
+            config: self.config,
+            cycles: self.end_cycle(),
+            registers: std::array::from_fn(|i| self.cores[i].regs),
+            memory: Box::new(*self.memory.bytes()),
+            tasks: std::mem::take(&mut self.ts.records),
+            task_summary: self.ts.summary.clone(),
+            instructions: counters.iter().map(|c| c.instructions).sum(),
+            stalls: counters.iter().map(|c| c.stalls).sum(),
+            cores: counters,
+            memory_stats: self.memory.stats.clone(),
+        }
+    }
+}

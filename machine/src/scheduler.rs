@@ -1,0 +1,403 @@
+//! The task scheduler (TS): walks the program's frames, processes control frames (R0 init),
+//! issues instruction frames as tasks on their cores, and enforces fences, core masks and
+//! the issue policy with the timing model's latencies. It is the one scheduler of the
+//! machine; every backend runs under it.
+//!
+//! The scheduler never guesses: cores run ahead of it, so a core's end may not be known yet.
+//! A decision that depends on an unknown end returns `Blocked` with a lower bound on the
+//! cycle of the next decision, and the run loop runs cores until the end is known.
+
+use crate::config::{Config, IssuePolicy, TaskLog, Timing};
+use crate::frame::{Fence, FrameKind, Program};
+use std::collections::VecDeque;
+
+/// One issued task as the report shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TaskRecord {
+    /// Index of the instruction frame in the image.
+    pub frame: usize,
+    pub mask: u16,
+    pub fence: Fence,
+    /// First cycle of its code broadcast (the scheduler's decision).
+    pub issue: u64,
+    /// Cycle of its first instruction (for an empty mask: its last broadcast cycle).
+    pub start: u64,
+    /// Cycle of its last core's last instruction (for an empty mask: its last broadcast cycle).
+    pub end: u64,
+}
+
+/// Aggregates over every task, kept whatever the task log.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TaskSummary {
+    pub tasks: u64,
+    pub control_frames: u64,
+    /// Tasks per fence kind: no, acq, rel.
+    pub by_fence: [u64; 3],
+    pub first: Option<TaskRecord>,
+    pub last: Option<TaskRecord>,
+}
+
+/// What the scheduler did, or why it did nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Processed the control frame at `frame` in `cycle`; the caller applies its R0 init.
+    Control { frame: usize, cycle: u64 },
+    /// Issued the instruction frame `frame` on `mask`; its cores start in `start`.
+    Issue { frame: usize, mask: u16, start: u64 },
+    /// Nothing can be decided until cores run further; no decision comes before this cycle.
+    Blocked { lower_bound: u64 },
+    /// Every frame is processed.
+    Done,
+    /// The next frame would be processed at or past the watchdog limit.
+    Limit,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct LiveTask {
+    frame: usize,
+    fence: Fence,
+    /// Cores still running it.
+    remaining: u16,
+    max_end: u64,
+    record: Option<usize>,
+    issue: u64,
+    start: u64,
+    mask: u16,
+}
+
+/// When a condition holds: from cycle `at` on, exactly known or only a lower bound.
+#[derive(Clone, Copy, Debug)]
+struct Avail {
+    at: u64,
+    exact: bool,
+}
+
+impl Avail {
+    const NOW: Avail = Avail { at: 0, exact: true };
+    fn and(self, o: Avail) -> Avail {
+        Avail {
+            at: self.at.max(o.at),
+            exact: self.exact && o.exact,
+        }
+    }
+}
+
+pub struct TaskScheduler<'p> {
+    program: &'p Program,
+    policy: IssuePolicy,
+    timing: Timing,
+    limit: u64,
+    log: TaskLog,
+    /// First unprocessed frame.
+    head: usize,
+    /// Processed flags of the frames from `head` on (lookahead processes out of order).
+    ahead: VecDeque<bool>,
+    /// The first cycle in which the scheduler is free.
+    t: u64,
+    tasks: Vec<LiveTask>,
+    free_slots: Vec<usize>,
+    /// Tasks that may be unfinished at `t`.
+    unfinished: Vec<usize>,
+    core_task: [Option<usize>; 16],
+    free_from: [u64; 16],
+    last_activity: Option<u64>,
+    first_frame: Option<usize>,
+    pub records: Vec<TaskRecord>,
+    pub summary: TaskSummary,
+}
+
+impl<'p> TaskScheduler<'p> {
+    pub fn new(program: &'p Program, config: &Config) -> TaskScheduler<'p> {
+        TaskScheduler {
+            program,
+            policy: config.issue,
+            timing: config.timing,
+            limit: config.max_cycles,
+            log: config.tasks,
+            head: 0,
+            ahead: VecDeque::new(),
+            t: 0,
+            tasks: Vec::new(),
+            free_slots: Vec::new(),
+            unfinished: Vec::new(),
+            core_task: [None; 16],
+            free_from: [0; 16],
+            last_activity: None,
+            first_frame: None,
+            records: Vec::new(),
+            summary: TaskSummary::default(),
+        }
+    }
+
+    /// The last cycle in which the scheduler processed a frame.
+    pub fn last_activity(&self) -> Option<u64> {
+        self.last_activity
+    }
+
+    /// The first frame not yet processed, if any.
+    pub fn next_frame(&self) -> Option<usize> {
+        (self.head < self.program.len()).then_some(self.head)
+    }
+
+    /// The frame of the task running on `core`, if any.
+    pub fn frame_on(&self, core: usize) -> Option<usize> {
+        self.core_task[core].map(|t| self.tasks[t].frame)
+    }
+
+    /// Tell the scheduler that `core`'s part of its task ended with an instruction in `cycle`.
+    pub fn core_ended(&mut self, core: usize, cycle: u64) {
+        let id = self.core_task[core]
+            .take()
+            .expect("only a core running a task can end");
+        self.free_from[core] = cycle + 1;
+        let task = &mut self.tasks[id];
+        task.remaining &= !(1 << core);
+        task.max_end = task.max_end.max(cycle);
+        if task.remaining == 0 {
+            self.finish(id);
+        }
+    }
+
+    fn finish(&mut self, id: usize) {
+        let task = self.tasks[id];
+        let record = TaskRecord {
+            frame: task.frame,
+            mask: task.mask,
+            fence: task.fence,
+            issue: task.issue,
+            start: task.start,
+            end: task.max_end,
+        };
+        if let Some(r) = task.record {
+            self.records[r].end = task.max_end;
+        }
+        if self.log != TaskLog::None {
+            if self.first_frame == Some(task.frame) {
+                self.summary.first = Some(record);
+            }
+            if self.summary.last.is_none_or(|l| l.end <= record.end) {
+                self.summary.last = Some(record);
+            }
+        }
+    }
+
+    fn core_avail(&self, mask: u16, lb: &[u64; 16]) -> Avail {
+        let mut a = Avail::NOW;
+        for c in 0..16 {
+            if mask & (1 << c) != 0 {
+                a = a.and(match self.core_task[c] {
+                    None => Avail {
+                        at: self.free_from[c],
+                        exact: true,
+                    },
+                    Some(_) => Avail {
+                        at: lb[c] + 1,
+                        exact: false,
+                    },
+                });
+            }
+        }
+        a
+    }
+
+    fn task_avail(&self, id: usize, lb: &[u64; 16]) -> Avail {
+        let task = &self.tasks[id];
+        let done = Avail {
+            at: task.max_end + 1,
+            exact: task.remaining == 0,
+        };
+        let running = self.core_avail(task.remaining, lb);
+        Avail {
+            at: done.at.max(running.at),
+            exact: done.exact,
+        }
+    }
+
+    /// Forget tasks that finished before the scheduler's clock: no later decision needs them.
+    fn prune(&mut self) {
+        let t = self.t;
+        let mut i = 0;
+        while i < self.unfinished.len() {
+            let id = self.unfinished[i];
+            let task = &self.tasks[id];
+            if task.remaining == 0 && task.max_end < t {
+                self.unfinished.swap_remove(i);
+                self.free_slots.push(id);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    fn processed(&self, frame: usize) -> bool {
+        self.ahead.get(frame - self.head).copied().unwrap_or(false)
+    }
+
+    fn mark_processed(&mut self, frame: usize) {
+        let k = frame - self.head;
+        if self.ahead.len() <= k {
+            self.ahead.resize(k + 1, false);
+        }
+        self.ahead[k] = true;
+        while self.ahead.front() == Some(&true) {
+            self.ahead.pop_front();
+            self.head += 1;
+        }
+    }
+
+    /// Decide the scheduler's next action. `lb[c]` is, for a core running a task, a lower
+    /// bound on the cycle of its last instruction (the cycle of its next event).
+    pub fn step(&mut self, lb: &[u64; 16]) -> Step {
+        loop {
+            self.prune();
+            if self.head >= self.program.len() {
+                return Step::Done;
+            }
+            let t = self.t;
+            let window = match self.policy {
+                IssuePolicy::InOrder => 1,
+                IssuePolicy::Lookahead => self.timing.lookahead_window.max(1),
+            };
+            let end = self.program.len().min(self.head + window);
+            let mut waiting_mask = 0u16;
+            let mut earlier_unprocessed = false;
+            let mut min_exact = u64::MAX;
+            let mut min_inexact = u64::MAX;
+            let mut chosen = None;
+            for idx in self.head..end {
+                if self.processed(idx) {
+                    continue;
+                }
+                let (cores, static_ok, rel, fence, is_cf) = match self.program.kind(idx) {
+                    FrameKind::Control => {
+                        let cf = self.program.control(idx);
+                        let m = cf.r0_init_mask();
+                        (m, m & waiting_mask == 0, false, cf.fence, true)
+                    }
+                    FrameKind::Instr { control } => {
+                        let cf = self.program.control(control);
+                        let ok = cf.active & waiting_mask == 0
+                            && (cf.fence != Fence::Rel || !earlier_unprocessed);
+                        (cf.active, ok, cf.fence == Fence::Rel, cf.fence, false)
+                    }
+                };
+                if static_ok {
+                    let mut a = self.core_avail(cores, lb);
+                    for &id in &self.unfinished {
+                        let task = &self.tasks[id];
+                        if rel || (task.fence == Fence::Acq && task.frame < idx) {
+                            a = a.and(self.task_avail(id, lb));
+                        }
+                    }
+                    if a.at <= t {
+                        if !a.exact {
+                            return Step::Blocked { lower_bound: t };
+                        }
+                        chosen = Some((idx, is_cf, cores));
+                        break;
+                    }
+                    if a.exact {
+                        min_exact = min_exact.min(a.at);
+                    } else {
+                        min_inexact = min_inexact.min(a.at);
+                    }
+                }
+                if fence != Fence::No || is_cf {
+                    break;
+                }
+                waiting_mask |= cores;
+                earlier_unprocessed = true;
+            }
+            let Some((idx, is_cf, cores)) = chosen else {
+                if min_exact < min_inexact {
+                    self.t = min_exact;
+                    continue;
+                }
+                return Step::Blocked {
+                    lower_bound: min_inexact.max(t),
+                };
+            };
+            let duration = if is_cf {
+                self.timing.control_frame_cycles
+            } else {
+                self.timing.broadcast_cycles
+            };
+            if t.saturating_add(duration) > self.limit {
+                return Step::Limit;
+            }
+            self.mark_processed(idx);
+            self.t = t + duration;
+            if duration > 0 {
+                self.last_activity = Some(t + duration - 1);
+            }
+            if is_cf {
+                self.summary.control_frames += 1;
+                return Step::Control {
+                    frame: idx,
+                    cycle: t,
+                };
+            }
+            return Step::Issue {
+                frame: idx,
+                mask: cores,
+                start: self.issue(idx, cores, t, t + duration),
+            };
+        }
+    }
+
+    /// Create the task for frame `idx` broadcast from `issue`; returns its start cycle.
+    fn issue(&mut self, idx: usize, mask: u16, issue: u64, start: u64) -> u64 {
+        let FrameKind::Instr { control } = self.program.kind(idx) else {
+            unreachable!("only instruction frames are issued")
+        };
+        let fence = self.program.control(control).fence;
+        let last_broadcast = start.saturating_sub(1).max(issue);
+        let shown_start = if mask == 0 { last_broadcast } else { start };
+        let record = (self.log == TaskLog::All).then(|| {
+            self.records.push(TaskRecord {
+                frame: idx,
+                mask,
+                fence,
+                issue,
+                start: shown_start,
+                end: last_broadcast,
+            });
+            self.records.len() - 1
+        });
+        self.summary.tasks += 1;
+        if self.first_frame.is_none() {
+            self.first_frame = Some(idx);
+        }
+        self.summary.by_fence[usize::from(fence.bits())] += 1;
+        let task = LiveTask {
+            frame: idx,
+            fence,
+            remaining: mask,
+            max_end: last_broadcast,
+            record,
+            issue,
+            start: shown_start,
+            mask,
+        };
+        let id = match self.free_slots.pop() {
+            Some(id) => {
+                self.tasks[id] = task;
+                id
+            }
+            None => {
+                self.tasks.push(task);
+                self.tasks.len() - 1
+            }
+        };
+        self.unfinished.push(id);
+        for c in 0..16 {
+            if mask & (1 << c) != 0 {
+                self.core_task[c] = Some(id);
+            }
+        }
+        if mask == 0 {
+            self.finish(id);
+        }
+        start
+    }
+}
