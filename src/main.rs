@@ -1,1 +1,43 @@
-fn main() {}
+//! The `gpu16` command line: argument parsing and dispatch to the commands.
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+mod commands;
+
+/// Emulator of the gpu16 16-core GPU: run programs, assemble and inspect them.
+#[derive(Parser)]
+#[command(name = "gpu16", version, about, long_about = None, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a program and report the final state, cycles and task timeline.
+    Run(commands::run::RunArgs),
+    /// Assemble a source file into a task-memory image.
+    Asm(commands::asm::AsmArgs),
+    /// Disassemble a task-memory image into source that re-assembles to the same bytes.
+    Disasm(commands::asm::DisasmArgs),
+    /// Check a program for load errors and lint warnings without running it.
+    Check(commands::asm::CheckArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(args) => commands::run::run(args),
+        Command::Asm(args) => commands::asm::asm(args),
+        Command::Disasm(args) => commands::asm::disasm(args),
+        Command::Check(args) => commands::asm::check(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::from(1)
+        }
+    }
+}

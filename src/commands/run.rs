@@ -1,0 +1,109 @@
+//! `gpu16 run`: load a program and a memory image, run them, print the report.
+
+use clap::{Args, ValueEnum};
+use gpu16::input::{load_memory, load_program};
+use gpu16::machine::{config::DEFAULT_MAX_CYCLES, Config, IssuePolicy, TaskLog};
+use gpu16::output;
+use gpu16::BackendKind;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum Issue {
+    InOrder,
+    Lookahead,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum Tasks {
+    None,
+    Summary,
+    All,
+}
+
+#[derive(Args)]
+pub struct RunArgs {
+    /// Program: .bin/.tm (raw 32-byte frames), .hex (16-bit words) or .s/.asm (assembly).
+    pub program: PathBuf,
+    /// Initial shared memory: raw bytes (at most 4096) or .hex bytes; zero past its end.
+    #[arg(long, value_name = "SM")]
+    pub mem: Option<PathBuf>,
+    /// Execution backend.
+    #[arg(long, value_enum, default_value_t = BackendKind::Interp)]
+    pub backend: BackendKind,
+    /// Task scheduler issue policy.
+    #[arg(long, value_enum, default_value_t = Issue::InOrder)]
+    pub issue: Issue,
+    /// Model bank conflicts (a bank serves one row a cycle).
+    #[arg(long)]
+    pub bank_conflicts: bool,
+    /// Watchdog: stop with an error if the run reaches this many cycles.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CYCLES)]
+    pub max_cycles: u64,
+    /// How much of the task timeline to keep and print.
+    #[arg(long, value_enum, default_value_t = Tasks::All)]
+    pub tasks: Tasks,
+    /// Print one JSON object on stdout instead of the report.
+    #[arg(long)]
+    pub json: bool,
+    /// Write the final shared memory (4096 bytes) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub dump_mem: Option<PathBuf>,
+}
+
+pub fn run(args: RunArgs) -> Result<ExitCode, String> {
+    let program = load_program(&args.program).map_err(|e| e.to_string())?;
+    let memory = match &args.mem {
+        Some(p) => load_memory(p).map_err(|e| e.to_string())?,
+        None => Vec::new(),
+    };
+    let config = Config {
+        issue: match args.issue {
+            Issue::InOrder => IssuePolicy::InOrder,
+            Issue::Lookahead => IssuePolicy::Lookahead,
+        },
+        bank_conflicts: args.bank_conflicts,
+        max_cycles: args.max_cycles,
+        tasks: match args.tasks {
+            Tasks::None => TaskLog::None,
+            Tasks::Summary => TaskLog::Summary,
+            Tasks::All => TaskLog::All,
+        },
+        ..Config::default()
+    };
+    let started = Instant::now();
+    let outcome = gpu16::run(args.backend, &program, &memory, &config);
+    let wall = started.elapsed();
+    match outcome {
+        Ok(report) => {
+            if let Some(path) = &args.dump_mem {
+                std::fs::write(path, &report.memory[..])
+                    .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+            }
+            if args.json {
+                super::emit(&format!("{}\n", output::json::report(&report)));
+            } else {
+                let secs = wall.as_secs_f64();
+                let rate = if secs > 0.0 {
+                    report.instructions as f64 / secs
+                } else {
+                    0.0
+                };
+                super::emit(&format!(
+                    "{}\nwall {:.3} ms, {:.1} M emulated instructions/s\n",
+                    output::human::report(&report, &memory),
+                    secs * 1e3,
+                    rate / 1e6
+                ));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(failure) => {
+            if args.json {
+                super::emit(&format!("{}\n", output::json::failure(&failure)));
+            }
+            Err(format!("{}: {}", args.program.display(), failure.error))
+        }
+    }
+}

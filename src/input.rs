@@ -1,0 +1,224 @@
+//! Reading the user's files: program images (raw `.bin`/`.tm`, `$readmemh`-style `.hex`
+//! words, assembly source) and shared-memory images (raw or hex bytes). Every error names
+//! the file and, for text formats, the line and column.
+
+use gpu16_machine::frame::FRAME_BYTES;
+use gpu16_machine::memory::MEMORY_BYTES;
+use gpu16_machine::Program;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// A file the user gave that cannot be used, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputError {
+    pub path: PathBuf,
+    pub message: String,
+}
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path.display(), self.message)
+    }
+}
+
+impl std::error::Error for InputError {}
+
+fn err(path: &Path, message: impl Into<String>) -> InputError {
+    InputError {
+        path: path.to_path_buf(),
+        message: message.into(),
+    }
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, InputError> {
+    std::fs::read(path).map_err(|e| err(path, format!("cannot read: {e}")))
+}
+
+fn read_text(path: &Path) -> Result<String, InputError> {
+    let bytes = read(path)?;
+    String::from_utf8(bytes).map_err(|e| {
+        err(
+            path,
+            format!(
+                "not UTF-8 text (invalid byte at offset {})",
+                e.utf8_error().valid_up_to()
+            ),
+        )
+    })
+}
+
+/// How a program file is read, by its extension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProgramFormat {
+    Binary,
+    Hex,
+    Assembly,
+}
+
+impl ProgramFormat {
+    pub fn of(path: &Path) -> Result<ProgramFormat, InputError> {
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        match ext.as_deref() {
+            Some("bin" | "tm") => Ok(ProgramFormat::Binary),
+            Some("hex") => Ok(ProgramFormat::Hex),
+            Some("s" | "asm") => Ok(ProgramFormat::Assembly),
+            _ => Err(err(
+                path,
+                "unknown program format: use .bin or .tm (raw image of 32-byte frames), .hex (16-bit words) or .s/.asm (assembly)",
+            )),
+        }
+    }
+}
+
+/// Load a program image from any supported format.
+pub fn load_program(path: &Path) -> Result<Program, InputError> {
+    let image = match ProgramFormat::of(path)? {
+        ProgramFormat::Binary => read(path)?,
+        ProgramFormat::Hex => parse_hex_words(path, &read_text(path)?)?,
+        ProgramFormat::Assembly => {
+            let source = read_text(path)?;
+            return gpu16_asm::assemble(&source, &path.display().to_string())
+                .map(|a| a.program)
+                .map_err(|d| err(path, format!("assembly failed\n{d}")));
+        }
+    };
+    Program::from_image(&image).map_err(|e| err(path, e.to_string()))
+}
+
+/// Tokens of a hex text file with their 1-based line and column, comments (`//`, `#`, `;`)
+/// removed.
+fn hex_tokens(text: &str) -> impl Iterator<Item = (usize, usize, &str)> {
+    text.lines().enumerate().flat_map(|(ln, line)| {
+        let code = ["//", "#", ";"]
+            .iter()
+            .filter_map(|c| line.find(c))
+            .min()
+            .map_or(line, |i| &line[..i]);
+        let base = code.as_ptr() as usize;
+        code.split_whitespace()
+            .map(move |tok| (ln + 1, tok.as_ptr() as usize - base + 1, tok))
+    })
+}
+
+/// `$readmemh`-style 16-bit words in address order; word i of a frame is bytes 2i, 2i+1
+/// (little-endian), so 16 words make one 32-byte frame.
+pub fn parse_hex_words(path: &Path, text: &str) -> Result<Vec<u8>, InputError> {
+    let mut out = Vec::new();
+    for (line, col, tok) in hex_tokens(text) {
+        let digits = tok.strip_prefix("0x").unwrap_or(tok).replace('_', "");
+        if digits.is_empty() || digits.len() > 4 {
+            return Err(err(
+                path,
+                format!("line {line}, column {col}: `{tok}` is not a 16-bit hex word (1 to 4 hex digits)"),
+            ));
+        }
+        let w = u16::from_str_radix(&digits, 16).map_err(|_| {
+            err(
+                path,
+                format!("line {line}, column {col}: `{tok}` is not a hex word"),
+            )
+        })?;
+        out.extend_from_slice(&w.to_le_bytes());
+    }
+    if out.len() % FRAME_BYTES != 0 {
+        return Err(err(
+            path,
+            format!(
+                "{} words is not a whole number of frames (16 words each)",
+                out.len() / 2
+            ),
+        ));
+    }
+    Ok(out)
+}
+
+/// Load a shared-memory image: raw bytes, or `.hex` bytes (`@addr` sets the address, as in
+/// `$readmemh`). At most 4096 bytes; memory past the image is zero.
+pub fn load_memory(path: &Path) -> Result<Vec<u8>, InputError> {
+    let is_hex = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("hex"));
+    let image = if is_hex {
+        parse_hex_bytes(path, &read_text(path)?)?
+    } else {
+        read(path)?
+    };
+    if image.len() > MEMORY_BYTES {
+        return Err(err(
+            path,
+            format!(
+                "memory image is {} bytes; shared memory holds {MEMORY_BYTES}",
+                image.len()
+            ),
+        ));
+    }
+    Ok(image)
+}
+
+fn parse_hex_bytes(path: &Path, text: &str) -> Result<Vec<u8>, InputError> {
+    let mut out = vec![0u8; MEMORY_BYTES];
+    let mut addr = 0usize;
+    let mut len = 0usize;
+    for (line, col, tok) in hex_tokens(text) {
+        let at = |m: String| err(path, format!("line {line}, column {col}: {m}"));
+        if let Some(a) = tok.strip_prefix('@') {
+            addr = usize::from_str_radix(a, 16)
+                .ok()
+                .filter(|&a| a < MEMORY_BYTES)
+                .ok_or_else(|| at(format!("`{tok}` is not an address 0..fff")))?;
+            continue;
+        }
+        let digits = tok.strip_prefix("0x").unwrap_or(tok);
+        if digits.is_empty() || digits.len() > 2 {
+            return Err(at(format!("`{tok}` is not a hex byte (1 or 2 hex digits)")));
+        }
+        let b =
+            u8::from_str_radix(digits, 16).map_err(|_| at(format!("`{tok}` is not a hex byte")))?;
+        if addr >= MEMORY_BYTES {
+            return Err(at(format!(
+                "byte past the end of the {MEMORY_BYTES}-byte memory"
+            )));
+        }
+        out[addr] = b;
+        addr += 1;
+        len = len.max(addr);
+    }
+    out.truncate(len);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_words_are_little_endian_and_comments_skipped() {
+        let text = "1123 // add\nf000 ffff\n".to_string() + &"0000 ".repeat(13);
+        let b = parse_hex_words(Path::new("p.hex"), &text).unwrap();
+        assert_eq!(&b[..6], &[0x23, 0x11, 0x00, 0xf0, 0xff, 0xff]);
+        assert_eq!(b.len(), 32);
+    }
+
+    #[test]
+    fn hex_errors_name_line_and_column() {
+        let e = parse_hex_words(Path::new("p.hex"), "0000\n  zz").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "p.hex: line 2, column 3: `zz` is not a hex word"
+        );
+        let e = parse_hex_words(Path::new("p.hex"), "0000").unwrap_err();
+        assert!(e.to_string().contains("not a whole number of frames"));
+    }
+
+    #[test]
+    fn hex_memory_with_addresses() {
+        let m = parse_hex_bytes(Path::new("m.hex"), "01 02\n@100 ff").unwrap();
+        assert_eq!(m.len(), 0x101);
+        assert_eq!((m[0], m[1], m[0x100]), (1, 2, 0xff));
+        assert!(parse_hex_bytes(Path::new("m.hex"), "@1000").is_err());
+    }
+}
