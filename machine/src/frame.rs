@@ -203,7 +203,7 @@ impl std::error::Error for LoadError {}
 impl Program {
     /// Check and take a raw image of N x 32 bytes.
     pub fn from_image(image: &[u8]) -> Result<Program, LoadError> {
-        if image.len() % FRAME_BYTES != 0 {
+        if !image.len().is_multiple_of(FRAME_BYTES) {
             return Err(LoadError::Length { bytes: image.len() });
         }
         if image.is_empty() {
@@ -234,13 +234,11 @@ impl Program {
                 });
             }
             kinds.push(FrameKind::Control);
-            for j in i + 1..=i + n {
-                InstrFrame::decode(&frames[j]).map_err(|(slot, detail)| {
-                    LoadError::ReservedMode {
-                        frame: j,
-                        slot,
-                        detail,
-                    }
+            for (j, frame) in frames.iter().enumerate().skip(i + 1).take(n) {
+                InstrFrame::decode(frame).map_err(|(slot, detail)| LoadError::ReservedMode {
+                    frame: j,
+                    slot,
+                    detail,
                 })?;
                 kinds.push(FrameKind::Instr { control: i });
             }

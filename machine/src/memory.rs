@@ -116,6 +116,8 @@ pub struct SharedMemory {
     /// Cores asleep until the bank's sequence closes, as a mask per bank.
     waiters: [u16; BANKS],
     pub stats: MemoryStats,
+    /// Closed sequences (core, address, ld_sync cycle, st_sync cycle), kept for an observer.
+    pub(crate) closed: Option<Vec<(u8, u16, u64, u64)>>,
 }
 
 impl SharedMemory {
@@ -132,6 +134,7 @@ impl SharedMemory {
             served: [(u64::MAX, 0, false); BANKS],
             waiters: [0; BANKS],
             stats: MemoryStats::default(),
+            closed: None,
         }
     }
 
@@ -214,6 +217,9 @@ impl SharedMemory {
                 self.bytes[usize::from(addr)] = value;
                 if let Some((_, _, since)) = self.bank_lock[bank].take() {
                     self.stats.lock_hold_cycles_per_bank[bank] += cycle - since;
+                    if let Some(log) = &mut self.closed {
+                        log.push((id, addr, since, cycle));
+                    }
                 }
                 self.held[usize::from(id)] = None;
                 woken = std::mem::take(&mut self.waiters[bank]);

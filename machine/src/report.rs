@@ -19,6 +19,8 @@ pub struct CoreCounters {
     pub bank_stalls: u64,
     /// Tasks this core took part in.
     pub tasks: u64,
+    /// Cycles from the start to the end of each of its parts of tasks (stalls included).
+    pub busy: u64,
     /// Whether the core ever ran a task.
     pub ran: bool,
 }

@@ -5,11 +5,12 @@
 
 use crate::backend::{event_key, retire, Backend, CoreExit, CoreState, Port};
 use crate::config::{Config, MAX_CYCLE_LIMIT};
-use crate::frame::Program;
+use crate::frame::{FrameKind, Program};
 use crate::isa::{address, Flow, Instr, FRAME_INSTRS};
 use crate::memory::{bank_of, Attempt, FaultRule, SharedMemory, Stall};
+use crate::observe::{Event, Observer, StallCause};
 use crate::report::{CoreCounters, CoreWait, RunError, RunFailure, RunReport, UnfinishedCore};
-use crate::scheduler::{Step, TaskScheduler};
+use crate::scheduler::{Step, TaskScheduler, Wait};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
@@ -25,6 +26,7 @@ enum Mode {
     Sleeping {
         bank: usize,
         since: u64,
+        addr: u16,
     },
     /// Broke a rule in `cycle`; reported when that is the earliest event.
     Faulted {
@@ -55,14 +57,31 @@ pub fn run<B: Backend>(
     memory: &[u8],
     config: &Config,
 ) -> Result<RunReport, Box<RunFailure>> {
+    run_observed(backend, program, memory, config, &mut ())
+}
+
+/// [`run`], reporting every [`Event`] to `observer` as it happens.
+pub fn run_observed<B: Backend, O: Observer>(
+    backend: &mut B,
+    program: &Program,
+    memory: &[u8],
+    config: &Config,
+    observer: &mut O,
+) -> Result<RunReport, Box<RunFailure>> {
     let mut config = *config;
+    observer.start(&config);
+    let mut shared = SharedMemory::new(memory, config.bank_conflicts);
+    if O::WANTS_EVENTS {
+        shared.closed = Some(Vec::new());
+    }
     config.max_cycles = config.max_cycles.min(MAX_CYCLE_LIMIT);
     let mut run = Run {
         ts: TaskScheduler::new(program, &config),
         backend,
         program,
         config,
-        memory: SharedMemory::new(memory, config.bank_conflicts),
+        memory: shared,
+        observer,
         cores: std::array::from_fn(|i| CoreState {
             id: i as u8,
             ..CoreState::default()
@@ -93,8 +112,9 @@ pub fn run<B: Backend>(
     })
 }
 
-struct Run<'a, B: Backend> {
+struct Run<'a, B: Backend, O: Observer> {
     backend: &'a mut B,
+    observer: &'a mut O,
     program: &'a Program,
     config: Config,
     ts: TaskScheduler<'a>,
@@ -107,7 +127,7 @@ struct Run<'a, B: Backend> {
     last_core_cycle: Option<u64>,
 }
 
-impl<B: Backend> Run<'_, B> {
+impl<B: Backend, O: Observer> Run<'_, B, O> {
     fn go(&mut self) -> Result<(), RunError> {
         let limit = self.config.max_cycles;
         loop {
@@ -139,7 +159,9 @@ impl<B: Backend> Run<'_, B> {
     fn advance_scheduler(&mut self) -> Result<(u64, SchedulerState), RunError> {
         loop {
             match self.ts.step(&self.lb) {
-                Step::Control { frame, .. } => {
+                Step::Control { frame, cycle, wait } => {
+                    self.observe_wait(frame, wait);
+                    self.observer.event(Event::ControlFrame { frame, cycle });
                     let cf = self.program.control(frame);
                     let m = cf.r0_init_mask();
                     for c in 0..16 {
@@ -148,7 +170,23 @@ impl<B: Backend> Run<'_, B> {
                         }
                     }
                 }
-                Step::Issue { frame, mask, start } => {
+                Step::Issue {
+                    frame,
+                    mask,
+                    issue,
+                    start,
+                    wait,
+                } => {
+                    self.observe_wait(frame, wait);
+                    if start > issue {
+                        self.observer.event(Event::Broadcast {
+                            frame,
+                            mask,
+                            fence: self.program.control(self.control_of(frame)).fence,
+                            from: issue,
+                            to: start - 1,
+                        });
+                    }
                     let f = self.program.instr(frame);
                     let code = self.backend.prepare(&f).map_err(|e| RunError::Backend {
                         frame,
@@ -181,6 +219,38 @@ impl<B: Backend> Run<'_, B> {
                 }
                 Step::Done => return Ok((u64::MAX, SchedulerState::Done)),
                 Step::Limit => return Ok((u64::MAX, SchedulerState::Limit)),
+            }
+        }
+    }
+
+    fn control_of(&self, frame: usize) -> usize {
+        match self.program.kind(frame) {
+            FrameKind::Instr { control } => control,
+            FrameKind::Control => frame,
+        }
+    }
+
+    fn observe_wait(&mut self, frame: usize, wait: Option<Wait>) {
+        if let Some(w) = wait {
+            self.observer.event(Event::SchedulerWait {
+                frame,
+                from: w.from,
+                to: w.to,
+                cause: w.cause,
+            });
+        }
+    }
+
+    /// Hand the sequences closed since the last call to the observer.
+    fn observe_locks(&mut self) {
+        if let Some(log) = &mut self.memory.closed {
+            for (core, addr, from, to) in log.drain(..) {
+                self.observer.event(Event::LockHeld {
+                    core,
+                    addr,
+                    from,
+                    to,
+                });
             }
         }
     }
@@ -225,6 +295,7 @@ impl<B: Backend> Run<'_, B> {
             self.wake(w, at);
         }
         self.after_exit(i, exit);
+        self.observe_locks();
     }
 
     fn after_exit(&mut self, i: usize, exit: CoreExit) {
@@ -247,6 +318,14 @@ impl<B: Backend> Run<'_, B> {
                     self.slots[i].mode = Mode::Idle;
                     self.slots[i].code = None;
                     self.ts.core_ended(i, end);
+                    let start = self.slots[i].start;
+                    self.counters[i].busy += end + 1 - start;
+                    self.observer.event(Event::CorePart {
+                        core: i as u8,
+                        frame: self.slots[i].frame,
+                        start,
+                        end,
+                    });
                     self.last_core_cycle = Some(self.last_core_cycle.map_or(end, |l| l.max(end)));
                 }
             }
@@ -285,17 +364,29 @@ impl<B: Backend> Run<'_, B> {
                         self.wake(w, at);
                     }
                 }
+                self.observe_locks();
             }
             Attempt::Stall(Stall::Lock { .. }) => {
                 let bank = bank_of(addr);
                 self.memory.sleep_on(bank, i as u8);
-                self.slots[i].mode = Mode::Sleeping { bank, since: cycle };
+                self.slots[i].mode = Mode::Sleeping {
+                    bank,
+                    since: cycle,
+                    addr,
+                };
                 self.lb[i] = cycle;
             }
             Attempt::Stall(Stall::BankConflict) => {
                 self.counters[i].stalls += 1;
                 self.counters[i].bank_stalls += 1;
                 core.cycle += 1;
+                self.observer.event(Event::Stall {
+                    core: i as u8,
+                    from: cycle,
+                    to: cycle + 1,
+                    cause: StallCause::BankConflict,
+                    addr,
+                });
                 self.lb[i] = core.cycle;
                 self.slots[i].mode = Mode::Parked { bank_retry: true };
             }
@@ -307,7 +398,14 @@ impl<B: Backend> Run<'_, B> {
     /// A sleeper retries in `at`; every cycle since its first stalled attempt was a stall.
     fn wake(&mut self, w: u8, at: u64) {
         let w = usize::from(w);
-        if let Mode::Sleeping { since, .. } = self.slots[w].mode {
+        if let Mode::Sleeping { since, addr, .. } = self.slots[w].mode {
+            self.observer.event(Event::Stall {
+                core: w as u8,
+                from: since,
+                to: at,
+                cause: StallCause::Lock,
+                addr,
+            });
             self.counters[w].stalls += at - since;
             self.counters[w].lock_stalls += at - since;
             self.cores[w].cycle = at;
@@ -341,7 +439,7 @@ impl<B: Backend> Run<'_, B> {
                     CoreWait::Running
                 }
                 Mode::Parked { bank_retry: true } => CoreWait::BankConflict,
-                Mode::Sleeping { bank, since } => {
+                Mode::Sleeping { bank, since, .. } => {
                     let (holder, addr) = self.memory.bank_lock(bank).unwrap_or((i as u8, 0));
                     CoreWait::Lock {
                         addr,

@@ -9,6 +9,7 @@
 
 use crate::config::{Config, IssuePolicy, TaskLog, Timing};
 use crate::frame::{Fence, FrameKind, Program};
+use crate::observe::WaitCause;
 use std::collections::VecDeque;
 
 /// One issued task as the report shows it.
@@ -35,21 +36,42 @@ pub struct TaskSummary {
     pub by_fence: [u64; 3],
     pub first: Option<TaskRecord>,
     pub last: Option<TaskRecord>,
+    /// Cycles the scheduler was free but waited, by cause: cores busy, acq, rel.
+    pub wait_cycles: [u64; 3],
 }
 
 /// What the scheduler did, or why it did nothing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Step {
     /// Processed the control frame at `frame` in `cycle`; the caller applies its R0 init.
-    Control { frame: usize, cycle: u64 },
-    /// Issued the instruction frame `frame` on `mask`; its cores start in `start`.
-    Issue { frame: usize, mask: u16, start: u64 },
+    Control {
+        frame: usize,
+        cycle: u64,
+        wait: Option<Wait>,
+    },
+    /// Issued the instruction frame `frame` on `mask`, broadcast from `issue`; its cores
+    /// start in `start`.
+    Issue {
+        frame: usize,
+        mask: u16,
+        issue: u64,
+        start: u64,
+        wait: Option<Wait>,
+    },
     /// Nothing can be decided until cores run further; no decision comes before this cycle.
     Blocked { lower_bound: u64 },
     /// Every frame is processed.
     Done,
     /// The next frame would be processed at or past the watchdog limit.
     Limit,
+}
+
+/// The scheduler was free in `from..to` (end exclusive) but waited for `cause`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wait {
+    pub from: u64,
+    pub to: u64,
+    pub cause: WaitCause,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -94,6 +116,8 @@ pub struct TaskScheduler<'p> {
     ahead: VecDeque<bool>,
     /// The first cycle in which the scheduler is free.
     t: u64,
+    /// When the scheduler last became free (its clock right after processing a frame).
+    free_since: u64,
     tasks: Vec<LiveTask>,
     free_slots: Vec<usize>,
     /// Tasks that may be unfinished at `t`.
@@ -117,6 +141,7 @@ impl<'p> TaskScheduler<'p> {
             head: 0,
             ahead: VecDeque::new(),
             t: 0,
+            free_since: 0,
             tasks: Vec::new(),
             free_slots: Vec::new(),
             unfinished: Vec::new(),
@@ -183,15 +208,15 @@ impl<'p> TaskScheduler<'p> {
 
     fn core_avail(&self, mask: u16, lb: &[u64; 16]) -> Avail {
         let mut a = Avail::NOW;
-        for c in 0..16 {
+        for (c, (task, lb)) in self.core_task.iter().zip(lb).enumerate() {
             if mask & (1 << c) != 0 {
-                a = a.and(match self.core_task[c] {
+                a = a.and(match task {
                     None => Avail {
                         at: self.free_from[c],
                         exact: true,
                     },
                     Some(_) => Avail {
-                        at: lb[c] + 1,
+                        at: lb + 1,
                         exact: false,
                     },
                 });
@@ -211,6 +236,23 @@ impl<'p> TaskScheduler<'p> {
             at: done.at.max(running.at),
             exact: done.exact,
         }
+    }
+
+    /// When each condition for processing frame `idx` holds: its cores free, earlier acq
+    /// tasks finished, and (for a rel task) every earlier task finished.
+    fn constraints(&self, idx: usize, cores: u16, rel: bool, lb: &[u64; 16]) -> [Avail; 3] {
+        let mut acq = Avail::NOW;
+        let mut all = Avail::NOW;
+        for &id in &self.unfinished {
+            let task = &self.tasks[id];
+            if task.fence == Fence::Acq && task.frame < idx {
+                acq = acq.and(self.task_avail(id, lb));
+            }
+            if rel {
+                all = all.and(self.task_avail(id, lb));
+            }
+        }
+        [self.core_avail(cores, lb), acq, all]
     }
 
     /// Forget tasks that finished before the scheduler's clock: no later decision needs them.
@@ -282,18 +324,13 @@ impl<'p> TaskScheduler<'p> {
                     }
                 };
                 if static_ok {
-                    let mut a = self.core_avail(cores, lb);
-                    for &id in &self.unfinished {
-                        let task = &self.tasks[id];
-                        if rel || (task.fence == Fence::Acq && task.frame < idx) {
-                            a = a.and(self.task_avail(id, lb));
-                        }
-                    }
+                    let parts = self.constraints(idx, cores, rel, lb);
+                    let a = parts.iter().fold(Avail::NOW, |a, p| a.and(*p));
                     if a.at <= t {
                         if !a.exact {
                             return Step::Blocked { lower_bound: t };
                         }
-                        chosen = Some((idx, is_cf, cores));
+                        chosen = Some((idx, is_cf, cores, parts));
                         break;
                     }
                     if a.exact {
@@ -308,7 +345,7 @@ impl<'p> TaskScheduler<'p> {
                 waiting_mask |= cores;
                 earlier_unprocessed = true;
             }
-            let Some((idx, is_cf, cores)) = chosen else {
+            let Some((idx, is_cf, cores, parts)) = chosen else {
                 if min_exact < min_inexact {
                     self.t = min_exact;
                     continue;
@@ -325,8 +362,29 @@ impl<'p> TaskScheduler<'p> {
             if t.saturating_add(duration) > self.limit {
                 return Step::Limit;
             }
+            let wait = (t > self.free_since).then(|| {
+                // The constraint satisfied last is the one the scheduler waited for.
+                let causes = [WaitCause::CoresBusy, WaitCause::Acquire, WaitCause::Release];
+                let (cause, _) = causes.into_iter().zip(parts).fold(
+                    (WaitCause::CoresBusy, 0),
+                    |best, (c, p)| {
+                        if p.at > best.1 {
+                            (c, p.at)
+                        } else {
+                            best
+                        }
+                    },
+                );
+                self.summary.wait_cycles[cause.index()] += t - self.free_since;
+                Wait {
+                    from: self.free_since,
+                    to: t,
+                    cause,
+                }
+            });
             self.mark_processed(idx);
             self.t = t + duration;
+            self.free_since = self.t;
             if duration > 0 {
                 self.last_activity = Some(t + duration - 1);
             }
@@ -335,12 +393,15 @@ impl<'p> TaskScheduler<'p> {
                 return Step::Control {
                     frame: idx,
                     cycle: t,
+                    wait,
                 };
             }
             return Step::Issue {
                 frame: idx,
                 mask: cores,
+                issue: t,
                 start: self.issue(idx, cores, t, t + duration),
+                wait,
             };
         }
     }

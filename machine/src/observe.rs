@@ -1,0 +1,106 @@
+//! Events a run reports to an observer as it goes: the raw material of timelines, traces and
+//! waveforms. Cores run ahead of one another, so events arrive grouped per core rather than
+//! in global cycle order; each carries its cycles, and consumers order them as they need.
+
+use crate::config::Config;
+use crate::frame::Fence;
+
+/// Why the task scheduler waited before processing a frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WaitCause {
+    /// The frame's cores (its mask, or a CF's R0-init cores) were busy.
+    CoresBusy,
+    /// An earlier acq task was unfinished.
+    Acquire,
+    /// The frame is a rel task and earlier tasks were unfinished.
+    Release,
+}
+
+impl WaitCause {
+    pub fn name(self) -> &'static str {
+        match self {
+            WaitCause::CoresBusy => "cores busy",
+            WaitCause::Acquire => "acq fence",
+            WaitCause::Release => "rel fence",
+        }
+    }
+    pub(crate) fn index(self) -> usize {
+        match self {
+            WaitCause::CoresBusy => 0,
+            WaitCause::Acquire => 1,
+            WaitCause::Release => 2,
+        }
+    }
+}
+
+/// Why a core stalled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StallCause {
+    Lock,
+    BankConflict,
+}
+
+/// Something that happened during a run. Intervals are inclusive of both ends unless noted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// The scheduler processed a control frame in `cycle`.
+    ControlFrame { frame: usize, cycle: u64 },
+    /// The scheduler broadcast an instruction frame's code in cycles `from..=to`.
+    Broadcast {
+        frame: usize,
+        mask: u16,
+        fence: Fence,
+        from: u64,
+        to: u64,
+    },
+    /// The scheduler was free but waited in cycles `from..to` (end exclusive) for `frame`.
+    SchedulerWait {
+        frame: usize,
+        from: u64,
+        to: u64,
+        cause: WaitCause,
+    },
+    /// A core's part of the task of `frame` ran in cycles `start..=end`.
+    CorePart {
+        core: u8,
+        frame: usize,
+        start: u64,
+        end: u64,
+    },
+    /// A core held the lock of `addr` from its ld_sync in `from` to its st_sync in `to`.
+    LockHeld {
+        core: u8,
+        addr: u16,
+        from: u64,
+        to: u64,
+    },
+    /// A core stalled in cycles `from..to` (end exclusive).
+    Stall {
+        core: u8,
+        from: u64,
+        to: u64,
+        cause: StallCause,
+        addr: u16,
+    },
+}
+
+/// Receives a run's events. Every method has a default that ignores them.
+pub trait Observer {
+    /// Whether the run should collect events at all (lets the no-op observer cost nothing).
+    const WANTS_EVENTS: bool = true;
+    /// Called once before the run starts.
+    fn start(&mut self, _config: &Config) {}
+    fn event(&mut self, _event: Event) {}
+}
+
+/// The observer that ignores everything.
+impl Observer for () {
+    const WANTS_EVENTS: bool = false;
+}
+
+/// An observer that keeps every event.
+impl Observer for Vec<Event> {
+    fn event(&mut self, event: Event) {
+        self.push(event);
+    }
+}
