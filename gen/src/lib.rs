@@ -1,0 +1,12 @@
+//! Differential-testing machinery: a seeded generator of valid, terminating programs (and of
+//! programs that break exactly one rule), and a shrinker that minimizes a program while a
+//! property (such as "the backends diverge") still holds.
+
+pub mod program;
+pub mod rng;
+pub mod shrink;
+pub mod violation;
+
+pub use program::{generate, Generated, Profile};
+pub use shrink::shrink;
+pub use violation::{generate_violating, Violation};
