@@ -154,7 +154,7 @@ impl FrameBuilder<'_> {
                 5 | 6 => self.writable(|_| true).map(|c| Instr::Shift {
                     left: kind == 5,
                     a,
-                    k: (b & 7) as u8,
+                    k: b & 7,
                     c,
                 }),
                 7 | 8 => {
