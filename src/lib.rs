@@ -1,6 +1,8 @@
 //! The gpu16 facade: load a program and a memory image from files and run them on a chosen
 //! backend. The `gpu16` binary is built on this; tests and tools can use it too.
 
+pub mod diff;
+pub mod fuzz;
 pub mod input;
 pub mod output;
 
@@ -13,6 +15,17 @@ use gpu16_machine::{Config, Program, RunFailure, RunReport};
 pub enum BackendKind {
     /// The reference interpreter.
     Interp,
+}
+
+impl BackendKind {
+    /// The pair `diff` and `fuzz` compare by default.
+    pub const DIFF_PAIR: [BackendKind; 2] = [BackendKind::Interp, BackendKind::Interp];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendKind::Interp => "interp",
+        }
+    }
 }
 
 /// Run `program` with shared memory starting as `memory` on the chosen backend.

@@ -23,6 +23,12 @@ enum Command {
     Disasm(commands::asm::DisasmArgs),
     /// Check a program for load errors and lint warnings without running it.
     Check(commands::asm::CheckArgs),
+    /// Generate a random valid (or exactly-one-rule-breaking) program for a seed.
+    Gen(commands::gen::GenArgs),
+    /// Run a program on two backends and print `identical` or the first divergence.
+    Diff(commands::diff::DiffArgs),
+    /// Diff two backends on many generated programs, in parallel, shrinking any divergence.
+    Fuzz(commands::fuzz::FuzzArgs),
 }
 
 fn main() -> ExitCode {
@@ -32,6 +38,9 @@ fn main() -> ExitCode {
         Command::Asm(args) => commands::asm::asm(args),
         Command::Disasm(args) => commands::asm::disasm(args),
         Command::Check(args) => commands::asm::check(args),
+        Command::Gen(args) => commands::gen::gen(args),
+        Command::Diff(args) => commands::diff::diff(args),
+        Command::Fuzz(args) => commands::fuzz::fuzz(args),
     };
     match result {
         Ok(code) => code,

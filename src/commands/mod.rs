@@ -1,6 +1,10 @@
 //! One module per subcommand, and the one way they write to stdout.
 
 pub mod asm;
+pub mod diff;
+pub mod fuzz;
+pub mod gen;
+pub mod machine_args;
 pub mod run;
 
 use std::io::Write;

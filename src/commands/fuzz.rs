@@ -1,0 +1,130 @@
+//! `gpu16 fuzz`: generate programs from a range of seeds and diff two backends on each, on
+//! every core, stopping at the first divergence with a shrunk reproducer.
+
+use super::gen::parse_profile;
+use clap::Args;
+use gpu16::fuzz::{case, diverge, shrink_divergence};
+use gpu16::BackendKind;
+use gpu16_gen::Profile;
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+#[derive(Args)]
+pub struct FuzzArgs {
+    /// Programs to generate and diff (before sharding).
+    #[arg(long)]
+    pub count: u64,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Run only shard I of K (0-based): seeds whose index is I modulo K.
+    #[arg(long, value_name = "I/K", value_parser = parse_shard)]
+    pub shard: Option<(u64, u64)>,
+    /// First seed of the campaign.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Only this profile (default: a profile per seed).
+    #[arg(long, value_parser = parse_profile)]
+    pub profile: Option<Profile>,
+    /// The two backends to compare.
+    #[arg(long, value_enum, num_args = 2, value_names = ["A", "B"], default_values_t = BackendKind::DIFF_PAIR)]
+    pub backends: Vec<BackendKind>,
+    /// Where a shrunk reproducer is written.
+    #[arg(long, value_name = "DIR", default_value = "fuzz-repro")]
+    pub out: PathBuf,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+fn parse_shard(s: &str) -> Result<(u64, u64), String> {
+    let (i, k) = s
+        .split_once('/')
+        .ok_or_else(|| format!("`{s}` is not I/K"))?;
+    let i: u64 = i.parse().map_err(|_| format!("`{i}` is not a number"))?;
+    let k: u64 = k.parse().map_err(|_| format!("`{k}` is not a number"))?;
+    if k == 0 || i >= k {
+        return Err(format!("shard {i}/{k}: need 0 <= I < K"));
+    }
+    Ok((i, k))
+}
+
+pub fn fuzz(args: FuzzArgs) -> Result<ExitCode, String> {
+    let (a, b) = (args.backends[0], args.backends[1]);
+    let (shard, shards) = args.shard.unwrap_or((0, 1));
+    let seeds: Vec<u64> = (0..args.count)
+        .filter(|i| i % shards == shard)
+        .map(|i| args.seed.wrapping_add(i))
+        .collect();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(args.jobs.unwrap_or(0))
+        .build()
+        .map_err(|e| format!("cannot start worker threads: {e}"))?;
+    let bar = if args.quiet || !std::io::stderr().is_terminal() {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(seeds.len() as u64)
+    };
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} programs  {per_sec}  eta {eta}")
+            .map_err(|e| e.to_string())?,
+    );
+    let stop = AtomicBool::new(false);
+    let started = Instant::now();
+    let found = pool.install(|| {
+        seeds.par_iter().find_map_any(|&seed| {
+            if stop.load(Ordering::Relaxed) {
+                return None;
+            }
+            let c = case(seed, args.profile);
+            let d = diverge(a, b, &c.image, &c.memory, &c.config);
+            bar.inc(1);
+            d.map(|d| {
+                stop.store(true, Ordering::Relaxed);
+                (c, d)
+            })
+        })
+    });
+    bar.finish_and_clear();
+    let secs = started.elapsed().as_secs_f64();
+    let Some((c, d)) = found else {
+        super::emit(&format!(
+            "{} programs, no divergence between {} and {} ({:.1} s, {:.0} programs/s)\n",
+            seeds.len(),
+            a.name(),
+            b.name(),
+            secs,
+            seeds.len() as f64 / secs.max(1e-9)
+        ));
+        return Ok(ExitCode::SUCCESS);
+    };
+    let (image, memory) = shrink_divergence(a, b, &c.image, &c.memory, &c.config);
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| format!("{}: cannot create: {e}", args.out.display()))?;
+    let prog = args.out.join(format!("seed-{}.bin", c.seed));
+    let mem = args.out.join(format!("seed-{}.mem.bin", c.seed));
+    for (path, bytes) in [(&prog, &image), (&mem, &memory)] {
+        std::fs::write(path, bytes)
+            .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+    }
+    let after = diverge(a, b, &image, &memory, &c.config).unwrap_or(d.clone());
+    let cfg = &c.config;
+    super::emit(&format!(
+        "divergence at seed {} (profile {}, violation {:?}): {d}\nshrunk to {} frames: {after}\nreproduce: gpu16 diff {} --mem {} --issue {} {}--max-cycles {}\n",
+        c.seed,
+        c.profile.name(),
+        c.violation.map(|v| v.name()),
+        image.len() / 32,
+        prog.display(),
+        mem.display(),
+        cfg.issue.name(),
+        if cfg.bank_conflicts { "--bank-conflicts " } else { "" },
+        cfg.max_cycles
+    ));
+    Ok(ExitCode::from(1))
+}

@@ -1,0 +1,37 @@
+//! The machine options shared by every command that runs programs.
+
+use clap::{Args, ValueEnum};
+use gpu16::machine::{config::DEFAULT_MAX_CYCLES, Config, IssuePolicy};
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum Issue {
+    InOrder,
+    Lookahead,
+}
+
+#[derive(Args, Clone, Debug)]
+pub struct MachineArgs {
+    /// Task scheduler issue policy.
+    #[arg(long, value_enum, default_value_t = Issue::InOrder)]
+    pub issue: Issue,
+    /// Model bank conflicts (a bank serves one row a cycle).
+    #[arg(long)]
+    pub bank_conflicts: bool,
+    /// Watchdog: stop with an error if the run reaches this many cycles.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CYCLES)]
+    pub max_cycles: u64,
+}
+
+impl MachineArgs {
+    pub fn config(&self) -> Config {
+        Config {
+            issue: match self.issue {
+                Issue::InOrder => IssuePolicy::InOrder,
+                Issue::Lookahead => IssuePolicy::Lookahead,
+            },
+            bank_conflicts: self.bank_conflicts,
+            max_cycles: self.max_cycles,
+            ..Config::default()
+        }
+    }
+}

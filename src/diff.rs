@@ -1,0 +1,181 @@
+//! Comparing two runs of the same program: the first field in which they differ, with the
+//! cycle, core, IP, register or address that locates it. Backends must agree on everything
+//! but their name.
+
+use gpu16_machine::{RunError, RunFailure, RunReport};
+use std::fmt::Write;
+
+/// The outcome of one run.
+pub type Outcome = Result<RunReport, Box<RunFailure>>;
+
+fn describe_error(e: &RunError) -> String {
+    match e {
+        RunError::Fault {
+            rule,
+            frame,
+            core,
+            ip,
+            cycle,
+            addr,
+        } => format!(
+            "fault {} (frame {frame}, core {core}, IP {ip}, cycle {cycle}, addr {addr:?})",
+            rule.name()
+        ),
+        other => other.to_string(),
+    }
+}
+
+/// Describe the first difference between two outcomes, naming the two sides `a` and `b`;
+/// `None` if they are identical (backend names aside).
+pub fn first_divergence(a_name: &str, a: &Outcome, b_name: &str, b: &Outcome) -> Option<String> {
+    let (ra, rb) = match (a, b) {
+        (Ok(ra), Ok(rb)) => (ra, rb),
+        (Err(fa), Err(fb)) => {
+            if fa.error != fb.error {
+                return Some(format!(
+                    "error: {a_name}: {}; {b_name}: {}",
+                    describe_error(&fa.error),
+                    describe_error(&fb.error)
+                ));
+            }
+            return None;
+        }
+        (Ok(_), Err(f)) => {
+            return Some(format!(
+                "outcome: {a_name} finished; {b_name} failed: {}",
+                describe_error(&f.error)
+            ))
+        }
+        (Err(f), Ok(_)) => {
+            return Some(format!(
+                "outcome: {a_name} failed: {}; {b_name} finished",
+                describe_error(&f.error)
+            ))
+        }
+    };
+    let mut s = String::new();
+    if ra.cycles != rb.cycles {
+        let _ = write!(s, "cycles: {a_name} {}, {b_name} {}", ra.cycles, rb.cycles);
+        return Some(s);
+    }
+    for core in 0..16 {
+        for r in 0..16 {
+            let (x, y) = (ra.registers[core][r], rb.registers[core][r]);
+            if x != y {
+                return Some(format!(
+                    "registers: core {core} r{r}: {a_name} 0x{x:02x}, {b_name} 0x{y:02x}"
+                ));
+            }
+        }
+    }
+    if let Some(addr) = (0..ra.memory.len()).find(|&i| ra.memory[i] != rb.memory[i]) {
+        return Some(format!(
+            "memory: address 0x{addr:03x} (bank {}, row {}): {a_name} 0x{:02x}, {b_name} 0x{:02x}",
+            addr >> 8,
+            addr & 0xFF,
+            ra.memory[addr],
+            rb.memory[addr]
+        ));
+    }
+    if ra.tasks.len() != rb.tasks.len() {
+        return Some(format!(
+            "tasks: {a_name} {} tasks, {b_name} {}",
+            ra.tasks.len(),
+            rb.tasks.len()
+        ));
+    }
+    for (i, (x, y)) in ra.tasks.iter().zip(&rb.tasks).enumerate() {
+        if x != y {
+            return Some(format!(
+                "task #{i} (frame {}): {a_name} {x:?}, {b_name} {y:?}",
+                x.frame
+            ));
+        }
+    }
+    for core in 0..16 {
+        let (x, y) = (ra.cores[core], rb.cores[core]);
+        if x != y {
+            return Some(format!(
+                "core {core} counters: {a_name} {x:?}, {b_name} {y:?}"
+            ));
+        }
+    }
+    if ra.instructions != rb.instructions || ra.stalls != rb.stalls {
+        return Some(format!(
+            "counts: {a_name} {} instructions {} stalls, {b_name} {} instructions {} stalls",
+            ra.instructions, ra.stalls, rb.instructions, rb.stalls
+        ));
+    }
+    if ra.task_summary != rb.task_summary {
+        return Some(format!(
+            "task summary: {a_name} {:?}, {b_name} {:?}",
+            ra.task_summary, rb.task_summary
+        ));
+    }
+    if ra.memory_stats != rb.memory_stats {
+        return Some(format!(
+            "memory statistics: {a_name} {:?}, {b_name} {:?}",
+            ra.memory_stats, rb.memory_stats
+        ));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpu16_machine::{ControlFrame, Fence, Instr, InstrFrame, Program};
+
+    fn outcome() -> Outcome {
+        let cf = ControlFrame {
+            if_num: 1,
+            fence: Fence::No,
+            active: 3,
+            init_vect: 0,
+            init_r0: [0; 16],
+            reserved_header: 0,
+            reserved: [0; 10],
+        };
+        let mut code = [Instr::Ready; 16];
+        code[0] = Instr::SetConst { k: 5, d: 9 };
+        let image: Vec<u8> = cf
+            .encode()
+            .into_iter()
+            .chain(InstrFrame::from_instrs(code).bytes())
+            .collect();
+        let p = Program::from_image(&image).unwrap();
+        gpu16_machine::run(
+            &mut gpu16_interp::Interpreter::new(),
+            &p,
+            &[],
+            &Default::default(),
+        )
+    }
+
+    #[test]
+    fn identical_runs_have_no_divergence() {
+        assert_eq!(first_divergence("a", &outcome(), "b", &outcome()), None);
+    }
+
+    #[test]
+    fn names_the_register_and_the_address() {
+        let a = outcome();
+        let mut b = outcome();
+        b.as_mut().unwrap().registers[1][9] = 6;
+        assert_eq!(
+            first_divergence("a", &a, "b", &b).unwrap(),
+            "registers: core 1 r9: a 0x05, b 0x06"
+        );
+        let mut c = outcome();
+        c.as_mut().unwrap().memory[0x123] = 1;
+        assert_eq!(
+            first_divergence("a", &a, "c", &c).unwrap(),
+            "memory: address 0x123 (bank 1, row 35): a 0x00, c 0x01"
+        );
+        let mut d = outcome();
+        d.as_mut().unwrap().cycles += 1;
+        assert!(first_divergence("a", &a, "d", &d)
+            .unwrap()
+            .starts_with("cycles:"));
+    }
+}

@@ -1,0 +1,98 @@
+//! Fuzz cases: each seed names one generated program, memory image and machine
+//! configuration, so a campaign is a range of seeds that any machine can split and replay.
+
+use crate::diff::{first_divergence, Outcome};
+use crate::BackendKind;
+use gpu16_gen::rng::Rng;
+use gpu16_gen::{generate, generate_violating, shrink, Profile, Violation};
+use gpu16_machine::{Config, IssuePolicy, Program};
+
+/// One generated test case.
+#[derive(Clone, Debug)]
+pub struct Case {
+    pub seed: u64,
+    pub profile: Profile,
+    pub violation: Option<Violation>,
+    pub image: Vec<u8>,
+    pub memory: Vec<u8>,
+    pub config: Config,
+}
+
+/// The case a seed names. `profile` fixes the profile; `None` picks one per seed.
+pub fn case(seed: u64, profile: Option<Profile>) -> Case {
+    let mut rng = Rng::new(seed.wrapping_mul(0x2545_F491_4F6C_DD1D));
+    let profile = profile.unwrap_or_else(|| rng.pick(&Profile::ALL));
+    let groups = rng.range(1, 6) as usize;
+    let violation = rng.chance(10).then(|| rng.pick(&Violation::ALL));
+    let g = match violation {
+        Some(v) => generate_violating(seed, groups, profile, v),
+        None => generate(seed, groups, profile),
+    };
+    let max_cycles = if violation == Some(Violation::EndlessLoop) || rng.chance(8) {
+        // A limit that lands anywhere in a run exercises the watchdog's exact stop.
+        rng.range(1, 4000)
+    } else {
+        1_000_000
+    };
+    let config = Config {
+        issue: if rng.chance(50) {
+            IssuePolicy::InOrder
+        } else {
+            IssuePolicy::Lookahead
+        },
+        bank_conflicts: rng.chance(40),
+        max_cycles,
+        ..Config::default()
+    };
+    Case {
+        seed,
+        profile,
+        violation,
+        image: g.image,
+        memory: g.memory,
+        config,
+    }
+}
+
+/// Load and run an image on a backend; a load error is an outcome both sides must share.
+pub fn outcome(
+    backend: BackendKind,
+    image: &[u8],
+    memory: &[u8],
+    config: &Config,
+) -> Result<Outcome, String> {
+    let program = Program::from_image(image).map_err(|e| e.to_string())?;
+    Ok(crate::run(backend, &program, memory, config))
+}
+
+/// The first divergence between two backends on an image, if any.
+pub fn diverge(
+    a: BackendKind,
+    b: BackendKind,
+    image: &[u8],
+    memory: &[u8],
+    config: &Config,
+) -> Option<String> {
+    match (
+        outcome(a, image, memory, config),
+        outcome(b, image, memory, config),
+    ) {
+        (Err(x), Err(y)) if x == y => None,
+        (Err(x), Err(y)) => Some(format!("load: {a:?}: {x}; {b:?}: {y}")),
+        (Ok(x), Ok(y)) => first_divergence(a.name(), &x, b.name(), &y),
+        _ => Some("load: only one backend accepted the image".into()),
+    }
+}
+
+/// Shrink a diverging image and memory while the two backends still diverge.
+pub fn shrink_divergence(
+    a: BackendKind,
+    b: BackendKind,
+    image: &[u8],
+    memory: &[u8],
+    config: &Config,
+) -> (Vec<u8>, Vec<u8>) {
+    shrink(image, memory, |img, mem| {
+        diverge(a, b, img, mem, config).is_some()
+    })
+}
