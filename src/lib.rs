@@ -5,10 +5,11 @@ pub mod diff;
 pub mod fuzz;
 pub mod input;
 pub mod output;
+pub mod progress;
 
 pub use gpu16_machine as machine;
 
-use gpu16_machine::{Config, Program, RunFailure, RunReport};
+use gpu16_machine::{Config, Observer, Program, RunFailure, RunReport};
 
 /// The execution backends a run can use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -35,12 +36,24 @@ pub fn run(
     memory: &[u8],
     config: &Config,
 ) -> Result<RunReport, Box<RunFailure>> {
+    run_observed(backend, program, memory, config, &mut ())
+}
+
+/// [`run`], reporting events and progress to `observer`.
+pub fn run_observed<O: Observer>(
+    backend: BackendKind,
+    program: &Program,
+    memory: &[u8],
+    config: &Config,
+    observer: &mut O,
+) -> Result<RunReport, Box<RunFailure>> {
     match backend {
-        BackendKind::Interp => gpu16_machine::run(
+        BackendKind::Interp => gpu16_machine::run_observed(
             &mut gpu16_interp::Interpreter::new(),
             program,
             memory,
             config,
+            observer,
         ),
     }
 }

@@ -84,13 +84,49 @@ pub enum Event {
     },
 }
 
+/// How far a run has come, for progress displays.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Progress {
+    /// Frames the scheduler has processed.
+    pub frames: u64,
+    /// Tasks issued.
+    pub tasks: u64,
+    /// Instructions executed so far (cores may have run ahead of the scheduler).
+    pub instructions: u64,
+}
+
 /// Receives a run's events. Every method has a default that ignores them.
 pub trait Observer {
     /// Whether the run should collect events at all (lets the no-op observer cost nothing).
     const WANTS_EVENTS: bool = true;
+    /// Whether the run should report progress (once per processed frame).
+    const WANTS_PROGRESS: bool = false;
     /// Called once before the run starts.
     fn start(&mut self, _config: &Config) {}
     fn event(&mut self, _event: Event) {}
+    fn progress(&mut self, _progress: Progress) {}
+}
+
+/// Two observers at once (say, a trace writer and a progress bar).
+impl<A: Observer, B: Observer> Observer for (A, B) {
+    const WANTS_EVENTS: bool = A::WANTS_EVENTS || B::WANTS_EVENTS;
+    const WANTS_PROGRESS: bool = A::WANTS_PROGRESS || B::WANTS_PROGRESS;
+    fn start(&mut self, config: &Config) {
+        self.0.start(config);
+        self.1.start(config);
+    }
+    fn event(&mut self, event: Event) {
+        if A::WANTS_EVENTS {
+            self.0.event(event);
+        }
+        if B::WANTS_EVENTS {
+            self.1.event(event);
+        }
+    }
+    fn progress(&mut self, progress: Progress) {
+        self.0.progress(progress);
+        self.1.progress(progress);
+    }
 }
 
 /// The observer that ignores everything.

@@ -8,7 +8,7 @@ use crate::config::{Config, MAX_CYCLE_LIMIT};
 use crate::frame::{FrameKind, Program};
 use crate::isa::{address, Flow, Instr, FRAME_INSTRS};
 use crate::memory::{bank_of, Attempt, FaultRule, SharedMemory, Stall};
-use crate::observe::{Event, Observer, StallCause};
+use crate::observe::{Event, Observer, Progress, StallCause};
 use crate::report::{CoreCounters, CoreWait, RunError, RunFailure, RunReport, UnfinishedCore};
 use crate::scheduler::{Step, TaskScheduler, Wait};
 
@@ -98,6 +98,7 @@ pub fn run_observed<B: Backend, O: Observer>(
         lb: [0; 16],
         counters: [CoreCounters::default(); 16],
         last_core_cycle: None,
+        frames_done: 0,
     };
     let outcome = run.go();
     outcome.map(|()| run.report()).map_err(|error| {
@@ -125,6 +126,7 @@ struct Run<'a, B: Backend, O: Observer> {
     lb: [u64; 16],
     counters: [CoreCounters; 16],
     last_core_cycle: Option<u64>,
+    frames_done: u64,
 }
 
 impl<B: Backend, O: Observer> Run<'_, B, O> {
@@ -158,7 +160,16 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     /// no newly issued core can act, and the scheduler's state.
     fn advance_scheduler(&mut self) -> Result<(u64, SchedulerState), RunError> {
         loop {
-            match self.ts.step(&self.lb) {
+            let step = self.ts.step(&self.lb);
+            if O::WANTS_PROGRESS && matches!(step, Step::Control { .. } | Step::Issue { .. }) {
+                self.frames_done += 1;
+                self.observer.progress(Progress {
+                    frames: self.frames_done,
+                    tasks: self.ts.summary.tasks,
+                    instructions: self.cores.iter().map(|c| c.instructions).sum(),
+                });
+            }
+            match step {
                 Step::Control { frame, cycle, wait } => {
                     self.observe_wait(frame, wait);
                     self.observer.event(Event::ControlFrame { frame, cycle });

@@ -4,6 +4,7 @@ use clap::{Args, ValueEnum};
 use gpu16::input::{load_memory, load_program};
 use gpu16::machine::{config::DEFAULT_MAX_CYCLES, Config, IssuePolicy, TaskLog};
 use gpu16::output;
+use gpu16::progress::ProgressDisplay;
 use gpu16::BackendKind;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -50,6 +51,9 @@ pub struct RunArgs {
     /// Write the final shared memory (4096 bytes) to FILE.
     #[arg(long, value_name = "FILE")]
     pub dump_mem: Option<PathBuf>,
+    /// No progress bar and no timing line.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }
 
 pub fn run(args: RunArgs) -> Result<ExitCode, String> {
@@ -73,7 +77,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode, String> {
         ..Config::default()
     };
     let started = Instant::now();
-    let outcome = gpu16::run(args.backend, &program, &memory, &config);
+    let mut progress = ProgressDisplay::new(program.len() as u64, args.quiet);
+    let outcome = gpu16::run_observed(args.backend, &program, &memory, &config, &mut progress);
+    progress.finish();
     let wall = started.elapsed();
     match outcome {
         Ok(report) => {
@@ -90,12 +96,15 @@ pub fn run(args: RunArgs) -> Result<ExitCode, String> {
                 } else {
                     0.0
                 };
-                super::emit(&format!(
-                    "{}\nwall {:.3} ms, {:.1} M emulated instructions/s\n",
-                    output::human::report(&report, &memory),
-                    secs * 1e3,
-                    rate / 1e6
-                ));
+                let mut text = output::human::report(&report, &memory);
+                if !args.quiet {
+                    text += &format!(
+                        "\nwall {:.3} ms, {:.1} M emulated instructions/s\n",
+                        secs * 1e3,
+                        rate / 1e6
+                    );
+                }
+                super::emit(&text);
             }
             Ok(ExitCode::SUCCESS)
         }

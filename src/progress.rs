@@ -1,0 +1,69 @@
+//! The progress bar of long runs: on stderr, shown only once a run has taken a second, only
+//! when stderr is a terminal, and never with `--quiet`. It reports frames and tasks done and
+//! the emulated instruction rate.
+
+use gpu16_machine::{Observer, Progress};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+pub struct ProgressDisplay {
+    enabled: bool,
+    total_frames: u64,
+    started: Instant,
+    last_draw: Instant,
+    bar: Option<ProgressBar>,
+}
+
+impl ProgressDisplay {
+    /// A display for a program of `total_frames`; `quiet` turns it off.
+    pub fn new(total_frames: u64, quiet: bool) -> ProgressDisplay {
+        let now = Instant::now();
+        ProgressDisplay {
+            enabled: !quiet && std::io::stderr().is_terminal(),
+            total_frames,
+            started: now,
+            last_draw: now,
+            bar: None,
+        }
+    }
+
+    /// Remove the bar before the report is printed.
+    pub fn finish(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl Observer for ProgressDisplay {
+    const WANTS_EVENTS: bool = false;
+    const WANTS_PROGRESS: bool = true;
+
+    fn progress(&mut self, p: Progress) {
+        if !self.enabled || !p.frames.is_multiple_of(64) {
+            return;
+        }
+        let now = Instant::now();
+        if now - self.last_draw < Duration::from_millis(100) {
+            return;
+        }
+        self.last_draw = now;
+        let elapsed = now - self.started;
+        if elapsed < Duration::from_secs(1) {
+            return;
+        }
+        let bar = self.bar.get_or_insert_with(|| {
+            let bar = ProgressBar::new(self.total_frames);
+            if let Ok(style) =
+                ProgressStyle::with_template("{bar:30} {pos}/{len} frames  {msg}  eta {eta}")
+            {
+                bar.set_style(style);
+            }
+            bar
+        });
+        bar.set_position(p.frames);
+        let rate = p.instructions as f64 / elapsed.as_secs_f64();
+        bar.set_message(format!("{} tasks  {:.1} M instr/s", p.tasks, rate / 1e6));
+    }
+}
