@@ -148,7 +148,9 @@ pub enum FrameKind {
 #[derive(Clone, Debug, Default)]
 pub struct Program {
     frames: Vec<[u8; FRAME_BYTES]>,
-    kinds: Vec<FrameKind>,
+    /// For each frame, the index of its group's control frame (its own index for a CF):
+    /// four bytes a frame, so a long stream costs little more than its image.
+    group: Vec<u32>,
 }
 
 /// A malformed program image.
@@ -165,6 +167,9 @@ pub enum LoadError {
     },
     ReservedFence {
         frame: usize,
+    },
+    TooLong {
+        frames: usize,
     },
     ReservedMode {
         frame: usize,
@@ -194,6 +199,9 @@ impl fmt::Display for LoadError {
             LoadError::ReservedMode { frame, slot, detail } => {
                 write!(f, "frame {frame}, instruction {slot}: {detail}")
             }
+            LoadError::TooLong { frames } => {
+                write!(f, "image has {frames} frames; at most 2^32 - 1 are supported")
+            }
         }
     }
 }
@@ -220,7 +228,12 @@ impl Program {
         if frames.is_empty() {
             return Err(LoadError::Empty);
         }
-        let mut kinds = Vec::with_capacity(frames.len());
+        if frames.len() > u32::MAX as usize {
+            return Err(LoadError::TooLong {
+                frames: frames.len(),
+            });
+        }
+        let mut group = Vec::with_capacity(frames.len());
         let mut i = 0;
         while i < frames.len() {
             let cf = ControlFrame::decode(&frames[i])
@@ -233,18 +246,18 @@ impl Program {
                     frames: frames.len(),
                 });
             }
-            kinds.push(FrameKind::Control);
+            group.push(i as u32);
             for (j, frame) in frames.iter().enumerate().skip(i + 1).take(n) {
                 InstrFrame::decode(frame).map_err(|(slot, detail)| LoadError::ReservedMode {
                     frame: j,
                     slot,
                     detail,
                 })?;
-                kinds.push(FrameKind::Instr { control: i });
+                group.push(i as u32);
             }
             i += n + 1;
         }
-        Ok(Program { frames, kinds })
+        Ok(Program { frames, group })
     }
 
     pub fn len(&self) -> usize {
@@ -256,7 +269,12 @@ impl Program {
     }
 
     pub fn kind(&self, frame: usize) -> FrameKind {
-        self.kinds[frame]
+        let control = self.group[frame] as usize;
+        if control == frame {
+            FrameKind::Control
+        } else {
+            FrameKind::Instr { control }
+        }
     }
 
     pub fn raw(&self, frame: usize) -> &[u8; FRAME_BYTES] {
