@@ -395,8 +395,9 @@ mod tests {
         );
         assert_eq!(Instr::SetConst { k: 0x2a, d: 9 }.encode(), 0xc2a9);
         assert_eq!(Instr::Bnz { a: 4, target: 7 }.encode(), 0xe470);
-        assert!(Instr::decode(0xb8_12).is_err());
-        assert!(Instr::decode(0xdc_12).is_err());
+        assert!(Instr::decode(0xb482).is_err()); // bits 7:6 = 2
+        assert!(Instr::decode(0xd4c2).is_err()); // bits 7:6 = 3
+        assert!(Instr::decode(0xb472).is_ok()); // bits 7:6 = 1: ld_sync
     }
 
     #[test]
