@@ -99,6 +99,8 @@ pub fn run_observed<B: Backend, O: Observer>(
         counters: [CoreCounters::default(); 16],
         last_core_cycle: None,
         frames_done: 0,
+        keys: [u64::MAX; 16],
+        ends: 0,
     };
     let outcome = run.go();
     outcome.map(|()| run.report()).map_err(|error| {
@@ -122,20 +124,34 @@ struct Run<'a, B: Backend, O: Observer> {
     memory: SharedMemory,
     cores: [CoreState; 16],
     slots: Vec<Slot<B::Code>>,
-    /// For a core running a task: the cycle of its next event, a lower bound on its end.
+    /// For a core running a task: a lower bound on the cycle of its last instruction.
     lb: [u64; 16],
     counters: [CoreCounters; 16],
     last_core_cycle: Option<u64>,
     frames_done: u64,
+    /// Each core's event key (`u64::MAX` when it has none).
+    keys: [u64; 16],
+    /// Core parts ended so far: a change tells the loop the scheduler may act.
+    ends: u64,
 }
 
 impl<B: Backend, O: Observer> Run<'_, B, O> {
     fn go(&mut self) -> Result<(), RunError> {
         let limit = self.config.max_cycles;
+        let mut ts = (0, SchedulerState::Blocked);
+        let mut ts_fresh = false;
         loop {
-            let (ts_bound, ts_state) = self.advance_scheduler()?;
-            let Some((key, i)) = self.earliest(None) else {
-                return match ts_state {
+            // The scheduler's bound stays valid as cores advance (it is a lower bound on its
+            // next decision); it is recomputed when a core's end may let it act, or when the
+            // earliest core event reaches it.
+            let mut earliest = self.earliest(None);
+            if !ts_fresh || earliest.is_some_and(|(k, _)| k >= ts.0) {
+                ts = self.advance_scheduler()?;
+                ts_fresh = true;
+                earliest = self.earliest(None);
+            }
+            let Some((key, i)) = earliest else {
+                return match ts.1 {
                     SchedulerState::Done => Ok(()),
                     SchedulerState::Limit => Err(self.watchdog()),
                     SchedulerState::Blocked => Err(RunError::Backend {
@@ -147,11 +163,16 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             if key >> 4 >= limit {
                 return Err(self.watchdog());
             }
+            debug_assert!(key < ts.0, "event {key:#x} (cycle {}, core {i}) at or past the scheduler bound {:#x} (cycle {}), fresh {ts_fresh}", key >> 4, ts.0, ts.0 >> 4);
+            let ends = self.ends;
             match self.slots[i].mode {
                 Mode::Faulted { rule, cycle } => return Err(self.fault(i, rule, cycle, None)),
-                Mode::Runnable => self.run_core(i, ts_bound),
+                Mode::Runnable => self.run_core(i, ts.0),
                 Mode::Parked { .. } => self.perform_parked(i)?,
                 Mode::Idle | Mode::Sleeping { .. } => unreachable!("not an event"),
+            }
+            if self.ends != ends {
+                ts_fresh = false;
             }
         }
     }
@@ -159,6 +180,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     /// Let the scheduler act until it must wait on cores. Returns the event key before which
     /// no newly issued core can act, and the scheduler's state.
     fn advance_scheduler(&mut self) -> Result<(u64, SchedulerState), RunError> {
+        self.refresh_bounds();
         loop {
             let step = self.ts.step(&self.lb);
             if O::WANTS_PROGRESS && matches!(step, Step::Control { .. } | Step::Issue { .. }) {
@@ -217,6 +239,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                             self.lb[c] = start;
                             self.counters[c].tasks += 1;
                             self.counters[c].ran = true;
+                            self.refresh_key(c);
                         }
                     }
                 }
@@ -266,28 +289,43 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         }
     }
 
-    fn core_key(&self, i: usize) -> Option<u64> {
-        match self.slots[i].mode {
-            Mode::Runnable | Mode::Parked { .. } => Some(event_key(self.cores[i].cycle, i as u8)),
-            Mode::Faulted { cycle, .. } => Some(event_key(cycle, i as u8)),
-            Mode::Idle | Mode::Sleeping { .. } => None,
+    /// Lower bounds on the end of every running core's part, for the scheduler: a core with
+    /// an event ends no earlier than it; a sleeper wakes no earlier than the lock holder's
+    /// next event (only the holder's st_sync wakes it).
+    fn refresh_bounds(&mut self) {
+        for i in 0..16 {
+            self.lb[i] = match self.slots[i].mode {
+                Mode::Idle => 0,
+                Mode::Runnable | Mode::Parked { .. } | Mode::Faulted { .. } => self.keys[i] >> 4,
+                Mode::Sleeping { bank, since, .. } => {
+                    let holder = self
+                        .memory
+                        .bank_lock(bank)
+                        .map_or(i, |(h, _)| usize::from(h));
+                    since.max(self.keys[holder] >> 4)
+                }
+            };
         }
+    }
+
+    /// Recompute core `i`'s event key after its mode or cycle changed.
+    fn refresh_key(&mut self, i: usize) {
+        self.keys[i] = match self.slots[i].mode {
+            Mode::Runnable | Mode::Parked { .. } => event_key(self.cores[i].cycle, i as u8),
+            Mode::Faulted { cycle, .. } => event_key(cycle, i as u8),
+            Mode::Idle | Mode::Sleeping { .. } => u64::MAX,
+        };
     }
 
     /// The earliest pending core event, leaving out `except`.
     fn earliest(&self, except: Option<usize>) -> Option<(u64, usize)> {
-        let mut best: Option<(u64, usize)> = None;
-        for i in 0..16 {
-            if Some(i) == except {
-                continue;
-            }
-            if let Some(k) = self.core_key(i) {
-                if best.is_none_or(|(b, _)| k < b) {
-                    best = Some((k, i));
-                }
+        let mut best = (u64::MAX, 0);
+        for (i, &k) in self.keys.iter().enumerate() {
+            if k < best.0 && Some(i) != except {
+                best = (k, i);
             }
         }
-        best
+        (best.0 != u64::MAX).then_some(best)
     }
 
     fn run_core(&mut self, i: usize, ts_bound: u64) {
@@ -306,6 +344,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             self.wake(w, at);
         }
         self.after_exit(i, exit);
+        self.refresh_key(i);
         self.observe_locks();
     }
 
@@ -313,7 +352,6 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         match exit {
             CoreExit::Parked => {
                 self.slots[i].mode = Mode::Parked { bank_retry: false };
-                self.lb[i] = self.cores[i].cycle;
             }
             CoreExit::Ended { by_ready } => {
                 let end = self.cores[i].cycle - 1;
@@ -324,11 +362,11 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                         FaultRule::FrameEndWhileHolding { held }
                     };
                     self.slots[i].mode = Mode::Faulted { rule, cycle: end };
-                    self.lb[i] = end;
                 } else {
                     self.slots[i].mode = Mode::Idle;
                     self.slots[i].code = None;
                     self.ts.core_ended(i, end);
+                    self.ends += 1;
                     let start = self.slots[i].start;
                     self.counters[i].busy += end + 1 - start;
                     self.observer.event(Event::CorePart {
@@ -385,7 +423,6 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                     since: cycle,
                     addr,
                 };
-                self.lb[i] = cycle;
             }
             Attempt::Stall(Stall::BankConflict) => {
                 self.counters[i].stalls += 1;
@@ -398,11 +435,11 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                     cause: StallCause::BankConflict,
                     addr,
                 });
-                self.lb[i] = core.cycle;
                 self.slots[i].mode = Mode::Parked { bank_retry: true };
             }
             Attempt::Fault(rule) => return Err(self.fault(i, rule, cycle, Some(addr))),
         }
+        self.refresh_key(i);
         Ok(())
     }
 
@@ -420,8 +457,8 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             self.counters[w].stalls += at - since;
             self.counters[w].lock_stalls += at - since;
             self.cores[w].cycle = at;
-            self.lb[w] = at;
             self.slots[w].mode = Mode::Parked { bank_retry: false };
+            self.refresh_key(w);
         }
     }
 
