@@ -1,0 +1,69 @@
+//! The behaviour suite: tests that pin every rule of `/work/shared/spec/decisions.md` (and the
+//! decisions the machine crate made where it is silent), written once and instantiated for
+//! each backend by `backend_suite!`. Every expected value is worked out by hand in the test
+//! (or by a plain reference function in it), never copied from an emulator's output.
+//!
+//! Each test is a generic function `fn name<B: Backend>(mk: fn() -> B)` in one of the
+//! modules below; `backend_suite!(name, constructor)` makes a `#[test]` of every one of them
+//! for that backend, e.g. `interp::scheduler::example2_lookahead`. A test written but not
+//! listed in `suite!` is dead code, which `cargo clippy -- -D warnings` rejects.
+//!
+//! Adding a backend is one line: `backend_suite!(jit, gpu16_jit::Jit::new);`.
+
+mod builder;
+mod isa;
+
+/// Expand every listed test of every listed module into a `#[test]` for one constructor.
+macro_rules! suite {
+    ($ctor:expr; $($module:ident { $($test:ident),* $(,)? })*) => {
+        $(
+            mod $module {
+                $(
+                    #[test]
+                    fn $test() {
+                        crate::$module::$test($ctor);
+                    }
+                )*
+            }
+        )*
+    };
+}
+
+/// The whole suite for one backend, in a module named after it.
+macro_rules! backend_suite {
+    ($backend:ident, $ctor:expr) => {
+        mod $backend {
+            suite! { $ctor;
+                isa {
+                    add_wraps,
+                    sub_wraps,
+                    div_unsigned_and_by_zero,
+                    cmpge_unsigned,
+                    and_or_xor,
+                    mul_writes_low_and_high,
+                    mul_into_r15_writes_r0,
+                    mul_reads_sources_before_writing,
+                    shifts_take_an_immediate,
+                    shift_ignores_bit3_of_its_field,
+                    set_const_both_modes,
+                    bnz_not_taken_falls_through,
+                    bnz_taken_jumps,
+                    bnz_backward_loop,
+                    bnz_ignores_low_bits,
+                    bnz_at_ip15_taken_loops_not_taken_ends,
+                    ready_ends_the_part,
+                    part_ends_after_ip15,
+                    nop_ignores_operand_bits,
+                    address_uses_low_nibble_of_r0_to_r3,
+                    memory_image_shorter_than_sm_is_zero_filled,
+                    registers_persist_across_tasks,
+                    ip_is_zero_at_task_start,
+                    r0_init_needs_both_vectors,
+                    r0_init_without_instruction_frames,
+                }
+            }
+        }
+    };
+}
+
+backend_suite!(interp, gpu16_interp::Interpreter::new);
