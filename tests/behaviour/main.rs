@@ -12,6 +12,7 @@
 
 mod builder;
 mod isa;
+mod scheduler;
 
 /// Expand every listed test of every listed module into a `#[test]` for one constructor.
 macro_rules! suite {
@@ -60,6 +61,36 @@ macro_rules! backend_suite {
                     ip_is_zero_at_task_start,
                     r0_init_needs_both_vectors,
                     r0_init_without_instruction_frames,
+                }
+                scheduler {
+                    single_task_timing,
+                    example1_in_order,
+                    example1_lookahead,
+                    example2_in_order,
+                    example2_lookahead,
+                    fence_no_lets_disjoint_tasks_overlap,
+                    fence_acq_blocks_every_later_frame,
+                    fence_acq_does_not_wait_for_earlier_tasks,
+                    fence_rel_waits_for_every_earlier_task,
+                    fence_rel_does_not_hold_back_later_tasks,
+                    fence_rel_applies_to_each_if_of_the_group,
+                    same_mask_serialises,
+                    overlapping_masks_serialise_disjoint_do_not,
+                    a_core_is_free_after_its_own_part,
+                    empty_mask_task,
+                    cf_r0_init_waits_for_its_cores,
+                    cf_r0_init_waits_only_for_initialised_cores,
+                    run_cycles_count_a_trailing_cf,
+                    lookahead_passes_a_waiting_unfenced_if,
+                    lookahead_does_not_pass_a_fenced_frame,
+                    lookahead_never_passes_an_unprocessed_cf,
+                    lookahead_needs_disjointness_from_waiting_ifs,
+                    lookahead_needs_only_the_cores_free,
+                    lookahead_cf_init_must_be_disjoint_from_waiting_ifs,
+                    lookahead_rel_waits_for_earlier_unprocessed_frames,
+                    lookahead_earliest_eligible_frame_goes_first,
+                    lookahead_window_is_64_frames,
+                    lookahead_window_of_one_is_in_order,
                 }
             }
         }
