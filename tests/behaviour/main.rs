@@ -10,6 +10,7 @@
 //!
 //! Adding a backend is one line: `backend_suite!(jit, gpu16_jit::Jit::new);`.
 
+mod atomics;
 mod builder;
 mod isa;
 mod scheduler;
@@ -91,6 +92,15 @@ macro_rules! backend_suite {
                     lookahead_earliest_eligible_frame_goes_first,
                     lookahead_window_is_64_frames,
                     lookahead_window_of_one_is_in_order,
+                }
+                atomics {
+                    contention_lowest_id_wins_in_the_same_cycle,
+                    waiter_above_the_closer_retries_in_the_closing_cycle,
+                    waiter_below_the_closer_retries_next_cycle,
+                    one_sequence_per_bank,
+                    sixteen_sequences_in_sixteen_banks,
+                    what_a_lock_blocks,
+                    st_sync_writes_and_releases,
                 }
             }
         }
