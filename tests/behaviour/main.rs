@@ -11,6 +11,7 @@
 //! Adding a backend is one line: `backend_suite!(jit, gpu16_jit::Jit::new);`.
 
 mod atomics;
+mod bank;
 mod builder;
 mod isa;
 mod scheduler;
@@ -101,6 +102,17 @@ macro_rules! backend_suite {
                     sixteen_sequences_in_sixteen_banks,
                     what_a_lock_blocks,
                     st_sync_writes_and_releases,
+                }
+                bank {
+                    same_bank_other_rows_take_turns,
+                    model_is_off_by_default,
+                    reads_of_one_byte_multicast,
+                    multicast_joins_the_first_served_byte,
+                    different_banks_do_not_conflict,
+                    writes_to_one_byte_take_turns,
+                    a_read_and_a_write_of_one_byte_conflict,
+                    ld_sync_multicasts_with_ld,
+                    lock_stall_is_decided_before_bank_conflict,
                 }
             }
         }
