@@ -13,6 +13,7 @@
 mod atomics;
 mod bank;
 mod builder;
+mod faults;
 mod isa;
 mod scheduler;
 
@@ -113,6 +114,21 @@ macro_rules! backend_suite {
                     a_read_and_a_write_of_one_byte_conflict,
                     ld_sync_multicasts_with_ld,
                     lock_stall_is_decided_before_bank_conflict,
+                }
+                faults {
+                    st_sync_without_sequence,
+                    st_sync_to_another_address,
+                    ld_sync_while_holding,
+                    ld_while_holding,
+                    st_while_holding,
+                    ready_while_holding,
+                    frame_end_while_holding,
+                    fault_state_is_the_machine_at_the_fault,
+                    own_fault_wins_over_a_lock_stall,
+                    same_cycle_faults_report_the_lowest_id,
+                    an_earlier_cycle_wins_over_a_lower_id,
+                    a_ready_fault_and_a_memory_fault_in_one_cycle,
+                    a_later_group_can_fault_first,
                 }
             }
         }
