@@ -16,6 +16,7 @@ mod builder;
 mod faults;
 mod isa;
 mod scheduler;
+mod watchdog;
 
 /// Expand every listed test of every listed module into a `#[test]` for one constructor.
 macro_rules! suite {
@@ -129,6 +130,14 @@ macro_rules! backend_suite {
                     an_earlier_cycle_wins_over_a_lower_id,
                     a_ready_fault_and_a_memory_fault_in_one_cycle,
                     a_later_group_can_fault_first,
+                }
+                watchdog {
+                    default_limit_is_2_pow_32,
+                    register_loop_reports_the_exact_ip,
+                    core_stalled_on_a_looping_holder,
+                    unprocessed_frame_is_reported,
+                    exact_limit_for_a_core,
+                    exact_limit_for_the_scheduler,
                 }
             }
         }
