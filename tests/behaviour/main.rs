@@ -14,6 +14,7 @@ mod atomics;
 mod bank;
 mod builder;
 mod faults;
+mod frames;
 mod isa;
 mod scheduler;
 mod watchdog;
@@ -138,6 +139,19 @@ macro_rules! backend_suite {
                     unprocessed_frame_is_reported,
                     exact_limit_for_a_core,
                     exact_limit_for_the_scheduler,
+                }
+                frames {
+                    control_frame_layout,
+                    instruction_words_are_little_endian_in_slot_order,
+                    memory_instruction_fields,
+                    fence_bits_in_the_header,
+                    reserved_bits_are_accepted,
+                    frame_kinds_are_positional,
+                    load_error_length,
+                    load_error_group_past_end,
+                    load_error_fence_3,
+                    load_error_reserved_memory_mode,
+                    reserved_mode_in_a_control_frame_is_not_an_error,
                 }
             }
         }
