@@ -281,9 +281,11 @@ pub fn set_const_both_modes<B: Backend>(mk: Mk<B>) {
     ]);
     let r = simple(mk, &Image::new().group(cf(0xFFFF), &[&body]));
     for (id, g) in r.registers.iter().enumerate() {
-        for d in 0..8 {
-            assert_eq!(g[d], id as u8, "core {id} r{d} holds the core id");
-        }
+        assert_eq!(
+            &g[..8],
+            &[id as u8; 8],
+            "core {id}: r0..r7 hold the core id"
+        );
         assert_eq!((g[8], g[9], g[12], g[15]), (0xAB, 0x00, 0x5C, 0xFF));
         assert_eq!((g[10], g[11], g[13], g[14]), (0, 0, 0, 0));
     }

@@ -102,6 +102,30 @@ pub fn example2_lookahead<B: Backend>(mk: Mk<B>) {
     );
 }
 
+pub fn lookahead_acq_blocks_only_later_frames<B: Backend>(mk: Mk<B>) {
+    // Example 2 with every IF 3 instructions long. IF0 runs 5..7; CF1 at 5; the acq IF4 is
+    // issued at 6 (runs 10..12). IF1, earlier in program order than IF4, is not held back by
+    // it: issued at 10 (cores free since 8). IF5 is: it waits for IF4 (13) and goes at 14.
+    let b = len(3);
+    let img = Image::new()
+        .group(cf(0x0F0F), &[&b, &b, &b, &b])
+        .group(cf(0xF0F0).fence(Fence::Acq), &[&b, &b]);
+    check(
+        mk,
+        &img,
+        &lookahead(),
+        &[
+            (1, 1, 5, 7),
+            (6, 6, 10, 12),
+            (2, 10, 14, 16),
+            (7, 14, 18, 20),
+            (3, 18, 22, 24),
+            (4, 25, 29, 31),
+        ],
+        32,
+    );
+}
+
 /// Group A on core 0 (10 instructions) with fence `fa`, then group B on core 1 (3
 /// instructions) with fence `fb`. Frames: CF 0, IF 1, CF 2, IF 3.
 fn two_groups(fa: Fence, fb: Fence) -> Image {
