@@ -102,14 +102,6 @@ macro_rules! backend_suite {
                     a_ready_fault_and_a_memory_fault_in_one_cycle,
                     a_later_group_can_fault_first,
                 }
-                watchdog {
-                    default_limit_is_2_pow_32,
-                    register_loop_reports_the_exact_ip,
-                    core_stalled_on_a_looping_holder,
-                    unprocessed_frame_is_reported,
-                    exact_limit_for_a_core,
-                    exact_limit_for_the_scheduler,
-                }
                 frames {
                     control_frame_layout,
                     instruction_words_are_little_endian_in_slot_order,
@@ -153,6 +145,15 @@ macro_rules! backend_suite {
                     lookahead_earliest_eligible_frame_goes_first,
                     lookahead_window_is_64_frames,
                     lookahead_window_of_one_is_in_order,
+                }
+                watchdog {
+                    default_limit_is_2_pow_32,
+                    register_loop_reports_the_exact_ip,
+                    core_stalled_on_a_looping_holder,
+                    unprocessed_frame_is_reported,
+                    exact_limit_for_a_core,
+                    exact_limit_for_the_scheduler,
+                    bank_stalled_cores_are_reported,
                 }
             }
         }

@@ -138,3 +138,30 @@ pub fn exact_limit_for_the_scheduler<B: Backend>(mk: Mk<B>) {
         (15, vec![], Some(2))
     );
 }
+
+pub fn bank_stalled_cores_are_reported<B: Backend>(mk: Mk<B>) {
+    // Bank model on, cores 0..3 read rows 0..3 of bank 0 at 5: core k loads at 5 + k. With
+    // the limit at 7: core 0 is done (ready at 6), core 1 loaded at 6 and its ready is due at
+    // 7, cores 2 and 3 are retrying after bank conflicts.
+    let mut control = cf(0b1111);
+    for k in 0..4 {
+        control = control.r0(k, k as u8);
+    }
+    let img = Image::new().group(control, &[&[ld(0, 1, 10), ready()]]);
+    let config = Config {
+        bank_conflicts: true,
+        ..limited(7)
+    };
+    assert_eq!(
+        watchdog(run_err(mk, &img, &[], &config)),
+        (
+            7,
+            vec![
+                unfinished(1, 1, 1, CoreWait::Running),
+                unfinished(2, 1, 0, CoreWait::BankConflict),
+                unfinished(3, 1, 0, CoreWait::BankConflict),
+            ],
+            None
+        )
+    );
+}
