@@ -1,0 +1,301 @@
+//! Builders shared by the behaviour suite: one constructor per instruction (operands in the
+//! spec's order), control frames, program images assembled frame by frame, and helpers that
+//! run an image on any backend and pull the interesting numbers out of the report.
+//!
+//! Nothing here computes an expected value: every expectation lives in the tests, worked out
+//! by hand (or by a plain reference function written in the test).
+
+#![allow(dead_code)]
+
+use gpu16_machine::{
+    AluOp, Backend, Config, ControlFrame, Fence, Instr, IssuePolicy, MemOp, Program, RunError,
+    RunFailure, RunReport,
+};
+
+/// A backend constructor; every test takes one, so the suite runs on every backend.
+pub type Mk<B> = fn() -> B;
+
+// ---------------------------------------------------------------- instructions
+
+pub fn nop() -> Instr {
+    Instr::Nop
+}
+fn alu(op: AluOp, a: u8, b: u8, c: u8) -> Instr {
+    assert!(a < 16 && b < 16 && c < 16);
+    Instr::Alu { op, a, b, c }
+}
+/// `add ra, rb, rc`: rc = ra + rb.
+pub fn add(a: u8, b: u8, c: u8) -> Instr {
+    alu(AluOp::Add, a, b, c)
+}
+pub fn sub(a: u8, b: u8, c: u8) -> Instr {
+    alu(AluOp::Sub, a, b, c)
+}
+pub fn div(a: u8, b: u8, c: u8) -> Instr {
+    alu(AluOp::Div, a, b, c)
+}
+pub fn cmpge(a: u8, b: u8, c: u8) -> Instr {
+    alu(AluOp::Cmpge, a, b, c)
+}
+pub fn and(a: u8, b: u8, c: u8) -> Instr {
+    alu(AluOp::And, a, b, c)
+}
+pub fn or(a: u8, b: u8, c: u8) -> Instr {
+    alu(AluOp::Or, a, b, c)
+}
+pub fn xor(a: u8, b: u8, c: u8) -> Instr {
+    alu(AluOp::Xor, a, b, c)
+}
+pub fn mul(a: u8, b: u8, c: u8) -> Instr {
+    assert!(a < 16 && b < 16 && c < 16);
+    Instr::Mul { a, b, c }
+}
+/// `rshft ra, k, rc`: rc = ra >> k (k an immediate 0..7).
+pub fn rshft(a: u8, k: u8, c: u8) -> Instr {
+    assert!(k < 8);
+    Instr::Shift {
+        left: false,
+        a,
+        k,
+        c,
+    }
+}
+pub fn lshft(a: u8, k: u8, c: u8) -> Instr {
+    assert!(k < 8);
+    Instr::Shift {
+        left: true,
+        a,
+        k,
+        c,
+    }
+}
+fn mem(op: MemOp, a: u8, hi: u8, r: u8) -> Instr {
+    assert!(hi < 4, "the high-address register is R0..R3");
+    Instr::Mem { op, a, hi, r }
+}
+/// `ld [ra, rhi], rr`.
+pub fn ld(a: u8, hi: u8, r: u8) -> Instr {
+    mem(MemOp::Ld, a, hi, r)
+}
+pub fn ld_sync(a: u8, hi: u8, r: u8) -> Instr {
+    mem(MemOp::LdSync, a, hi, r)
+}
+/// `st [ra, rhi], rr`.
+pub fn st(a: u8, hi: u8, r: u8) -> Instr {
+    mem(MemOp::St, a, hi, r)
+}
+pub fn st_sync(a: u8, hi: u8, r: u8) -> Instr {
+    mem(MemOp::StSync, a, hi, r)
+}
+/// `set_const k, rd`.
+pub fn set_const(k: u8, d: u8) -> Instr {
+    Instr::SetConst { k, d }
+}
+/// `bnz target, ra`.
+pub fn bnz(a: u8, target: u8) -> Instr {
+    Instr::Bnz { a, target }
+}
+pub fn ready() -> Instr {
+    Instr::Ready
+}
+
+/// A task body that executes exactly `n` instructions: `n - 1` nops, then `ready`.
+pub fn len(n: usize) -> Vec<Instr> {
+    assert!((1..=16).contains(&n));
+    let mut v = vec![nop(); n - 1];
+    v.push(ready());
+    v
+}
+
+// ---------------------------------------------------------------- control frames
+
+/// A control frame for the cores in `active`, fence `no`, no R0 init. `Image::group` fills
+/// in IF_Num.
+pub fn cf(active: u16) -> ControlFrame {
+    ControlFrame {
+        if_num: 0,
+        fence: Fence::No,
+        active,
+        init_vect: 0,
+        init_r0: [0; 16],
+        reserved_header: 0,
+        reserved: [0; 10],
+    }
+}
+
+pub trait CfExt {
+    fn fence(self, fence: Fence) -> Self;
+    /// Set bit `core` of Init_R0_Vect and Init_R0[core] = value.
+    fn r0(self, core: usize, value: u8) -> Self;
+    /// Set IF_Num (for frames pushed with `Image::control`).
+    fn ifs(self, n: u8) -> Self;
+}
+
+impl CfExt for ControlFrame {
+    fn fence(mut self, fence: Fence) -> Self {
+        self.fence = fence;
+        self
+    }
+    fn r0(mut self, core: usize, value: u8) -> Self {
+        self.init_vect |= 1 << core;
+        self.init_r0[core] = value;
+        self
+    }
+    fn ifs(mut self, n: u8) -> Self {
+        self.if_num = n;
+        self
+    }
+}
+
+/// The mask of the listed cores.
+pub fn cores(ids: &[usize]) -> u16 {
+    ids.iter().fold(0, |m, &c| m | (1 << c))
+}
+
+// ---------------------------------------------------------------- images
+
+/// A program image built frame by frame.
+#[derive(Clone, Debug, Default)]
+pub struct Image {
+    frames: Vec<[u8; 32]>,
+}
+
+impl Image {
+    pub fn new() -> Image {
+        Image::default()
+    }
+
+    /// A control frame with IF_Num = the number of bodies, then one IF per body.
+    pub fn group(mut self, mut control: ControlFrame, bodies: &[&[Instr]]) -> Image {
+        control.if_num = u8::try_from(bodies.len()).expect("at most 63 IFs");
+        self.frames.push(control.encode());
+        for body in bodies {
+            self = self.code(body);
+        }
+        self
+    }
+
+    /// A control frame exactly as given (IF_Num untouched).
+    pub fn control(mut self, control: ControlFrame) -> Image {
+        self.frames.push(control.encode());
+        self
+    }
+
+    /// An instruction frame: `body` in slots 0.., the rest nop (all-zero words).
+    pub fn code(self, body: &[Instr]) -> Image {
+        let words: Vec<u16> = body.iter().map(Instr::encode).collect();
+        self.words(&words)
+    }
+
+    /// An instruction frame of raw words (little-endian), the rest zero.
+    pub fn words(mut self, words: &[u16]) -> Image {
+        assert!(words.len() <= 16);
+        let mut b = [0u8; 32];
+        for (i, w) in words.iter().enumerate() {
+            b[2 * i..2 * i + 2].copy_from_slice(&w.to_le_bytes());
+        }
+        self.frames.push(b);
+        self
+    }
+
+    /// A raw 32-byte frame.
+    pub fn raw(mut self, bytes: [u8; 32]) -> Image {
+        self.frames.push(bytes);
+        self
+    }
+
+    pub fn frames(&self) -> usize {
+        self.frames.len()
+    }
+
+    pub fn bytes(&self) -> Vec<u8> {
+        self.frames.iter().flatten().copied().collect()
+    }
+
+    pub fn program(&self) -> Program {
+        Program::from_image(&self.bytes()).unwrap_or_else(|e| panic!("load error: {e}"))
+    }
+}
+
+// ---------------------------------------------------------------- running
+
+pub fn in_order() -> Config {
+    Config::default()
+}
+
+pub fn lookahead() -> Config {
+    Config {
+        issue: IssuePolicy::Lookahead,
+        ..Config::default()
+    }
+}
+
+pub fn banked() -> Config {
+    Config {
+        bank_conflicts: true,
+        ..Config::default()
+    }
+}
+
+pub fn limited(max_cycles: u64) -> Config {
+    Config {
+        max_cycles,
+        ..Config::default()
+    }
+}
+
+pub fn run<B: Backend>(
+    mk: Mk<B>,
+    image: &Image,
+    memory: &[u8],
+    config: &Config,
+) -> Result<RunReport, Box<RunFailure>> {
+    let mut backend = mk();
+    gpu16_machine::run(&mut backend, &image.program(), memory, config)
+}
+
+/// Run with a zero memory and the given configuration; the run must succeed.
+pub fn run_ok<B: Backend>(mk: Mk<B>, image: &Image, memory: &[u8], config: &Config) -> RunReport {
+    match run(mk, image, memory, config) {
+        Ok(r) => r,
+        Err(f) => panic!("run failed: {}", f.error),
+    }
+}
+
+/// Default configuration, zero memory.
+pub fn simple<B: Backend>(mk: Mk<B>, image: &Image) -> RunReport {
+    run_ok(mk, image, &[], &in_order())
+}
+
+/// The run must fail; returns its error.
+pub fn run_err<B: Backend>(mk: Mk<B>, image: &Image, memory: &[u8], config: &Config) -> RunError {
+    match run(mk, image, memory, config) {
+        Ok(r) => panic!("run succeeded in {} cycles, expected a failure", r.cycles),
+        Err(f) => f.error,
+    }
+}
+
+/// The task timeline in issue order: (frame, issue, start, end).
+pub fn timeline(r: &RunReport) -> Vec<(usize, u64, u64, u64)> {
+    r.tasks
+        .iter()
+        .map(|t| (t.frame, t.issue, t.start, t.end))
+        .collect()
+}
+
+pub fn stalls(r: &RunReport) -> [u64; 16] {
+    std::array::from_fn(|i| r.cores[i].stalls)
+}
+
+pub fn instructions(r: &RunReport) -> [u64; 16] {
+    std::array::from_fn(|i| r.cores[i].instructions)
+}
+
+/// A 4096-byte memory image, zero except the given bytes.
+pub fn memory(bytes: &[(u16, u8)]) -> Vec<u8> {
+    let mut m = vec![0u8; 4096];
+    for &(a, v) in bytes {
+        m[usize::from(a)] = v;
+    }
+    m
+}

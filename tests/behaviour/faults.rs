@@ -1,0 +1,265 @@
+//! The six runtime faults, each with its rule, frame, core, IP and cycle; a core's own fault
+//! wins over a lock stall; and when several cores fault the earliest (cycle, core id) is the
+//! one reported.
+//!
+//! Most faulting tasks run in a second group (frame 3) on core 3: group 1 is a one-cycle task
+//! on core 0 (frames 0, 1), CF2 is processed at 5, IF3 broadcast 6..9, so IP k runs at 10 + k.
+
+use crate::builder::*;
+use gpu16_machine::{Backend, FaultRule, Instr, RunError};
+
+type Fault = (FaultRule, usize, u8, u8, u64, Option<u16>);
+
+fn fault(e: RunError) -> Fault {
+    match e {
+        RunError::Fault {
+            rule,
+            frame,
+            core,
+            ip,
+            cycle,
+            addr,
+        } => (rule, frame, core, ip, cycle, addr),
+        other => panic!("expected a fault, got {other}"),
+    }
+}
+
+/// Group 1 on core 0, then `body` on core 3 (R0 = 2) as frame 3.
+fn second_group(body: &[Instr]) -> Image {
+    Image::new()
+        .group(cf(1), &[&[ready()]])
+        .group(cf(1 << 3).r0(3, 2), &[body])
+}
+
+fn fault_of<B: Backend>(mk: Mk<B>, img: &Image) -> Fault {
+    fault(run_err(mk, img, &[], &in_order()))
+}
+
+pub fn st_sync_without_sequence<B: Backend>(mk: Mk<B>) {
+    let f = fault_of(mk, &second_group(&[nop(), st_sync(8, 1, 10), ready()]));
+    assert_eq!(
+        f,
+        (FaultRule::StSyncWithoutSequence, 3, 3, 1, 11, Some(0x000))
+    );
+}
+
+pub fn st_sync_to_another_address<B: Backend>(mk: Mk<B>) {
+    // Locks 0x000 at 10, then st_sync to 0x001 at 12.
+    let body = [
+        ld_sync(8, 1, 10),
+        set_const(1, 8),
+        st_sync(8, 1, 10),
+        ready(),
+    ];
+    let f = fault_of(mk, &second_group(&body));
+    assert_eq!(
+        f,
+        (
+            FaultRule::StSyncWrongAddress { held: 0x000 },
+            3,
+            3,
+            2,
+            12,
+            Some(0x001)
+        )
+    );
+}
+
+pub fn ld_sync_while_holding<B: Backend>(mk: Mk<B>) {
+    // Locks 0x000 at 10; ld_sync of 0x200 (another bank, r0 = 2) at 11.
+    let body = [ld_sync(8, 1, 10), ld_sync(8, 0, 11), ready()];
+    let f = fault_of(mk, &second_group(&body));
+    assert_eq!(
+        f,
+        (
+            FaultRule::LdSyncWhileHolding { held: 0x000 },
+            3,
+            3,
+            1,
+            11,
+            Some(0x200)
+        )
+    );
+}
+
+pub fn ld_while_holding<B: Backend>(mk: Mk<B>) {
+    // ld of another byte at IP2, cycle 12.
+    let body = [ld_sync(8, 1, 10), set_const(7, 8), ld(8, 1, 11), ready()];
+    let f = fault_of(mk, &second_group(&body));
+    assert_eq!(
+        f,
+        (
+            FaultRule::AccessWhileHolding { held: 0x000 },
+            3,
+            3,
+            2,
+            12,
+            Some(0x007)
+        )
+    );
+}
+
+pub fn st_while_holding<B: Backend>(mk: Mk<B>) {
+    // A plain st even to the held byte itself, at IP1, cycle 11.
+    let body = [ld_sync(8, 1, 10), st(8, 1, 10), ready()];
+    let f = fault_of(mk, &second_group(&body));
+    assert_eq!(
+        f,
+        (
+            FaultRule::AccessWhileHolding { held: 0x000 },
+            3,
+            3,
+            1,
+            11,
+            Some(0x000)
+        )
+    );
+}
+
+pub fn ready_while_holding<B: Backend>(mk: Mk<B>) {
+    let body = [ld_sync(8, 1, 10), ready()];
+    let f = fault_of(mk, &second_group(&body));
+    assert_eq!(
+        f,
+        (
+            FaultRule::ReadyWhileHolding { held: 0x000 },
+            3,
+            3,
+            1,
+            11,
+            None
+        )
+    );
+}
+
+pub fn frame_end_while_holding<B: Backend>(mk: Mk<B>) {
+    // ld_sync at IP5 (15); the part ends after IP15 (25) still holding.
+    let mut body = vec![nop(); 5];
+    body.push(ld_sync(8, 1, 10));
+    body.extend(vec![nop(); 10]);
+    assert_eq!(body.len(), 16);
+    let f = fault_of(mk, &second_group(&body));
+    assert_eq!(
+        f,
+        (
+            FaultRule::FrameEndWhileHolding { held: 0x000 },
+            3,
+            3,
+            15,
+            25,
+            None
+        )
+    );
+}
+
+pub fn fault_state_is_the_machine_at_the_fault<B: Backend>(mk: Mk<B>) {
+    // A store at 11 happened; the fault is at 12; the state's cycle count is the fault cycle.
+    let body = [
+        set_const(0x66, 9),
+        st(0, 1, 9), // M[0x002] (r0 = 2)
+        st_sync(8, 1, 9),
+        set_const(0x77, 10),
+    ];
+    let failure = run(mk, &second_group(&body), &[], &in_order()).unwrap_err();
+    assert_eq!(
+        fault(failure.error.clone()),
+        (FaultRule::StSyncWithoutSequence, 3, 3, 2, 12, Some(0x000))
+    );
+    assert_eq!(failure.state.memory[2], 0x66);
+    assert_eq!(failure.state.registers[3][9], 0x66);
+    assert_eq!(failure.state.registers[3][10], 0x00);
+    assert_eq!(failure.state.cycles, 12);
+}
+
+pub fn own_fault_wins_over_a_lock_stall<B: Backend>(mk: Mk<B>) {
+    // Core 0 locks 0x000 and core 1 (R0 = 1) locks 0x100, both at 5. Core 1 jumps to IP5 and
+    // at 7 loads 0x000, which core 0 still holds (until 8): its own fault (ld while holding)
+    // is reported at 7, not a stall followed by the fault at 8.
+    let body = [
+        ld_sync(8, 0, 10),
+        bnz(0, 5),
+        nop(),
+        st_sync(8, 0, 10),
+        ready(),
+        ld(8, 1, 11),
+        ready(),
+    ];
+    let img = Image::new().group(cf(0b11).r0(1, 1), &[&body]);
+    let f = fault_of(mk, &img);
+    assert_eq!(
+        f,
+        (
+            FaultRule::AccessWhileHolding { held: 0x100 },
+            1,
+            1,
+            5,
+            7,
+            Some(0x000)
+        )
+    );
+}
+
+pub fn same_cycle_faults_report_the_lowest_id<B: Backend>(mk: Mk<B>) {
+    // Cores 2 and 5 both st_sync without a sequence at 5.
+    let img = Image::new().group(cf(cores(&[2, 5])), &[&[st_sync(8, 1, 10), ready()]]);
+    let f = fault_of(mk, &img);
+    assert_eq!(f, (FaultRule::StSyncWithoutSequence, 1, 2, 0, 5, Some(0)));
+}
+
+pub fn an_earlier_cycle_wins_over_a_lower_id<B: Backend>(mk: Mk<B>) {
+    // Core 1 (R0 = 1) skips the nop and reaches the bad st_sync at 6; core 0 at 7.
+    let img = Image::new().group(
+        cf(0b11).r0(1, 1),
+        &[&[bnz(0, 2), nop(), st_sync(8, 1, 10), ready()]],
+    );
+    let f = fault_of(mk, &img);
+    assert_eq!(f, (FaultRule::StSyncWithoutSequence, 1, 1, 2, 6, Some(0)));
+}
+
+pub fn a_ready_fault_and_a_memory_fault_in_one_cycle<B: Backend>(mk: Mk<B>) {
+    // Path A (IP1..): nop 6, st_sync without a sequence 7. Path B (IP3..): ld_sync 6, ready
+    // while holding 7. The core with R0 = 1 takes path B. Both faults are in cycle 7, so the
+    // lower id wins whichever rule it broke.
+    let body = [
+        bnz(0, 3),
+        nop(),
+        st_sync(8, 1, 10),
+        ld_sync(8, 1, 10),
+        ready(),
+    ];
+    let b_on_0 = Image::new().group(cf(0b11).r0(0, 1), &[&body]);
+    assert_eq!(
+        fault_of(mk, &b_on_0),
+        (FaultRule::ReadyWhileHolding { held: 0 }, 1, 0, 4, 7, None)
+    );
+    let b_on_1 = Image::new().group(cf(0b11).r0(1, 1), &[&body]);
+    assert_eq!(
+        fault_of(mk, &b_on_1),
+        (FaultRule::StSyncWithoutSequence, 1, 0, 2, 7, Some(0))
+    );
+}
+
+pub fn a_later_group_can_fault_first<B: Backend>(mk: Mk<B>) {
+    // Core 0 (frame 1) locks at 5 and ends its frame holding at 20. Core 1 (frame 3, starts
+    // at 10) faults at 11. The earlier fault, core 1's, is reported.
+    let mut holder = vec![ld_sync(8, 1, 10)];
+    holder.extend(vec![nop(); 15]);
+    let img = Image::new()
+        .group(cf(1), &[&holder])
+        .group(cf(2), &[&[nop(), st_sync(8, 1, 10), ready()]]);
+    let f = fault_of(mk, &img);
+    assert_eq!(f, (FaultRule::StSyncWithoutSequence, 3, 1, 1, 11, Some(0)));
+    // Alone, core 0's fault is the one reported.
+    let img = Image::new().group(cf(1), &[&holder]);
+    assert_eq!(
+        fault_of(mk, &img),
+        (
+            FaultRule::FrameEndWhileHolding { held: 0 },
+            1,
+            0,
+            15,
+            20,
+            None
+        )
+    );
+}

@@ -1,0 +1,167 @@
+//! The watchdog: any instruction or scheduler processing in a cycle >= max_cycles stops the
+//! run with the list of unfinished cores (frame, IP, running / not started / stalled on which
+//! byte held by whom) and the first unprocessed frame. A run of exactly N cycles passes with
+//! max_cycles = N and fails with N - 1.
+
+use crate::builder::*;
+use gpu16_machine::{Backend, Config, CoreWait, RunError, UnfinishedCore};
+
+fn watchdog(e: RunError) -> (u64, Vec<UnfinishedCore>, Option<usize>) {
+    match e {
+        RunError::Watchdog {
+            limit,
+            cores,
+            next_frame,
+        } => (limit, cores, next_frame),
+        other => panic!("expected the watchdog, got {other}"),
+    }
+}
+
+fn unfinished(core: u8, frame: usize, ip: u8, wait: CoreWait) -> UnfinishedCore {
+    UnfinishedCore {
+        core,
+        frame,
+        ip,
+        wait,
+    }
+}
+
+pub fn default_limit_is_2_pow_32<B: Backend>(_mk: Mk<B>) {
+    assert_eq!(Config::default().max_cycles, 1 << 32);
+}
+
+pub fn register_loop_reports_the_exact_ip<B: Backend>(mk: Mk<B>) {
+    // Core 2: IP0 at 5, then IP1 at even cycles and IP2 (bnz -> 1) at odd cycles from 6.
+    let img = Image::new().group(cf(1 << 2), &[&[set_const(1, 8), nop(), bnz(8, 1)]]);
+    let failure = run(mk, &img, &[], &limited(100)).unwrap_err();
+    assert_eq!(
+        watchdog(failure.error),
+        (100, vec![unfinished(2, 1, 1, CoreWait::Running)], None)
+    );
+    // Cycles 5..99 executed: 95 instructions; the state's cycle count is the limit.
+    assert_eq!(failure.state.instructions, 95);
+    assert_eq!(failure.state.cycles, 100);
+    let e = run_err(mk, &img, &[], &limited(101));
+    assert_eq!(
+        watchdog(e),
+        (101, vec![unfinished(2, 1, 2, CoreWait::Running)], None)
+    );
+}
+
+pub fn core_stalled_on_a_looping_holder<B: Backend>(mk: Mk<B>) {
+    // Core 0 locks 0x000 at 5 and loops on IP2 from 7; core 1's ld_sync at 5 stalls forever.
+    let img = Image::new().group(
+        cf(0b11),
+        &[&[ld_sync(8, 1, 10), set_const(1, 9), bnz(9, 2)]],
+    );
+    let e = run_err(mk, &img, &[], &limited(50));
+    assert_eq!(
+        watchdog(e),
+        (
+            50,
+            vec![
+                unfinished(0, 1, 2, CoreWait::Running),
+                unfinished(
+                    1,
+                    1,
+                    0,
+                    CoreWait::Lock {
+                        addr: 0x000,
+                        holder: 0,
+                        since: 5
+                    }
+                ),
+            ],
+            None
+        )
+    );
+}
+
+pub fn unprocessed_frame_is_reported<B: Backend>(mk: Mk<B>) {
+    // The loop on core 0 never ends, so frame 2 (a CF for core 0's R0) is never processed.
+    let img = Image::new()
+        .group(cf(1), &[&[set_const(1, 8), bnz(8, 1)]])
+        .group(cf(1).r0(0, 1), &[&[ready()]]);
+    let (_, cores, next) = watchdog(run_err(mk, &img, &[], &limited(40)));
+    assert_eq!(next, Some(2));
+    assert_eq!(cores, vec![unfinished(0, 1, 1, CoreWait::Running)]);
+}
+
+pub fn exact_limit_for_a_core<B: Backend>(mk: Mk<B>) {
+    // One ready at cycle 5: a 6-cycle run.
+    let img = Image::new().group(cf(1), &[&[ready()]]);
+    assert_eq!(run_ok(mk, &img, &[], &limited(6)).cycles, 6);
+    let e = run_err(mk, &img, &[], &limited(5));
+    assert_eq!(
+        watchdog(e),
+        (
+            5,
+            vec![unfinished(0, 1, 0, CoreWait::NotStarted { start: 5 })],
+            None
+        )
+    );
+    // The IP-15 loop of 20 instructions (5..24): 25 cycles; with 24 the last bnz is due.
+    let mut body = vec![set_const(3, 8), set_const(1, 9)];
+    body.extend(vec![nop(); 12]);
+    body.extend([sub(8, 9, 8), bnz(8, 14)]);
+    let img = Image::new().group(cf(1), &[&body]);
+    assert_eq!(run_ok(mk, &img, &[], &limited(25)).cycles, 25);
+    let e = run_err(mk, &img, &[], &limited(24));
+    assert_eq!(
+        watchdog(e),
+        (24, vec![unfinished(0, 1, 15, CoreWait::Running)], None)
+    );
+}
+
+pub fn exact_limit_for_the_scheduler<B: Backend>(mk: Mk<B>) {
+    // A lone CF: processed at 0, a 1-cycle run.
+    let img = Image::new().group(cf(1).r0(0, 3), &[]);
+    assert_eq!(run_ok(mk, &img, &[], &limited(1)).cycles, 1);
+    assert_eq!(
+        watchdog(run_err(mk, &img, &[], &limited(0))),
+        (0, vec![], Some(0))
+    );
+    // An empty-mask IF: broadcast 1..4, a 5-cycle run; with 4 the broadcast crosses it.
+    let img = Image::new().group(cf(0), &[&[ready()]]);
+    assert_eq!(run_ok(mk, &img, &[], &limited(5)).cycles, 5);
+    assert_eq!(
+        watchdog(run_err(mk, &img, &[], &limited(4))),
+        (4, vec![], Some(1))
+    );
+    // A trailing CF that waits for core 0 (IF1 ends 14): processed at 15, a 16-cycle run.
+    let img = Image::new()
+        .group(cf(1), &[&len(10)])
+        .group(cf(1).r0(0, 9), &[]);
+    assert_eq!(run_ok(mk, &img, &[], &limited(16)).cycles, 16);
+    assert_eq!(
+        watchdog(run_err(mk, &img, &[], &limited(15))),
+        (15, vec![], Some(2))
+    );
+}
+
+pub fn bank_stalled_cores_are_reported<B: Backend>(mk: Mk<B>) {
+    // Bank model on, cores 0..3 read rows 0..3 of bank 0 at 5: core k loads at 5 + k. With
+    // the limit at 7: core 0 is done (ready at 6), core 1 loaded at 6 and its ready is due at
+    // 7, cores 2 and 3 are retrying after bank conflicts.
+    let mut control = cf(0b1111);
+    for k in 0..4 {
+        control = control.r0(k, k as u8);
+    }
+    let img = Image::new().group(control, &[&[ld(0, 1, 10), ready()]]);
+    let config = Config {
+        bank_conflicts: true,
+        ..limited(7)
+    };
+    assert_eq!(
+        watchdog(run_err(mk, &img, &[], &config)),
+        (
+            7,
+            vec![
+                unfinished(1, 1, 1, CoreWait::Running),
+                unfinished(2, 1, 0, CoreWait::BankConflict),
+                unfinished(3, 1, 0, CoreWait::BankConflict),
+            ],
+            None
+        )
+    );
+}
