@@ -4,14 +4,18 @@
 //! checker lints a program, from source or binary. `docs/assembly.md` is the reference.
 
 mod assemble;
+mod check;
 mod cursor;
 pub mod diagnostics;
+mod disasm;
 mod lexer;
 mod operands;
 mod source;
 
 pub use assemble::{Assembly, FrameSource, SourceMap, MAX_GROUP};
+pub use check::{check, lint, Finding};
 pub use diagnostics::{Diagnostic, Diagnostics, Severity, Span};
+pub use disasm::{control_line, disassemble, frame_lines};
 
 use std::path::Path;
 
