@@ -139,8 +139,8 @@ fn prefix_sum() {
     let m = input("prefix_sum");
     let r = run("prefix_sum");
     let mut sum = 0u8;
-    for k in 0..48 {
-        sum = sum.wrapping_add(m[k]);
+    for (k, &x) in m[..48].iter().enumerate() {
+        sum = sum.wrapping_add(x);
         assert_eq!(r.memory[64 + k], sum, "P[{k}]");
     }
     // Each task waited for the one before it.
