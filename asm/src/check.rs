@@ -61,8 +61,9 @@ fn control(program: &Program, f: usize, out: &mut Vec<Finding>) {
     }
     if cf.active == 0 {
         say(format!(
-            "mask is 0: the {} instruction frames of this group run on no core",
-            cf.if_num
+            "mask is 0: the {} instruction frame{} of this group run on no core",
+            cf.if_num,
+            if cf.if_num == 1 { "" } else { "s" }
         ));
     }
     let outside = cf.init_vect & !cf.active;

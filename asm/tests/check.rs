@@ -47,7 +47,7 @@ fn masks_of_zero_and_r0_outside_the_mask() {
         (
             2,
             1,
-            "mask is 0: the 1 instruction frames of this group run on no core".into()
+            "mask is 0: the 1 instruction frame of this group run on no core".into()
         )
     );
     assert_eq!(
