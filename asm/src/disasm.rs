@@ -90,10 +90,11 @@ pub fn disassemble(program: &Program) -> String {
             FrameKind::Control => {
                 let cf = program.control(f);
                 let line = control_line(&cf);
+                let n = cf.if_num;
+                let plural = if n == 1 { "" } else { "s" };
                 writeln!(
                     out,
-                    "\n{line:<48} ; frame {f}, {} instruction frames",
-                    cf.if_num
+                    "\n{line:<48} ; frame {f}, {n} instruction frame{plural}"
                 )
                 .unwrap();
             }
