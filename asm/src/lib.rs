@@ -44,6 +44,9 @@ pub fn assemble_with(
         let key = |d: &Diagnostic| d.span.as_ref().map(|s| (s.file.clone(), s.line, s.col));
         key(a).cmp(&key(b))
     });
+    // A line inside `.repeat` fails the same way on every pass; say it once.
+    let mut seen = std::collections::HashSet::new();
+    diags.retain(|d| seen.insert(d.to_string()));
     match assembly {
         Some(a) if diags.is_empty() => Ok(a),
         _ => Err(Diagnostics(diags)),

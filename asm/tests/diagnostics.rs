@@ -196,3 +196,11 @@ fn every_problem_is_reported_with_a_caret() {
         "{text}"
     );
 }
+
+#[test]
+fn an_error_inside_repeat_is_reported_once() {
+    assert_eq!(
+        only(".cf mask=1\n.repeat 5, k\n.if\n    rshft r1, 8, r2\n.end\n"),
+        (4, 15, "the shift amount must be 0..7, not 8".into())
+    );
+}
