@@ -1,29 +1,67 @@
-//! Assembler, disassembler and checker for gpu16 programs (being built; see issue 3).
+//! Assembler, disassembler and checker for gpu16 programs. Source text goes through the
+//! lexer, the directive expander and the frame builder to a [`Program`]; the disassembler
+//! turns any loadable image back into source that re-assembles to the same bytes; the
+//! checker lints a program, from source or binary. `docs/assembly.md` is the reference.
 
-use gpu16_machine::Program;
-use std::fmt;
+mod assemble;
+mod check;
+mod cursor;
+pub mod diagnostics;
+mod disasm;
+mod lexer;
+mod operands;
+mod source;
 
-/// An assembled program.
-pub struct Assembly {
-    pub program: Program,
+pub use assemble::{Assembly, FrameSource, SourceMap, MAX_GROUP};
+pub use check::{check, lint, Finding};
+pub use diagnostics::{Diagnostic, Diagnostics, Severity, Span};
+pub use disasm::{control_line, disassemble, frame_lines};
+
+use std::path::Path;
+
+fn read_file(path: &Path) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|e| e.to_string())
 }
 
-/// Every problem found in a source file.
-#[derive(Debug)]
-pub struct Diagnostics(pub Vec<String>);
+/// Assemble `source` (named `file` in diagnostics). `.include` paths are read from the
+/// file system, relative to `file`'s directory.
+pub fn assemble(source: &str, file: &str) -> Result<Assembly, Diagnostics> {
+    assemble_with(source, file, &read_file)
+}
 
-impl fmt::Display for Diagnostics {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for d in &self.0 {
-            writeln!(f, "{d}")?;
-        }
-        Ok(())
+/// Assemble with `load` reading included files (tests give an in-memory one).
+pub fn assemble_with(
+    source: &str,
+    file: &str,
+    load: &dyn Fn(&Path) -> Result<String, String>,
+) -> Result<Assembly, Diagnostics> {
+    let mut ex = source::Expander::new(load);
+    ex.file(source, file);
+    let mut diags = std::mem::take(&mut ex.diags);
+    let assembly = assemble::build(ex.items, file, &mut diags);
+    // Expansion and frame building report in two passes; file order reads best.
+    diags.sort_by(|a, b| {
+        let key = |d: &Diagnostic| d.span.as_ref().map(|s| (s.file.clone(), s.line, s.col));
+        key(a).cmp(&key(b))
+    });
+    // A line inside `.repeat` fails the same way on every pass; say it once.
+    let mut seen = std::collections::HashSet::new();
+    diags.retain(|d| seen.insert(d.to_string()));
+    match assembly {
+        Some(a) if diags.is_empty() => Ok(a),
+        _ => Err(Diagnostics(diags)),
     }
 }
 
-/// Assemble `source` (named `file` in diagnostics).
-pub fn assemble(_source: &str, file: &str) -> Result<Assembly, Diagnostics> {
-    Err(Diagnostics(vec![format!(
-        "{file}: the assembler is not built yet"
-    )]))
+/// Read and assemble the file at `path`.
+pub fn assemble_file(path: &Path) -> Result<Assembly, Diagnostics> {
+    let name = path.display().to_string();
+    match read_file(path) {
+        Ok(text) => assemble(&text, &name),
+        Err(e) => Err(Diagnostics(vec![Diagnostic::bare(
+            Severity::Error,
+            name,
+            format!("cannot read: {e}"),
+        )])),
+    }
 }

@@ -1,0 +1,243 @@
+//! Lints on a loaded [`Program`], so they work on binaries as well as on source: reserved
+//! bits, masks of 0, groups past the 64-frame task memory, `set_const` into r0..r7 with a
+//! constant, atomic-sequence misuse found by a flow analysis of each frame's 16 slots, and
+//! unreachable instructions. Findings map back to source lines through a [`SourceMap`].
+
+use crate::assemble::SourceMap;
+use crate::diagnostics::{Diagnostic, Diagnostics, Severity};
+use gpu16_machine::frame::TASK_MEMORY_FRAMES;
+use gpu16_machine::isa::{Instr, MemOp, FRAME_INSTRS};
+use gpu16_machine::{FrameKind, InstrFrame, Program};
+
+/// One lint finding: the frame, the instruction slot if it is about one, and the message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    pub frame: usize,
+    pub slot: Option<usize>,
+    pub message: String,
+}
+
+/// Every lint finding of `program`, in frame order.
+pub fn lint(program: &Program) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let mut past_tm_reported = false;
+    for f in 0..program.len() {
+        match program.kind(f) {
+            FrameKind::Control => {
+                control(program, f, &mut out);
+                let last = f + usize::from(program.control(f).if_num);
+                if last >= TASK_MEMORY_FRAMES && !past_tm_reported {
+                    past_tm_reported = true;
+                    out.push(Finding {
+                        frame: f,
+                        slot: None,
+                        message: format!(
+                            "this group runs to frame {last}, past the {TASK_MEMORY_FRAMES}-frame task memory: the program ({} frames) is a stream the host must keep feeding",
+                            program.len()
+                        ),
+                    });
+                }
+            }
+            FrameKind::Instr { .. } => instr_frame(&program.instr(f), f, &mut out),
+        }
+    }
+    out
+}
+
+fn control(program: &Program, f: usize, out: &mut Vec<Finding>) {
+    let cf = program.control(f);
+    let mut say = |message: String| {
+        out.push(Finding {
+            frame: f,
+            slot: None,
+            message,
+        })
+    };
+    if cf.reserved_header != 0 || cf.reserved.iter().any(|&b| b != 0) {
+        say(format!(
+            "control frame has reserved bits set (header bits 15:8 = 0x{:02x}, bytes 6..15 = {:02x?})",
+            cf.reserved_header, cf.reserved
+        ));
+    }
+    if cf.active == 0 {
+        say(format!(
+            "mask is 0: the {} instruction frame{} of this group run on no core",
+            cf.if_num,
+            if cf.if_num == 1 { "" } else { "s" }
+        ));
+    }
+    let outside = cf.init_vect & !cf.active;
+    if outside != 0 {
+        let cores: Vec<String> = (0..16)
+            .filter(|i| outside >> i & 1 == 1)
+            .map(|i| i.to_string())
+            .collect();
+        say(format!(
+            "R0 init for cores {} that are not in the mask has no effect",
+            cores.join(",")
+        ));
+    }
+}
+
+/// Flow states at a slot: bit 16 = not holding; bit k < 16 = holding the sequence opened
+/// by the ld_sync at slot k.
+const FREE: u32 = 1 << 16;
+
+fn instr_frame(frame: &InstrFrame, f: usize, out: &mut Vec<Finding>) {
+    let mut found: Vec<(usize, String)> = Vec::new();
+    for (slot, (&w, &i)) in frame.words.iter().zip(frame.instrs.iter()).enumerate() {
+        if i.encode() != w {
+            found.push((
+                slot,
+                format!(
+                    "instruction word 0x{w:04x} has ignored bits set (0x{:04x}); it runs as `{i}`",
+                    w ^ i.encode()
+                ),
+            ));
+        }
+        if let Instr::SetConst { k, d } = i {
+            if d < 8 && k != 0 {
+                found.push((
+                    slot,
+                    format!("set_const into r{d} loads the core id, not 0x{k:02x}: only r8..r15 take a constant"),
+                ));
+            }
+        }
+    }
+    let reached = flow(&frame.instrs, &mut found);
+    // Unreached `ready` and `nop` words are fill, not code someone meant to run.
+    let dead = |s: usize| reached[s] == 0 && !matches!(frame.words[s], 0x0000 | 0xf000);
+    let mut slot = 0;
+    while slot < FRAME_INSTRS {
+        if !dead(slot) {
+            slot += 1;
+            continue;
+        }
+        let start = slot;
+        while slot < FRAME_INSTRS && dead(slot) {
+            slot += 1;
+        }
+        let msg = if slot - start == 1 {
+            format!("instruction {start} is unreachable")
+        } else {
+            format!("instructions {start}..{} are unreachable", slot - 1)
+        };
+        found.push((start, msg));
+    }
+    found.sort_by_key(|(s, _)| *s);
+    found.dedup();
+    out.extend(found.into_iter().map(|(slot, message)| Finding {
+        frame: f,
+        slot: Some(slot),
+        message,
+    }));
+}
+
+/// Which states reach each slot; atomic-sequence findings go to `found`. Every bnz may go
+/// either way (register values are not tracked), so a finding means some path of the
+/// frame's control flow breaks the rule.
+fn flow(instrs: &[Instr; FRAME_INSTRS], found: &mut Vec<(usize, String)>) -> [u32; FRAME_INSTRS] {
+    let mut at = [0u32; FRAME_INSTRS];
+    at[0] = FREE;
+    let mut work = vec![0usize];
+    let held = |s: u32| (0..16).find(|k| s >> k & 1 == 1);
+    while let Some(i) = work.pop() {
+        let s = at[i];
+        let instr = instrs[i];
+        let mut next = s;
+        let mut succ: Vec<Option<usize>> = vec![(i + 1 < FRAME_INSTRS).then_some(i + 1)];
+        match instr {
+            Instr::Ready => {
+                if let Some(k) = held(s) {
+                    found.push((
+                        i,
+                        format!(
+                            "ready inside the atomic sequence opened by ld_sync at instruction {k}"
+                        ),
+                    ));
+                }
+                succ.clear();
+            }
+            Instr::Mem { op, .. } => match op {
+                MemOp::Ld | MemOp::St => {
+                    if let Some(k) = held(s) {
+                        found.push((
+                            i,
+                            format!("{} inside the atomic sequence opened by ld_sync at instruction {k}", op.mnemonic()),
+                        ));
+                    }
+                }
+                MemOp::LdSync => {
+                    if let Some(k) = held(s) {
+                        found.push((
+                            i,
+                            format!("ld_sync inside the atomic sequence opened at instruction {k} (sequences do not nest)"),
+                        ));
+                    }
+                    next = 1 << i;
+                }
+                MemOp::StSync => {
+                    if s & FREE != 0 {
+                        found.push((
+                            i,
+                            "st_sync with no open atomic sequence (no ld_sync before it)".into(),
+                        ));
+                    }
+                    next = FREE;
+                }
+            },
+            Instr::Bnz { target, .. } => succ.push(Some(usize::from(target))),
+            _ => {}
+        }
+        for t in succ {
+            match t {
+                Some(t) => {
+                    if at[t] | next != at[t] {
+                        at[t] |= next;
+                        work.push(t);
+                    }
+                }
+                None => {
+                    if let Some(k) = held(next) {
+                        found.push((
+                            i,
+                            format!("the atomic sequence opened by ld_sync at instruction {k} can reach the end of the frame without st_sync"),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    at
+}
+
+/// The findings of `program` as warnings: at their source lines when `map` is given, else
+/// as `file: frame F, instruction S`.
+pub fn check(program: &Program, map: Option<&SourceMap>, file: &str) -> Diagnostics {
+    Diagnostics(
+        lint(program)
+            .into_iter()
+            .map(
+                |f| match map.and_then(|m| m.span(f.frame, f.slot).map(|s| (m, s))) {
+                    Some((m, span)) => {
+                        let in_fill = f.slot.filter(|&s| s >= m.frames[f.frame].slots.len());
+                        match in_fill {
+                            Some(s) => Diagnostic::warning(
+                                span,
+                                format!("instruction {s} (`ready` fill): {}", f.message),
+                            ),
+                            None => Diagnostic::warning(span, f.message),
+                        }
+                    }
+                    None => {
+                        let at = match f.slot {
+                            Some(s) => format!("{file}: frame {}, instruction {s}", f.frame),
+                            None => format!("{file}: frame {}", f.frame),
+                        };
+                        Diagnostic::bare(Severity::Warning, at, f.message)
+                    }
+                },
+            )
+            .collect(),
+    )
+}

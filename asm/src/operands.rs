@@ -1,0 +1,320 @@
+//! One statement to frame-level items: the operands of every instruction in the spec's
+//! order (encoded through the machine crate's instruction table), `.word`, `.if`, and the
+//! options of `.cf`.
+
+use crate::cursor::{register_number, Cursor, Env, PResult};
+use crate::diagnostics::{Diagnostic, Span};
+use crate::source::Stmt;
+use gpu16_machine::isa::{AluOp, Instr, MemOp};
+use gpu16_machine::{ControlFrame, Fence};
+
+/// A `bnz` target given by name: a label of the frame, else a constant.
+#[derive(Clone, Debug)]
+pub struct Target {
+    pub name: String,
+    pub constant: Option<i64>,
+    pub span: Span,
+}
+
+/// What the frame builder sees.
+#[derive(Clone, Debug)]
+pub enum Item {
+    /// A control frame; its IF_Num is filled in when the group ends.
+    Cf {
+        span: Span,
+        frame: ControlFrame,
+    },
+    If {
+        span: Span,
+    },
+    Label {
+        name: String,
+        span: Span,
+    },
+    /// One instruction slot; a named `bnz` target is patched into bits 7:4 later.
+    Slot {
+        word: u16,
+        span: Span,
+        target: Option<Target>,
+    },
+}
+
+impl Item {
+    pub fn span(&self) -> &Span {
+        match self {
+            Item::Cf { span, .. }
+            | Item::If { span }
+            | Item::Label { span, .. }
+            | Item::Slot { span, .. } => span,
+        }
+    }
+}
+
+/// Mnemonics of the instruction set, for "unknown instruction" suggestions.
+pub fn mnemonics() -> Vec<&'static str> {
+    let mut m: Vec<&str> = vec!["nop", "mul", "rshft", "lshft", "set_const", "bnz", "ready"];
+    m.extend(AluOp::ALL.iter().map(|op| op.mnemonic()));
+    m.extend(
+        [MemOp::Ld, MemOp::LdSync, MemOp::St, MemOp::StSync]
+            .iter()
+            .map(|op| op.mnemonic()),
+    );
+    m
+}
+
+pub fn statement(stmt: &Stmt, cur: &mut Cursor, env: &Env) -> PResult<Vec<Item>> {
+    let span = stmt.span.clone();
+    let name = stmt.name.as_str();
+    match name {
+        ".cf" => Ok(vec![Item::Cf {
+            frame: control(cur, env, &span)?,
+            span,
+        }]),
+        ".if" => {
+            cur.expect_end("`.if`")?;
+            Ok(vec![Item::If { span }])
+        }
+        ".word" => {
+            let mut out = Vec::new();
+            loop {
+                let (v, vspan) = cur.value(env, 0, 0xFFFF, "an instruction word")?;
+                if let Err(e) = Instr::decode(v as u16) {
+                    return Err(Diagnostic::error(
+                        &vspan,
+                        format!("`.word` {e}: not an instruction"),
+                    ));
+                }
+                out.push(Item::Slot {
+                    word: v as u16,
+                    span: vspan,
+                    target: None,
+                });
+                if !cur.eat(",") {
+                    break;
+                }
+            }
+            cur.expect_end("the words")?;
+            Ok(out)
+        }
+        _ if name.starts_with('.') => Err(Diagnostic::error(
+            &span,
+            format!(
+                "unknown directive `{}` (known: .cf .if .word .equ .reg .repeat .end .include)",
+                stmt.name
+            ),
+        )),
+        _ => {
+            let (instr, target) = instruction(name, &span, cur, env)?;
+            Ok(vec![Item::Slot {
+                word: instr.encode(),
+                span,
+                target,
+            }])
+        }
+    }
+}
+
+fn instruction(
+    name: &str,
+    span: &Span,
+    cur: &mut Cursor,
+    env: &Env,
+) -> PResult<(Instr, Option<Target>)> {
+    let three = |cur: &mut Cursor| -> PResult<(u8, u8, u8)> {
+        let (a, _) = cur.reg(env, "the first source register")?;
+        cur.expect(",", "after the first source register")?;
+        let (b, _) = cur.reg(env, "the second source register")?;
+        cur.expect(",", "after the second source register")?;
+        let (c, _) = cur.reg(env, "the destination register")?;
+        Ok((a, b, c))
+    };
+    let mut target = None;
+    let instr = match name {
+        "nop" => Instr::Nop,
+        "ready" => Instr::Ready,
+        "mul" => {
+            let (a, b, c) = three(cur)?;
+            Instr::Mul { a, b, c }
+        }
+        "rshft" | "lshft" => {
+            let (a, _) = cur.reg(env, "the source register")?;
+            cur.expect(",", "after the source register")?;
+            let (k, _) = cur.value(env, 0, 7, "the shift amount")?;
+            cur.expect(",", "after the shift amount")?;
+            let (c, _) = cur.reg(env, "the destination register")?;
+            Instr::Shift {
+                left: name == "lshft",
+                a,
+                k: k as u8,
+                c,
+            }
+        }
+        "ld" | "ld_sync" | "st" | "st_sync" => {
+            let op = match name {
+                "ld" => MemOp::Ld,
+                "ld_sync" => MemOp::LdSync,
+                "st" => MemOp::St,
+                _ => MemOp::StSync,
+            };
+            cur.expect("[", &format!("to open the address of `{name}`"))?;
+            let (a, _) = cur.reg(env, "the low-address register")?;
+            cur.expect(",", "after the low-address register")?;
+            let (hi, hspan) = cur.reg(env, "the high-address register")?;
+            if hi > 3 {
+                return Err(Diagnostic::error(
+                    &hspan,
+                    format!("the second address register of {name} must be r0..r3"),
+                ));
+            }
+            cur.expect("]", "to close the address")?;
+            cur.expect(",", "after the address")?;
+            let what = if op.is_read() {
+                "the destination register"
+            } else {
+                "the value register"
+            };
+            let (r, _) = cur.reg(env, what)?;
+            Instr::Mem { op, a, hi, r }
+        }
+        "set_const" => {
+            let (k, _) = cur.value(env, -128, 255, "the constant")?;
+            cur.expect(",", "after the constant")?;
+            let (d, _) = cur.reg(env, "the destination register")?;
+            Instr::SetConst { k: k as u8, d }
+        }
+        "bnz" => {
+            let named = match (cur.peek(), cur.peek2()) {
+                (Some(t), next) if next.is_none_or(|n| n.is_punct(",")) => t
+                    .ident()
+                    .filter(|n| register_number(n).is_none() && !env.regs.contains_key(*n))
+                    .map(|n| (n.to_string(), cur.span(t))),
+                _ => None,
+            };
+            let b = if let Some((n, tspan)) = named {
+                cur.next();
+                target = Some(Target {
+                    constant: env.consts.get(&n).copied(),
+                    name: n,
+                    span: tspan,
+                });
+                0
+            } else {
+                cur.value(env, 0, 15, "a bnz target")?.0 as u8
+            };
+            cur.expect(",", "after the bnz target")?;
+            let (a, _) = cur.reg(env, "the condition register")?;
+            Instr::Bnz { a, target: b }
+        }
+        _ => match AluOp::ALL.into_iter().find(|op| op.mnemonic() == name) {
+            Some(op) => {
+                let (a, b, c) = three(cur)?;
+                Instr::Alu { op, a, b, c }
+            }
+            None => {
+                let hint = mnemonics()
+                    .into_iter()
+                    .find(|m| m.starts_with(name) || name.starts_with(m))
+                    .map(|m| format!(" (did you mean `{m}`?)"))
+                    .unwrap_or_default();
+                return Err(Diagnostic::error(
+                    span,
+                    format!("unknown instruction `{name}`{hint}"),
+                ));
+            }
+        },
+    };
+    cur.expect_end(&format!("the operands of `{name}`"))?;
+    Ok((instr, target))
+}
+
+/// The options of `.cf`: `mask=`, `fence=`, `r0=core:value,...`, and for exact round trips
+/// of any image `r0_vect=` (the Init_R0_Vect itself) and `reserved=offset:byte,...`.
+fn control(cur: &mut Cursor, env: &Env, directive: &Span) -> PResult<ControlFrame> {
+    let mut cf = ControlFrame {
+        if_num: 0,
+        fence: Fence::No,
+        active: 0,
+        init_vect: 0,
+        init_r0: [0; 16],
+        reserved_header: 0,
+        reserved: [0; 10],
+    };
+    let mut seen: Vec<String> = Vec::new();
+    let mut vect: Option<u16> = None;
+    while !cur.at_end() {
+        let here = cur.here();
+        let key = match cur.next().and_then(|t| t.ident()) {
+            Some(k) => k.to_ascii_lowercase(),
+            None => return cur.error(&here, "expected an option of `.cf` (mask=, fence=, r0=)"),
+        };
+        if seen.contains(&key) {
+            return cur.error(&here, format!("`{key}=` is given twice"));
+        }
+        seen.push(key.clone());
+        cur.expect("=", &format!("after `{key}`"))?;
+        match key.as_str() {
+            "mask" => cf.active = cur.value(env, 0, 0xFFFF, "mask")?.0 as u16,
+            "r0_vect" => vect = Some(cur.value(env, 0, 0xFFFF, "r0_vect")?.0 as u16),
+            "fence" => {
+                let vspan = cur.here();
+                let name = cur
+                    .next()
+                    .and_then(|t| t.ident())
+                    .map(str::to_ascii_lowercase);
+                cf.fence = match name.as_deref() {
+                    Some("no") => Fence::No,
+                    Some("acq") => Fence::Acq,
+                    Some("rel") => Fence::Rel,
+                    _ => return cur.error(&vspan, "fence must be no, acq or rel"),
+                };
+            }
+            "r0" => loop {
+                let (core, _) = cur.value(env, 0, 15, "a core number")?;
+                cur.expect(":", "between the core and its R0 value")?;
+                let (v, _) = cur.value(env, -128, 255, "an R0 value")?;
+                cf.init_vect |= 1 << core;
+                cf.init_r0[core as usize] = v as u8;
+                if !cur.eat(",") {
+                    break;
+                }
+            },
+            "reserved" => loop {
+                let (off, ospan) = cur.value(env, 0, 31, "a reserved byte offset")?;
+                if !(off == 1 || (6..16).contains(&off)) {
+                    return cur.error(
+                        &ospan,
+                        "reserved bytes of a control frame are at offsets 1 and 6..15",
+                    );
+                }
+                cur.expect(":", "between the offset and the byte")?;
+                let (v, _) = cur.value(env, 0, 255, "a reserved byte")?;
+                if off == 1 {
+                    cf.reserved_header = v as u8;
+                } else {
+                    cf.reserved[off as usize - 6] = v as u8;
+                }
+                if !cur.eat(",") {
+                    break;
+                }
+            },
+            _ => {
+                return cur.error(
+                    &here,
+                    format!(
+                    "unknown option `{key}` of `.cf` (known: mask, fence, r0, r0_vect, reserved)"
+                ),
+                )
+            }
+        }
+    }
+    if !seen.iter().any(|k| k == "mask") {
+        return cur.error(
+            directive,
+            "`.cf` needs `mask=` (the cores that run its frames)",
+        );
+    }
+    if let Some(v) = vect {
+        cf.init_vect = v;
+    }
+    Ok(cf)
+}

@@ -1,0 +1,236 @@
+//! `gpu16 asm`, `disasm`, `check` and `run` on assembly, through the built binary: output
+//! files and formats, exit statuses, diagnostics on stderr, and no panic on a closed pipe.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn gpu16(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gpu16"))
+        .args(args)
+        .output()
+        .expect("binary runs")
+}
+
+/// A fresh scratch directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("gpu16-asm-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+const PROGRAM: &str = "\
+; two cores store 0x2a at their own bank, row 3
+.cf mask=0x0003
+.if
+    set_const 0, r1
+    set_const 3, r8
+    set_const 0x2a, r9
+    st [r8, r1], r9
+";
+
+/// The image of PROGRAM, encoded by hand: CF (IF_Num 1, mask 3), then the IF.
+fn expected_image() -> Vec<u8> {
+    let mut img = vec![0u8; 64];
+    img[0] = 0x01;
+    img[2] = 0x03;
+    let words = [0xc001u16, 0xc038, 0xc2a9, 0xd819];
+    for i in 0..16 {
+        let w = words.get(i).copied().unwrap_or(0xf000);
+        img[32 + 2 * i..34 + 2 * i].copy_from_slice(&w.to_le_bytes());
+    }
+    img
+}
+
+#[test]
+fn asm_writes_the_bin_next_to_the_source() {
+    let d = scratch("default");
+    let src = d.join("p.s");
+    std::fs::write(&src, PROGRAM).unwrap();
+    let out = gpu16(&["asm", s(&src)]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read(d.join("p.bin")).unwrap(), expected_image());
+    let other = d.join("q.img.bin");
+    assert!(gpu16(&["asm", s(&src), "-o", s(&other)]).status.success());
+    assert_eq!(std::fs::read(&other).unwrap(), expected_image());
+}
+
+#[test]
+fn hex_output_loads_back_as_a_program() {
+    let d = scratch("hex");
+    let src = d.join("p.s");
+    std::fs::write(&src, PROGRAM).unwrap();
+    let out = gpu16(&["asm", s(&src), "--hex"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with("0001 0003 0000"), "{text}");
+    let hex = d.join("p.hex");
+    std::fs::write(&hex, &text).unwrap();
+    let dis = gpu16(&["disasm", s(&hex)]);
+    assert!(dis.status.success());
+    let back = d.join("back.s");
+    std::fs::write(&back, &dis.stdout).unwrap();
+    assert!(gpu16(&["asm", s(&back)]).status.success());
+    assert_eq!(std::fs::read(d.join("back.bin")).unwrap(), expected_image());
+}
+
+#[test]
+fn disasm_round_trips_through_the_cli() {
+    let d = scratch("disasm");
+    let src = d.join("p.s");
+    std::fs::write(&src, PROGRAM).unwrap();
+    assert!(gpu16(&["asm", s(&src)]).status.success());
+    let dis = d.join("d.s");
+    let out = gpu16(&["disasm", s(&d.join("p.bin")), "-o", s(&dis)]);
+    assert!(out.status.success());
+    let text = std::fs::read_to_string(&dis).unwrap();
+    assert!(text.contains("st [r8, r1], r9"), "{text}");
+    assert!(!text.contains("ready"), "the ready fill is folded:\n{text}");
+    assert!(gpu16(&["asm", s(&dis), "-o", s(&d.join("d.bin"))])
+        .status
+        .success());
+    assert_eq!(std::fs::read(d.join("d.bin")).unwrap(), expected_image());
+}
+
+#[test]
+fn errors_go_to_stderr_with_location_and_exit_1() {
+    let d = scratch("errors");
+    let src = d.join("bad.s");
+    std::fs::write(&src, ".cf mask=1 fence=maybe\n.if\n  ld [r4, r7], r2\n").unwrap();
+    for cmd in ["asm", "check", "run"] {
+        let out = gpu16(&[cmd, s(&src)]);
+        assert_eq!(out.status.code(), Some(1), "{cmd}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("bad.s:1:18: error: fence must be no, acq or rel"),
+            "{cmd}: {err}"
+        );
+        assert!(
+            err.contains("bad.s:3:11: error: the second address register of ld must be r0..r3\n      ld [r4, r7], r2\n              ^^"),
+            "{cmd}: {err}"
+        );
+    }
+    assert!(!d.join("bad.bin").exists());
+}
+
+#[test]
+fn check_exits_0_with_warnings_and_1_on_load_errors() {
+    let d = scratch("check");
+    let src = d.join("w.s");
+    std::fs::write(&src, ".cf mask=0\n.if\nset_const 7, r2\n").unwrap();
+    let out = gpu16(&["check", s(&src)]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("w.s:1:1: warning: mask is 0"), "{text}");
+    assert!(
+        text.contains("w.s:3:1: warning: set_const into r2"),
+        "{text}"
+    );
+    assert!(text.contains("2 warnings"), "{text}");
+    let bin = d.join("short.bin");
+    std::fs::write(&bin, [0u8; 33]).unwrap();
+    let out = gpu16(&["check", s(&bin)]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not a multiple of the 32-byte frame size")
+    );
+    // A binary with a warning names frame and instruction.
+    let mut img = expected_image();
+    img[32..34].copy_from_slice(&0x0001u16.to_le_bytes());
+    let bin = d.join("w.bin");
+    std::fs::write(&bin, img).unwrap();
+    let out = gpu16(&["check", s(&bin)]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout)
+        .contains("w.bin: frame 1, instruction 0: warning: instruction word 0x0001"));
+}
+
+#[test]
+fn run_takes_assembly_directly() {
+    let d = scratch("run");
+    let src = d.join("p.s");
+    std::fs::write(&src, PROGRAM).unwrap();
+    let dump = d.join("mem.bin");
+    let out = gpu16(&["run", s(&src), "--dump-mem", s(&dump)]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let m = std::fs::read(&dump).unwrap();
+    assert_eq!((m[3], m[0x103], m[0x203]), (0x2a, 0x2a, 0));
+}
+
+#[test]
+fn refuses_to_overwrite_the_source() {
+    let d = scratch("overwrite");
+    let src = d.join("p.s");
+    std::fs::write(&src, PROGRAM).unwrap();
+    let out = gpu16(&["asm", s(&src), "-o", s(&src)]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(std::fs::read_to_string(&src).unwrap(), PROGRAM);
+}
+
+#[test]
+fn a_closed_stdout_is_not_a_panic() {
+    let d = scratch("pipe");
+    let src = d.join("p.s");
+    // Long enough that the output outlives the pipe buffer's first write.
+    let long = format!(
+        ".cf mask=1\n.repeat 60\n.if\n{}.end\n",
+        "add r1, r2, r3\n".repeat(16)
+    );
+    std::fs::write(&src, long).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpu16"))
+        .args(["disasm", s(&src)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_ne!(
+        out.status.code(),
+        Some(101),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+}
+
+#[test]
+fn bad_input_never_panics() {
+    let d = scratch("fuzz");
+    let inputs = [
+        "\u{0}\u{1}",
+        ".cf mask=((((",
+        ".cf mask=1 << 99",
+        ".cf mask=1/0",
+        ".repeat 99999999999\n.end",
+        ".include \"p.s\"",
+        "\"",
+        ".cf mask=1\n.if\nbnz , r1",
+        ".cf mask=1 r0=1:\n.if\nld [r1",
+        "é: .word 0x10000",
+    ];
+    for (i, text) in inputs.iter().enumerate() {
+        let src = d.join("p.s");
+        std::fs::write(&src, text).unwrap();
+        for cmd in ["asm", "check"] {
+            let out = gpu16(&[cmd, s(&src)]);
+            assert_eq!(out.status.code(), Some(1), "input {i} {text:?}");
+            assert!(
+                !String::from_utf8_lossy(&out.stderr).contains("panicked"),
+                "input {i}"
+            );
+        }
+    }
+}
