@@ -6,7 +6,7 @@ pub mod output;
 
 pub use gpu16_machine as machine;
 
-use gpu16_machine::{Config, Program, RunFailure, RunReport};
+use gpu16_machine::{Config, Observer, Program, RunFailure, RunReport};
 
 /// The execution backends a run can use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -28,6 +28,25 @@ pub fn run(
             program,
             memory,
             config,
+        ),
+    }
+}
+
+/// [`run`], reporting the run's events to `observer` (timelines, traces, waveforms).
+pub fn run_observed<O: Observer>(
+    backend: BackendKind,
+    program: &Program,
+    memory: &[u8],
+    config: &Config,
+    observer: &mut O,
+) -> Result<RunReport, Box<RunFailure>> {
+    match backend {
+        BackendKind::Interp => gpu16_machine::run_observed(
+            &mut gpu16_interp::Interpreter::new(),
+            program,
+            memory,
+            config,
+            observer,
         ),
     }
 }

@@ -1,9 +1,12 @@
 //! Presenting a run: the human report and the JSON object scripts read, statistics, and the
 //! pictures of a run (trace, timeline, memory image, waveform).
 
+pub mod events;
 pub mod human;
 pub mod json;
 pub mod stats;
+pub mod timeline;
+pub mod trace;
 
 #[cfg(test)]
 mod testprog;
