@@ -4,6 +4,7 @@
 pub mod events;
 pub mod human;
 pub mod json;
+pub mod png;
 pub mod stats;
 pub mod timeline;
 pub mod trace;
