@@ -8,6 +8,7 @@ pub mod png;
 pub mod stats;
 pub mod timeline;
 pub mod trace;
+pub mod vcd;
 
 #[cfg(test)]
 mod testprog;
