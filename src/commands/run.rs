@@ -50,6 +50,8 @@ pub struct RunArgs {
     /// Write the final shared memory (4096 bytes) to FILE.
     #[arg(long, value_name = "FILE")]
     pub dump_mem: Option<PathBuf>,
+    #[command(flatten)]
+    pub see: output::see::SeeArgs,
 }
 
 pub fn run(args: RunArgs) -> Result<ExitCode, String> {
@@ -73,8 +75,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode, String> {
         ..Config::default()
     };
     let started = Instant::now();
-    let outcome = gpu16::run(args.backend, &program, &memory, &config);
+    let (outcome, mut events) = args.see.run(args.backend, &program, &memory, &config);
     let wall = started.elapsed();
+    args.see.write(&mut events, &program, &outcome)?;
     match outcome {
         Ok(report) => {
             if let Some(path) = &args.dump_mem {

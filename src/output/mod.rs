@@ -5,6 +5,7 @@ pub mod events;
 pub mod human;
 pub mod json;
 pub mod png;
+pub mod see;
 pub mod stats;
 pub mod timeline;
 pub mod trace;

@@ -13,7 +13,7 @@ use gpu16_machine::{Event, FrameKind, Program, WaitCause};
 use std::fmt::Write;
 
 const FRAME_CHARS: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-const LABEL: usize = 7;
+const LABEL: usize = 8;
 const LEGEND_FRAMES: usize = 40;
 const STALL: char = '*';
 
@@ -189,8 +189,11 @@ pub fn render(rec: &mut Recorder, program: &Program, cycles: u64, width: usize) 
                     Some((a, b)) => {
                         let _ = write!(s, ", ran {a}-{b}");
                     }
-                    None => {
+                    None if program.control(control).active == 0 => {
                         let _ = write!(s, ", no cores");
+                    }
+                    None => {
+                        let _ = write!(s, ", not run before the cut");
                     }
                 }
             }
@@ -244,11 +247,11 @@ mod tests {
         let a = "|     1111    2222    3333    4444                 |";
         let b = "|                                      6666    7777|";
         let mut want = String::new();
-        want += "cycle   0         10        20        30        40\n";
-        want += "TS     |01111----2222----3333----4444====56666----7777    |\n";
+        want += "cycle    0         10        20        30        40\n";
+        want += "TS      |01111----2222----3333----4444====56666----7777    |\n";
         for c in 0..16 {
             let row = if (0x0f0f >> c) & 1 == 1 { a } else { b };
-            want += &format!("{:<7}{row}\n", format!("core {c}"));
+            want += &format!("{:<8}{row}\n", format!("core {c}"));
         }
         want += "1 column = 1 cycle; cycles 0-49 of 50\n";
         want += "  -  TS waits: cores busy   =  TS waits: acq fence   !  TS waits: rel fence   *  core stalled\n";
@@ -274,17 +277,17 @@ mod tests {
         };
         let got = chart(&spec_example(Fence::No), &config, 100);
         let lines: Vec<&str> = got.lines().collect();
-        assert!(lines[1].starts_with("TS     |011115666"), "{got}");
-        assert!(lines[2].starts_with("core 0 |     1111     2222"), "{got}");
-        assert!(lines[6].starts_with("core 4 |          6666"), "{got}");
+        assert!(lines[1].starts_with("TS      |011115666"), "{got}");
+        assert!(lines[2].starts_with("core 0  |     1111     2222"), "{got}");
+        assert!(lines[6].starts_with("core 4  |          6666"), "{got}");
     }
 
     #[test]
     fn scales_to_the_width_and_marks_stalls() {
-        // Spec example 1 is 50 cycles: 20 columns of room (width 29) make 3 cycles a column.
+        // Spec example 1 is 50 cycles: 19 columns of room (width 29) make 3 cycles a column.
         let got = chart(&spec_example(Fence::Acq), &Config::default(), 29);
         let lines: Vec<&str> = got.lines().collect();
-        assert_eq!(lines[0], "cycle   0         30");
+        assert_eq!(lines[0], "cycle    0         30");
         assert_eq!(lines[1].len(), LABEL + 2 + 17, "{got}");
         assert!(
             got.contains("1 column = 3 cycles; cycles 0-49 of 50"),
@@ -293,8 +296,8 @@ mod tests {
         // testprog::lock_pair: core 1 stalls in 6 and 7.
         let got = chart(&lock_pair(), &Config::default(), 100);
         let lines: Vec<&str> = got.lines().collect();
-        assert_eq!(lines[1], "TS     |01111       |");
-        assert_eq!(lines[2], "core 0 |     11111  |");
-        assert_eq!(lines[3], "core 1 |     1**1111|");
+        assert_eq!(lines[1], "TS      |01111       |");
+        assert_eq!(lines[2], "core 0  |     11111  |");
+        assert_eq!(lines[3], "core 1  |     1**1111|");
     }
 }
