@@ -193,7 +193,8 @@ pub fn render(rec: &mut Recorder, program: &Program, cycles: u64, width: usize) 
                         let _ = write!(s, ", no cores");
                     }
                     None => {
-                        let _ = write!(s, ", not run before the cut");
+                        // Cut by the limit, or the run failed while it ran.
+                        let _ = write!(s, ", no part ended before cycle {span}");
                     }
                 }
             }
