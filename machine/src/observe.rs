@@ -107,6 +107,21 @@ pub trait Observer {
     fn progress(&mut self, _progress: Progress) {}
 }
 
+/// An observer lent to a run.
+impl<T: Observer> Observer for &mut T {
+    const WANTS_EVENTS: bool = T::WANTS_EVENTS;
+    const WANTS_PROGRESS: bool = T::WANTS_PROGRESS;
+    fn start(&mut self, config: &Config) {
+        (**self).start(config);
+    }
+    fn event(&mut self, event: Event) {
+        (**self).event(event);
+    }
+    fn progress(&mut self, progress: Progress) {
+        (**self).progress(progress);
+    }
+}
+
 /// Two observers at once (say, a trace writer and a progress bar).
 impl<A: Observer, B: Observer> Observer for (A, B) {
     const WANTS_EVENTS: bool = A::WANTS_EVENTS || B::WANTS_EVENTS;

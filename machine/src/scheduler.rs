@@ -255,9 +255,11 @@ impl<'p> TaskScheduler<'p> {
         [self.core_avail(cores, lb), acq, all]
     }
 
-    /// Forget tasks that finished before the scheduler's clock: no later decision needs them.
+    /// Forget tasks that finished before the scheduler last became free: no later decision
+    /// needs them. Tasks that finished while it waited stay until it processes a frame, so
+    /// the wait's cause (the constraint satisfied last) can still be told.
     fn prune(&mut self) {
-        let t = self.t;
+        let t = self.free_since;
         let mut i = 0;
         while i < self.unfinished.len() {
             let id = self.unfinished[i];

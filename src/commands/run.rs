@@ -54,6 +54,8 @@ pub struct RunArgs {
     /// No progress bar and no timing line.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    #[command(flatten)]
+    pub see: output::see::SeeArgs,
 }
 
 pub fn run(args: RunArgs) -> Result<ExitCode, String> {
@@ -78,9 +80,12 @@ pub fn run(args: RunArgs) -> Result<ExitCode, String> {
     };
     let started = Instant::now();
     let mut progress = ProgressDisplay::new(program.len() as u64, args.quiet);
-    let outcome = gpu16::run_observed(args.backend, &program, &memory, &config, &mut progress);
+    let (outcome, mut events) =
+        args.see
+            .run(args.backend, &program, &memory, &config, &mut progress);
     progress.finish();
     let wall = started.elapsed();
+    args.see.write(&mut events, &program, &outcome)?;
     match outcome {
         Ok(report) => {
             if let Some(path) = &args.dump_mem {

@@ -1,5 +1,5 @@
 //! The report for people: cycles, the task table, registers of the cores that ran, and the
-//! bytes of shared memory that changed.
+//! bytes of shared memory that changed, and the run's statistics.
 
 use gpu16_machine::memory::MEMORY_BYTES;
 use gpu16_machine::{RunReport, TaskLog};
@@ -75,5 +75,6 @@ pub fn report(r: &RunReport, initial: &[u8]) -> String {
             rows.len() - SHOWN
         );
     }
+    s.push_str(&super::stats::human(r));
     s
 }

@@ -1,5 +1,6 @@
 //! The `--json` object. Its keys are a contract (issue 2): `cycles`, `registers`, `memory`,
-//! `tasks`, `instructions`, `stalls`, `backend`; more may be added, none renamed or dropped.
+//! `tasks`, `instructions`, `stalls`, `backend`, `stats`; more may be added, none renamed or
+//! dropped.
 
 use gpu16_machine::{RunError, RunFailure, RunReport, TaskLog};
 use serde_json::{json, Value};
@@ -48,6 +49,7 @@ pub fn report(r: &RunReport) -> Value {
             },
         },
     });
+    v["stats"] = super::stats::json(r);
     if r.config.tasks == TaskLog::All {
         v["tasks"] = r
             .tasks

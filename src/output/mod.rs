@@ -1,4 +1,15 @@
-//! Presenting a run: the human report and the JSON object scripts read.
+//! Presenting a run: the human report and the JSON object scripts read, statistics, and the
+//! pictures of a run (trace, timeline, memory image, waveform).
 
+pub mod events;
 pub mod human;
 pub mod json;
+pub mod png;
+pub mod see;
+pub mod stats;
+pub mod timeline;
+pub mod trace;
+pub mod vcd;
+
+#[cfg(test)]
+mod testprog;

@@ -1,0 +1,262 @@
+//! The built `gpu16` binary with the outputs that show the machine: `--trace`, `--timeline`,
+//! `--mem-png`, `--vcd` and the JSON `stats`, on programs written as .hex files.
+
+use gpu16::machine::{AluOp, ControlFrame, Fence, Instr, InstrFrame, MemOp};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn cf(if_num: u8, fence: Fence, active: u16, init: &[(usize, u8)]) -> [u8; 32] {
+    let mut init_r0 = [0u8; 16];
+    let mut init_vect = 0;
+    for &(c, v) in init {
+        init_r0[c] = v;
+        init_vect |= 1 << c;
+    }
+    ControlFrame {
+        if_num,
+        fence,
+        active,
+        init_vect,
+        init_r0,
+        reserved_header: 0,
+        reserved: [0; 10],
+    }
+    .encode()
+}
+
+fn iff(code: &[Instr]) -> [u8; 32] {
+    let mut instrs = [Instr::Nop; 16];
+    instrs[..code.len()].copy_from_slice(code);
+    InstrFrame::from_instrs(instrs).bytes()
+}
+
+/// A scratch directory of its own for each test.
+fn dir(test: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("see_the_machine-{test}"));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Write frames as a .hex program: 16 little-endian words a frame, one frame a line.
+fn hex(dir: &Path, frames: &[[u8; 32]]) -> PathBuf {
+    let mut text = String::from("// written by tests/see_the_machine.rs\n");
+    for f in frames {
+        let words: Vec<String> = f
+            .chunks(2)
+            .map(|w| format!("{:04x}", u16::from_le_bytes([w[0], w[1]])))
+            .collect();
+        text += &words.join(" ");
+        text += "\n";
+    }
+    let path = dir.join("program.hex");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn gpu16(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gpu16"))
+        .args(args)
+        .env_remove("COLUMNS")
+        .output()
+        .expect("the binary runs")
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Spec example 1: CF0 (acq) on 0x0f0f with four IFs, CF1 (acq) on 0xf0f0 with two; every
+/// IF is 3 nops and a ready. 50 cycles (see src/output/testprog.rs for the timing).
+fn spec_example_1() -> Vec<[u8; 32]> {
+    let work = iff(&[Instr::Nop, Instr::Nop, Instr::Nop, Instr::Ready]);
+    let mut frames = vec![cf(4, Fence::Acq, 0x0f0f, &[])];
+    frames.extend([work; 4]);
+    frames.push(cf(2, Fence::Acq, 0xf0f0, &[]));
+    frames.extend([work; 2]);
+    frames
+}
+
+/// Cores 0 and 1 add 5 to byte 0x105 in atomic sequences: core 1 stalls in cycles 6-7 while
+/// core 0 holds the byte (6-8), then holds it 8-10. 12 cycles; the byte ends as 10.
+fn lock_pair() -> Vec<[u8; 32]> {
+    let m = |op, a, hi, r| Instr::Mem { op, a, hi, r };
+    vec![
+        cf(1, Fence::No, 0b11, &[(0, 1), (1, 1)]),
+        iff(&[
+            Instr::SetConst { k: 5, d: 8 },
+            m(MemOp::LdSync, 8, 0, 9),
+            Instr::Alu {
+                op: AluOp::Add,
+                a: 9,
+                b: 8,
+                c: 9,
+            },
+            m(MemOp::StSync, 8, 0, 9),
+            Instr::Ready,
+        ]),
+    ]
+}
+
+#[test]
+fn timeline_of_spec_example_1() {
+    let d = dir("timeline");
+    let p = hex(&d, &spec_example_1());
+    let out = gpu16(&["run", s(&p), "--timeline"]);
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("TS      |01111----2222----3333----4444====56666----7777    |\n"),
+        "{text}"
+    );
+    assert!(text.contains("core 15 |                                      6666    7777|\n"));
+    assert!(text.contains("1 column = 1 cycle; cycles 0-49 of 50"));
+    // The report follows the chart.
+    assert!(text.contains("cycles 50 "));
+    // --width forces the scale: 50 cycles in 16 columns of room = 4 cycles a column.
+    let out = gpu16(&["run", s(&p), "--timeline", "--width", "26"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("1 column = 4 cycles"), "{text}");
+    // Each column shows what covers most of its 4 cycles (the earlier on a tie).
+    assert!(text.contains("TS      |1-2-3-4=66-7 |\n"), "{text}");
+    assert!(text.contains("core 0  | 11223344    |\n"), "{text}");
+}
+
+#[test]
+fn trace_vcd_and_png_of_a_lock_pair() {
+    let d = dir("lock");
+    let p = hex(&d, &lock_pair());
+    let (trace, vcd, png) = (d.join("t.json"), d.join("t.vcd"), d.join("m.png"));
+    let out = gpu16(&[
+        "run",
+        s(&p),
+        "--trace",
+        s(&trace),
+        "--vcd",
+        s(&vcd),
+        "--mem-png",
+        s(&png),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(out.stderr.is_empty(), "nothing was cut: {out:?}");
+
+    let t: Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
+    let mut slices: Vec<(String, u64, u64, u64)> = t["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "X")
+        .map(|e| {
+            (
+                e["name"].as_str().unwrap().to_string(),
+                e["tid"].as_u64().unwrap(),
+                e["ts"].as_u64().unwrap(),
+                e["dur"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    slices.sort();
+    let x = |n: &str, tid, ts, dur| (n.to_string(), tid, ts, dur);
+    let mut want = vec![
+        x("CF frame 0", 0, 0, 1),
+        x("broadcast frame 1", 0, 1, 4),
+        x("frame 1", 1, 5, 5),
+        x("frame 1", 2, 5, 7),
+        x("lock 0x105", 1, 6, 3),
+        x("lock 0x105", 2, 8, 3),
+        x("stall: lock", 2, 6, 2),
+    ];
+    want.sort();
+    assert_eq!(slices, want);
+
+    let v = std::fs::read_to_string(&vcd).unwrap();
+    assert!(v.contains("$enddefinitions $end"));
+    // exec_mask (id '#'): both cores from 5, core 1 alone from 10, none from 12.
+    let body = &v[v.find("$dumpvars").unwrap()..];
+    for (t, line) in [(5, "b11 #"), (10, "b10 #"), (12, "b0 #")] {
+        let at = body
+            .find(&format!("\n#{t}\n"))
+            .expect("a change at the cycle");
+        let next = body[at + 2..]
+            .find("\n#")
+            .map_or(body.len(), |n| at + 2 + n);
+        assert!(
+            body[at..next].contains(line),
+            "cycle {t}: {}",
+            &body[at..next]
+        );
+    }
+
+    let mut reader = png::Decoder::new(std::io::Cursor::new(std::fs::read(&png).unwrap()))
+        .read_info()
+        .unwrap();
+    let mut px = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut px).unwrap();
+    assert_eq!((info.width, info.height), (64, 64));
+    // 0x105 = 261: x 5, y 4.
+    assert_eq!(px[4 * 64 + 5], 10);
+    assert_eq!(px.iter().filter(|&&b| b != 0).count(), 1);
+}
+
+#[test]
+fn json_stats_of_a_lock_pair() {
+    let d = dir("stats");
+    let p = hex(&d, &lock_pair());
+    let out = gpu16(&["run", s(&p), "--json"]);
+    assert!(out.status.success(), "{out:?}");
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let st = &j["stats"];
+    assert_eq!(st["cycles"], 12);
+    assert_eq!(
+        (&st["cores"][0]["busy"], &st["cores"][0]["idle"]),
+        (&Value::from(5), &Value::from(7))
+    );
+    assert_eq!(st["cores"][1]["lock_stalls"], 2);
+    assert_eq!(st["stalls_by_cause"]["lock"], 2);
+    assert_eq!(st["banks"][1]["accesses"], 4);
+    assert_eq!(st["banks"][1]["lock_acquisitions"], 2);
+    assert_eq!(st["banks"][1]["lock_hold_cycles"], 4);
+    assert_eq!(st["tasks_by_fence"]["no"], 1);
+    // The human report carries the same numbers.
+    let out = gpu16(&["run", s(&p)]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("statistics (12 cycles)"), "{text}");
+}
+
+#[test]
+fn a_trace_limit_is_stated() {
+    let d = dir("limit");
+    let p = hex(&d, &spec_example_1());
+    let trace = d.join("t.json");
+    let out = gpu16(&["run", s(&p), "--trace", s(&trace), "--trace-limit", "5"]);
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("--trace-limit 5") && err.contains("cycle 5"),
+        "{err}"
+    );
+    let t: Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
+    assert_eq!(t["otherData"]["truncated"], true);
+    assert_eq!(t["otherData"]["complete_before_cycle"], 5);
+}
+
+#[test]
+fn bad_outputs_fail_cleanly() {
+    let d = dir("bad");
+    let p = hex(&d, &lock_pair());
+    let missing = d.join("no-such-dir").join("x");
+    for flag in ["--trace", "--vcd", "--mem-png"] {
+        let out = gpu16(&["run", s(&p), flag, s(&missing)]);
+        assert_eq!(out.status.code(), Some(1), "{flag}: {out:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            err.contains(s(&missing)) && err.contains("cannot write"),
+            "{err}"
+        );
+    }
+    let out = gpu16(&["run", s(&p), "--timeline", "--json"]);
+    assert_eq!(out.status.code(), Some(2), "clap rejects the combination");
+    let out = gpu16(&["run", s(&p), "--palette", "neon", "--mem-png", "x.png"]);
+    assert_eq!(out.status.code(), Some(2));
+}
