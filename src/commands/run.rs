@@ -1,20 +1,15 @@
 //! `gpu16 run`: load a program and a memory image, run them, print the report.
 
+use super::machine_args::MachineArgs;
 use clap::{Args, ValueEnum};
 use gpu16::input::{load_memory, load_program};
-use gpu16::machine::{config::DEFAULT_MAX_CYCLES, Config, IssuePolicy, TaskLog};
+use gpu16::machine::{Config, TaskLog};
 use gpu16::output;
 use gpu16::progress::ProgressDisplay;
 use gpu16::BackendKind;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
-
-#[derive(Clone, Copy, ValueEnum)]
-pub enum Issue {
-    InOrder,
-    Lookahead,
-}
 
 #[derive(Clone, Copy, ValueEnum)]
 pub enum Tasks {
@@ -33,15 +28,8 @@ pub struct RunArgs {
     /// Execution backend.
     #[arg(long, value_enum, default_value_t = BackendKind::Interp)]
     pub backend: BackendKind,
-    /// Task scheduler issue policy.
-    #[arg(long, value_enum, default_value_t = Issue::InOrder)]
-    pub issue: Issue,
-    /// Model bank conflicts (a bank serves one row a cycle).
-    #[arg(long)]
-    pub bank_conflicts: bool,
-    /// Watchdog: stop with an error if the run reaches this many cycles.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CYCLES)]
-    pub max_cycles: u64,
+    #[command(flatten)]
+    pub machine: MachineArgs,
     /// How much of the task timeline to keep and print.
     #[arg(long, value_enum, default_value_t = Tasks::All)]
     pub tasks: Tasks,
@@ -65,18 +53,12 @@ pub fn run(args: RunArgs) -> Result<ExitCode, String> {
         None => Vec::new(),
     };
     let config = Config {
-        issue: match args.issue {
-            Issue::InOrder => IssuePolicy::InOrder,
-            Issue::Lookahead => IssuePolicy::Lookahead,
-        },
-        bank_conflicts: args.bank_conflicts,
-        max_cycles: args.max_cycles,
         tasks: match args.tasks {
             Tasks::None => TaskLog::None,
             Tasks::Summary => TaskLog::Summary,
             Tasks::All => TaskLog::All,
         },
-        ..Config::default()
+        ..args.machine.config()
     };
     let started = Instant::now();
     let mut progress = ProgressDisplay::new(program.len() as u64, args.quiet);
