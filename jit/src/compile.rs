@@ -257,7 +257,9 @@ fn build(
             b.func.dfg.block_call(to, &[])
         })
         .collect();
-    let default = targets[0];
+    // A BlockCall owns its argument list, which SSA construction extends: the default
+    // entry must be its own BlockCall, not a copy of entry 0's.
+    let default = b.func.dfg.block_call(check[0], &[]);
     let jt = b.create_jump_table(JumpTableData::new(default, &targets));
     b.ins().br_table(ip, jt);
 
