@@ -43,13 +43,17 @@ const INNER: u8 = 250;
 /// Nested loops on registers only.
 fn compute_frame() -> Vec<Instr> {
     vec![
-        sc(0, 3),      // r3 = core id
-        sc(OUTER, 8),  // outer counter
-        sc(1, 14),     // 1
-        sc(INNER, 9),  // outer head (IP 3): inner counter
+        sc(0, 3),                   // r3 = core id
+        sc(OUTER, 8),               // outer counter
+        sc(1, 14),                  // 1
+        sc(INNER, 9),               // outer head (IP 3): inner counter
         alu(AluOp::Add, 10, 9, 10), // inner head (IP 4)
         alu(AluOp::Xor, 11, 10, 11),
-        Instr::Mul { a: 10, b: 11, c: 12 },
+        Instr::Mul {
+            a: 10,
+            b: 11,
+            c: 12,
+        },
         alu(AluOp::Add, 12, 3, 11),
         alu(AluOp::Sub, 9, 14, 9),
         Instr::Bnz { a: 9, target: 4 },
@@ -107,9 +111,18 @@ fn memory_frame() -> Vec<Instr> {
 
 /// A straight-line frame that differs from every other `n`.
 fn fresh_frame(n: u32) -> Vec<Instr> {
-    let mut f = vec![sc(n as u8, 8), sc((n >> 8) as u8, 9), sc((n >> 16) as u8, 10)];
+    let mut f = vec![
+        sc(n as u8, 8),
+        sc((n >> 8) as u8, 9),
+        sc((n >> 16) as u8, 10),
+    ];
     for i in 0..12u8 {
-        f.push(alu(AluOp::ALL[usize::from(i % 7)], 8 + i % 3, 9, 11 + i % 4));
+        f.push(alu(
+            AluOp::ALL[usize::from(i % 7)],
+            8 + i % 3,
+            9,
+            11 + i % 4,
+        ));
     }
     f.push(Instr::Ready);
     f
@@ -131,12 +144,32 @@ fn compute(c: &mut Criterion) {
     let mut regs = [[0u8; 16]; 16];
     native(&mut regs);
     let want = run(&mut Interpreter::new(), &p, &[], &Config::default()).unwrap();
-    assert_eq!(regs, want.registers, "the native closure computes the same thing");
+    assert_eq!(
+        regs, want.registers,
+        "the native closure computes the same thing"
+    );
     let mut g = c.benchmark_group("compute");
     g.throughput(Throughput::Elements(n));
-    g.bench_function("interp", |b| bench_run(b, &mut Interpreter::new(), &p));
-    g.bench_function("jit", |b| bench_run(b, &mut Jit::new(), &p));
-    g.bench_function("auto", |b| bench_run(b, &mut Auto::new(), &p));
+    let mut backend = Interpreter::new();
+    g.bench_function("interp", |b| bench_run(b, &mut backend, &p));
+    let mut backend = Jit::new();
+    g.bench_function("jit", |b| bench_run(b, &mut backend, &p));
+    let mut backend = Auto::new();
+    g.bench_function("auto", |b| bench_run(b, &mut backend, &p));
+    let mut backend = Jit::with_options(JitOptions {
+        opt_level: OptLevel::Speed,
+        ..JitOptions::default()
+    })
+    .unwrap();
+    g.bench_function("jit-opt-speed", |b| bench_run(b, &mut backend, &p));
+    // Auto's first run: one core interpreted until the frame is hot, then compiled.
+    g.bench_function("auto-first-run", |b| {
+        b.iter_batched(
+            Auto::new,
+            |mut a| black_box(run(&mut a, &p, &[], &Config::default()).unwrap().cycles),
+            BatchSize::PerIteration,
+        )
+    });
     g.bench_function("native", |b| {
         b.iter(|| {
             let mut regs = black_box([[0u8; 16]; 16]);
@@ -152,9 +185,12 @@ fn memory(c: &mut Criterion) {
     let n = instructions(&p);
     let mut g = c.benchmark_group("memory");
     g.throughput(Throughput::Elements(n));
-    g.bench_function("interp", |b| bench_run(b, &mut Interpreter::new(), &p));
-    g.bench_function("jit", |b| bench_run(b, &mut Jit::new(), &p));
-    g.bench_function("auto", |b| bench_run(b, &mut Auto::new(), &p));
+    let mut backend = Interpreter::new();
+    g.bench_function("interp", |b| bench_run(b, &mut backend, &p));
+    let mut backend = Jit::new();
+    g.bench_function("jit", |b| bench_run(b, &mut backend, &p));
+    let mut backend = Auto::new();
+    g.bench_function("auto", |b| bench_run(b, &mut backend, &p));
     g.finish();
 }
 

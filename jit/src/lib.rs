@@ -7,12 +7,13 @@ mod cache;
 mod compile;
 mod runtime;
 
-pub use auto::{Auto, AutoCode, DEFAULT_HOT_ISSUES};
+pub use auto::{Auto, AutoCode, Cold, Hotness, DEFAULT_HOT_INSTRUCTIONS, DEFAULT_HOT_ISSUES};
 pub use cache::{CacheStats, CompiledFrame, FrameKey};
 pub use compile::OptLevel;
 
 use cache::Cache;
 use compile::Compiler;
+use gpu16_machine::isa::{Instr, FRAME_INSTRS};
 use gpu16_machine::{Backend, BackendError, CoreExit, CoreState, InstrFrame, Port};
 use std::rc::Rc;
 
@@ -66,11 +67,9 @@ impl Jit {
     pub(crate) fn compile(
         &mut self,
         key: &FrameKey,
-        frame: &InstrFrame,
+        instrs: &[Instr; FRAME_INSTRS],
     ) -> Result<Rc<CompiledFrame>, BackendError> {
-        self.cache
-            .get_or_compile(key, &frame.instrs)
-            .map_err(BackendError)
+        self.cache.get_or_compile(key, instrs).map_err(BackendError)
     }
 }
 
@@ -88,7 +87,7 @@ impl Backend for Jit {
     }
 
     fn prepare(&mut self, frame: &InstrFrame) -> Result<Self::Code, BackendError> {
-        self.compile(&frame.bytes(), frame)
+        self.compile(&frame.bytes(), &frame.instrs)
     }
 
     fn run_core(

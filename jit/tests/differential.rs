@@ -6,7 +6,7 @@ mod common;
 
 use common::{run_on, Image, Outcome, Task};
 use gpu16_interp::Interpreter;
-use gpu16_jit::{Auto, Jit};
+use gpu16_jit::{Auto, Hotness, Jit};
 use gpu16_machine::isa::{AluOp, Instr, MemOp};
 use gpu16_machine::{Config, IssuePolicy, RunError};
 
@@ -75,7 +75,11 @@ fn reg_op(rng: &mut Rng, keep: u16) -> Instr {
         // Small constants into r8..r13 make addresses collide; r1..r7 get the core id.
         _ => {
             let d = pick(rng, 14);
-            let k = if rng.chance(70) { rng.u8(4) } else { rng.u8(255) };
+            let k = if rng.chance(70) {
+                rng.u8(4)
+            } else {
+                rng.u8(255)
+            };
             Instr::SetConst { k, d }
         }
     }
@@ -226,9 +230,9 @@ struct Case {
 fn program(rng: &mut Rng) -> Case {
     let mut image = Image::default();
     let mut unbounded = false;
-    for _ in 0..1 + rng.below(4) {
+    for _ in 0..1 + rng.below(3) {
         let mut frames = Vec::new();
-        for _ in 0..1 + rng.below(3) {
+        for _ in 0..1 + rng.below(2) {
             let kind = rng.below(100);
             let words = if kind < 5 {
                 unbounded = true;
@@ -250,7 +254,11 @@ fn program(rng: &mut Rng) -> Case {
         };
         let mut r0 = [0u8; 16];
         for v in &mut r0 {
-            *v = if rng.chance(80) { rng.u8(4) } else { rng.next() as u8 };
+            *v = if rng.chance(80) {
+                rng.u8(4)
+            } else {
+                rng.next() as u8
+            };
         }
         let task = Task {
             fence: [0, 0, 1, 2][rng.below(4) as usize],
@@ -304,7 +312,14 @@ fn check(rng_seed: u64, programs: u32) -> Tally {
         ..Default::default()
     })
     .unwrap();
-    let mut auto = Auto::with_threshold(2);
+    // One switches at the second issue, one inside a task after 50 interpreted instructions.
+    let mut autos = [
+        Auto::with_threshold(2),
+        Auto::with_hotness(Hotness {
+            issues: u32::MAX,
+            instructions: 50,
+        }),
+    ];
     let mut interp = Interpreter::new();
     let mut tally = Tally::default();
     for n in 0..programs {
@@ -319,7 +334,7 @@ fn check(rng_seed: u64, programs: u32) -> Tally {
                 "program {n} (seed {rng_seed:#x}) differs under the jit with {cfg:?}\nimage: {:?}\njit: {got:#?}\ninterp: {want:#?}",
                 case.image.frames
             );
-            let got = run_on(&mut auto, &p, &case.memory, &cfg);
+            let got = run_on(&mut autos[n as usize % 2], &p, &case.memory, &cfg);
             assert!(got == want, "program {n} differs under auto with {cfg:?}");
             match &want {
                 Ok(_) => tally.ok += 1,
@@ -335,7 +350,7 @@ fn check(rng_seed: u64, programs: u32) -> Tally {
 
 #[test]
 fn jit_and_auto_equal_the_interpreter_on_random_programs() {
-    let programs = if cfg!(debug_assertions) { 300 } else { 3000 };
+    let programs = if cfg!(debug_assertions) { 300 } else { 2500 };
     let tally = check(0x9e37_79b9_7f4a_7c15, programs);
     eprintln!("{tally:?}");
     // Each kind of outcome must actually be exercised.
