@@ -11,6 +11,7 @@ use gpu16_interp::interpret;
 use gpu16_machine::isa::{Instr, FRAME_INSTRS};
 use gpu16_machine::{Backend, BackendError, CoreExit, CoreState, InstrFrame, Port};
 use std::cell::{Cell, RefCell};
+use std::collections::hash_map::Entry;
 use std::rc::Rc;
 
 /// Issues after which a frame is compiled regardless of how little it ran.
@@ -88,7 +89,8 @@ impl Auto {
         Ok(Auto {
             jit: Jit::with_options(options)?,
             hot,
-            cold: FastMap::default(),
+            // Sized for a task memory's worth of frames and more, to skip early rehashing.
+            cold: FastMap::with_capacity_and_hasher(1024, Default::default()),
         })
     }
 
@@ -116,26 +118,28 @@ impl Backend for Auto {
 
     fn prepare(&mut self, frame: &InstrFrame) -> Result<Self::Code, BackendError> {
         let key = frame.bytes();
-        if let Some(code) = self.jit.lookup(&key) {
-            return Ok(AutoCode::Compiled(code));
-        }
         if self.cold.len() >= MAX_COLD {
             self.cold.clear();
         }
-        let cold = self
-            .cold
-            .entry(key)
-            .or_insert_with(|| {
-                Rc::new(Cold {
+        // A frame in the cold map is not compiled (compiling removes it), so a fresh frame
+        // costs two hash lookups and a repeated cold one a single lookup.
+        let cold = match self.cold.entry(key) {
+            Entry::Occupied(e) => e.get().clone(),
+            Entry::Vacant(e) => {
+                if let Some(code) = self.jit.lookup(&key) {
+                    return Ok(AutoCode::Compiled(code));
+                }
+                e.insert(Rc::new(Cold {
                     key,
                     instrs: frame.instrs,
                     issues: Cell::new(0),
                     interpreted: Cell::new(0),
                     compiled: RefCell::new(None),
                     failed: Cell::new(false),
-                })
-            })
-            .clone();
+                }))
+                .clone()
+            }
+        };
         cold.issues.set(cold.issues.get().saturating_add(1));
         if self.is_hot(&cold) && !cold.failed.get() {
             self.cold.remove(&key);
@@ -154,17 +158,20 @@ impl Backend for Auto {
             AutoCode::Compiled(code) => return runtime::enter(code, core, port),
             AutoCode::Interpreted(cold) => cold,
         };
-        if cold.compiled.borrow().is_none() && !cold.failed.get() && self.is_hot(cold) {
-            match self.jit.compile(&cold.key, &cold.instrs) {
-                Ok(code) => {
-                    self.cold.remove(&cold.key);
-                    *cold.compiled.borrow_mut() = Some(code);
+        // One compare on the common path; only a frame past its budget looks further.
+        if cold.interpreted.get() >= self.hot.instructions && !cold.failed.get() {
+            if cold.compiled.borrow().is_none() {
+                match self.jit.compile(&cold.key, &cold.instrs) {
+                    Ok(code) => {
+                        self.cold.remove(&cold.key);
+                        *cold.compiled.borrow_mut() = Some(code);
+                    }
+                    Err(_) => cold.failed.set(true),
                 }
-                Err(_) => cold.failed.set(true),
             }
-        }
-        if let Some(code) = cold.compiled.borrow().as_ref() {
-            return runtime::enter(code, core, port);
+            if let Some(code) = cold.compiled.borrow().as_ref() {
+                return runtime::enter(code, core, port);
+            }
         }
         let before = core.instructions;
         let exit = interpret(&cold.instrs, core, port);
