@@ -1,0 +1,269 @@
+//! Speed of the backends side by side: register-heavy loops (`compute`), loops with a load
+//! and a store every few instructions (`memory`), streams of frames that each run once
+//! (`fresh`, where compiling cannot pay off), and the latency of compiling one frame.
+
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use gpu16_interp::Interpreter;
+use gpu16_jit::{Auto, Jit, JitOptions, OptLevel};
+use gpu16_machine::isa::{AluOp, Instr, MemOp};
+use gpu16_machine::{run, Backend, Config, InstrFrame, Program};
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+fn sc(k: u8, d: u8) -> Instr {
+    Instr::SetConst { k, d }
+}
+fn alu(op: AluOp, a: u8, b: u8, c: u8) -> Instr {
+    Instr::Alu { op, a, b, c }
+}
+
+fn frame_bytes(instrs: &[Instr]) -> [u8; 32] {
+    let mut all = [Instr::Nop; 16];
+    all[..instrs.len()].copy_from_slice(instrs);
+    InstrFrame::from_instrs(all).bytes()
+}
+
+/// Control frames each leading `per_cf` copies of a frame from `frames`, on all 16 cores.
+fn image(frames: &[[u8; 32]], per_cf: usize) -> Program {
+    let mut out = Vec::new();
+    for group in frames.chunks(per_cf) {
+        let mut cf = [0u8; 32];
+        cf[0] = group.len() as u8;
+        cf[2] = 0xFF;
+        cf[3] = 0xFF;
+        out.push(cf);
+        out.extend_from_slice(group);
+    }
+    Program::from_frames(out).unwrap()
+}
+
+const OUTER: u8 = 200;
+const INNER: u8 = 250;
+
+/// Nested loops on registers only.
+fn compute_frame() -> Vec<Instr> {
+    vec![
+        sc(0, 3),                   // r3 = core id
+        sc(OUTER, 8),               // outer counter
+        sc(1, 14),                  // 1
+        sc(INNER, 9),               // outer head (IP 3): inner counter
+        alu(AluOp::Add, 10, 9, 10), // inner head (IP 4)
+        alu(AluOp::Xor, 11, 10, 11),
+        Instr::Mul {
+            a: 10,
+            b: 11,
+            c: 12,
+        },
+        alu(AluOp::Add, 12, 3, 11),
+        alu(AluOp::Sub, 9, 14, 9),
+        Instr::Bnz { a: 9, target: 4 },
+        alu(AluOp::Sub, 8, 14, 8),
+        Instr::Bnz { a: 8, target: 3 },
+        Instr::Ready,
+    ]
+}
+
+/// The same computation in Rust, for all 16 cores.
+fn native(regs: &mut [[u8; 16]; 16]) {
+    for (id, r) in regs.iter_mut().enumerate() {
+        r[3] = id as u8;
+        r[8] = OUTER;
+        r[14] = 1;
+        loop {
+            r[9] = INNER;
+            loop {
+                r[10] = r[10].wrapping_add(r[9]);
+                r[11] ^= r[10];
+                let p = u16::from(r[10]) * u16::from(r[11]);
+                r[12] = p as u8;
+                r[13] = (p >> 8) as u8;
+                r[11] = r[12].wrapping_add(r[3]);
+                r[9] = r[9].wrapping_sub(r[14]);
+                if r[9] == 0 {
+                    break;
+                }
+            }
+            r[8] = r[8].wrapping_sub(r[14]);
+            if r[8] == 0 {
+                break;
+            }
+        }
+    }
+}
+
+/// A counted loop with a load and a store every three instructions, each core in its own
+/// bank.
+fn memory_frame() -> Vec<Instr> {
+    let mem = |op, a, hi, r| Instr::Mem { op, a, hi, r };
+    vec![
+        sc(0, 1),   // r1 = core id: the bank
+        sc(250, 8), // counter
+        sc(1, 14),
+        mem(MemOp::Ld, 9, 1, 10), // head (IP 3)
+        alu(AluOp::Add, 10, 8, 10),
+        mem(MemOp::St, 9, 1, 10),
+        alu(AluOp::Add, 9, 14, 9),
+        alu(AluOp::Sub, 8, 14, 8),
+        Instr::Bnz { a: 8, target: 3 },
+        Instr::Ready,
+    ]
+}
+
+/// A straight-line frame that differs from every other `n`.
+fn fresh_frame(n: u32) -> Vec<Instr> {
+    let mut f = vec![
+        sc(n as u8, 8),
+        sc((n >> 8) as u8, 9),
+        sc((n >> 16) as u8, 10),
+    ];
+    for i in 0..12u8 {
+        f.push(alu(
+            AluOp::ALL[usize::from(i % 7)],
+            8 + i % 3,
+            9,
+            11 + i % 4,
+        ));
+    }
+    f.push(Instr::Ready);
+    f
+}
+
+fn instructions(p: &Program) -> u64 {
+    run(&mut Interpreter::new(), p, &[], &Config::default())
+        .expect("benchmark programs complete")
+        .instructions
+}
+
+fn bench_run<B: Backend>(b: &mut criterion::Bencher<'_>, backend: &mut B, p: &Program) {
+    b.iter(|| black_box(run(backend, p, &[], &Config::default()).unwrap().cycles));
+}
+
+fn compute(c: &mut Criterion) {
+    let p = image(&[frame_bytes(&compute_frame())], 1);
+    let n = instructions(&p);
+    let mut regs = [[0u8; 16]; 16];
+    native(&mut regs);
+    let want = run(&mut Interpreter::new(), &p, &[], &Config::default()).unwrap();
+    assert_eq!(
+        regs, want.registers,
+        "the native closure computes the same thing"
+    );
+    let mut g = c.benchmark_group("compute");
+    g.throughput(Throughput::Elements(n));
+    let mut backend = Interpreter::new();
+    g.bench_function("interp", |b| bench_run(b, &mut backend, &p));
+    let mut backend = Jit::new();
+    g.bench_function("jit", |b| bench_run(b, &mut backend, &p));
+    let mut backend = Auto::new();
+    g.bench_function("auto", |b| bench_run(b, &mut backend, &p));
+    let mut backend = Jit::with_options(JitOptions {
+        opt_level: OptLevel::Speed,
+        ..JitOptions::default()
+    })
+    .unwrap();
+    g.bench_function("jit-opt-speed", |b| bench_run(b, &mut backend, &p));
+    // Auto's first run: one core interpreted until the frame is hot, then compiled.
+    g.bench_function("auto-first-run", |b| {
+        b.iter_batched(
+            Auto::new,
+            |mut a| {
+                let cycles = run(&mut a, &p, &[], &Config::default()).unwrap().cycles;
+                (a, black_box(cycles))
+            },
+            BatchSize::PerIteration,
+        )
+    });
+    g.bench_function("native", |b| {
+        b.iter(|| {
+            let mut regs = black_box([[0u8; 16]; 16]);
+            native(&mut regs);
+            black_box(regs)
+        })
+    });
+    g.finish();
+}
+
+fn memory(c: &mut Criterion) {
+    let p = image(&[frame_bytes(&memory_frame()); 8], 8);
+    let n = instructions(&p);
+    let mut g = c.benchmark_group("memory");
+    g.throughput(Throughput::Elements(n));
+    let mut backend = Interpreter::new();
+    g.bench_function("interp", |b| bench_run(b, &mut backend, &p));
+    let mut backend = Jit::new();
+    g.bench_function("jit", |b| bench_run(b, &mut backend, &p));
+    let mut backend = Auto::new();
+    g.bench_function("auto", |b| bench_run(b, &mut backend, &p));
+    g.finish();
+}
+
+fn fresh(c: &mut Criterion) {
+    let frames: Vec<[u8; 32]> = (0..256).map(|n| frame_bytes(&fresh_frame(n))).collect();
+    let p = image(&frames, 16);
+    let n = instructions(&p);
+    let mut g = c.benchmark_group("fresh");
+    g.throughput(Throughput::Elements(n));
+    g.sample_size(10);
+    // A new backend per run: no frame was seen before.
+    let mut fresh_run = |name: &str, make: &dyn Fn() -> Box<dyn FnMut(&Program) -> u64>| {
+        g.bench_function(name, |b| {
+            // The backend is returned so that its drop falls outside the timing.
+            b.iter_batched(
+                make,
+                |mut f| {
+                    let cycles = f(&p);
+                    (f, black_box(cycles))
+                },
+                BatchSize::PerIteration,
+            )
+        });
+    };
+    fresh_run("interp", &|| {
+        let mut i = Interpreter::new();
+        Box::new(move |p| run(&mut i, p, &[], &Config::default()).unwrap().cycles)
+    });
+    fresh_run("auto", &|| {
+        let mut a = Auto::new();
+        Box::new(move |p| run(&mut a, p, &[], &Config::default()).unwrap().cycles)
+    });
+    fresh_run("jit", &|| {
+        let mut j = Jit::new();
+        Box::new(move |p| run(&mut j, p, &[], &Config::default()).unwrap().cycles)
+    });
+    g.finish();
+}
+
+fn compile(c: &mut Criterion) {
+    let mut g = c.benchmark_group("compile");
+    g.throughput(Throughput::Elements(1));
+    for (name, opt) in [("jit", OptLevel::None), ("jit-opt-speed", OptLevel::Speed)] {
+        let mut next = 0u32;
+        g.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                let mut jit = Jit::with_options(JitOptions {
+                    opt_level: opt,
+                    ..JitOptions::default()
+                })
+                .unwrap();
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    next += 1;
+                    let mut f = compute_frame();
+                    f[1] = sc(next as u8, 8);
+                    f[3] = sc((next >> 8) as u8, 9);
+                    let mut all = [Instr::Nop; 16];
+                    all[..f.len()].copy_from_slice(&f);
+                    let frame = InstrFrame::from_instrs(all);
+                    let t = Instant::now();
+                    black_box(jit.prepare(&frame).unwrap());
+                    total += t.elapsed();
+                }
+                total
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, compute, memory, fresh, compile);
+criterion_main!(benches);

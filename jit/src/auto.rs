@@ -1,0 +1,183 @@
+//! The `auto` backend: a frame is interpreted until it is hot, then compiled once and run
+//! natively from then on. Hot means issued `hot_issues` times, or `hot_instructions`
+//! instructions interpreted in it (ski rental: a compile costs about as much as
+//! interpreting 80,000 instructions, so a frame issued once but looping for millions of
+//! instructions switches after the first core's run instead of never). Since the JIT equals
+//! the interpreter, the switch cannot change any result.
+
+use crate::cache::{CompiledFrame, FastMap, FrameKey};
+use crate::{runtime, Jit, JitOptions};
+use gpu16_interp::interpret;
+use gpu16_machine::isa::{Instr, FRAME_INSTRS};
+use gpu16_machine::{Backend, BackendError, CoreExit, CoreState, InstrFrame, Port};
+use std::cell::{Cell, RefCell};
+use std::collections::hash_map::Entry;
+use std::rc::Rc;
+
+/// Issues after which a frame is compiled regardless of how little it ran.
+pub const DEFAULT_HOT_ISSUES: u32 = 1000;
+/// Interpreted instructions after which a frame is compiled: one compile's worth
+/// (measured: ~230 us per frame, the interpreter runs ~310 M instructions/s).
+pub const DEFAULT_HOT_INSTRUCTIONS: u64 = 80_000;
+
+/// Cold frames are forgotten past this many distinct ones, so an endless stream of fresh
+/// frames needs bounded memory.
+const MAX_COLD: usize = 1 << 16;
+
+/// A frame not compiled yet, shared by every core running it.
+#[derive(Debug)]
+pub struct Cold {
+    key: FrameKey,
+    instrs: [Instr; FRAME_INSTRS],
+    issues: Cell<u32>,
+    interpreted: Cell<u64>,
+    /// Set when the frame becomes hot while cores still run it interpreted.
+    compiled: RefCell<Option<Rc<CompiledFrame>>>,
+    /// A compile failed: stay interpreted (results are the same either way).
+    failed: Cell<bool>,
+}
+
+/// A frame as `Auto` runs it.
+#[derive(Clone, Debug)]
+pub enum AutoCode {
+    Interpreted(Rc<Cold>),
+    Compiled(Rc<CompiledFrame>),
+}
+
+/// When `Auto` compiles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hotness {
+    pub issues: u32,
+    pub instructions: u64,
+}
+
+impl Default for Hotness {
+    fn default() -> Self {
+        Hotness {
+            issues: DEFAULT_HOT_ISSUES,
+            instructions: DEFAULT_HOT_INSTRUCTIONS,
+        }
+    }
+}
+
+pub struct Auto {
+    jit: Jit,
+    hot: Hotness,
+    cold: FastMap<FrameKey, Rc<Cold>>,
+}
+
+impl Auto {
+    /// Default thresholds and JIT options. Panics if Cranelift does not support the host.
+    pub fn new() -> Auto {
+        Auto::with_hotness(Hotness::default())
+    }
+
+    /// Compile a frame at its `hot_issues`-th issue (0 or 1: at the first), with no
+    /// instruction budget.
+    pub fn with_threshold(hot_issues: u32) -> Auto {
+        Auto::with_hotness(Hotness {
+            issues: hot_issues,
+            instructions: u64::MAX,
+        })
+    }
+
+    pub fn with_hotness(hot: Hotness) -> Auto {
+        Auto::with_options(hot, JitOptions::default()).unwrap_or_else(|e| panic!("{}", e.0))
+    }
+
+    pub fn with_options(hot: Hotness, options: JitOptions) -> Result<Auto, BackendError> {
+        Ok(Auto {
+            jit: Jit::with_options(options)?,
+            hot,
+            // Sized for a task memory's worth of frames and more, to skip early rehashing.
+            cold: FastMap::with_capacity_and_hasher(1024, Default::default()),
+        })
+    }
+
+    pub fn jit(&self) -> &Jit {
+        &self.jit
+    }
+
+    fn is_hot(&self, cold: &Cold) -> bool {
+        cold.issues.get() >= self.hot.issues || cold.interpreted.get() >= self.hot.instructions
+    }
+}
+
+impl Default for Auto {
+    fn default() -> Self {
+        Auto::new()
+    }
+}
+
+impl Backend for Auto {
+    type Code = AutoCode;
+
+    fn name(&self) -> &'static str {
+        "auto"
+    }
+
+    fn prepare(&mut self, frame: &InstrFrame) -> Result<Self::Code, BackendError> {
+        let key = frame.bytes();
+        if self.cold.len() >= MAX_COLD {
+            self.cold.clear();
+        }
+        // A frame in the cold map is not compiled (compiling removes it), so a fresh frame
+        // costs two hash lookups and a repeated cold one a single lookup.
+        let cold = match self.cold.entry(key) {
+            Entry::Occupied(e) => e.get().clone(),
+            Entry::Vacant(e) => {
+                if let Some(code) = self.jit.lookup(&key) {
+                    return Ok(AutoCode::Compiled(code));
+                }
+                e.insert(Rc::new(Cold {
+                    key,
+                    instrs: frame.instrs,
+                    issues: Cell::new(0),
+                    interpreted: Cell::new(0),
+                    compiled: RefCell::new(None),
+                    failed: Cell::new(false),
+                }))
+                .clone()
+            }
+        };
+        cold.issues.set(cold.issues.get().saturating_add(1));
+        if self.is_hot(&cold) && !cold.failed.get() {
+            self.cold.remove(&key);
+            return Ok(AutoCode::Compiled(self.jit.compile(&key, &frame.instrs)?));
+        }
+        Ok(AutoCode::Interpreted(cold))
+    }
+
+    fn run_core(
+        &mut self,
+        code: &Self::Code,
+        core: &mut CoreState,
+        port: &mut Port<'_>,
+    ) -> CoreExit {
+        let cold = match code {
+            AutoCode::Compiled(code) => return runtime::enter(code, core, port),
+            AutoCode::Interpreted(cold) => cold,
+        };
+        // One compare on the common path; only a frame past its budget looks further.
+        if cold.interpreted.get() >= self.hot.instructions && !cold.failed.get() {
+            if cold.compiled.borrow().is_none() {
+                match self.jit.compile(&cold.key, &cold.instrs) {
+                    Ok(code) => {
+                        self.cold.remove(&cold.key);
+                        *cold.compiled.borrow_mut() = Some(code);
+                    }
+                    Err(_) => cold.failed.set(true),
+                }
+            }
+            if let Some(code) = cold.compiled.borrow().as_ref() {
+                return runtime::enter(code, core, port);
+            }
+        }
+        let before = core.instructions;
+        let exit = interpret(&cold.instrs, core, port);
+        let ran = core.instructions - before;
+        cold.interpreted
+            .set(cold.interpreted.get().saturating_add(ran));
+        exit
+    }
+}

@@ -1,0 +1,177 @@
+//! The code cache: compiled frames keyed by their 32 bytes, stored in a bounded number of
+//! Cranelift modules ("generations"). cranelift-jit frees code only a whole module at a time,
+//! so when the cache is full the oldest generation leaves the map, and its module is freed
+//! as soon as no `Code` handle (held by cores still running it) points into it.
+
+use crate::compile::Compiler;
+use crate::runtime::EntryFn;
+use cranelift_jit::JITModule;
+use gpu16_machine::isa::{Instr, FRAME_INSTRS};
+use std::cell::{Cell, RefCell};
+use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::rc::Rc;
+
+/// The 32 bytes of an instruction frame.
+pub type FrameKey = [u8; 32];
+
+/// A compiled frame; cloning the `Rc` keeps its machine code alive.
+pub struct CompiledFrame {
+    pub(crate) entry: EntryFn,
+    /// For the interpreter when compiled code hands a core back.
+    pub(crate) instrs: [Instr; FRAME_INSTRS],
+    _module: Rc<Generation>,
+}
+
+impl std::fmt::Debug for CompiledFrame {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompiledFrame")
+            .field("entry", &(self.entry as usize as *const u8))
+            .finish()
+    }
+}
+
+/// One JIT module and the counter its release bumps.
+struct Generation {
+    module: RefCell<Option<JITModule>>,
+    freed: Rc<Cell<u64>>,
+}
+
+impl Drop for Generation {
+    fn drop(&mut self) {
+        if let Some(module) = self.module.get_mut().take() {
+            // SAFETY: a generation is dropped only when its last `Rc` goes: the cache has let
+            // go of it and no `CompiledFrame` (the only holders of its code addresses) is
+            // left, so no pointer into this module can be called again.
+            unsafe { module.free_memory() };
+            self.freed.set(self.freed.get() + 1);
+        }
+    }
+}
+
+/// Counters for tests and tuning.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    /// Frames compiled so far.
+    pub compiled: u64,
+    /// Lookups served without compiling.
+    pub hits: u64,
+    /// Modules whose memory was released.
+    pub modules_freed: u64,
+    /// Frames currently in the map.
+    pub cached: usize,
+}
+
+/// FxHash-style mixing: the keys are frame bytes, not attacker-chosen.
+#[derive(Default)]
+pub(crate) struct FastHasher(u64);
+
+impl Hasher for FastHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..chunk.len()].copy_from_slice(chunk);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(w))
+                .wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+}
+
+pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
+
+pub(crate) struct Cache {
+    compiler: Compiler,
+    map: FastMap<FrameKey, Rc<CompiledFrame>>,
+    /// Oldest first; the last one receives new code. Each with the keys it holds.
+    generations: VecDeque<(Rc<Generation>, Vec<FrameKey>)>,
+    frames_per_module: usize,
+    max_modules: usize,
+    freed: Rc<Cell<u64>>,
+    compiled: u64,
+    hits: u64,
+}
+
+impl Cache {
+    pub(crate) fn new(compiler: Compiler, frames_per_module: usize, max_modules: usize) -> Cache {
+        Cache {
+            compiler,
+            map: FastMap::default(),
+            generations: VecDeque::new(),
+            frames_per_module: frames_per_module.max(1),
+            max_modules: max_modules.max(1),
+            freed: Rc::new(Cell::new(0)),
+            compiled: 0,
+            hits: 0,
+        }
+    }
+
+    pub(crate) fn stats(&self) -> CacheStats {
+        CacheStats {
+            compiled: self.compiled,
+            hits: self.hits,
+            modules_freed: self.freed.get(),
+            cached: self.map.len(),
+        }
+    }
+
+    pub(crate) fn get(&mut self, key: &FrameKey) -> Option<Rc<CompiledFrame>> {
+        let hit = self.map.get(key).cloned();
+        if hit.is_some() {
+            self.hits += 1;
+        }
+        hit
+    }
+
+    /// The compiled frame for `key`, compiling `instrs` if it is not cached.
+    pub(crate) fn get_or_compile(
+        &mut self,
+        key: &FrameKey,
+        instrs: &[Instr; FRAME_INSTRS],
+    ) -> Result<Rc<CompiledFrame>, String> {
+        if let Some(code) = self.get(key) {
+            return Ok(code);
+        }
+        let full = self
+            .generations
+            .back()
+            .is_none_or(|(_, keys)| keys.len() >= self.frames_per_module);
+        if full {
+            if self.generations.len() >= self.max_modules {
+                let (_, keys) = self.generations.pop_front().expect("at least one module");
+                for k in keys {
+                    self.map.remove(&k);
+                }
+            }
+            let module = self.compiler.new_module();
+            self.generations.push_back((
+                Rc::new(Generation {
+                    module: RefCell::new(Some(module)),
+                    freed: self.freed.clone(),
+                }),
+                Vec::new(),
+            ));
+        }
+        let (generation, keys) = self.generations.back_mut().expect("just ensured");
+        let entry = {
+            let mut module = generation.module.borrow_mut();
+            let module = module.as_mut().expect("a live generation has its module");
+            self.compiler.compile(module, instrs)?
+        };
+        // SAFETY: `entry` is the finalized address of a function `compile` declared with the
+        // signature `EntryFn` describes (three pointer-sized/i64 params, i32 return, the
+        // platform's C calling convention); `CompiledFrame` keeps its module alive.
+        let entry = unsafe { std::mem::transmute::<*const u8, EntryFn>(entry) };
+        let code = Rc::new(CompiledFrame {
+            entry,
+            instrs: *instrs,
+            _module: generation.clone(),
+        });
+        keys.push(*key);
+        self.map.insert(*key, code.clone());
+        self.compiled += 1;
+        Ok(code)
+    }
+}

@@ -1,0 +1,461 @@
+//! Translation of one instruction frame into Cranelift IR and native code.
+//!
+//! The frame is cut into straight-line segments. A segment starts at a leader (IP 0, a bnz
+//! target, the IP after a bnz or ready, a memory instruction and the IP after it) and runs to
+//! the next terminator or leader. Each segment starts with one watchdog check,
+//! `cycle + len > limit`; when it fails the compiled code hands the core back to the
+//! interpreter at that IP, which then checks the limit before every instruction. The
+//! watchdog is therefore exact while the common case costs one compare per segment.
+//! Resuming at a leader enters its segment; resuming anywhere else (never done by the run
+//! loop, which parks only at memory instructions or at the limit) also goes to the
+//! interpreter, so every IP is a valid entry.
+//!
+//! The 16 registers live in Cranelift variables; only registers the frame writes are stored
+//! back, and only on exit. Memory instructions call [`runtime::mem_access`] through a plain
+//! function address, so no symbol resolution is involved.
+
+use crate::runtime::{self, EXIT_ENDED, EXIT_PARKED, EXIT_READY, EXIT_SLOW};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{
+    types, AbiParam, Block, BlockArg, InstBuilder, JumpTableData, MemFlagsData, Signature, Value,
+};
+use cranelift_codegen::isa::{OwnedTargetIsa, TargetFrontendConfig};
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_codegen::Context;
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{default_libcall_names, Module};
+use gpu16_machine::isa::{AluOp, Instr, MemOp, FRAME_INSTRS, REGS};
+use gpu16_machine::CoreState;
+use std::mem::offset_of;
+
+/// How hard Cranelift works on a frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OptLevel {
+    /// No IR optimization: fastest compile; measured as fast as `Speed` on our code.
+    None,
+    Speed,
+}
+
+/// Owns the target description and the reusable IR buffers.
+pub(crate) struct Compiler {
+    isa: OwnedTargetIsa,
+    ctx: Context,
+    fctx: FunctionBuilderContext,
+}
+
+impl Compiler {
+    pub(crate) fn new(opt: OptLevel) -> Result<Compiler, String> {
+        let mut flags = settings::builder();
+        let set = |f: &mut settings::Builder, k: &str, v: &str| {
+            f.set(k, v)
+                .map_err(|e| format!("cranelift flag {k}={v}: {e}"))
+        };
+        // cranelift-jit needs absolute relocations for out-of-module calls.
+        set(&mut flags, "use_colocated_libcalls", "false")?;
+        set(&mut flags, "is_pic", "false")?;
+        let level = match opt {
+            OptLevel::None => "none",
+            OptLevel::Speed => "speed",
+        };
+        set(&mut flags, "opt_level", level)?;
+        // The verifier roughly doubles compile time; keep it where bugs are hunted.
+        let verify = if cfg!(debug_assertions) {
+            "true"
+        } else {
+            "false"
+        };
+        set(&mut flags, "enable_verifier", verify)?;
+        let isa = cranelift_native::builder()
+            .map_err(|e| format!("host not supported by cranelift: {e}"))?
+            .finish(settings::Flags::new(flags))
+            .map_err(|e| format!("cranelift isa: {e}"))?;
+        Ok(Compiler {
+            isa,
+            ctx: Context::new(),
+            fctx: FunctionBuilderContext::new(),
+        })
+    }
+
+    /// A fresh module sharing this compiler's target.
+    pub(crate) fn new_module(&self) -> JITModule {
+        JITModule::new(JITBuilder::with_isa(
+            self.isa.clone(),
+            default_libcall_names(),
+        ))
+    }
+
+    /// Compile `instrs` into `module` and return the finalized entry address.
+    pub(crate) fn compile(
+        &mut self,
+        module: &mut JITModule,
+        instrs: &[Instr; FRAME_INSTRS],
+    ) -> Result<*const u8, String> {
+        let ptr = module.target_config().pointer_type();
+        let mut sig = module.make_signature();
+        sig.params.push(AbiParam::new(ptr)); // *mut CoreState
+        sig.params.push(AbiParam::new(ptr)); // *mut CallCtx
+        sig.params.push(AbiParam::new(types::I64)); // limit
+        sig.returns.push(AbiParam::new(types::I32));
+        let mut shim = module.make_signature();
+        shim.params.push(AbiParam::new(ptr));
+        for ty in [types::I64, types::I32, types::I32, types::I32, types::I32] {
+            shim.params.push(AbiParam::new(ty));
+        }
+        shim.returns.push(AbiParam::new(types::I32));
+
+        let id = module
+            .declare_anonymous_function(&sig)
+            .map_err(|e| format!("declare: {e}"))?;
+        self.ctx.func.signature = sig;
+        build(
+            &mut self.ctx,
+            &mut self.fctx,
+            instrs,
+            shim,
+            module.target_config(),
+        );
+        let defined = module.define_function(id, &mut self.ctx);
+        module.clear_context(&mut self.ctx);
+        defined.map_err(|e| format!("define: {e:?}"))?;
+        module
+            .finalize_definitions()
+            .map_err(|e| format!("finalize: {e}"))?;
+        Ok(module.get_finalized_function(id))
+    }
+}
+
+/// Static facts about a frame that shape its code.
+struct Shape {
+    leader: [bool; FRAME_INSTRS],
+    /// For a leader: the IP of its segment's last instruction.
+    end: [usize; FRAME_INSTRS],
+    /// Registers some instruction reads, or writes.
+    read: u16,
+    written: u16,
+}
+
+fn shape(instrs: &[Instr; FRAME_INSTRS]) -> Shape {
+    let mut leader = [false; FRAME_INSTRS];
+    leader[0] = true;
+    let mut read = 0u16;
+    let mut written = 0u16;
+    let mark = |l: &mut [bool; FRAME_INSTRS], i: usize| {
+        if i < FRAME_INSTRS {
+            l[i] = true;
+        }
+    };
+    for (i, instr) in instrs.iter().enumerate() {
+        match *instr {
+            Instr::Nop => {}
+            Instr::Alu { a, b, c, .. } => {
+                read |= 1 << a | 1 << b;
+                written |= 1 << c;
+            }
+            Instr::Mul { a, b, c } => {
+                read |= 1 << a | 1 << b;
+                written |= 1 << c | 1 << ((c + 1) & 0xF);
+            }
+            Instr::Shift { a, c, .. } => {
+                read |= 1 << a;
+                written |= 1 << c;
+            }
+            Instr::SetConst { d, .. } => written |= 1 << d,
+            Instr::Mem { op, a, hi, r } => {
+                read |= 1 << a | 1 << hi;
+                if op.is_read() {
+                    written |= 1 << r;
+                } else {
+                    read |= 1 << r;
+                }
+                mark(&mut leader, i);
+                mark(&mut leader, i + 1);
+            }
+            Instr::Bnz { a, target } => {
+                read |= 1 << a;
+                mark(&mut leader, usize::from(target));
+                mark(&mut leader, i + 1);
+            }
+            Instr::Ready => mark(&mut leader, i + 1),
+        }
+    }
+    let end = std::array::from_fn(|l| {
+        let mut e = l;
+        while !terminates(&instrs[e]) && e + 1 < FRAME_INSTRS && !leader[e + 1] {
+            e += 1;
+        }
+        e
+    });
+    Shape {
+        leader,
+        end,
+        read,
+        written,
+    }
+}
+
+fn terminates(instr: &Instr) -> bool {
+    matches!(instr, Instr::Bnz { .. } | Instr::Ready | Instr::Mem { .. })
+}
+
+fn build(
+    ctx: &mut Context,
+    fctx: &mut FunctionBuilderContext,
+    instrs: &[Instr; FRAME_INSTRS],
+    shim: Signature,
+    module_config: TargetFrontendConfig,
+) {
+    let ptr = module_config.pointer_type();
+    let shape = shape(instrs);
+    let mut b = FunctionBuilder::new(&mut ctx.func, fctx);
+    let flags = MemFlagsData::trusted();
+
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    let exit = b.create_block();
+    let exit_ip = b.append_block_param(exit, types::I32);
+    let exit_code = b.append_block_param(exit, types::I32);
+    let exit_cycle = b.append_block_param(exit, types::I64);
+    let check: Vec<Block> = (0..FRAME_INSTRS).map(|_| b.create_block()).collect();
+    let body: Vec<Block> = (0..FRAME_INSTRS).map(|_| b.create_block()).collect();
+    let slow: Vec<Block> = (0..FRAME_INSTRS).map(|_| b.create_block()).collect();
+
+    b.switch_to_block(entry);
+    let params = b.block_params(entry).to_vec();
+    let (core, cctx, limit) = (params[0], params[1], params[2]);
+    let regs: Vec<Variable> = (0..REGS).map(|_| b.declare_var(types::I8)).collect();
+    for (r, &var) in regs.iter().enumerate() {
+        // Unused registers never enter the code; written-only ones still need a value on
+        // every exit path, so they are loaded too.
+        if (shape.read | shape.written) & (1 << r) != 0 {
+            let v = b.ins().load(
+                types::I8,
+                flags,
+                core,
+                (offset_of!(CoreState, regs) + r) as i32,
+            );
+            b.def_var(var, v);
+        }
+    }
+    let cycle = b.declare_var(types::I64);
+    let c0 = b
+        .ins()
+        .load(types::I64, flags, core, offset_of!(CoreState, cycle) as i32);
+    b.def_var(cycle, c0);
+    let id = b
+        .ins()
+        .uload8(types::I32, flags, core, offset_of!(CoreState, id) as i32);
+    let id = b.ins().ireduce(types::I8, id);
+    let core_id = b.ins().band_imm_u(id, 0xF);
+    let ip = b
+        .ins()
+        .uload8(types::I32, flags, core, offset_of!(CoreState, ip) as i32);
+    let ip = b.ins().band_imm_u(ip, 0xF);
+    let targets: Vec<_> = (0..FRAME_INSTRS)
+        .map(|i| {
+            let to = if shape.leader[i] { check[i] } else { slow[i] };
+            b.func.dfg.block_call(to, &[])
+        })
+        .collect();
+    // A BlockCall owns its argument list, which SSA construction extends: the default
+    // entry must be its own BlockCall, not a copy of entry 0's.
+    let default = b.func.dfg.block_call(check[0], &[]);
+    let jt = b.create_jump_table(JumpTableData::new(default, &targets));
+    b.ins().br_table(ip, jt);
+
+    let shim_ref = b.import_signature(shim);
+    let to_exit = |b: &mut FunctionBuilder, ip: usize, code: u32, cyc: Value| {
+        let ip = b.ins().iconst(types::I32, ip as i64);
+        let code = b.ins().iconst(types::I32, i64::from(code));
+        b.ins().jump(
+            exit,
+            &[
+                BlockArg::Value(ip),
+                BlockArg::Value(code),
+                BlockArg::Value(cyc),
+            ],
+        );
+    };
+
+    for i in 0..FRAME_INSTRS {
+        // Hand the core to the interpreter at IP i with the state as it is.
+        b.switch_to_block(slow[i]);
+        let c = b.use_var(cycle);
+        to_exit(&mut b, i, EXIT_SLOW, c);
+        if !shape.leader[i] {
+            continue;
+        }
+        let end = shape.end[i];
+        let len = (end - i + 1) as i64;
+
+        b.switch_to_block(check[i]);
+        let c = b.use_var(cycle);
+        let after = b.ins().iadd_imm_u(c, len);
+        let over = b.ins().icmp(IntCC::UnsignedGreaterThan, after, limit);
+        b.ins().brif(over, slow[i], &[], body[i], &[]);
+
+        b.switch_to_block(body[i]);
+        let c0 = b.use_var(cycle);
+        for (k, j) in (i..=end).enumerate() {
+            let get = |b: &mut FunctionBuilder, r: u8| b.use_var(regs[usize::from(r)]);
+            match instrs[j] {
+                Instr::Nop | Instr::Bnz { .. } | Instr::Ready => {}
+                Instr::Alu { op, a, b: rb, c } => {
+                    let x = get(&mut b, a);
+                    let y = get(&mut b, rb);
+                    let v = alu(&mut b, op, x, y);
+                    b.def_var(regs[usize::from(c)], v);
+                }
+                Instr::Mul { a, b: rb, c } => {
+                    let x = get(&mut b, a);
+                    let y = get(&mut b, rb);
+                    let x = b.ins().uextend(types::I16, x);
+                    let y = b.ins().uextend(types::I16, y);
+                    let p = b.ins().imul(x, y);
+                    let lo = b.ins().ireduce(types::I8, p);
+                    let hi = b.ins().ushr_imm_u(p, 8);
+                    let hi = b.ins().ireduce(types::I8, hi);
+                    b.def_var(regs[usize::from(c)], lo);
+                    b.def_var(regs[usize::from((c + 1) & 0xF)], hi);
+                }
+                Instr::Shift { left, a, k, c } => {
+                    let x = get(&mut b, a);
+                    let k = i64::from(k & 7);
+                    let v = if left {
+                        b.ins().ishl_imm_u(x, k)
+                    } else {
+                        b.ins().ushr_imm_u(x, k)
+                    };
+                    b.def_var(regs[usize::from(c)], v);
+                }
+                Instr::SetConst { k, d } => {
+                    let v = if d < 8 {
+                        core_id
+                    } else {
+                        b.ins().iconst(types::I8, i64::from(k))
+                    };
+                    b.def_var(regs[usize::from(d)], v);
+                }
+                Instr::Mem { op, a, hi, r } => {
+                    let at = b.ins().iadd_imm_u(c0, k as i64);
+                    let lo = get(&mut b, a);
+                    let lo = b.ins().uextend(types::I32, lo);
+                    let high = get(&mut b, hi);
+                    let high = b.ins().uextend(types::I32, high);
+                    let val = get(&mut b, r);
+                    let val = b.ins().uextend(types::I32, val);
+                    let opv = b.ins().iconst(types::I32, i64::from(op as u8));
+                    let f = b
+                        .ins()
+                        .iconst(ptr, runtime::mem_access as *const () as usize as i64);
+                    let call = b
+                        .ins()
+                        .call_indirect(shim_ref, f, &[cctx, at, opv, lo, high, val]);
+                    let res = b.inst_results(call)[0];
+                    let parked = b
+                        .ins()
+                        .icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, res, 0x100);
+                    let park = b.create_block();
+                    let go = b.create_block();
+                    b.ins().brif(parked, park, &[], go, &[]);
+                    b.switch_to_block(park);
+                    to_exit(&mut b, j, EXIT_PARKED, at);
+                    b.switch_to_block(go);
+                    if matches!(op, MemOp::Ld | MemOp::LdSync) {
+                        let v = b.ins().ireduce(types::I8, res);
+                        b.def_var(regs[usize::from(r)], v);
+                    }
+                }
+            }
+        }
+        let c1 = b.ins().iadd_imm_u(c0, len);
+        b.def_var(cycle, c1);
+        // Where control goes after the segment's last instruction.
+        let fall = |b: &mut FunctionBuilder| {
+            if end == FRAME_INSTRS - 1 {
+                to_exit(b, end, EXIT_ENDED, c1);
+            } else {
+                b.ins().jump(check[end + 1], &[]);
+            }
+        };
+        match instrs[end] {
+            Instr::Ready => to_exit(&mut b, end, EXIT_READY, c1),
+            Instr::Bnz { a, target } => {
+                let x = b.use_var(regs[usize::from(a)]);
+                let not_taken = b.create_block();
+                b.ins()
+                    .brif(x, check[usize::from(target)], &[], not_taken, &[]);
+                b.switch_to_block(not_taken);
+                fall(&mut b);
+            }
+            _ => fall(&mut b),
+        }
+    }
+
+    b.switch_to_block(exit);
+    for (r, &var) in regs.iter().enumerate() {
+        if shape.written & (1 << r) != 0 {
+            let v = b.use_var(var);
+            b.ins()
+                .store(flags, v, core, (offset_of!(CoreState, regs) + r) as i32);
+        }
+    }
+    b.ins()
+        .store(flags, exit_cycle, core, offset_of!(CoreState, cycle) as i32);
+    b.ins()
+        .istore8(flags, exit_ip, core, offset_of!(CoreState, ip) as i32);
+    b.ins().return_(&[exit_code]);
+
+    // Sealing only now: loop heads get their back edges before their phis are fixed.
+    b.seal_all_blocks();
+    b.finalize(module_config);
+}
+
+fn alu(b: &mut FunctionBuilder, op: AluOp, x: Value, y: Value) -> Value {
+    match op {
+        AluOp::Add => b.ins().iadd(x, y),
+        AluOp::Sub => b.ins().isub(x, y),
+        AluOp::And => b.ins().band(x, y),
+        AluOp::Or => b.ins().bor(x, y),
+        AluOp::Xor => b.ins().bxor(x, y),
+        AluOp::Cmpge => b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, x, y),
+        AluOp::Div => {
+            // udiv traps on zero; divide by 1 instead and pick 0xFF.
+            let zero = b.ins().icmp_imm_u(IntCC::Equal, y, 0);
+            let one = b.ins().iconst(types::I8, 1);
+            let safe = b.ins().select(zero, one, y);
+            let q = b.ins().udiv(x, safe);
+            let ff = b.ins().iconst(types::I8, 0xFF);
+            b.ins().select(zero, ff, q)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segments_end_at_terminators_and_leaders() {
+        let mut f = [Instr::Nop; FRAME_INSTRS];
+        f[3] = Instr::Bnz { a: 1, target: 1 };
+        f[6] = Instr::Mem {
+            op: MemOp::Ld,
+            a: 0,
+            hi: 0,
+            r: 2,
+        };
+        f[9] = Instr::Ready;
+        let s = shape(&f);
+        let leaders: Vec<usize> = (0..16).filter(|&i| s.leader[i]).collect();
+        assert_eq!(leaders, vec![0, 1, 4, 6, 7, 10]);
+        assert_eq!(s.end[0], 0);
+        assert_eq!(s.end[1], 3);
+        assert_eq!(s.end[4], 5);
+        assert_eq!(s.end[6], 6);
+        assert_eq!(s.end[7], 9);
+        assert_eq!(s.end[10], 15);
+        assert_eq!(s.read, 0b11);
+        assert_eq!(s.written, 1 << 2);
+    }
+}

@@ -1,0 +1,181 @@
+//! The code cache: a frame compiles once however often it is issued; the bound evicts whole
+//! modules, and code still held by a running core survives its module's eviction.
+
+mod common;
+
+use common::{run_on, Image, Task};
+use gpu16_interp::Interpreter;
+use gpu16_jit::{Auto, Jit, JitOptions};
+use gpu16_machine::isa::{AluOp, Instr};
+use gpu16_machine::{Backend, Config, CoreExit, InstrFrame};
+
+fn frame(k: u8) -> Vec<u16> {
+    [
+        Instr::SetConst { k, d: 8 },
+        Instr::Alu {
+            op: AluOp::Add,
+            a: 9,
+            b: 8,
+            c: 9,
+        },
+        Instr::Ready,
+    ]
+    .iter()
+    .map(Instr::encode)
+    .collect()
+}
+
+fn small_jit() -> Jit {
+    Jit::with_options(JitOptions {
+        frames_per_module: 2,
+        max_modules: 2,
+        ..JitOptions::default()
+    })
+    .unwrap()
+}
+
+#[test]
+fn a_frame_issued_many_times_compiles_once() {
+    let mut img = Image::default();
+    for _ in 0..5 {
+        img.task(
+            Task {
+                active: 0xFFFF,
+                ..Task::default()
+            },
+            &[frame(7), frame(7), frame(9)],
+        );
+    }
+    let p = img.program();
+    let mut jit = Jit::new();
+    let got = run_on(&mut jit, &p, &[], &Config::default());
+    assert_eq!(
+        got,
+        run_on(&mut Interpreter::new(), &p, &[], &Config::default())
+    );
+    let s = jit.stats();
+    assert_eq!((s.compiled, s.hits, s.cached), (2, 13, 2));
+    // r9 = 5 * (7 + 7 + 9) = 115 on every core.
+    assert_eq!(got.unwrap().registers[3][9], 115);
+    run_on(&mut jit, &p, &[], &Config::default()).unwrap();
+    assert_eq!(jit.stats().compiled, 2, "a second run compiles nothing");
+}
+
+#[test]
+fn the_bound_frees_whole_modules_and_later_frames_still_run() {
+    // Ten distinct frames through a cache of 2 modules x 2 frames.
+    let mut img = Image::default();
+    let frames: Vec<Vec<u16>> = (1..=10).map(frame).collect();
+    img.task(
+        Task {
+            active: 0b11,
+            ..Task::default()
+        },
+        &frames,
+    );
+    let p = img.program();
+    let mut jit = small_jit();
+    let got = run_on(&mut jit, &p, &[], &Config::default());
+    assert_eq!(
+        got,
+        run_on(&mut Interpreter::new(), &p, &[], &Config::default())
+    );
+    assert_eq!(got.unwrap().registers[1][9], 55);
+    let s = jit.stats();
+    assert_eq!(s.compiled, 10);
+    assert!(s.cached <= 4, "{s:?}");
+    // Modules 1..3 of 5 were evicted and freed (each is freed once no core holds its code).
+    assert_eq!(s.modules_freed, 3, "{s:?}");
+    // Evicted frames compile again, correctly.
+    let again = run_on(&mut jit, &p, &[], &Config::default());
+    assert_eq!(again.unwrap().registers[1][9], 55);
+    assert_eq!(jit.stats().compiled, 20);
+}
+
+#[test]
+fn code_held_past_eviction_stays_runnable() {
+    let mut jit = small_jit();
+    let decode = |k: u8| {
+        let mut all = [Instr::Nop; 16];
+        for (i, w) in frame(k).into_iter().enumerate() {
+            all[i] = Instr::decode(w).unwrap();
+        }
+        InstrFrame::from_instrs(all)
+    };
+    let held = jit.prepare(&decode(1)).unwrap();
+    for k in 2..=12 {
+        jit.prepare(&decode(k)).unwrap();
+    }
+    let s = jit.stats();
+    assert!(s.cached <= 4);
+    // 12 frames fill 6 modules; 4 were evicted, but `held` keeps the first one alive.
+    assert_eq!(s.modules_freed, 3, "{s:?}");
+    let p = {
+        let mut img = Image::default();
+        img.task(
+            Task {
+                active: 1,
+                ..Task::default()
+            },
+            &[frame(1)],
+        );
+        img.program()
+    };
+    // Run the held code through the machine's loop by way of a backend that hands it out.
+    struct Held<'a>(&'a mut Jit, <Jit as Backend>::Code);
+    impl Backend for Held<'_> {
+        type Code = <Jit as Backend>::Code;
+        fn name(&self) -> &'static str {
+            "jit"
+        }
+        fn prepare(&mut self, _: &InstrFrame) -> Result<Self::Code, gpu16_machine::BackendError> {
+            Ok(self.1.clone())
+        }
+        fn run_core(
+            &mut self,
+            code: &Self::Code,
+            core: &mut gpu16_machine::CoreState,
+            port: &mut gpu16_machine::Port<'_>,
+        ) -> CoreExit {
+            self.0.run_core(code, core, port)
+        }
+    }
+    let got = run_on(
+        &mut Held(&mut jit, held.clone()),
+        &p,
+        &[],
+        &Config::default(),
+    );
+    assert_eq!(got.unwrap().registers[0][9], 1);
+    drop(held);
+    assert_eq!(
+        jit.stats().modules_freed,
+        4,
+        "dropping the last handle frees its module"
+    );
+}
+
+#[test]
+fn auto_compiles_at_the_threshold_only() {
+    let mut img = Image::default();
+    for _ in 0..3 {
+        img.task(
+            Task {
+                active: 1,
+                ..Task::default()
+            },
+            &[frame(3)],
+        );
+    }
+    let p = img.program();
+    let mut auto = Auto::with_threshold(4);
+    run_on(&mut auto, &p, &[], &Config::default()).unwrap();
+    assert_eq!(
+        auto.jit().stats().compiled,
+        0,
+        "three issues stay interpreted"
+    );
+    let got = run_on(&mut auto, &p, &[], &Config::default());
+    assert_eq!(auto.jit().stats().compiled, 1, "the fourth issue compiles");
+    assert_eq!(got.unwrap().registers[0][9], 9);
+}
