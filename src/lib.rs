@@ -16,15 +16,21 @@ use gpu16_machine::{Config, Observer, Program, RunFailure, RunReport};
 pub enum BackendKind {
     /// The reference interpreter.
     Interp,
+    /// Every frame compiled to native code with Cranelift.
+    Jit,
+    /// Interpret a frame until it is hot, then run it compiled.
+    Auto,
 }
 
 impl BackendKind {
     /// The pair `diff` and `fuzz` compare by default.
-    pub const DIFF_PAIR: [BackendKind; 2] = [BackendKind::Interp, BackendKind::Interp];
+    pub const DIFF_PAIR: [BackendKind; 2] = [BackendKind::Interp, BackendKind::Jit];
 
     pub fn name(self) -> &'static str {
         match self {
             BackendKind::Interp => "interp",
+            BackendKind::Jit => "jit",
+            BackendKind::Auto => "auto",
         }
     }
 }
@@ -55,5 +61,33 @@ pub fn run_observed<O: Observer>(
             config,
             observer,
         ),
+        BackendKind::Jit => match gpu16_jit::Jit::with_options(Default::default()) {
+            Ok(mut jit) => gpu16_machine::run_observed(&mut jit, program, memory, config, observer),
+            Err(e) => Err(no_jit(backend, memory, config, e)),
+        },
+        BackendKind::Auto => {
+            match gpu16_jit::Auto::with_options(gpu16_jit::Hotness::default(), Default::default()) {
+                Ok(mut auto) => {
+                    gpu16_machine::run_observed(&mut auto, program, memory, config, observer)
+                }
+                Err(e) => Err(no_jit(backend, memory, config, e)),
+            }
+        }
     }
+}
+
+/// The JIT cannot start on this host (Cranelift does not support it).
+fn no_jit(
+    backend: BackendKind,
+    memory: &[u8],
+    config: &Config,
+    e: gpu16_machine::BackendError,
+) -> Box<RunFailure> {
+    Box::new(RunFailure {
+        error: gpu16_machine::RunError::Backend {
+            frame: 0,
+            message: format!("the JIT cannot start on this host: {}", e.0),
+        },
+        state: RunReport::initial(backend.name(), *config, memory),
+    })
 }

@@ -42,6 +42,28 @@ pub struct RunReport {
     pub memory_stats: MemoryStats,
 }
 
+impl RunReport {
+    /// The state of a machine that has not run: for failures before the first cycle.
+    pub fn initial(backend: &str, config: Config, memory: &[u8]) -> RunReport {
+        let mut bytes = Box::new([0u8; MEMORY_BYTES]);
+        let n = memory.len().min(MEMORY_BYTES);
+        bytes[..n].copy_from_slice(&memory[..n]);
+        RunReport {
+            backend: backend.to_string(),
+            config,
+            cycles: 0,
+            registers: [[0; 16]; 16],
+            memory: bytes,
+            tasks: Vec::new(),
+            task_summary: TaskSummary::default(),
+            instructions: 0,
+            stalls: 0,
+            cores: [CoreCounters::default(); 16],
+            memory_stats: MemoryStats::default(),
+        }
+    }
+}
+
 /// What an unfinished core was doing when the watchdog stopped the run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CoreWait {

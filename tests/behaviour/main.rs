@@ -161,3 +161,13 @@ macro_rules! backend_suite {
 }
 
 backend_suite!(interp, gpu16_interp::Interpreter::new);
+backend_suite!(jit, gpu16_jit::Jit::new);
+backend_suite!(auto, gpu16_jit::Auto::new);
+// Auto with a threshold of one issue compiles every frame on its second use and switches
+// mid-task after a small instruction budget, so the suite covers both of its paths.
+backend_suite!(auto_eager, || gpu16_jit::Auto::with_hotness(
+    gpu16_jit::Hotness {
+        issues: 1,
+        instructions: 16,
+    }
+));
