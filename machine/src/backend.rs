@@ -11,7 +11,7 @@
 
 use crate::frame::InstrFrame;
 use crate::isa::{Flow, MemOp, FRAME_INSTRS};
-use crate::memory::{Attempt, SharedMemory};
+use crate::memory::{bank_of, Attempt, SharedMemory, BANKS};
 
 /// The architectural state of one core plus its clock and counter. `repr(C)` so that compiled
 /// code can address its fields.
@@ -69,17 +69,27 @@ pub trait Backend {
 /// Shared memory as a backend sees it while running one core.
 pub struct Port<'m> {
     memory: &'m mut SharedMemory,
-    horizon: u64,
+    /// For each bank, the earliest event key of any other core that may touch that bank
+    /// (or of a task not issued yet): an access to the bank is safe before it.
+    horizon: [u64; BANKS],
+    /// Every core's bank set, to tighten the horizon when a sleeper wakes.
+    banks: &'m [u16; 16],
     limit: u64,
     /// Cores woken by a sequence this core closed: (core, cycle of its retry).
     pub(crate) woken: Vec<(u8, u64)>,
 }
 
 impl<'m> Port<'m> {
-    pub(crate) fn new(memory: &'m mut SharedMemory, horizon: u64, limit: u64) -> Port<'m> {
+    pub(crate) fn new(
+        memory: &'m mut SharedMemory,
+        horizon: [u64; BANKS],
+        banks: &'m [u16; 16],
+        limit: u64,
+    ) -> Port<'m> {
         Port {
             memory,
             horizon,
+            banks,
             limit,
             woken: Vec::new(),
         }
@@ -95,10 +105,10 @@ impl<'m> Port<'m> {
     /// neither stall nor fault. Returns the byte loaded (or stored); `None` means park.
     #[inline]
     pub fn access(&mut self, id: u8, cycle: u64, op: MemOp, addr: u16, value: u8) -> Option<u8> {
-        if cycle >= self.limit || event_key(cycle, id) >= self.horizon {
+        let addr = addr & 0xFFF;
+        if cycle >= self.limit || event_key(cycle, id) >= self.horizon[bank_of(addr)] {
             return None;
         }
-        let addr = addr & 0xFFF;
         if self.memory.check(id, cycle, op, addr) != Attempt::Proceed {
             return None;
         }
@@ -115,7 +125,12 @@ impl<'m> Port<'m> {
         for w in 0..16u8 {
             if mask & (1 << w) != 0 {
                 let at = if w > closer { cycle } else { cycle + 1 };
-                self.horizon = self.horizon.min(event_key(at, w));
+                let key = event_key(at, w);
+                for (b, h) in self.horizon.iter_mut().enumerate() {
+                    if self.banks[usize::from(w)] & (1 << b) != 0 {
+                        *h = (*h).min(key);
+                    }
+                }
                 self.woken.push((w, at));
             }
         }

@@ -3,6 +3,7 @@
 //! reports a run produces. Backends (the interpreter, the JIT) plug in through [`Backend`].
 
 pub mod backend;
+pub mod banks;
 pub mod config;
 pub mod frame;
 pub mod isa;

@@ -4,13 +4,16 @@
 //! access, a deferred fault, the watchdog), so every backend sees the same interleaving.
 
 use crate::backend::{event_key, retire, Backend, CoreExit, CoreState, Port};
+use crate::banks::FrameBanks;
 use crate::config::{Config, MAX_CYCLE_LIMIT};
-use crate::frame::{FrameKind, Program};
+use crate::frame::{FrameKind, InstrFrame, Program};
 use crate::isa::{address, Flow, Instr, FRAME_INSTRS};
-use crate::memory::{bank_of, Attempt, FaultRule, SharedMemory, Stall};
+use crate::memory::{bank_of, Attempt, FaultRule, SharedMemory, Stall, BANKS};
 use crate::observe::{Event, Observer, Progress, StallCause};
 use crate::report::{CoreCounters, CoreWait, RunError, RunFailure, RunReport, UnfinishedCore};
 use crate::scheduler::{Step, TaskScheduler, Wait};
+use std::collections::HashMap;
+use std::rc::Rc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
@@ -101,6 +104,8 @@ pub fn run_observed<B: Backend, O: Observer>(
         frames_done: 0,
         keys: [u64::MAX; 16],
         ends: 0,
+        banks: [0; 16],
+        bank_cache: HashMap::new(),
     };
     let outcome = run.go();
     outcome.map(|()| run.report()).map_err(|error| {
@@ -133,19 +138,25 @@ struct Run<'a, B: Backend, O: Observer> {
     keys: [u64; 16],
     /// Core parts ended so far: a change tells the loop the scheduler may act.
     ends: u64,
+    /// The banks each core's current task can touch.
+    banks: [u16; 16],
+    bank_cache: HashMap<[u16; FRAME_INSTRS], Rc<FrameBanks>>,
 }
+
+/// Frames whose bank analysis is kept; the cache starts over when it is full.
+const BANK_CACHE_FRAMES: usize = 4096;
 
 impl<B: Backend, O: Observer> Run<'_, B, O> {
     fn go(&mut self) -> Result<(), RunError> {
         let limit = self.config.max_cycles;
-        let mut ts = (0, SchedulerState::Blocked);
+        let mut ts = ([0; 16], SchedulerState::Blocked);
         let mut ts_fresh = false;
         loop {
             // The scheduler's bound stays valid as cores advance (it is a lower bound on its
             // next decision); it is recomputed when a core's end may let it act, or when the
             // earliest core event reaches it.
             let mut earliest = self.earliest(None);
-            if !ts_fresh || earliest.is_some_and(|(k, _)| k >= ts.0) {
+            if !ts_fresh || earliest.is_some_and(|(k, i)| k >= ts.0[i]) {
                 ts = self.advance_scheduler()?;
                 ts_fresh = true;
                 earliest = self.earliest(None);
@@ -163,11 +174,11 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             if key >> 4 >= limit {
                 return Err(self.watchdog());
             }
-            debug_assert!(key < ts.0, "event {key:#x} (cycle {}, core {i}) at or past the scheduler bound {:#x} (cycle {}), fresh {ts_fresh}", key >> 4, ts.0, ts.0 >> 4);
+            debug_assert!(key < ts.0[i], "event {key:#x} (cycle {}, core {i}) at or past the scheduler bound {:#x} (cycle {}), fresh {ts_fresh}", key >> 4, ts.0[i], ts.0[i] >> 4);
             let ends = self.ends;
             match self.slots[i].mode {
                 Mode::Faulted { rule, cycle } => return Err(self.fault(i, rule, cycle, None)),
-                Mode::Runnable => self.run_core(i, ts.0),
+                Mode::Runnable => self.run_core(i, ts.0[i]),
                 Mode::Parked { .. } => self.perform_parked(i)?,
                 Mode::Idle | Mode::Sleeping { .. } => unreachable!("not an event"),
             }
@@ -179,7 +190,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
 
     /// Let the scheduler act until it must wait on cores. Returns the event key before which
     /// no newly issued core can act, and the scheduler's state.
-    fn advance_scheduler(&mut self) -> Result<(u64, SchedulerState), RunError> {
+    fn advance_scheduler(&mut self) -> Result<([u64; 16], SchedulerState), RunError> {
         self.refresh_bounds();
         loop {
             let step = self.ts.step(&self.lb);
@@ -221,6 +232,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                         });
                     }
                     let f = self.program.instr(frame);
+                    let frame_banks = self.frame_banks(&f);
                     let code = self.backend.prepare(&f).map_err(|e| RunError::Backend {
                         frame,
                         message: e.0,
@@ -236,6 +248,9 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                             slot.start = start;
                             self.cores[c].ip = 0;
                             self.cores[c].cycle = start;
+                            self.banks[c] = frame_banks
+                                .as_ref()
+                                .map_or(0, |b| b.for_core(c as u8, &self.cores[c].regs));
                             self.lb[c] = start;
                             self.counters[c].tasks += 1;
                             self.counters[c].ran = true;
@@ -243,18 +258,39 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                         }
                     }
                 }
-                Step::Blocked { lower_bound } => {
-                    let first_start =
-                        lower_bound.saturating_add(self.config.timing.broadcast_cycles);
-                    return Ok((
-                        event_key(first_start.min(MAX_CYCLE_LIMIT * 2), 0),
-                        SchedulerState::Blocked,
-                    ));
+                Step::Blocked { bounds } => {
+                    // A task processed in cycle b starts its cores after its broadcast.
+                    let bc = self.config.timing.broadcast_cycles;
+                    let keys = bounds.map(|b| {
+                        let first_start = b.saturating_add(bc);
+                        if first_start >= MAX_CYCLE_LIMIT * 2 {
+                            u64::MAX
+                        } else {
+                            event_key(first_start, 0)
+                        }
+                    });
+                    return Ok((keys, SchedulerState::Blocked));
                 }
-                Step::Done => return Ok((u64::MAX, SchedulerState::Done)),
-                Step::Limit => return Ok((u64::MAX, SchedulerState::Limit)),
+                Step::Done => return Ok(([u64::MAX; 16], SchedulerState::Done)),
+                Step::Limit => return Ok(([u64::MAX; 16], SchedulerState::Limit)),
             }
         }
+    }
+
+    /// The bank analysis of a frame with memory instructions (cached by its bytes).
+    fn frame_banks(&mut self, f: &InstrFrame) -> Option<Rc<FrameBanks>> {
+        if !f.instrs.iter().any(Instr::is_memory) {
+            return None;
+        }
+        if self.bank_cache.len() >= BANK_CACHE_FRAMES {
+            self.bank_cache.clear();
+        }
+        Some(
+            self.bank_cache
+                .entry(f.words)
+                .or_insert_with(|| Rc::new(FrameBanks::analyse(&f.instrs)))
+                .clone(),
+        )
     }
 
     fn control_of(&self, frame: usize) -> usize {
@@ -308,6 +344,42 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         }
     }
 
+    /// For each bank, the earliest event of another core that may touch it: its own next
+    /// event, or for a sleeper its lock holder's (it wakes no earlier). A newly issued task
+    /// may touch any bank, so nothing passes the scheduler's bound.
+    fn bank_horizon(&self, i: usize, ts_bound: u64) -> [u64; BANKS] {
+        let mut any = ts_bound;
+        let mut h = [u64::MAX; BANKS];
+        for j in 0..16 {
+            if j == i {
+                continue;
+            }
+            let (key, banks) = match self.slots[j].mode {
+                Mode::Idle => continue,
+                Mode::Runnable | Mode::Parked { .. } => (self.keys[j], self.banks[j]),
+                Mode::Faulted { .. } => (self.keys[j], 0xFFFF),
+                Mode::Sleeping { bank, .. } => {
+                    let holder = self
+                        .memory
+                        .bank_lock(bank)
+                        .map_or(j, |(h, _)| usize::from(h));
+                    (self.keys[holder], self.banks[j])
+                }
+            };
+            if banks == 0xFFFF {
+                any = any.min(key);
+            } else {
+                let mut m = banks;
+                while m != 0 {
+                    let b = m.trailing_zeros() as usize;
+                    h[b] = h[b].min(key);
+                    m &= m - 1;
+                }
+            }
+        }
+        h.map(|x| x.min(any))
+    }
+
     /// Recompute core `i`'s event key after its mode or cycle changed.
     fn refresh_key(&mut self, i: usize) {
         self.keys[i] = match self.slots[i].mode {
@@ -329,15 +401,17 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     }
 
     fn run_core(&mut self, i: usize, ts_bound: u64) {
-        let horizon = self
-            .earliest(Some(i))
-            .map_or(u64::MAX, |(k, _)| k)
-            .min(ts_bound);
+        let horizon = self.bank_horizon(i, ts_bound);
         let code = self.slots[i]
             .code
             .as_ref()
             .expect("a runnable core has code");
-        let mut port = Port::new(&mut self.memory, horizon, self.config.max_cycles);
+        let mut port = Port::new(
+            &mut self.memory,
+            horizon,
+            &self.banks,
+            self.config.max_cycles,
+        );
         let exit = self.backend.run_core(code, &mut self.cores[i], &mut port);
         let woken = std::mem::take(&mut port.woken);
         for (w, at) in woken {

@@ -58,8 +58,10 @@ pub enum Step {
         start: u64,
         wait: Option<Wait>,
     },
-    /// Nothing can be decided until cores run further; no decision comes before this cycle.
-    Blocked { lower_bound: u64 },
+    /// Nothing can be decided until cores run further. As seen from core `c`, no frame is
+    /// processed before cycle `bounds[c]`: a frame that waits for `c` to end counts as
+    /// never, since whatever it starts comes after everything `c` does in its task.
+    Blocked { bounds: [u64; 16] },
     /// Every frame is processed.
     Done,
     /// The next frame would be processed at or past the watchdog limit.
@@ -87,19 +89,26 @@ struct LiveTask {
     mask: u16,
 }
 
-/// When a condition holds: from cycle `at` on, exactly known or only a lower bound.
+/// When a condition holds: from cycle `at` on, exactly known or only a lower bound, and the
+/// running cores whose end it waits for.
 #[derive(Clone, Copy, Debug)]
 struct Avail {
     at: u64,
     exact: bool,
+    deps: u16,
 }
 
 impl Avail {
-    const NOW: Avail = Avail { at: 0, exact: true };
+    const NOW: Avail = Avail {
+        at: 0,
+        exact: true,
+        deps: 0,
+    };
     fn and(self, o: Avail) -> Avail {
         Avail {
             at: self.at.max(o.at),
             exact: self.exact && o.exact,
+            deps: self.deps | o.deps,
         }
     }
 }
@@ -214,10 +223,12 @@ impl<'p> TaskScheduler<'p> {
                     None => Avail {
                         at: self.free_from[c],
                         exact: true,
+                        deps: 0,
                     },
                     Some(_) => Avail {
                         at: lb + 1,
                         exact: false,
+                        deps: 1 << c,
                     },
                 });
             }
@@ -230,11 +241,13 @@ impl<'p> TaskScheduler<'p> {
         let done = Avail {
             at: task.max_end + 1,
             exact: task.remaining == 0,
+            deps: task.remaining,
         };
         let running = self.core_avail(task.remaining, lb);
         Avail {
             at: done.at.max(running.at),
             exact: done.exact,
+            deps: task.remaining,
         }
     }
 
@@ -308,6 +321,9 @@ impl<'p> TaskScheduler<'p> {
             let mut min_exact = u64::MAX;
             let mut min_inexact = u64::MAX;
             let mut chosen = None;
+            // Some earlier candidate may or may not be processable at `t`.
+            let mut unknown_at_t = false;
+            let mut bounds = [u64::MAX; 16];
             for idx in self.head..end {
                 if self.processed(idx) {
                     continue;
@@ -328,14 +344,21 @@ impl<'p> TaskScheduler<'p> {
                 if static_ok {
                     let parts = self.constraints(idx, cores, rel, lb);
                     let a = parts.iter().fold(Avail::NOW, |a, p| a.and(*p));
-                    if a.at <= t {
-                        if !a.exact {
-                            return Step::Blocked { lower_bound: t };
-                        }
+                    if a.at <= t && a.exact && !unknown_at_t {
                         chosen = Some((idx, is_cf, cores, parts));
                         break;
                     }
-                    if a.exact {
+                    // A core this frame waits for ends before anything the frame starts;
+                    // every other core must not run past the frame's earliest decision.
+                    let earliest = a.at.max(t);
+                    for (c, b) in bounds.iter_mut().enumerate() {
+                        if a.deps & (1 << c) == 0 {
+                            *b = (*b).min(earliest);
+                        }
+                    }
+                    if a.at <= t {
+                        unknown_at_t = true;
+                    } else if a.exact {
                         min_exact = min_exact.min(a.at);
                     } else {
                         min_inexact = min_inexact.min(a.at);
@@ -348,13 +371,11 @@ impl<'p> TaskScheduler<'p> {
                 earlier_unprocessed = true;
             }
             let Some((idx, is_cf, cores, parts)) = chosen else {
-                if min_exact < min_inexact {
+                if !unknown_at_t && min_exact < min_inexact {
                     self.t = min_exact;
                     continue;
                 }
-                return Step::Blocked {
-                    lower_bound: min_inexact.max(t),
-                };
+                return Step::Blocked { bounds };
             };
             let duration = if is_cf {
                 self.timing.control_frame_cycles
