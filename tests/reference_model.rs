@@ -1,0 +1,409 @@
+//! An independent, deliberately naive model of the machine, stepped cycle by cycle: every
+//! cycle the task scheduler looks at the frames, then cores 0..15 each execute one
+//! instruction, in that order. Stalled accesses retry every cycle. It shares only the
+//! instruction table and the byte-level memory rules with the emulator, not the run loop or
+//! the scheduler, so it checks the event-driven run loop (cores running ahead, parking,
+//! sleeping on locks, per-bank horizons, scheduler bounds) against the plain reading of
+//! decisions.md on generated programs.
+
+// The model indexes frames and cores by number on purpose: it mirrors the spec's wording.
+#![allow(clippy::needless_range_loop)]
+
+use gpu16::fuzz::case;
+use gpu16::BackendKind;
+use gpu16_machine::frame::FRAME_BYTES;
+use gpu16_machine::isa::{address, execute, Flow, Instr};
+use gpu16_machine::memory::{Attempt, FaultRule, SharedMemory};
+use gpu16_machine::{
+    Config, ControlFrame, Fence, FrameKind, InstrFrame, IssuePolicy, Program, RunError,
+};
+
+#[derive(Debug, PartialEq, Eq)]
+struct Task {
+    frame: usize,
+    mask: u16,
+    fence: Fence,
+    issue: u64,
+    start: u64,
+    /// Cores still running it.
+    remaining: u16,
+    end: u64,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+#[allow(clippy::large_enum_variant)] // a test value, compared once
+enum Outcome {
+    Done {
+        cycles: u64,
+        regs: [[u8; 16]; 16],
+        memory: Vec<u8>,
+        tasks: Vec<(usize, u16, u64, u64, u64)>,
+        instructions: [u64; 16],
+        stalls: [u64; 16],
+    },
+    Fault {
+        rule: &'static str,
+        frame: usize,
+        core: u8,
+        ip: u8,
+        cycle: u64,
+    },
+    Watchdog,
+}
+
+struct Core {
+    regs: [u8; 16],
+    ip: u8,
+    task: Option<usize>,
+    code: [Instr; 16],
+    instructions: u64,
+    stalls: u64,
+}
+
+fn reference(program: &Program, memory: &[u8], config: &Config) -> Outcome {
+    let n = program.len();
+    let mut mem = SharedMemory::new(memory, config.bank_conflicts);
+    let mut cores: Vec<Core> = (0..16)
+        .map(|_| Core {
+            regs: [0; 16],
+            ip: 0,
+            task: None,
+            code: [Instr::Nop; 16],
+            instructions: 0,
+            stalls: 0,
+        })
+        .collect();
+    let mut tasks: Vec<Task> = Vec::new();
+    let mut processed = vec![false; n];
+    let mut ts_free = 0u64;
+    let mut last_activity: Option<u64> = None;
+    let window = match config.issue {
+        IssuePolicy::InOrder => 1,
+        IssuePolicy::Lookahead => config.timing.lookahead_window,
+    };
+    let (cf_cycles, bc) = (
+        config.timing.control_frame_cycles,
+        config.timing.broadcast_cycles,
+    );
+    let limit = config.max_cycles;
+    let mut t = 0u64;
+    loop {
+        let head = processed.iter().position(|p| !p);
+        let running = cores.iter().any(|c| c.task.is_some());
+        if head.is_none() && !running {
+            return Outcome::Done {
+                cycles: last_activity.map_or(0, |l| l + 1),
+                regs: std::array::from_fn(|i| cores[i].regs),
+                memory: mem.bytes().to_vec(),
+                tasks: tasks
+                    .iter()
+                    .map(|k| (k.frame, k.mask, k.issue, k.start, k.end))
+                    .collect(),
+                instructions: std::array::from_fn(|i| cores[i].instructions),
+                stalls: std::array::from_fn(|i| cores[i].stalls),
+            };
+        }
+        if t >= limit {
+            return Outcome::Watchdog;
+        }
+        // The task scheduler, seeing every core part that ended before this cycle.
+        if let (Some(head), true) = (head, t >= ts_free) {
+            let core_free = |c: usize| cores[c].task.is_none();
+            let task_done = |k: &Task| k.remaining == 0 && k.end < t;
+            let mut waiting = 0u16;
+            let mut earlier_unprocessed = false;
+            let mut chosen = None;
+            for idx in head..n.min(head + window) {
+                if processed[idx] {
+                    continue;
+                }
+                let (cores_needed, ok, fence, is_cf) = match program.kind(idx) {
+                    FrameKind::Control => {
+                        let cf = program.control(idx);
+                        let m = cf.r0_init_mask();
+                        (m, m & waiting == 0, cf.fence, true)
+                    }
+                    FrameKind::Instr { control } => {
+                        let cf = program.control(control);
+                        let rel_ok = cf.fence != Fence::Rel
+                            || (!earlier_unprocessed && tasks.iter().all(task_done));
+                        (
+                            cf.active,
+                            cf.active & waiting == 0 && rel_ok,
+                            cf.fence,
+                            false,
+                        )
+                    }
+                };
+                let acq_ok = tasks
+                    .iter()
+                    .all(|k| k.fence != Fence::Acq || k.frame > idx || task_done(k));
+                let free = (0..16).all(|c| cores_needed & (1 << c) == 0 || core_free(c));
+                if ok && acq_ok && free {
+                    chosen = Some((idx, is_cf, cores_needed));
+                    break;
+                }
+                if fence != Fence::No || is_cf {
+                    break;
+                }
+                waiting |= cores_needed;
+                earlier_unprocessed = true;
+            }
+            if let Some((idx, is_cf, m)) = chosen {
+                let dur = if is_cf { cf_cycles } else { bc };
+                if t + dur > limit {
+                    return Outcome::Watchdog;
+                }
+                processed[idx] = true;
+                ts_free = t + dur;
+                if dur > 0 {
+                    last_activity = Some(last_activity.map_or(t + dur - 1, |l| l.max(t + dur - 1)));
+                }
+                if is_cf {
+                    let cf = program.control(idx);
+                    for c in 0..16 {
+                        if m & (1 << c) != 0 {
+                            cores[c].regs[0] = cf.init_r0[c];
+                        }
+                    }
+                } else {
+                    let FrameKind::Instr { control } = program.kind(idx) else {
+                        unreachable!()
+                    };
+                    let code = program.instr(idx).instrs;
+                    let start = t + bc;
+                    let empty_end = start.saturating_sub(1).max(t);
+                    tasks.push(Task {
+                        frame: idx,
+                        mask: m,
+                        fence: program.control(control).fence,
+                        issue: t,
+                        start: if m == 0 { empty_end } else { start },
+                        remaining: m,
+                        end: empty_end,
+                    });
+                    for (c, core) in cores.iter_mut().enumerate() {
+                        if m & (1 << c) != 0 {
+                            core.task = Some(tasks.len() - 1);
+                            core.code = code;
+                            core.ip = 0;
+                        }
+                    }
+                }
+            }
+        }
+        // Cores in id order, one instruction (or one stalled attempt) each.
+        for id in 0..16u8 {
+            let c = usize::from(id);
+            let Some(k) = cores[c].task else { continue };
+            if tasks[k].start > t {
+                continue;
+            }
+            let core = &mut cores[c];
+            let instr = core.code[usize::from(core.ip)];
+            let fault = |rule: FaultRule, ip: u8| Outcome::Fault {
+                rule: rule.name(),
+                frame: tasks[k].frame,
+                core: id,
+                ip,
+                cycle: t,
+            };
+            let mut flow = execute(instr, &mut core.regs, id);
+            if let Instr::Mem { op, a, hi, r } = instr {
+                let addr = address(core.regs[usize::from(a)], core.regs[usize::from(hi)]);
+                match mem.check(id, t, op, addr) {
+                    Attempt::Proceed => {
+                        let (v, _) = mem.commit(id, t, op, addr, core.regs[usize::from(r)]);
+                        if op.is_read() {
+                            core.regs[usize::from(r)] = v;
+                        }
+                        flow = Flow::Next;
+                    }
+                    Attempt::Stall(_) => {
+                        core.stalls += 1;
+                        continue;
+                    }
+                    Attempt::Fault(rule) => return fault(rule, core.ip),
+                }
+            }
+            core.instructions += 1;
+            last_activity = Some(last_activity.map_or(t, |l| l.max(t)));
+            let ended = match flow {
+                Flow::Jump(target) => {
+                    core.ip = target;
+                    false
+                }
+                Flow::Ready => {
+                    if let Some(held) = mem.held(id) {
+                        return fault(FaultRule::ReadyWhileHolding { held }, core.ip);
+                    }
+                    true
+                }
+                _ if core.ip == 15 => {
+                    if let Some(held) = mem.held(id) {
+                        return fault(FaultRule::FrameEndWhileHolding { held }, 15);
+                    }
+                    true
+                }
+                _ => {
+                    core.ip += 1;
+                    false
+                }
+            };
+            if ended {
+                core.task = None;
+                let task = &mut tasks[k];
+                task.remaining &= !(1 << c);
+                task.end = task.end.max(t);
+            }
+        }
+        t += 1;
+    }
+}
+
+fn emulator(backend: BackendKind, program: &Program, memory: &[u8], config: &Config) -> Outcome {
+    match gpu16::run(backend, program, memory, config) {
+        Ok(r) => Outcome::Done {
+            cycles: r.cycles,
+            regs: r.registers,
+            memory: r.memory.to_vec(),
+            tasks: r
+                .tasks
+                .iter()
+                .map(|k| (k.frame, k.mask, k.issue, k.start, k.end))
+                .collect(),
+            instructions: std::array::from_fn(|i| r.cores[i].instructions),
+            stalls: std::array::from_fn(|i| r.cores[i].stalls),
+        },
+        Err(f) => match f.error {
+            RunError::Fault {
+                rule,
+                frame,
+                core,
+                ip,
+                cycle,
+                ..
+            } => Outcome::Fault {
+                rule: rule.name(),
+                frame,
+                core,
+                ip,
+                cycle,
+            },
+            RunError::Watchdog { .. } => Outcome::Watchdog,
+            RunError::Backend { message, .. } => panic!("backend error: {message}"),
+        },
+    }
+}
+
+/// The first field in which the emulator (`got`) differs from the model, readably.
+fn first_difference(got: &Outcome, model: &Outcome) -> String {
+    match (got, model) {
+        (
+            Outcome::Done {
+                cycles: c1,
+                regs: r1,
+                memory: m1,
+                tasks: t1,
+                instructions: i1,
+                stalls: s1,
+            },
+            Outcome::Done {
+                cycles: c2,
+                regs: r2,
+                memory: m2,
+                tasks: t2,
+                instructions: i2,
+                stalls: s2,
+            },
+        ) => {
+            if let Some(a) = (0..m1.len()).find(|&a| m1[a] != m2[a]) {
+                return format!("memory 0x{a:03x}: emulator {}, model {}", m1[a], m2[a]);
+            }
+            for c in 0..16 {
+                if r1[c] != r2[c] {
+                    return format!(
+                        "core {c} registers: emulator {:?}, model {:?}",
+                        r1[c], r2[c]
+                    );
+                }
+            }
+            if let Some(k) = (0..t1.len().min(t2.len())).find(|&k| t1[k] != t2[k]) {
+                return format!("task #{k}: emulator {:?}, model {:?}", t1[k], t2[k]);
+            }
+            format!(
+                "cycles {c1} vs {c2}, tasks {} vs {}, instructions {i1:?} vs {i2:?}, stalls {s1:?} vs {s2:?}",
+                t1.len(),
+                t2.len()
+            )
+        }
+        (Outcome::Done { .. }, other) => format!("emulator finished; model: {other:?}"),
+        (other, Outcome::Done { .. }) => format!("model finished; emulator: {other:?}"),
+        (a, b) => format!("emulator {a:?}, model {b:?}"),
+    }
+}
+
+#[test]
+fn emulator_matches_the_cycle_stepped_model_on_generated_programs() {
+    let mut compared = 0;
+    for seed in 0..1500u64 {
+        let c = case(seed, None);
+        let Ok(program) = Program::from_image(&c.image) else {
+            continue;
+        };
+        let expected = reference(&program, &c.memory, &c.config);
+        for backend in [BackendKind::Interp, BackendKind::Jit] {
+            let got = emulator(backend, &program, &c.memory, &c.config);
+            if got != expected {
+                panic!(
+                    "seed {seed} ({:?} {:?} {:?}) on {backend:?}: {}",
+                    c.profile,
+                    c.violation,
+                    c.config,
+                    first_difference(&got, &expected)
+                );
+            }
+        }
+        compared += 1;
+    }
+    assert!(compared > 1300, "{compared} programs compared");
+}
+
+#[test]
+fn the_model_itself_reproduces_spec_example_1() {
+    // Example 1 with frames of three instructions (nop nop ready): hand-worked timeline.
+    let cf = |n: u8, mask: u16| {
+        ControlFrame {
+            if_num: n,
+            fence: Fence::Acq,
+            active: mask,
+            init_vect: 0,
+            init_r0: [0; 16],
+            reserved_header: 0,
+            reserved: [0; 10],
+        }
+        .encode()
+    };
+    let mut body = [Instr::Ready; 16];
+    body[0] = Instr::Nop;
+    body[1] = Instr::Nop;
+    let f = InstrFrame::from_instrs(body).bytes();
+    let frames: Vec<[u8; FRAME_BYTES]> = vec![cf(4, 0x0f0f), f, f, f, f, cf(2, 0xf0f0), f, f];
+    let p = Program::from_frames(frames).unwrap();
+    let Outcome::Done { cycles, tasks, .. } = reference(&p, &[], &Config::default()) else {
+        panic!("example 1 finishes")
+    };
+    let starts: Vec<(u64, u64, u64)> = tasks.iter().map(|t| (t.2, t.3, t.4)).collect();
+    assert_eq!(
+        starts,
+        [
+            (1, 5, 7),
+            (8, 12, 14),
+            (15, 19, 21),
+            (22, 26, 28),
+            (30, 34, 36),
+            (37, 41, 43)
+        ]
+    );
+    assert_eq!(cycles, 44);
+}
