@@ -1,12 +1,16 @@
-//! Speed of the backends side by side: register-heavy loops (`compute`), loops with a load
-//! and a store every few instructions (`memory`), streams of frames that each run once
-//! (`fresh`, where compiling cannot pay off), and the latency of compiling one frame.
+//! The workloads of the speedup table, each run on the interpreter, the JIT and auto side by
+//! side so that ratios come from one run: register loops (`compute`, with the same
+//! computation in plain Rust as the physical limit), loads and stores through each core's
+//! own bank and through one shared bank (`memory-own-banks`, `memory-shared-bank`), 16 cores
+//! contending on one counter (`atomics`), a 100,000-frame stream of short tasks with mixed
+//! masks and fences (`scheduler`), a stream whose every frame runs once (`fresh`), and the
+//! latency of compiling one frame (`compile`). Throughput is emulated instructions.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use gpu16_interp::Interpreter;
 use gpu16_jit::{Auto, Jit, JitOptions, OptLevel};
 use gpu16_machine::isa::{AluOp, Instr, MemOp};
-use gpu16_machine::{run, Backend, Config, InstrFrame, Program};
+use gpu16_machine::{run, Backend, Config, ControlFrame, Fence, InstrFrame, Program, TaskLog};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -128,6 +132,82 @@ fn fresh_frame(n: u32) -> Vec<Instr> {
     f
 }
 
+/// One core bank-shared variant of `memory_frame`: every core in bank 0, each at its own
+/// bytes (core id * 16 + i), so accesses interleave in (cycle, core id) order.
+fn shared_bank_frame() -> Vec<Instr> {
+    let mem = |op, a, hi, r| Instr::Mem { op, a, hi, r };
+    vec![
+        sc(0, 1), // r1 = core id
+        alu(AluOp::Xor, 2, 2, 2),
+        Instr::Shift {
+            left: true,
+            a: 1,
+            k: 4,
+            c: 9,
+        }, // r9 = 16 * core id: the core's own bytes of bank 0
+        sc(250, 8),
+        sc(1, 14),
+        mem(MemOp::Ld, 9, 2, 10), // head (IP 5)
+        alu(AluOp::Add, 10, 8, 10),
+        mem(MemOp::St, 9, 2, 10),
+        alu(AluOp::Sub, 8, 14, 8),
+        Instr::Bnz { a: 8, target: 5 },
+        Instr::Ready,
+    ]
+}
+
+/// Every core adds 1 to the byte at 0x000, 100 times, in atomic sequences.
+fn atomics_frame() -> Vec<Instr> {
+    let mem = |op, a, hi, r| Instr::Mem { op, a, hi, r };
+    vec![
+        alu(AluOp::Xor, 2, 2, 2),
+        sc(0, 9),
+        sc(100, 8),
+        sc(1, 14),
+        mem(MemOp::LdSync, 9, 2, 10), // head (IP 4)
+        alu(AluOp::Add, 10, 14, 10),
+        mem(MemOp::StSync, 9, 2, 10),
+        alu(AluOp::Sub, 8, 14, 8),
+        Instr::Bnz { a: 8, target: 4 },
+        Instr::Ready,
+    ]
+}
+
+/// A stream of `frames` frames: groups of up to 63 short tasks with masks and fences that
+/// vary from group to group.
+fn scheduler_stream(frames: usize) -> Program {
+    let masks = [0xFFFF, 0x00FF, 0xFF00, 0x0F0F, 0x0001, 0x8000, 0x3C3C];
+    let fences = [Fence::No, Fence::No, Fence::Acq, Fence::No, Fence::Rel];
+    let body = frame_bytes(&[sc(5, 9), alu(AluOp::Add, 9, 9, 9), Instr::Ready]);
+    let mut out = Vec::new();
+    let mut g = 0;
+    while out.len() < frames {
+        let n = (frames - out.len() - 1).clamp(1, 63);
+        out.push(
+            ControlFrame {
+                if_num: n as u8,
+                fence: fences[g % fences.len()],
+                active: masks[g % masks.len()],
+                init_vect: 0,
+                init_r0: [0; 16],
+                reserved_header: 0,
+                reserved: [0; 10],
+            }
+            .encode(),
+        );
+        out.extend(std::iter::repeat_n(body, n));
+        g += 1;
+    }
+    Program::from_frames(out).unwrap()
+}
+
+fn stream_config() -> Config {
+    Config {
+        tasks: TaskLog::Summary,
+        ..Config::default()
+    }
+}
+
 fn instructions(p: &Program) -> u64 {
     run(&mut Interpreter::new(), p, &[], &Config::default())
         .expect("benchmark programs complete")
@@ -135,7 +215,22 @@ fn instructions(p: &Program) -> u64 {
 }
 
 fn bench_run<B: Backend>(b: &mut criterion::Bencher<'_>, backend: &mut B, p: &Program) {
-    b.iter(|| black_box(run(backend, p, &[], &Config::default()).unwrap().cycles));
+    b.iter(|| black_box(run(backend, p, &[], &stream_config()).unwrap().cycles));
+}
+
+/// A group that runs `p` on the three backends, each kept across samples (its code cache
+/// warm, as in a long stream).
+fn three_backends(c: &mut Criterion, name: &str, p: &Program) {
+    let n = instructions(p);
+    let mut g = c.benchmark_group(name);
+    g.throughput(Throughput::Elements(n));
+    let mut backend = Interpreter::new();
+    g.bench_function("interp", |b| bench_run(b, &mut backend, p));
+    let mut backend = Jit::new();
+    g.bench_function("jit", |b| bench_run(b, &mut backend, p));
+    let mut backend = Auto::new();
+    g.bench_function("auto", |b| bench_run(b, &mut backend, p));
+    g.finish();
 }
 
 fn compute(c: &mut Criterion) {
@@ -184,17 +279,31 @@ fn compute(c: &mut Criterion) {
 }
 
 fn memory(c: &mut Criterion) {
-    let p = image(&[frame_bytes(&memory_frame()); 8], 8);
-    let n = instructions(&p);
-    let mut g = c.benchmark_group("memory");
-    g.throughput(Throughput::Elements(n));
-    let mut backend = Interpreter::new();
-    g.bench_function("interp", |b| bench_run(b, &mut backend, &p));
-    let mut backend = Jit::new();
-    g.bench_function("jit", |b| bench_run(b, &mut backend, &p));
-    let mut backend = Auto::new();
-    g.bench_function("auto", |b| bench_run(b, &mut backend, &p));
-    g.finish();
+    three_backends(
+        c,
+        "memory-own-banks",
+        &image(&[frame_bytes(&memory_frame()); 8], 8),
+    );
+    three_backends(
+        c,
+        "memory-shared-bank",
+        &image(&[frame_bytes(&shared_bank_frame()); 8], 8),
+    );
+}
+
+fn atomics(c: &mut Criterion) {
+    let p = image(&[frame_bytes(&atomics_frame()); 4], 4);
+    let r = run(&mut Interpreter::new(), &p, &[], &Config::default()).unwrap();
+    assert_eq!(
+        r.memory[0],
+        (16 * 100 * 4 % 256) as u8,
+        "every increment counted"
+    );
+    three_backends(c, "atomics", &p);
+}
+
+fn scheduler(c: &mut Criterion) {
+    three_backends(c, "scheduler", &scheduler_stream(100_000));
 }
 
 fn fresh(c: &mut Criterion) {
@@ -262,8 +371,30 @@ fn compile(c: &mut Criterion) {
             })
         });
     }
+    // From the cache: the same 32 bytes again.
+    let mut jit = Jit::new();
+    let mut all = [Instr::Nop; 16];
+    let f = compute_frame();
+    all[..f.len()].copy_from_slice(&f);
+    let frame = InstrFrame::from_instrs(all);
+    g.bench_function("jit-cached", |b| {
+        b.iter(|| black_box(jit.prepare(&frame).unwrap()))
+    });
     g.finish();
 }
 
-criterion_group!(benches, compute, memory, fresh, compile);
+/// Short runs by default so that `cargo bench` finishes in minutes on two cores; pass
+/// criterion's own flags (`--measurement-time 10`) for tighter intervals.
+fn quick() -> Criterion {
+    Criterion::default()
+        .warm_up_time(Duration::from_millis(700))
+        .measurement_time(Duration::from_secs(2))
+        .sample_size(20)
+}
+
+criterion_group! {
+    name = benches;
+    config = quick();
+    targets = compute, memory, atomics, scheduler, fresh, compile
+}
 criterion_main!(benches);
