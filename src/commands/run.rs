@@ -26,7 +26,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "SM")]
     pub mem: Option<PathBuf>,
     /// Execution backend.
-    #[arg(long, value_enum, default_value_t = BackendKind::Interp)]
+    #[arg(long, value_enum, default_value_t = BackendKind::Auto)]
     pub backend: BackendKind,
     #[command(flatten)]
     pub machine: MachineArgs,
