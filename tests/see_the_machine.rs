@@ -7,28 +7,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn cf(if_num: u8, fence: Fence, active: u16, init: &[(usize, u8)]) -> [u8; 32] {
-    let mut init_r0 = [0u8; 16];
-    let mut init_vect = 0;
-    for &(c, v) in init {
-        init_r0[c] = v;
-        init_vect |= 1 << c;
-    }
-    ControlFrame {
-        if_num,
-        fence,
-        active,
-        init_vect,
-        init_r0,
-        reserved_header: 0,
-        reserved: [0; 10],
-    }
-    .encode()
+    ControlFrame::new(if_num, fence, active, init).encode()
 }
 
 fn iff(code: &[Instr]) -> [u8; 32] {
-    let mut instrs = [Instr::Nop; 16];
-    instrs[..code.len()].copy_from_slice(code);
-    InstrFrame::from_instrs(instrs).bytes()
+    InstrFrame::padded(code, Instr::Nop).bytes()
 }
 
 /// A scratch directory of its own for each test.

@@ -54,6 +54,26 @@ pub struct ControlFrame {
 }
 
 impl ControlFrame {
+    /// A control frame with no reserved bits set: `if_num` instruction frames on the `active`
+    /// cores, initialising R0 of each (core, value) in `r0`.
+    pub fn new(if_num: u8, fence: Fence, active: u16, r0: &[(usize, u8)]) -> ControlFrame {
+        let mut init_r0 = [0u8; 16];
+        let mut init_vect = 0u16;
+        for &(c, v) in r0 {
+            init_r0[c & 15] = v;
+            init_vect |= 1 << (c & 15);
+        }
+        ControlFrame {
+            if_num,
+            fence,
+            active,
+            init_vect,
+            init_r0,
+            reserved_header: 0,
+            reserved: [0; 10],
+        }
+    }
+
     /// The cores whose R0 this frame initializes: set in both Init_R0_Vect and Core_Active_Vect.
     pub fn r0_init_mask(&self) -> u16 {
         self.init_vect & self.active
@@ -115,6 +135,14 @@ impl InstrFrame {
             instrs[i] = Instr::decode(words[i]).map_err(|e| (i, e))?;
         }
         Ok(InstrFrame { words, instrs })
+    }
+
+    /// `code` followed by `fill` up to 16 instructions (at most 16 are taken).
+    pub fn padded(code: &[Instr], fill: Instr) -> InstrFrame {
+        let mut instrs = [fill; FRAME_INSTRS];
+        let n = code.len().min(FRAME_INSTRS);
+        instrs[..n].copy_from_slice(&code[..n]);
+        InstrFrame::from_instrs(instrs)
     }
 
     pub fn from_instrs(instrs: [Instr; FRAME_INSTRS]) -> InstrFrame {

@@ -5,29 +5,12 @@ use crate::BackendKind;
 use gpu16_machine::{Config, ControlFrame, Fence, Instr, InstrFrame, MemOp, Program, RunReport};
 
 pub fn cf(if_num: u8, fence: Fence, active: u16, init: &[(usize, u8)]) -> [u8; 32] {
-    let mut init_r0 = [0u8; 16];
-    let mut init_vect = 0u16;
-    for &(c, v) in init {
-        init_r0[c] = v;
-        init_vect |= 1 << c;
-    }
-    ControlFrame {
-        if_num,
-        fence,
-        active,
-        init_vect,
-        init_r0,
-        reserved_header: 0,
-        reserved: [0; 10],
-    }
-    .encode()
+    ControlFrame::new(if_num, fence, active, init).encode()
 }
 
 /// An instruction frame: `code`, then nops.
 pub fn iff(code: &[Instr]) -> [u8; 32] {
-    let mut instrs = [Instr::Nop; 16];
-    instrs[..code.len()].copy_from_slice(code);
-    InstrFrame::from_instrs(instrs).bytes()
+    InstrFrame::padded(code, Instr::Nop).bytes()
 }
 
 pub fn program(frames: &[[u8; 32]]) -> Program {
