@@ -161,7 +161,7 @@ impl Cache {
             self.compiler.compile(module, instrs)?
         };
         // SAFETY: `entry` is the finalized address of a function `compile` declared with the
-        // signature `EntryFn` describes (three pointer-sized/i64 params, i32 return, the
+        // signature `EntryFn` describes (four pointer-sized/i64 params, i32 return, the
         // platform's C calling convention); `CompiledFrame` keeps its module alive.
         let entry = unsafe { std::mem::transmute::<*const u8, EntryFn>(entry) };
         let code = Rc::new(CompiledFrame {

@@ -1,18 +1,22 @@
 //! Translation of one instruction frame into Cranelift IR and native code.
 //!
 //! The frame is cut into straight-line segments. A segment starts at a leader (IP 0, a bnz
-//! target, the IP after a bnz or ready, a memory instruction and the IP after it) and runs to
-//! the next terminator or leader. Each segment starts with one watchdog check,
-//! `cycle + len > limit`; when it fails the compiled code hands the core back to the
-//! interpreter at that IP, which then checks the limit before every instruction. The
-//! watchdog is therefore exact while the common case costs one compare per segment.
-//! Resuming at a leader enters its segment; resuming anywhere else (never done by the run
-//! loop, which parks only at memory instructions or at the limit) also goes to the
-//! interpreter, so every IP is a valid entry.
+//! target, the IP after a bnz or ready) and runs to the next terminator (bnz, ready) or
+//! leader. Each segment starts with one watchdog check, `cycle + len > limit`; when it fails
+//! the compiled code hands the core back to the interpreter at that IP, which then checks
+//! the limit before every instruction. The watchdog is therefore exact while the common
+//! case costs one compare per segment. A core parked at a memory instruction resumes after
+//! it, inside a segment: each such resume point has an entry of its own with a check for the
+//! rest of its segment. Resuming anywhere else (never done by the run loop, which parks only
+//! at memory instructions or at the limit) goes to the interpreter, so every IP is a valid
+//! entry.
 //!
 //! The 16 registers live in Cranelift variables; only registers the frame writes are stored
-//! back, and only on exit. Memory instructions call [`runtime::mem_access`] through a plain
-//! function address, so no symbol resolution is involved.
+//! back, and only on exit. A plain ld or st is performed inline when its cycle is below its
+//! bank's bound in the port's [`DirectAccess`] (nothing could make it stall, fault or be
+//! seen out of order); otherwise, and for every ld_sync and st_sync, the code calls
+//! [`runtime::mem_access`] through a plain function address, so no symbol resolution is
+//! involved.
 
 use crate::runtime::{self, EXIT_ENDED, EXIT_PARKED, EXIT_READY, EXIT_SLOW};
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -26,7 +30,7 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, Module};
 use gpu16_machine::isa::{AluOp, Instr, MemOp, FRAME_INSTRS, REGS};
-use gpu16_machine::CoreState;
+use gpu16_machine::{CoreState, DirectAccess};
 use std::mem::offset_of;
 
 /// How hard Cranelift works on a frame.
@@ -96,6 +100,7 @@ impl Compiler {
         sig.params.push(AbiParam::new(ptr)); // *mut CoreState
         sig.params.push(AbiParam::new(ptr)); // *mut CallCtx
         sig.params.push(AbiParam::new(types::I64)); // limit
+        sig.params.push(AbiParam::new(ptr)); // *const DirectAccess
         sig.returns.push(AbiParam::new(types::I32));
         let mut shim = module.make_signature();
         shim.params.push(AbiParam::new(ptr));
@@ -128,7 +133,9 @@ impl Compiler {
 /// Static facts about a frame that shape its code.
 struct Shape {
     leader: [bool; FRAME_INSTRS],
-    /// For a leader: the IP of its segment's last instruction.
+    /// The IP after a memory instruction, where a parked core resumes.
+    resume: [bool; FRAME_INSTRS],
+    /// For a leader or resume point: the IP of its segment's last instruction.
     end: [usize; FRAME_INSTRS],
     /// Registers some instruction reads, or writes.
     read: u16,
@@ -138,6 +145,7 @@ struct Shape {
 fn shape(instrs: &[Instr; FRAME_INSTRS]) -> Shape {
     let mut leader = [false; FRAME_INSTRS];
     leader[0] = true;
+    let mut resume = [false; FRAME_INSTRS];
     let mut read = 0u16;
     let mut written = 0u16;
     let mark = |l: &mut [bool; FRAME_INSTRS], i: usize| {
@@ -168,8 +176,7 @@ fn shape(instrs: &[Instr; FRAME_INSTRS]) -> Shape {
                 } else {
                     read |= 1 << r;
                 }
-                mark(&mut leader, i);
-                mark(&mut leader, i + 1);
+                mark(&mut resume, i + 1);
             }
             Instr::Bnz { a, target } => {
                 read |= 1 << a;
@@ -188,6 +195,7 @@ fn shape(instrs: &[Instr; FRAME_INSTRS]) -> Shape {
     });
     Shape {
         leader,
+        resume,
         end,
         read,
         written,
@@ -195,7 +203,7 @@ fn shape(instrs: &[Instr; FRAME_INSTRS]) -> Shape {
 }
 
 fn terminates(instr: &Instr) -> bool {
-    matches!(instr, Instr::Bnz { .. } | Instr::Ready | Instr::Mem { .. })
+    matches!(instr, Instr::Bnz { .. } | Instr::Ready)
 }
 
 fn build(
@@ -222,7 +230,7 @@ fn build(
 
     b.switch_to_block(entry);
     let params = b.block_params(entry).to_vec();
-    let (core, cctx, limit) = (params[0], params[1], params[2]);
+    let (core, cctx, limit, direct) = (params[0], params[1], params[2], params[3]);
     let regs: Vec<Variable> = (0..REGS).map(|_| b.declare_var(types::I8)).collect();
     for (r, &var) in regs.iter().enumerate() {
         // Unused registers never enter the code; written-only ones still need a value on
@@ -247,13 +255,27 @@ fn build(
         .uload8(types::I32, flags, core, offset_of!(CoreState, id) as i32);
     let id = b.ins().ireduce(types::I8, id);
     let core_id = b.ins().band_imm_u(id, 0xF);
+    let plain = instrs.iter().any(|i| {
+        matches!(
+            i,
+            Instr::Mem {
+                op: MemOp::Ld | MemOp::St,
+                ..
+            }
+        )
+    });
+    let inline = plain.then(|| Inline::load(&mut b, direct, ptr));
     let ip = b
         .ins()
         .uload8(types::I32, flags, core, offset_of!(CoreState, ip) as i32);
     let ip = b.ins().band_imm_u(ip, 0xF);
     let targets: Vec<_> = (0..FRAME_INSTRS)
         .map(|i| {
-            let to = if shape.leader[i] { check[i] } else { slow[i] };
+            let to = if shape.leader[i] || shape.resume[i] {
+                check[i]
+            } else {
+                slow[i]
+            };
             b.func.dfg.block_call(to, &[])
         })
         .collect();
@@ -282,21 +304,34 @@ fn build(
         b.switch_to_block(slow[i]);
         let c = b.use_var(cycle);
         to_exit(&mut b, i, EXIT_SLOW, c);
-        if !shape.leader[i] {
+        if !shape.leader[i] && !shape.resume[i] {
             continue;
         }
         let end = shape.end[i];
-        let len = (end - i + 1) as i64;
-
         b.switch_to_block(check[i]);
         let c = b.use_var(cycle);
-        let after = b.ins().iadd_imm_u(c, len);
+        let after = b.ins().iadd_imm_u(c, (end - i + 1) as i64);
         let over = b.ins().icmp(IntCC::UnsignedGreaterThan, after, limit);
         b.ins().brif(over, slow[i], &[], body[i], &[]);
+        if !shape.leader[i] {
+            // A resume point's body is emitted with the segment it lies in.
+            continue;
+        }
 
         b.switch_to_block(body[i]);
-        let c0 = b.use_var(cycle);
-        for (k, j) in (i..=end).enumerate() {
+        let mut c0 = b.use_var(cycle);
+        // The IP whose cycle is `c0`: the segment's start, then its last resume point.
+        let mut piece = i;
+        for j in i..=end {
+            if j != i && shape.resume[j] {
+                let cj = b.ins().iadd_imm_u(c0, (j - piece) as i64);
+                b.def_var(cycle, cj);
+                b.ins().jump(body[j], &[]);
+                b.switch_to_block(body[j]);
+                c0 = b.use_var(cycle);
+                piece = j;
+            }
+            let k = j - piece;
             let get = |b: &mut FunctionBuilder, r: u8| b.use_var(regs[usize::from(r)]);
             match instrs[j] {
                 Instr::Nop | Instr::Bnz { .. } | Instr::Ready => {}
@@ -344,6 +379,23 @@ fn build(
                     let high = b.ins().uextend(types::I32, high);
                     let val = get(&mut b, r);
                     let val = b.ins().uextend(types::I32, val);
+                    // The byte loaded (or stored) arrives here from either path.
+                    let done = b.create_block();
+                    let got = b.append_block_param(done, types::I32);
+                    let call_block = b.create_block();
+                    if let (Some(fast), MemOp::Ld | MemOp::St) = (&inline, op) {
+                        let direct_block = b.create_block();
+                        let bank = b.ins().band_imm_u(high, 0xF);
+                        let ok = fast.may_proceed(&mut b, at, bank);
+                        b.ins().brif(ok, direct_block, &[], call_block, &[]);
+                        b.set_cold_block(call_block);
+                        b.switch_to_block(direct_block);
+                        let v = fast.perform(&mut b, op, bank, lo, val);
+                        b.ins().jump(done, &[BlockArg::Value(v)]);
+                    } else {
+                        b.ins().jump(call_block, &[]);
+                    }
+                    b.switch_to_block(call_block);
                     let opv = b.ins().iconst(types::I32, i64::from(op as u8));
                     let f = b
                         .ins()
@@ -356,19 +408,19 @@ fn build(
                         .ins()
                         .icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, res, 0x100);
                     let park = b.create_block();
-                    let go = b.create_block();
-                    b.ins().brif(parked, park, &[], go, &[]);
+                    b.ins()
+                        .brif(parked, park, &[], done, &[BlockArg::Value(res)]);
                     b.switch_to_block(park);
                     to_exit(&mut b, j, EXIT_PARKED, at);
-                    b.switch_to_block(go);
+                    b.switch_to_block(done);
                     if matches!(op, MemOp::Ld | MemOp::LdSync) {
-                        let v = b.ins().ireduce(types::I8, res);
+                        let v = b.ins().ireduce(types::I8, got);
                         b.def_var(regs[usize::from(r)], v);
                     }
                 }
             }
         }
-        let c1 = b.ins().iadd_imm_u(c0, len);
+        let c1 = b.ins().iadd_imm_u(c0, (end - piece + 1) as i64);
         b.def_var(cycle, c1);
         // Where control goes after the segment's last instruction.
         let fall = |b: &mut FunctionBuilder| {
@@ -393,6 +445,9 @@ fn build(
     }
 
     b.switch_to_block(exit);
+    if let Some(fast) = &inline {
+        fast.flush(&mut b);
+    }
     for (r, &var) in regs.iter().enumerate() {
         if shape.written & (1 << r) != 0 {
             let v = b.use_var(var);
@@ -409,6 +464,116 @@ fn build(
     // Sealing only now: loop heads get their back edges before their phis are fixed.
     b.seal_all_blocks();
     b.finalize(module_config);
+}
+
+/// Plain ld/st performed by compiled code: the `DirectAccess` views, loaded at entry.
+struct Inline {
+    until: Value,
+    bytes: Value,
+    direct: Value,
+    ptr: types::Type,
+    /// Direct accesses not yet added to the counters: `pending` of them, all to bank
+    /// `pending_bank`. Counting in a register keeps a store-to-load chain through the
+    /// counter off every access; the counters are read only after compiled code returns, so
+    /// the sum is added on exit and when the bank changes.
+    pending_bank: Variable,
+    pending: Variable,
+}
+
+impl Inline {
+    fn load(b: &mut FunctionBuilder, direct: Value, ptr: types::Type) -> Inline {
+        let flags = MemFlagsData::trusted();
+        let until = b
+            .ins()
+            .load(ptr, flags, direct, offset_of!(DirectAccess, until) as i32);
+        let bytes = b
+            .ins()
+            .load(ptr, flags, direct, offset_of!(DirectAccess, bytes) as i32);
+        let pending_bank = b.declare_var(types::I32);
+        let pending = b.declare_var(types::I64);
+        let zero32 = b.ins().iconst(types::I32, 0);
+        let zero64 = b.ins().iconst(types::I64, 0);
+        b.def_var(pending_bank, zero32);
+        b.def_var(pending, zero64);
+        Inline {
+            until,
+            bytes,
+            direct,
+            ptr,
+            pending_bank,
+            pending,
+        }
+    }
+
+    /// True (nonzero) when the plain access in cycle `at` (i64) to `bank` (i32, 0..15)
+    /// proceeds exactly as `Port::access` would perform it.
+    fn may_proceed(&self, b: &mut FunctionBuilder, at: Value, bank: Value) -> Value {
+        let flags = MemFlagsData::trusted();
+        let off = b.ins().uextend(self.ptr, bank);
+        let off = b.ins().ishl_imm_u(off, 3);
+        let slot = b.ins().iadd(self.until, off);
+        let until = b.ins().load(types::I64, flags, slot, 0);
+        b.ins().icmp(IntCC::UnsignedLessThan, at, until)
+    }
+
+    /// Perform the access of byte `lo` of `bank` (both i32) and count it; returns the
+    /// byte (i32).
+    fn perform(
+        &self,
+        b: &mut FunctionBuilder,
+        op: MemOp,
+        bank: Value,
+        lo: Value,
+        val: Value,
+    ) -> Value {
+        let flags = MemFlagsData::trusted();
+        let addr = b.ins().ishl_imm_u(bank, 8);
+        let addr = b.ins().bor(addr, lo);
+        let addr = b.ins().uextend(self.ptr, addr);
+        let at = b.ins().iadd(self.bytes, addr);
+        let v = if op == MemOp::Ld {
+            b.ins().uload8(types::I32, flags, at, 0)
+        } else {
+            b.ins().istore8(flags, val, at, 0);
+            val
+        };
+        let last = b.use_var(self.pending_bank);
+        let same = b.ins().icmp(IntCC::Equal, bank, last);
+        let flush = b.create_block();
+        let count = b.create_block();
+        b.ins().brif(same, count, &[], flush, &[]);
+        b.set_cold_block(flush);
+        b.switch_to_block(flush);
+        self.flush(b);
+        b.def_var(self.pending_bank, bank);
+        let zero = b.ins().iconst(types::I64, 0);
+        b.def_var(self.pending, zero);
+        b.ins().jump(count, &[]);
+        b.switch_to_block(count);
+        let n = b.use_var(self.pending);
+        let n = b.ins().iadd_imm_u(n, 1);
+        b.def_var(self.pending, n);
+        v
+    }
+
+    /// Add the pending count to its bank's counter.
+    fn flush(&self, b: &mut FunctionBuilder) {
+        let flags = MemFlagsData::trusted();
+        let accesses = b.ins().load(
+            self.ptr,
+            flags,
+            self.direct,
+            offset_of!(DirectAccess, accesses) as i32,
+        );
+        let bank = b.use_var(self.pending_bank);
+        let n = b.use_var(self.pending);
+        let off = b.ins().uextend(self.ptr, bank);
+        let off = b.ins().ishl_imm_u(off, 3);
+        let slot = b.ins().iadd(accesses, off);
+        let total = b.ins().load(types::I64, flags, slot, 0);
+        let total = b.ins().iadd(total, n);
+        b.ins().store(flags, total, slot, 0);
+    }
 }
 
 fn alu(b: &mut FunctionBuilder, op: AluOp, x: Value, y: Value) -> Value {
@@ -436,7 +601,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn segments_end_at_terminators_and_leaders() {
+    fn segments_end_at_terminators_and_leaders_not_at_memory() {
         let mut f = [Instr::Nop; FRAME_INSTRS];
         f[3] = Instr::Bnz { a: 1, target: 1 };
         f[6] = Instr::Mem {
@@ -448,11 +613,13 @@ mod tests {
         f[9] = Instr::Ready;
         let s = shape(&f);
         let leaders: Vec<usize> = (0..16).filter(|&i| s.leader[i]).collect();
-        assert_eq!(leaders, vec![0, 1, 4, 6, 7, 10]);
+        assert_eq!(leaders, vec![0, 1, 4, 10]);
+        let resumes: Vec<usize> = (0..16).filter(|&i| s.resume[i]).collect();
+        assert_eq!(resumes, vec![7]);
         assert_eq!(s.end[0], 0);
         assert_eq!(s.end[1], 3);
-        assert_eq!(s.end[4], 5);
-        assert_eq!(s.end[6], 6);
+        // A memory instruction does not end its segment; a parked core re-enters at 7.
+        assert_eq!(s.end[4], 9);
         assert_eq!(s.end[7], 9);
         assert_eq!(s.end[10], 15);
         assert_eq!(s.read, 0b11);

@@ -1,10 +1,11 @@
 //! The boundary between Rust and compiled frames: the entry ABI, the exit codes, and the
-//! memory callback compiled code calls for every ld/st. All `unsafe` of the crate lives here.
+//! memory callback compiled code calls for every ld/st it does not perform itself. All
+//! `unsafe` of the crate lives here.
 
 use crate::cache::CompiledFrame;
 use gpu16_interp::interpret;
 use gpu16_machine::isa::{address, MemOp};
-use gpu16_machine::{CoreExit, CoreState, Port};
+use gpu16_machine::{CoreExit, CoreState, DirectAccess, Port};
 use std::any::Any;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
@@ -20,12 +21,16 @@ pub(crate) const EXIT_SLOW: u32 = 3;
 /// The callback's answer when the port says park.
 const PARK: u32 = 0x100;
 
-/// `fn(core, ctx, limit) -> exit code`, the signature `compile` emits.
-pub(crate) type EntryFn = unsafe extern "C" fn(*mut CoreState, *mut CallCtx<'_, '_>, u64) -> u32;
+/// `fn(core, ctx, limit, direct) -> exit code`, the signature `compile` emits.
+pub(crate) type EntryFn =
+    unsafe extern "C" fn(*mut CoreState, *mut CallCtx<'_, '_>, u64, *const DirectAccess) -> u32;
 
 /// What the memory callback needs; lives on the Rust stack for one `enter`.
 pub(crate) struct CallCtx<'p, 'm> {
-    port: &'p mut Port<'m>,
+    /// Raw, because compiled code also reaches into the port through the `DirectAccess`
+    /// pointers derived from this same pointer; the two never run at the same time.
+    port: *mut Port<'m>,
+    _port: std::marker::PhantomData<&'p mut Port<'m>>,
     id: u8,
     /// A panic caught in the callback, re-raised once compiled code has returned.
     panic: Option<Box<dyn Any + Send>>,
@@ -47,10 +52,15 @@ pub(crate) extern "C" fn mem_access(
     if ctx.panic.is_some() {
         return PARK;
     }
+    // SAFETY: `ctx.port` comes from the exclusive borrow `enter` holds for the whole entry;
+    // compiled code is suspended in this call, so nothing else uses the port or the
+    // `DirectAccess` pointers into it until this reference is gone.
+    let port = unsafe { &mut *ctx.port };
+    let id = ctx.id;
     let result = catch_unwind(AssertUnwindSafe(|| {
         let op = MemOp::from_u8(op as u8).expect("compiled code passes a MemOp");
         let addr = address(lo as u8, hi as u8);
-        ctx.port.access(ctx.id, cycle, op, addr, value as u8)
+        port.access(id, cycle, op, addr, value as u8)
     }));
     match result {
         Ok(Some(v)) => u32::from(v),
@@ -66,17 +76,22 @@ pub(crate) extern "C" fn mem_access(
 pub(crate) fn enter(code: &CompiledFrame, core: &mut CoreState, port: &mut Port<'_>) -> CoreExit {
     let start = core.cycle;
     let limit = port.limit();
+    let direct = port.direct(core.id);
+    let port: *mut Port<'_> = port;
     let mut ctx = CallCtx {
         port,
+        _port: std::marker::PhantomData,
         id: core.id,
         panic: None,
     };
     // SAFETY: `code.entry` was emitted by `compile` with exactly the `EntryFn` signature and
     // is kept executable by the module `code` holds alive. The pointers are valid for the
     // whole call: `core` is a live exclusive borrow whose `repr(C)` field offsets the code
-    // was compiled with, and `ctx` is a local only `mem_access` reads. Compiled code does no
-    // other memory access and cannot unwind (the callback catches panics).
-    let rc = unsafe { (code.entry)(core, &mut ctx, limit) };
+    // was compiled with, `ctx` is a local only `mem_access` reads, and `direct` points into
+    // the port, which outlives the call and is used by nothing else meanwhile. Compiled code
+    // touches shared memory only at addresses masked to 12 bits and counters indexed by a
+    // 4-bit bank, and cannot unwind (the callback catches panics).
+    let rc = unsafe { (code.entry)(core, &mut ctx, limit, &direct) };
     // Within one entry every executed instruction took exactly one cycle.
     core.instructions += core.cycle - start;
     if let Some(payload) = ctx.panic {
@@ -86,7 +101,8 @@ pub(crate) fn enter(code: &CompiledFrame, core: &mut CoreState, port: &mut Port<
         EXIT_PARKED => CoreExit::Parked,
         EXIT_ENDED => CoreExit::Ended { by_ready: false },
         EXIT_READY => CoreExit::Ended { by_ready: true },
-        EXIT_SLOW => interpret(&code.instrs, core, ctx.port),
+        // SAFETY: compiled code has returned; `ctx.port` is again the only path to the port.
+        EXIT_SLOW => interpret(&code.instrs, core, unsafe { &mut *ctx.port }),
         _ => unreachable!("compiled code returns only the exit codes of runtime.rs"),
     }
 }

@@ -11,7 +11,7 @@
 
 use crate::frame::InstrFrame;
 use crate::isa::{Flow, MemOp, FRAME_INSTRS};
-use crate::memory::{bank_of, Attempt, SharedMemory, BANKS};
+use crate::memory::{bank_of, holding_bit, Attempt, SharedMemory, BANKS};
 
 /// The architectural state of one core plus its clock and counter. `repr(C)` so that compiled
 /// code can address its fields.
@@ -66,6 +66,26 @@ pub trait Backend {
     ) -> CoreExit;
 }
 
+/// What compiled code needs to perform a plain `ld` or `st` itself: for each bank, the
+/// first cycle from which such an access by the running core might stall, fault, conflict
+/// or be observed out of (cycle, core id) order, so must go through [`Port::access`]. It
+/// folds together the bank's horizon, an open sequence on the bank, the bank-conflict
+/// model and the core holding a lock (see [`SharedMemory::gate`]); the port keeps it
+/// current as the core's own sync accesses and wake-ups change those. An access in an
+/// earlier cycle proceeds exactly as `Port::access` would perform it: read or write the
+/// byte and count it in its bank's `accesses_per_bank`. The pointers are valid while the
+/// port lives and nothing else borrows it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct DirectAccess {
+    /// 16 cycle bounds, one a bank.
+    pub until: *const u64,
+    /// The 4096 bytes of shared memory.
+    pub bytes: *mut u8,
+    /// 16 access counters, one a bank.
+    pub accesses: *mut u64,
+}
+
 /// Shared memory as a backend sees it while running one core.
 pub struct Port<'m> {
     memory: &'m mut SharedMemory,
@@ -75,6 +95,9 @@ pub struct Port<'m> {
     /// Every core's bank set, to tighten the horizon when a sleeper wakes.
     banks: &'m [u16; 16],
     limit: u64,
+    /// The core given [`DirectAccess`], whose `until` bounds are kept current.
+    direct: Option<u8>,
+    until: [u64; BANKS],
     /// Cores woken by a sequence this core closed: (core, cycle of its retry).
     pub(crate) woken: Vec<(u8, u64)>,
 }
@@ -91,7 +114,38 @@ impl<'m> Port<'m> {
             horizon,
             banks,
             limit,
+            direct: None,
+            until: [0; BANKS],
             woken: Vec::new(),
+        }
+    }
+
+    /// Raw views for compiled code running core `id`; see [`DirectAccess`].
+    pub fn direct(&mut self, id: u8) -> DirectAccess {
+        self.direct = Some(id);
+        self.refresh_until();
+        let (bytes, accesses) = self.memory.raw_parts();
+        DirectAccess {
+            until: self.until.as_ptr(),
+            bytes,
+            accesses,
+        }
+    }
+
+    /// Recompute the direct core's bounds: `cycle < until[b]` exactly when its key
+    /// `cycle * 16 + id` is below the bank's horizon, and 0 where the gate is set.
+    fn refresh_until(&mut self) {
+        let Some(id) = self.direct else { return };
+        let gate = self.memory.gate();
+        let holds = gate & holding_bit(id) != 0;
+        let id = u64::from(id);
+        for (b, until) in self.until.iter_mut().enumerate() {
+            let h = self.horizon[b];
+            *until = if holds || gate & (1 << b) != 0 || h <= id {
+                0
+            } else {
+                (h - id - 1) / 16 + 1
+            };
         }
     }
 
@@ -116,6 +170,9 @@ impl<'m> Port<'m> {
         if woken != 0 {
             self.wake(woken, id, cycle);
         }
+        if matches!(op, MemOp::LdSync | MemOp::StSync) {
+            self.refresh_until();
+        }
         Some(v)
     }
 
@@ -134,6 +191,7 @@ impl<'m> Port<'m> {
                 self.woken.push((w, at));
             }
         }
+        self.refresh_until();
     }
 }
 

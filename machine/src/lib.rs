@@ -13,7 +13,9 @@ pub mod report;
 pub mod run;
 pub mod scheduler;
 
-pub use backend::{event_key, retire, Backend, BackendError, CoreExit, CoreState, Port};
+pub use backend::{
+    event_key, retire, Backend, BackendError, CoreExit, CoreState, DirectAccess, Port,
+};
 pub use config::{Config, IssuePolicy, TaskLog, Timing};
 pub use frame::{ControlFrame, Fence, FrameKind, InstrFrame, LoadError, Program};
 pub use isa::{AluOp, Flow, Instr, MemOp};

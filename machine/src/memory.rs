@@ -15,6 +15,15 @@ pub fn bank_of(addr: u16) -> usize {
     usize::from((addr >> 8) & 0xF)
 }
 
+/// The gate bits of every bank.
+const ALL_BANKS: u32 = 0xFFFF;
+
+/// The gate bit of a core that holds a lock.
+#[inline]
+pub fn holding_bit(core: u8) -> u32 {
+    1 << (16 + u32::from(core & 0xF))
+}
+
 /// A runtime rule a program broke; the run stops with it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FaultRule {
@@ -115,6 +124,13 @@ pub struct SharedMemory {
     served: [(u64, u8, bool); BANKS],
     /// Cores asleep until the bank's sequence closes, as a mask per bank.
     waiters: [u16; BANKS],
+    /// Why a plain ld or st might not simply proceed, as bits: bank `b` has an open sequence
+    /// (bit `b`; all sixteen under the bank-conflict model, which needs every access
+    /// arbitrated) or core `c` holds a lock (bit `16 + c`, its ld/st would fault). A plain
+    /// access that finds neither its bank's bit nor its core's bit set proceeds unless it is
+    /// out of turn: compiled code performs those itself (see
+    /// [`crate::backend::DirectAccess`]).
+    gate: u32,
     pub stats: MemoryStats,
     /// Closed sequences (core, address, ld_sync cycle, st_sync cycle), kept for an observer.
     pub(crate) closed: Option<Vec<(u8, u16, u64, u64)>>,
@@ -133,6 +149,7 @@ impl SharedMemory {
             bank_conflicts,
             served: [(u64::MAX, 0, false); BANKS],
             waiters: [0; BANKS],
+            gate: if bank_conflicts { ALL_BANKS } else { 0 },
             stats: MemoryStats::default(),
             closed: None,
         }
@@ -149,6 +166,20 @@ impl SharedMemory {
     /// The open sequence of a bank: (holder, locked address).
     pub fn bank_lock(&self, bank: usize) -> Option<(u8, u16)> {
         self.bank_lock[bank].map(|(h, a, _)| (h, a))
+    }
+
+    /// The gate word: bit `b` for a bank whose accesses need arbitration, bit `16 + c` for
+    /// a core holding a lock.
+    pub fn gate(&self) -> u32 {
+        self.gate
+    }
+
+    /// Where compiled code finds the bytes and the access counters.
+    pub(crate) fn raw_parts(&mut self) -> (*mut u8, *mut u64) {
+        (
+            self.bytes.as_mut_ptr(),
+            self.stats.accesses_per_bank.as_mut_ptr(),
+        )
     }
 
     /// Decide, without changing anything, what core `id`'s access in `cycle` would do.
@@ -206,6 +237,7 @@ impl SharedMemory {
             MemOp::LdSync => {
                 self.bank_lock[bank] = Some((id, addr, cycle));
                 self.held[usize::from(id)] = Some(addr);
+                self.gate |= 1 << bank | holding_bit(id);
                 self.stats.lock_acquisitions_per_bank[bank] += 1;
                 self.bytes[usize::from(addr)]
             }
@@ -222,6 +254,10 @@ impl SharedMemory {
                     }
                 }
                 self.held[usize::from(id)] = None;
+                self.gate &= !holding_bit(id);
+                if !self.bank_conflicts {
+                    self.gate &= !(1 << bank);
+                }
                 woken = std::mem::take(&mut self.waiters[bank]);
                 value
             }
@@ -232,5 +268,75 @@ impl SharedMemory {
     /// Put a core to sleep until the sequence open on `bank` closes.
     pub fn sleep_on(&mut self, bank: usize, core: u8) {
         self.waiters[bank] |= 1 << core;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The gate word tells exactly which banks have an open sequence and which cores hold
+    /// a lock, through opening and closing sequences in several banks.
+    fn assert_gate_matches(m: &SharedMemory) {
+        for bank in 0..BANKS {
+            let open = m.bank_lock(bank).is_some();
+            assert_eq!(m.gate() & (1 << bank) != 0, open, "bank {bank}");
+        }
+        for core in 0..16u8 {
+            assert_eq!(
+                m.gate() & holding_bit(core) != 0,
+                m.held(core).is_some(),
+                "core {core}"
+            );
+        }
+    }
+
+    #[test]
+    fn gate_follows_sequences() {
+        let mut m = SharedMemory::new(&[], false);
+        assert_eq!(m.gate(), 0);
+        // (core, op, addr) in order; each is allowed by `check`.
+        let steps = [
+            (3, MemOp::LdSync, 0x512),
+            (7, MemOp::LdSync, 0x0ff),
+            (1, MemOp::Ld, 0x513),
+            (3, MemOp::StSync, 0x512),
+            (9, MemOp::LdSync, 0x500),
+            (7, MemOp::StSync, 0x0ff),
+            (9, MemOp::StSync, 0x500),
+        ];
+        for (cycle, (core, op, addr)) in steps.into_iter().enumerate() {
+            assert_eq!(m.check(core, cycle as u64, op, addr), Attempt::Proceed);
+            m.commit(core, cycle as u64, op, addr, 0x42);
+            assert_gate_matches(&m);
+        }
+        assert_eq!(m.gate(), 0);
+    }
+
+    #[test]
+    fn a_clear_gate_means_a_plain_access_proceeds() {
+        let mut m = SharedMemory::new(&[], false);
+        m.commit(2, 0, MemOp::LdSync, 0x234, 0);
+        for core in 0..16u8 {
+            for addr in [0x234u16, 0x235, 0x100, 0xfff] {
+                for op in [MemOp::Ld, MemOp::St] {
+                    let bit = 1 << bank_of(addr) | holding_bit(core);
+                    if m.gate() & bit == 0 {
+                        assert_eq!(m.check(core, 1, op, addr), Attempt::Proceed);
+                    }
+                }
+            }
+        }
+        // Core 2 holds a lock: its own plain accesses anywhere must take the slow way.
+        assert_ne!(m.gate() & holding_bit(2), 0);
+    }
+
+    #[test]
+    fn bank_conflict_model_closes_every_bank() {
+        let mut m = SharedMemory::new(&[], true);
+        assert_eq!(m.gate() & ALL_BANKS, ALL_BANKS);
+        m.commit(0, 0, MemOp::LdSync, 0x010, 0);
+        m.commit(0, 1, MemOp::StSync, 0x010, 0);
+        assert_eq!(m.gate(), ALL_BANKS);
     }
 }
