@@ -38,7 +38,9 @@ pub fn first_divergence(a_name: &str, a: &Outcome, b_name: &str, b: &Outcome) ->
                     describe_error(&fb.error)
                 ));
             }
-            return None;
+            // The same failure must leave the same machine behind.
+            return first_state_divergence(a_name, &fa.state, b_name, &fb.state)
+                .map(|d| format!("state at the failure: {d}"));
         }
         (Ok(_), Err(f)) => {
             return Some(format!(
@@ -53,6 +55,16 @@ pub fn first_divergence(a_name: &str, a: &Outcome, b_name: &str, b: &Outcome) ->
             ))
         }
     };
+    first_state_divergence(a_name, ra, b_name, rb)
+}
+
+/// The first field in which two reports differ (backend names aside).
+fn first_state_divergence(
+    a_name: &str,
+    ra: &RunReport,
+    b_name: &str,
+    rb: &RunReport,
+) -> Option<String> {
     let mut s = String::new();
     if ra.cycles != rb.cycles {
         let _ = write!(s, "cycles: {a_name} {}, {b_name} {}", ra.cycles, rb.cycles);
@@ -177,5 +189,26 @@ mod tests {
         assert!(first_divergence("a", &a, "d", &d)
             .unwrap()
             .starts_with("cycles:"));
+    }
+
+    #[test]
+    fn the_same_failure_with_different_state_diverges() {
+        let failed = |byte: u8| -> Outcome {
+            let mut state = outcome().unwrap();
+            state.memory[0x010] = byte;
+            Err(Box::new(RunFailure {
+                error: RunError::Watchdog {
+                    limit: 7,
+                    cores: Vec::new(),
+                    next_frame: None,
+                },
+                state,
+            }))
+        };
+        assert_eq!(first_divergence("a", &failed(1), "b", &failed(1)), None);
+        assert_eq!(
+            first_divergence("a", &failed(1), "b", &failed(2)).unwrap(),
+            "state at the failure: memory: address 0x010 (bank 0, row 16): a 0x01, b 0x02"
+        );
     }
 }

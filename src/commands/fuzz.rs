@@ -11,7 +11,6 @@ use rayon::prelude::*;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 #[derive(Args)]
@@ -57,10 +56,14 @@ fn parse_shard(s: &str) -> Result<(u64, u64), String> {
 pub fn fuzz(args: FuzzArgs) -> Result<ExitCode, String> {
     let (a, b) = (args.backends[0], args.backends[1]);
     let (shard, shards) = args.shard.unwrap_or((0, 1));
-    let seeds: Vec<u64> = (0..args.count)
-        .filter(|i| i % shards == shard)
-        .map(|i| args.seed.wrapping_add(i))
-        .collect();
+    // This shard's seeds, generated as the workers ask, so a campaign of any length needs
+    // no memory for its seed list.
+    let programs = if args.count > shard {
+        (args.count - shard).div_ceil(shards)
+    } else {
+        0
+    };
+    let seed_of = |n: u64| args.seed.wrapping_add(shard + n * shards);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.jobs.unwrap_or(0))
         .build()
@@ -68,26 +71,21 @@ pub fn fuzz(args: FuzzArgs) -> Result<ExitCode, String> {
     let bar = if args.quiet || !std::io::stderr().is_terminal() {
         ProgressBar::hidden()
     } else {
-        ProgressBar::new(seeds.len() as u64)
+        ProgressBar::new(programs)
     };
     bar.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} programs  {per_sec}  eta {eta}")
             .map_err(|e| e.to_string())?,
     );
-    let stop = AtomicBool::new(false);
     let started = Instant::now();
+    // `find_map_first`: with many workers the report is still the lowest diverging seed,
+    // the same on every run.
     let found = pool.install(|| {
-        seeds.par_iter().find_map_any(|&seed| {
-            if stop.load(Ordering::Relaxed) {
-                return None;
-            }
-            let c = case(seed, args.profile);
+        (0..programs).into_par_iter().find_map_first(|n| {
+            let c = case(seed_of(n), args.profile);
             let d = diverge(a, b, &c.image, &c.memory, &c.config);
             bar.inc(1);
-            d.map(|d| {
-                stop.store(true, Ordering::Relaxed);
-                (c, d)
-            })
+            d.map(|d| (c, d))
         })
     });
     bar.finish_and_clear();
@@ -95,11 +93,11 @@ pub fn fuzz(args: FuzzArgs) -> Result<ExitCode, String> {
     let Some((c, d)) = found else {
         super::emit(&format!(
             "{} programs, no divergence between {} and {} ({:.1} s, {:.0} programs/s)\n",
-            seeds.len(),
+            programs,
             a.name(),
             b.name(),
             secs,
-            seeds.len() as f64 / secs.max(1e-9)
+            programs as f64 / secs.max(1e-9)
         ));
         return Ok(ExitCode::SUCCESS);
     };
@@ -115,13 +113,15 @@ pub fn fuzz(args: FuzzArgs) -> Result<ExitCode, String> {
     let after = diverge(a, b, &image, &memory, &c.config).unwrap_or(d.clone());
     let cfg = &c.config;
     super::emit(&format!(
-        "divergence at seed {} (profile {}, violation {:?}): {d}\nshrunk to {} frames: {after}\nreproduce: gpu16 diff {} --mem {} --issue {} {}--max-cycles {}\n",
+        "divergence at seed {} (profile {}, violation {:?}): {d}\nshrunk to {} frames: {after}\nreproduce: gpu16 diff {} --mem {} --backends {} {} --issue {} {}--max-cycles {}\n",
         c.seed,
         c.profile.name(),
         c.violation.map(|v| v.name()),
         image.len() / 32,
         prog.display(),
         mem.display(),
+        a.name(),
+        b.name(),
         cfg.issue.name(),
         if cfg.bank_conflicts { "--bank-conflicts " } else { "" },
         cfg.max_cycles

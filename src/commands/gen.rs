@@ -10,8 +10,9 @@ pub struct GenArgs {
     /// Seed: the same seed gives the same bytes on every machine.
     #[arg(long)]
     pub seed: u64,
-    /// Number of control-frame groups.
-    #[arg(long, default_value_t = 3)]
+    /// Number of control-frame groups (at least 1).
+    #[arg(long, default_value_t = 3,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub groups: usize,
     /// What to favour: alu, memory, atomics, scheduler or mixed.
     #[arg(long, default_value = "mixed", value_parser = parse_profile)]
@@ -45,9 +46,6 @@ fn parse_violation(s: &str) -> Result<Violation, String> {
 }
 
 pub fn gen(args: GenArgs) -> Result<ExitCode, String> {
-    if args.groups == 0 {
-        return Err("--groups must be at least 1".into());
-    }
     let g = match args.violation {
         Some(v) => generate_violating(args.seed, args.groups, args.profile, v),
         None => generate(args.seed, args.groups, args.profile),

@@ -1,7 +1,8 @@
 //! The machine options shared by every command that runs programs.
 
 use clap::{Args, ValueEnum};
-use gpu16::machine::{config::DEFAULT_MAX_CYCLES, Config, IssuePolicy};
+use gpu16::machine::config::{DEFAULT_MAX_CYCLES, MAX_CYCLE_LIMIT};
+use gpu16::machine::{Config, IssuePolicy};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum Issue {
@@ -17,8 +18,9 @@ pub struct MachineArgs {
     /// Model bank conflicts (a bank serves one row a cycle).
     #[arg(long)]
     pub bank_conflicts: bool,
-    /// Watchdog: stop with an error if the run reaches this many cycles.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CYCLES)]
+    /// Watchdog: stop with an error if the run reaches this many cycles (at most 2^58).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CYCLES,
+          value_parser = clap::value_parser!(u64).range(..=MAX_CYCLE_LIMIT))]
     pub max_cycles: u64,
 }
 

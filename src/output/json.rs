@@ -1,6 +1,8 @@
 //! The `--json` object. Its keys are a contract (issue 2): `cycles`, `registers`, `memory`,
 //! `tasks`, `instructions`, `stalls`, `backend`, `stats`; more may be added, none renamed or
-//! dropped.
+//! dropped. `tasks` is the per-task list under `--tasks all` (the default) and `null` when
+//! the run kept no list (`--tasks summary|none`, see `task_log`), so a script cannot mistake
+//! an unkept list for an empty one.
 
 use gpu16_machine::{RunError, RunFailure, RunReport, TaskLog};
 use serde_json::{json, Value};
@@ -50,6 +52,12 @@ pub fn report(r: &RunReport) -> Value {
         },
     });
     v["stats"] = super::stats::json(r);
+    v["task_log"] = json!(match r.config.tasks {
+        TaskLog::All => "all",
+        TaskLog::Summary => "summary",
+        TaskLog::None => "none",
+    });
+    v["tasks"] = Value::Null;
     if r.config.tasks == TaskLog::All {
         v["tasks"] = r
             .tasks
