@@ -400,10 +400,26 @@ fn build(
                     let f = b
                         .ins()
                         .iconst(ptr, runtime::mem_access as *const () as usize as i64);
+                    // The emulated registers go through the core's state around the call,
+                    // so none is live across it: the fast paths keep them in caller-saved
+                    // machine registers instead of the stack.
+                    let live = shape.read | shape.written;
+                    for (n, &var) in regs.iter().enumerate() {
+                        if live & (1 << n) != 0 {
+                            let v = b.use_var(var);
+                            b.ins().store(flags, v, core, reg_offset(n));
+                        }
+                    }
                     let call = b
                         .ins()
                         .call_indirect(shim_ref, f, &[cctx, at, opv, lo, high, val]);
                     let res = b.inst_results(call)[0];
+                    for (n, &var) in regs.iter().enumerate() {
+                        if live & (1 << n) != 0 {
+                            let v = b.ins().load(types::I8, flags, core, reg_offset(n));
+                            b.def_var(var, v);
+                        }
+                    }
                     let parked = b
                         .ins()
                         .icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, res, 0x100);
@@ -464,6 +480,11 @@ fn build(
     // Sealing only now: loop heads get their back edges before their phis are fixed.
     b.seal_all_blocks();
     b.finalize(module_config);
+}
+
+/// Where register `n` lives in `CoreState`.
+fn reg_offset(n: usize) -> i32 {
+    (offset_of!(CoreState, regs) + n) as i32
 }
 
 /// Plain ld/st performed by compiled code: the `DirectAccess` views, loaded at entry.
