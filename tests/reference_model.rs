@@ -127,9 +127,15 @@ fn reference(program: &Program, memory: &[u8], config: &Config) -> Outcome {
                         let cf = program.control(control);
                         let rel_ok = cf.fence != Fence::Rel
                             || (!earlier_unprocessed && tasks.iter().all(task_done));
+                        // Passing a waiting frame: disjoint from the masks of earlier
+                        // unfinished tasks.
+                        let pass_ok = !earlier_unprocessed
+                            || tasks
+                                .iter()
+                                .all(|k| k.frame > idx || k.mask & cf.active == 0 || task_done(k));
                         (
                             cf.active,
-                            cf.active & waiting == 0 && rel_ok,
+                            cf.active & waiting == 0 && rel_ok && pass_ok,
                             cf.fence,
                             false,
                         )

@@ -251,13 +251,26 @@ impl<'p> TaskScheduler<'p> {
         }
     }
 
-    /// When each condition for processing frame `idx` holds: its cores free, earlier acq
-    /// tasks finished, and (for a rel task) every earlier task finished.
-    fn constraints(&self, idx: usize, cores: u16, rel: bool, lb: &[u64; 16]) -> [Avail; 3] {
+    /// When each condition for processing frame `idx` holds: its cores free (and, for an IF
+    /// that passes a waiting frame under lookahead, every earlier unfinished task whose
+    /// mask shares a core with it finished), earlier acq tasks finished, and (for a rel
+    /// task) every earlier task finished.
+    fn constraints(
+        &self,
+        idx: usize,
+        cores: u16,
+        rel: bool,
+        passing: bool,
+        lb: &[u64; 16],
+    ) -> [Avail; 3] {
+        let mut free = self.core_avail(cores, lb);
         let mut acq = Avail::NOW;
         let mut all = Avail::NOW;
         for &id in &self.unfinished {
             let task = &self.tasks[id];
+            if passing && task.frame < idx && task.mask & cores != 0 {
+                free = free.and(self.task_avail(id, lb));
+            }
             if task.fence == Fence::Acq && task.frame < idx {
                 acq = acq.and(self.task_avail(id, lb));
             }
@@ -265,7 +278,7 @@ impl<'p> TaskScheduler<'p> {
                 all = all.and(self.task_avail(id, lb));
             }
         }
-        [self.core_avail(cores, lb), acq, all]
+        [free, acq, all]
     }
 
     /// Forget tasks that finished before the scheduler last became free: no later decision
@@ -342,7 +355,8 @@ impl<'p> TaskScheduler<'p> {
                     }
                 };
                 if static_ok {
-                    let parts = self.constraints(idx, cores, rel, lb);
+                    let passing = earlier_unprocessed && !is_cf;
+                    let parts = self.constraints(idx, cores, rel, passing, lb);
                     let a = parts.iter().fold(Avail::NOW, |a, p| a.and(*p));
                     if a.at <= t && a.exact && !unknown_at_t {
                         chosen = Some((idx, is_cf, cores, parts));

@@ -139,7 +139,7 @@ macro_rules! backend_suite {
                     lookahead_does_not_pass_a_fenced_frame,
                     lookahead_never_passes_an_unprocessed_cf,
                     lookahead_needs_disjointness_from_waiting_ifs,
-                    lookahead_needs_only_the_cores_free,
+                    lookahead_waits_for_an_unfinished_task_sharing_its_cores,
                     lookahead_cf_init_must_be_disjoint_from_waiting_ifs,
                     lookahead_rel_waits_for_earlier_unprocessed_frames,
                     lookahead_earliest_eligible_frame_goes_first,

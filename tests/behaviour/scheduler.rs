@@ -408,11 +408,13 @@ pub fn lookahead_needs_disjointness_from_waiting_ifs<B: Backend>(mk: Mk<B>) {
     );
 }
 
-pub fn lookahead_needs_only_the_cores_free<B: Backend>(mk: Mk<B>) {
+pub fn lookahead_waits_for_an_unfinished_task_sharing_its_cores<B: Backend>(mk: Mk<B>) {
     // Task 1 on {0, 1}: core 1 (R0 = 1) jumps to ready and is free at 7; core 0 runs 16
-    // instructions (5..20). IF3 on core 0 waits. IF5 on core 1 passes it and is issued at 7,
-    // although task 1 is unfinished: the machine checks the cores of a candidate, not the
-    // masks of unfinished tasks (see docs/semantics.md, "lookahead").
+    // instructions (5..20). IF3 on core 0 waits. IF5 on core 1 would pass it, but its core
+    // is in the mask of task 1, which is unfinished until 20 (decisions.md: a later IF's
+    // cores must be disjoint from every earlier unfinished task). At 21 IF3 goes first
+    // (21-24, runs at 25); IF5 is then the oldest frame (CF4 was processed at 6) and goes
+    // at 25, running at 29. In-order processes CF4 only after IF3, so IF5 goes at 26.
     let mut split = vec![bnz(0, 15)];
     split.extend(vec![nop(); 14]);
     split.push(ready());
@@ -424,8 +426,8 @@ pub fn lookahead_needs_only_the_cores_free<B: Backend>(mk: Mk<B>) {
         mk,
         &img,
         &lookahead(),
-        &[(1, 1, 5, 20), (5, 7, 11, 11), (3, 21, 25, 25)],
-        26,
+        &[(1, 1, 5, 20), (3, 21, 25, 25), (5, 25, 29, 29)],
+        30,
     );
     check(
         mk,
@@ -433,6 +435,19 @@ pub fn lookahead_needs_only_the_cores_free<B: Backend>(mk: Mk<B>) {
         &in_order(),
         &[(1, 1, 5, 20), (3, 21, 25, 25), (5, 26, 30, 30)],
         31,
+    );
+    // The same stream where task 1 is on core 0 only: IF5 shares no core with it and
+    // passes IF3 at 7 (CF2 at 5, CF4 at 6).
+    let img = Image::new()
+        .group(cf(0b01), &[&split])
+        .group(cf(0b01), &[&len(1)])
+        .group(cf(0b10), &[&len(1)]);
+    check(
+        mk,
+        &img,
+        &lookahead(),
+        &[(1, 1, 5, 20), (5, 7, 11, 11), (3, 21, 25, 25)],
+        26,
     );
 }
 
