@@ -30,8 +30,15 @@ fn wait_char(cause: WaitCause) -> char {
     }
 }
 
-/// The chart width when `--width` is not given: $COLUMNS, else 100.
+/// The chart width when `--width` is not given: the terminal's width when stdout is one,
+/// else $COLUMNS, else 100.
 pub fn default_width() -> usize {
+    let term = console::Term::stdout();
+    if let Some((_, cols)) = term.is_term().then(|| term.size_checked()).flatten() {
+        if cols > 0 {
+            return usize::from(cols);
+        }
+    }
     std::env::var("COLUMNS")
         .ok()
         .and_then(|c| c.trim().parse().ok())
