@@ -1,26 +1,14 @@
 //! `gpu16 asm`, `disasm`, `check` and `run` on assembly, through the built binary: output
 //! files and formats, exit statuses, diagnostics on stderr, and no panic on a closed pipe.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+mod common;
 
-fn gpu16(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gpu16"))
-        .args(args)
-        .output()
-        .expect("binary runs")
-}
+use common::{gpu16, s};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
 
-/// A fresh scratch directory for one test.
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("gpu16-asm-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
+fn scratch(test: &str) -> PathBuf {
+    common::scratch("asm_cli", test)
 }
 
 const PROGRAM: &str = "\

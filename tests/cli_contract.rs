@@ -2,34 +2,15 @@
 //! hand-worked values, exit statuses and messages of failed runs and bad files, memory
 //! images, and the `gen`, `diff` and `fuzz` commands.
 
+mod common;
+
+use common::{gpu16, s, stderr, stdout};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn gpu16(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gpu16"))
-        .args(args)
-        .output()
-        .expect("binary runs")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("gpu16-contract-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+fn scratch(test: &str) -> PathBuf {
+    common::scratch("cli_contract", test)
 }
 
 /// Two cores store 0x2a in their own bank at row 3. Worked by hand: the CF takes cycle 0,

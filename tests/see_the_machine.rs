@@ -1,10 +1,12 @@
 //! The built `gpu16` binary with the outputs that show the machine: `--trace`, `--timeline`,
 //! `--mem-png`, `--vcd` and the JSON `stats`, on programs written as .hex files.
 
+mod common;
+
+use common::{gpu16, s};
 use gpu16::machine::{AluOp, ControlFrame, Fence, Instr, InstrFrame, MemOp};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 fn cf(if_num: u8, fence: Fence, active: u16, init: &[(usize, u8)]) -> [u8; 32] {
     ControlFrame::new(if_num, fence, active, init).encode()
@@ -14,12 +16,8 @@ fn iff(code: &[Instr]) -> [u8; 32] {
     InstrFrame::padded(code, Instr::Nop).bytes()
 }
 
-/// A scratch directory of its own for each test.
 fn dir(test: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("see_the_machine-{test}"));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::scratch("see_the_machine", test)
 }
 
 /// Write frames as a .hex program: 16 little-endian words a frame, one frame a line.
@@ -36,18 +34,6 @@ fn hex(dir: &Path, frames: &[[u8; 32]]) -> PathBuf {
     let path = dir.join("program.hex");
     std::fs::write(&path, text).unwrap();
     path
-}
-
-fn gpu16(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gpu16"))
-        .args(args)
-        .env_remove("COLUMNS")
-        .output()
-        .expect("the binary runs")
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 /// Spec example 1: CF0 (acq) on 0x0f0f with four IFs, CF1 (acq) on 0xf0f0 with two; every
