@@ -3,8 +3,9 @@
 
 use super::machine_args::MachineArgs;
 use clap::Args;
-use gpu16::diff::first_divergence;
+use gpu16::diff::{first_divergence, locate};
 use gpu16::input::{load_memory, load_program};
+use gpu16::machine::Config;
 use gpu16::BackendKind;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -40,6 +41,35 @@ pub fn diff(args: DiffArgs) -> Result<ExitCode, String> {
         }
         Some(d) => {
             super::emit(&format!("divergence: {d}\n"));
+            // Rerun both with the watchdog earlier and earlier to find when it starts.
+            let cycles = |o: &gpu16::diff::Outcome| match o {
+                Ok(r) => r.cycles,
+                Err(f) => f.state.cycles,
+            };
+            let upper = cycles(&ra)
+                .max(cycles(&rb))
+                .clamp(1, config.max_cycles.max(1));
+            let run_to = |limit: u64| {
+                let c = Config {
+                    max_cycles: limit,
+                    ..config
+                };
+                (
+                    gpu16::run(a, &program, &memory, &c),
+                    gpu16::run(b, &program, &memory, &c),
+                )
+            };
+            if let Some(l) = locate(a.name(), b.name(), upper, run_to) {
+                let at = l.core.map_or(String::new(), |(core, frame, ip)| {
+                    format!(" (core {core}: frame {frame}, IP {ip})")
+                });
+                super::emit(&format!(
+                    "first seen with the watchdog at cycle {} (the runs agree with it at {}){at}: {}\n",
+                    l.limit,
+                    l.limit - 1,
+                    l.divergence
+                ));
+            }
             Ok(ExitCode::from(1))
         }
     }
