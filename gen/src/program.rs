@@ -1,12 +1,23 @@
 //! Random programs that are valid by construction and always terminate: every opcode and
 //! operand shape, loops with bounded counters, forward branches, memory accesses with random
 //! high registers, well-formed atomic sequences that contend across cores and banks, random
-//! masks, fences and R0 init. The same seed gives the same bytes everywhere.
+//! masks, fences and R0 init. Unusual but legal shapes too: control frames with no instruction
+//! frames, instruction words with ignored bits set, reserved control-frame bits, and streams
+//! longer than the 64 frames of the hardware task memory. The same seed gives the same bytes
+//! everywhere.
 
 use crate::rng::Rng;
-use gpu16_machine::frame::FRAME_BYTES;
+use gpu16_machine::frame::{FRAME_BYTES, TASK_MEMORY_FRAMES};
 use gpu16_machine::isa::{AluOp, MemOp, FRAME_INSTRS};
-use gpu16_machine::{ControlFrame, Fence, Instr, InstrFrame};
+use gpu16_machine::{ControlFrame, Fence, Instr};
+
+/// Percentage of eligible instruction words (`nop`, `ready`, `bnz`, `rshft`/`lshft`,
+/// `set_const` into r0..r7) written with some of their ignored bits set.
+pub const IGNORED_BITS_PCT: u64 = 12;
+/// Percentage of control frames with nonzero reserved bits (header bits 15:8, bytes 6..15).
+pub const RESERVED_CF_PCT: u64 = 5;
+/// Percentage of the short groups of a stream that have no instruction frame.
+const SHORT_EMPTY_PCT: u64 = 15;
 
 /// What kind of programs to favour.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -58,6 +69,10 @@ struct Knobs {
     max_iterations: u64,
     max_ifs: u64,
     r0_init_pct: u64,
+    /// Control frames with IF_Num = 0.
+    empty_group_pct: u64,
+    /// Programs padded with short groups into a stream longer than the task memory.
+    stream_pct: u64,
 }
 
 impl Knobs {
@@ -71,6 +86,8 @@ impl Knobs {
             max_iterations: 8,
             max_ifs: 3,
             r0_init_pct: 30,
+            empty_group_pct: 5,
+            stream_pct: 0,
         };
         match profile {
             Profile::Alu => Knobs {
@@ -98,9 +115,14 @@ impl Knobs {
                 max_iterations: 3,
                 max_ifs: 4,
                 r0_init_pct: 60,
+                empty_group_pct: 12,
+                stream_pct: 10,
                 ..base
             },
-            Profile::Mixed => base,
+            Profile::Mixed => Knobs {
+                stream_pct: 3,
+                ..base
+            },
         }
     }
 }
@@ -110,6 +132,9 @@ impl Knobs {
 struct FrameBuilder<'r> {
     rng: &'r mut Rng,
     knobs: Knobs,
+    /// Slots the live code fills; if fewer than 16, a `ready` follows and the slots after it
+    /// are dead code.
+    len: usize,
     slots: Vec<Instr>,
     protected: u16,
     /// Slots where a top-level construct starts: the only safe forward-branch targets.
@@ -118,9 +143,21 @@ struct FrameBuilder<'r> {
     pending_jumps: Vec<usize>,
 }
 
-impl FrameBuilder<'_> {
+impl<'r> FrameBuilder<'r> {
+    fn new(rng: &'r mut Rng, knobs: Knobs, len: usize) -> FrameBuilder<'r> {
+        FrameBuilder {
+            rng,
+            knobs,
+            len,
+            slots: Vec::with_capacity(FRAME_INSTRS),
+            protected: 0,
+            boundaries: Vec::new(),
+            pending_jumps: Vec::new(),
+        }
+    }
+
     fn room(&self) -> usize {
-        FRAME_INSTRS - self.slots.len()
+        self.len - self.slots.len()
     }
 
     fn writable(&mut self, filter: impl Fn(u8) -> bool) -> Option<u8> {
@@ -334,7 +371,8 @@ impl FrameBuilder<'_> {
                 self.slots.push(i);
             }
         }
-        self.boundaries.push(FRAME_INSTRS);
+        // A jump may land on the `ready` that ends a short frame; from 16 it is a nop.
+        self.boundaries.push(self.len);
         for &j in &self.pending_jumps {
             let later: Vec<usize> = self
                 .boundaries
@@ -357,6 +395,14 @@ impl FrameBuilder<'_> {
                 } else {
                     Instr::Nop
                 };
+            }
+        }
+        if self.len < FRAME_INSTRS {
+            self.slots.push(Instr::Ready);
+            self.protected = 0;
+            while self.slots.len() < FRAME_INSTRS {
+                let i = self.simple();
+                self.slots.push(i);
             }
         }
         let mut out = [Instr::Ready; FRAME_INSTRS];
@@ -382,50 +428,166 @@ fn mask(rng: &mut Rng) -> u16 {
     }
 }
 
-/// Generate a program of `groups` control frames with their instruction frames.
+/// The ignored bits of an instruction: operand bits that decoding drops.
+pub fn ignored_bits(i: Instr) -> u16 {
+    match i {
+        Instr::Nop | Instr::Ready => 0x0FFF,
+        Instr::Bnz { .. } => 0x000F,
+        Instr::Shift { .. } => 0x0080,
+        Instr::SetConst { d, .. } if d < 8 => 0x0FF0,
+        _ => 0,
+    }
+}
+
+/// The word of an instruction; now and then with some of its ignored bits set, so the word
+/// is not canonical but decodes to an instruction of the same semantics.
+pub(crate) fn word(rng: &mut Rng, i: Instr) -> u16 {
+    let w = i.encode();
+    let ignored = ignored_bits(i);
+    if ignored == 0 || !rng.chance(IGNORED_BITS_PCT) {
+        return w;
+    }
+    loop {
+        let bits = rng.next_u64() as u16 & ignored;
+        if bits != 0 {
+            return (w & !ignored) | bits;
+        }
+    }
+}
+
+/// The bytes of an instruction frame, its words written by [`word`].
+fn frame_bytes(rng: &mut Rng, instrs: [Instr; FRAME_INSTRS]) -> [u8; FRAME_BYTES] {
+    let mut b = [0u8; FRAME_BYTES];
+    for (i, instr) in instrs.into_iter().enumerate() {
+        b[2 * i..2 * i + 2].copy_from_slice(&word(rng, instr).to_le_bytes());
+    }
+    b
+}
+
+/// Reserved control-frame bits: usually none, sometimes some in the header, in bytes 6..15
+/// or both. The loader accepts them.
+fn reserved_bits(rng: &mut Rng) -> (u8, [u8; 10]) {
+    let mut bytes = [0u8; 10];
+    if !rng.chance(RESERVED_CF_PCT) {
+        return (0, bytes);
+    }
+    let which = rng.below(3);
+    let header = if which != 1 {
+        rng.range(1, 255) as u8
+    } else {
+        0
+    };
+    if which != 0 {
+        for _ in 0..rng.range(1, 3) {
+            bytes[rng.below(10) as usize] = rng.range(1, 255) as u8;
+        }
+    }
+    (header, bytes)
+}
+
+/// Appends one group: a control frame and its instruction frames. A `short` group (the
+/// padding of a stream) has at most two frames of a few live instructions each.
+fn push_group(
+    rng: &mut Rng,
+    knobs: Knobs,
+    shared_pct: u64,
+    short: bool,
+    frames: &mut Vec<[u8; FRAME_BYTES]>,
+) -> u8 {
+    let if_num = if short {
+        if rng.chance(SHORT_EMPTY_PCT) {
+            0
+        } else {
+            rng.range(1, 2) as u8
+        }
+    } else if rng.chance(knobs.empty_group_pct) {
+        0
+    } else {
+        rng.range(1, knobs.max_ifs) as u8
+    };
+    let active = mask(rng);
+    let fence = match rng.below(10) {
+        0..=5 => Fence::No,
+        6..=7 => Fence::Acq,
+        _ => Fence::Rel,
+    };
+    let mut init_r0 = [0u8; 16];
+    init_r0.iter_mut().for_each(|b| *b = rng.byte());
+    let init_vect = if rng.chance(knobs.r0_init_pct) {
+        rng.next_u64() as u16
+    } else {
+        0
+    };
+    let (reserved_header, reserved) = reserved_bits(rng);
+    frames.push(
+        ControlFrame {
+            if_num,
+            fence,
+            active,
+            init_vect,
+            init_r0,
+            reserved_header,
+            reserved,
+        }
+        .encode(),
+    );
+    for _ in 0..if_num {
+        let frame = instr_frame(rng, knobs, shared_pct, short);
+        frames.push(frame);
+    }
+    if_num
+}
+
+fn instr_frame(rng: &mut Rng, knobs: Knobs, shared_pct: u64, short: bool) -> [u8; FRAME_BYTES] {
+    let (knobs, len) = if short {
+        let k = Knobs {
+            max_iterations: knobs.max_iterations.min(3),
+            ..knobs
+        };
+        (k, rng.range(1, 6) as usize)
+    } else {
+        (knobs, FRAME_INSTRS)
+    };
+    let instrs = FrameBuilder::new(rng, knobs, len).build(shared_pct);
+    frame_bytes(rng, instrs)
+}
+
+/// Generate a program of `groups` control frames with their instruction frames. Now and then
+/// (per the profile) short groups pad it into a stream longer than the hardware task memory,
+/// the `groups` full groups spread among them.
 pub fn generate(seed: u64, groups: usize, profile: Profile) -> Generated {
     let mut rng = Rng::new(seed);
     let knobs = Knobs::of(profile);
     let shared_pct = if profile == Profile::Atomics { 70 } else { 30 };
     let mut frames: Vec<[u8; FRAME_BYTES]> = Vec::new();
-    for _ in 0..groups.max(1) {
-        let if_num = rng.range(1, knobs.max_ifs) as u8;
-        let active = mask(&mut rng);
-        let fence = match rng.below(10) {
-            0..=5 => Fence::No,
-            6..=7 => Fence::Acq,
-            _ => Fence::Rel,
-        };
-        let mut init_r0 = [0u8; 16];
-        init_r0.iter_mut().for_each(|b| *b = rng.byte());
-        let init_vect = if rng.chance(knobs.r0_init_pct) {
-            rng.next_u64() as u16
+    let stream = TASK_MEMORY_FRAMES as u64;
+    let target = if rng.chance(knobs.stream_pct) {
+        rng.range(stream + 1, stream + 24) as usize
+    } else {
+        0
+    };
+    let mut full_left = groups.max(1) as u64;
+    let mut ifs = 0usize;
+    while full_left > 0 || frames.len() < target {
+        let short = if full_left == 0 {
+            true
+        } else if frames.len() >= target {
+            false
         } else {
-            0
+            // About two frames a short group: spread the full groups over the stream.
+            let short_left = (target - frames.len()) as u64 / 2 + 1;
+            rng.below(full_left + short_left) >= full_left
         };
-        frames.push(
-            ControlFrame {
-                if_num,
-                fence,
-                active,
-                init_vect,
-                init_r0,
-                reserved_header: 0,
-                reserved: [0; 10],
-            }
-            .encode(),
-        );
-        for _ in 0..if_num {
-            let builder = FrameBuilder {
-                rng: &mut rng,
-                knobs,
-                slots: Vec::with_capacity(FRAME_INSTRS),
-                protected: 0,
-                boundaries: Vec::new(),
-                pending_jumps: Vec::new(),
-            };
-            frames.push(InstrFrame::from_instrs(builder.build(shared_pct)).bytes());
+        if !short {
+            full_left -= 1;
         }
+        ifs += usize::from(push_group(&mut rng, knobs, shared_pct, short, &mut frames));
+    }
+    if ifs == 0 {
+        // Every group came out empty: give the first one an instruction frame.
+        frames[0][0] += 1;
+        let frame = instr_frame(&mut rng, knobs, shared_pct, false);
+        frames.insert(1, frame);
     }
     let mem_len = rng.range(0, 4096) as usize;
     let memory = (0..mem_len).map(|_| rng.byte()).collect();

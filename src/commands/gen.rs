@@ -10,7 +10,8 @@ pub struct GenArgs {
     /// Seed: the same seed gives the same bytes on every machine.
     #[arg(long)]
     pub seed: u64,
-    /// Number of control-frame groups (at least 1).
+    /// Number of full control-frame groups (at least 1); a program the profile pads into a
+    /// stream past the 64-frame task memory has short groups besides.
     #[arg(long, default_value_t = 3,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub groups: usize,
