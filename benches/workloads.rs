@@ -1,6 +1,7 @@
 //! The workloads of the speedup table, each run on the interpreter, the JIT and auto side by
-//! side so that ratios come from one run: register loops (`compute`, with the same
-//! computation in plain Rust as the physical limit), loads and stores through each core's
+//! side so that ratios come from one run: register loops (`compute`, a multiply chain, and
+//! `compute-chains`, four independent chains, each with the same computation in plain Rust
+//! as the physical limit), loads and stores through each core's
 //! own bank and through one shared bank (`memory-own-banks`, `memory-shared-bank`), 16 cores
 //! contending on one counter (`atomics`), a 100,000-frame stream of short tasks with mixed
 //! masks and fences (`scheduler`), a stream whose every frame runs once (`fresh`), and the
@@ -82,6 +83,54 @@ fn native(regs: &mut [[u8; 16]; 16]) {
                 r[12] = p as u8;
                 r[13] = (p >> 8) as u8;
                 r[11] = r[12].wrapping_add(r[3]);
+                r[9] = r[9].wrapping_sub(r[14]);
+                if r[9] == 0 {
+                    break;
+                }
+            }
+            r[8] = r[8].wrapping_sub(r[14]);
+            if r[8] == 0 {
+                break;
+            }
+        }
+    }
+}
+
+/// Nested loops on registers only, whose inner body carries four one-cycle recurrences and
+/// no multiply: the emulated program's own dependencies limit it less than
+/// `compute_frame`'s multiply chain does. Each recurrence feeds an xor, so the Rust
+/// reference cannot fold a loop into a closed form.
+fn compute_chains_frame() -> Vec<Instr> {
+    vec![
+        sc(0, 3),                    // r3 = core id
+        sc(OUTER, 8),                // outer counter
+        sc(1, 14),                   // 1
+        sc(INNER, 9),                // outer head (IP 3): inner counter
+        alu(AluOp::Add, 10, 9, 10),  // inner head (IP 4): r10 += r9
+        alu(AluOp::Xor, 11, 10, 11), // r11 ^= r10
+        alu(AluOp::Xor, 12, 9, 12),  // r12 ^= r9
+        alu(AluOp::Add, 13, 12, 13), // r13 += r12
+        alu(AluOp::Sub, 9, 14, 9),
+        Instr::Bnz { a: 9, target: 4 },
+        alu(AluOp::Sub, 8, 14, 8),
+        Instr::Bnz { a: 8, target: 3 },
+        Instr::Ready,
+    ]
+}
+
+/// `compute_chains_frame` in Rust, for all 16 cores.
+fn native_chains(regs: &mut [[u8; 16]; 16]) {
+    for (id, r) in regs.iter_mut().enumerate() {
+        r[3] = id as u8;
+        r[8] = OUTER;
+        r[14] = 1;
+        loop {
+            r[9] = INNER;
+            loop {
+                r[10] = r[10].wrapping_add(r[9]);
+                r[11] ^= r[10];
+                r[12] ^= r[9];
+                r[13] = r[13].wrapping_add(r[12]);
                 r[9] = r[9].wrapping_sub(r[14]);
                 if r[9] == 0 {
                     break;
@@ -278,6 +327,34 @@ fn compute(c: &mut Criterion) {
     g.finish();
 }
 
+fn compute_chains(c: &mut Criterion) {
+    let p = image(&[frame_bytes(&compute_chains_frame())], 1);
+    let n = instructions(&p);
+    let mut regs = [[0u8; 16]; 16];
+    native_chains(&mut regs);
+    let want = run(&mut Interpreter::new(), &p, &[], &Config::default()).unwrap();
+    assert_eq!(
+        regs, want.registers,
+        "the native closure computes the same thing"
+    );
+    let mut g = c.benchmark_group("compute-chains");
+    g.throughput(Throughput::Elements(n));
+    let mut backend = Interpreter::new();
+    g.bench_function("interp", |b| bench_run(b, &mut backend, &p));
+    let mut backend = Jit::new();
+    g.bench_function("jit", |b| bench_run(b, &mut backend, &p));
+    let mut backend = Auto::new();
+    g.bench_function("auto", |b| bench_run(b, &mut backend, &p));
+    g.bench_function("native", |b| {
+        b.iter(|| {
+            let mut regs = black_box([[0u8; 16]; 16]);
+            native_chains(&mut regs);
+            black_box(regs)
+        })
+    });
+    g.finish();
+}
+
 fn memory(c: &mut Criterion) {
     three_backends(
         c,
@@ -395,6 +472,6 @@ fn quick() -> Criterion {
 criterion_group! {
     name = benches;
     config = quick();
-    targets = compute, memory, atomics, scheduler, fresh, compile
+    targets = compute, compute_chains, memory, atomics, scheduler, fresh, compile
 }
 criterion_main!(benches);

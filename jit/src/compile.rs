@@ -436,7 +436,12 @@ fn build(
                 }
             }
         }
-        let c1 = b.ins().iadd_imm_u(c0, (end - piece + 1) as i64);
+        // Without resume points the check's sum is already the cycle after the segment.
+        let c1 = if piece == i {
+            after
+        } else {
+            b.ins().iadd_imm_u(c0, (end - piece + 1) as i64)
+        };
         b.def_var(cycle, c1);
         // Where control goes after the segment's last instruction.
         let fall = |b: &mut FunctionBuilder| {
