@@ -5,7 +5,8 @@ use crate::diff::{first_divergence, Outcome};
 use crate::BackendKind;
 use gpu16_gen::rng::Rng;
 use gpu16_gen::{generate, generate_violating, shrink, Profile, Violation};
-use gpu16_machine::{Config, IssuePolicy, Program};
+use gpu16_machine::{Config, IssuePolicy, Program, RunError, RunFailure, RunReport};
+use std::panic::AssertUnwindSafe;
 
 /// One generated test case.
 #[derive(Clone, Debug)]
@@ -54,7 +55,9 @@ pub fn case(seed: u64, profile: Option<Profile>) -> Case {
     }
 }
 
-/// Load and run an image on a backend; a load error is an outcome both sides must share.
+/// Load and run an image on a backend; a load error is an outcome both sides must share. A
+/// panic is a bug, and an outcome too (a failure naming it), so that it is reported and
+/// shrunk like any divergence instead of ending the campaign.
 pub fn outcome(
     backend: BackendKind,
     image: &[u8],
@@ -62,7 +65,23 @@ pub fn outcome(
     config: &Config,
 ) -> Result<Outcome, String> {
     let program = Program::from_image(image).map_err(|e| e.to_string())?;
-    Ok(crate::run(backend, &program, memory, config))
+    let ran = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        crate::run(backend, &program, memory, config)
+    }));
+    Ok(ran.unwrap_or_else(|payload| {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        Err(Box::new(RunFailure {
+            error: RunError::Backend {
+                frame: 0,
+                message: format!("panicked: {message}"),
+            },
+            state: RunReport::initial(backend.name(), *config, memory),
+        }))
+    }))
 }
 
 /// The first divergence between two backends on an image, if any.

@@ -10,6 +10,7 @@ use gpu16_machine::isa::{Instr, FRAME_INSTRS};
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::rc::Rc;
 
 /// The 32 bytes of an instruction frame.
@@ -35,6 +36,8 @@ impl std::fmt::Debug for CompiledFrame {
 struct Generation {
     module: RefCell<Option<JITModule>>,
     freed: Rc<Cell<u64>>,
+    /// Takes no more frames: the code generator panicked while compiling into it.
+    sealed: Cell<bool>,
 }
 
 impl Drop for Generation {
@@ -137,7 +140,7 @@ impl Cache {
         let full = self
             .generations
             .back()
-            .is_none_or(|(_, keys)| keys.len() >= self.frames_per_module);
+            .is_none_or(|(g, keys)| g.sealed.get() || keys.len() >= self.frames_per_module);
         if full {
             if self.generations.len() >= self.max_modules {
                 let (_, keys) = self.generations.pop_front().expect("at least one module");
@@ -150,15 +153,30 @@ impl Cache {
                 Rc::new(Generation {
                     module: RefCell::new(Some(module)),
                     freed: self.freed.clone(),
+                    sealed: Cell::new(false),
                 }),
                 Vec::new(),
             ));
         }
         let (generation, keys) = self.generations.back_mut().expect("just ensured");
-        let entry = {
+        let compiled = {
             let mut module = generation.module.borrow_mut();
             let module = module.as_mut().expect("a live generation has its module");
-            self.compiler.compile(module, instrs)?
+            catch_unwind(AssertUnwindSafe(|| self.compiler.compile(module, instrs)))
+        };
+        let entry = match compiled {
+            Ok(entry) => entry?,
+            Err(payload) => {
+                // A panic inside Cranelift is its bug or ours; either way the frame is not
+                // compiled. Its buffers and this module are in an unknown state: start the
+                // buffers afresh and put no further frame into the module.
+                self.compiler.reset();
+                generation.sealed.set(true);
+                return Err(format!(
+                    "the code generator panicked: {}",
+                    panic_message(payload.as_ref())
+                ));
+            }
         };
         // SAFETY: `entry` is the finalized address of a function `compile` declared with the
         // signature `EntryFn` describes (four pointer-sized/i64 params, i32 return, the
@@ -173,5 +191,16 @@ impl Cache {
         self.map.insert(*key, code.clone());
         self.compiled += 1;
         Ok(code)
+    }
+}
+
+/// The text of a panic, where it has one.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "(no message)".to_string()
     }
 }

@@ -81,6 +81,12 @@ impl Compiler {
         })
     }
 
+    /// Fresh IR buffers, after a compile that did not finish.
+    pub(crate) fn reset(&mut self) {
+        self.ctx = Context::new();
+        self.fctx = FunctionBuilderContext::new();
+    }
+
     /// A fresh module sharing this compiler's target.
     pub(crate) fn new_module(&self) -> JITModule {
         JITModule::new(JITBuilder::with_isa(

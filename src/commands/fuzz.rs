@@ -78,6 +78,9 @@ pub fn fuzz(args: FuzzArgs) -> Result<ExitCode, String> {
             .map_err(|e| e.to_string())?,
     );
     let started = Instant::now();
+    // Panics inside a run become reported divergences (see `gpu16::fuzz::outcome`); keep
+    // their default printout, one backtrace per shrinking step, off the terminal.
+    let _quiet = QuietPanics::new();
     // `find_map_first`: with many workers the report is still the lowest diverging seed,
     // the same on every run.
     let found = pool.install(|| {
@@ -127,4 +130,23 @@ pub fn fuzz(args: FuzzArgs) -> Result<ExitCode, String> {
         cfg.max_cycles
     ));
     Ok(ExitCode::from(1))
+}
+
+/// Silences the panic printout until dropped, then puts the previous hook back.
+struct QuietPanics(Option<Box<dyn Fn(&std::panic::PanicHookInfo<'_>) + Sync + Send>>);
+
+impl QuietPanics {
+    fn new() -> QuietPanics {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        QuietPanics(Some(previous))
+    }
+}
+
+impl Drop for QuietPanics {
+    fn drop(&mut self) {
+        if let Some(previous) = self.0.take() {
+            std::panic::set_hook(previous);
+        }
+    }
 }
