@@ -133,7 +133,9 @@ pub fn fuzz(args: FuzzArgs) -> Result<ExitCode, String> {
 }
 
 /// Silences the panic printout until dropped, then puts the previous hook back.
-struct QuietPanics(Option<Box<dyn Fn(&std::panic::PanicHookInfo<'_>) + Sync + Send>>);
+struct QuietPanics(Option<PanicHook>);
+
+type PanicHook = Box<dyn Fn(&std::panic::PanicHookInfo<'_>) + Sync + Send>;
 
 impl QuietPanics {
     fn new() -> QuietPanics {
