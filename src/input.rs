@@ -88,6 +88,37 @@ pub fn load_program(path: &Path) -> Result<Program, InputError> {
     Program::from_image(&image).map_err(|e| err(path, e.to_string()))
 }
 
+/// `text` with each `/* ... */` comment blanked out (newlines kept, so lines and columns of
+/// what remains do not move), as `$readmemh` allows. An unterminated comment is an error
+/// naming where it opens.
+fn blank_block_comments(path: &Path, text: &str) -> Result<String, InputError> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find("/*") {
+        out.push_str(&rest[..open]);
+        let Some(len) = rest[open + 2..].find("*/") else {
+            let before = &text[..text.len() - rest.len() + open];
+            let line = before.matches('\n').count() + 1;
+            let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+            return Err(err(
+                path,
+                format!("line {line}, column {col}: `/*` comment is never closed"),
+            ));
+        };
+        let comment = &rest[open..open + 2 + len + 2];
+        for c in comment.chars() {
+            // As many spaces as the character has bytes: columns are byte offsets.
+            match c {
+                '\n' => out.push('\n'),
+                _ => out.extend(std::iter::repeat_n(' ', c.len_utf8())),
+            }
+        }
+        rest = &rest[open + comment.len()..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
 /// Tokens of a hex text file with their 1-based line and column, comments (`//`, `#`, `;`)
 /// removed.
 fn hex_tokens(text: &str) -> impl Iterator<Item = (usize, usize, &str)> {
@@ -103,26 +134,49 @@ fn hex_tokens(text: &str) -> impl Iterator<Item = (usize, usize, &str)> {
     })
 }
 
+/// The largest word address a program `.hex` may set with `@`: 4,194,304 frames.
+const MAX_PROGRAM_WORDS: usize = 1 << 26;
+
 /// `$readmemh`-style 16-bit words in address order; word i of a frame is bytes 2i, 2i+1
-/// (little-endian), so 16 words make one 32-byte frame.
+/// (little-endian), so 16 words make one 32-byte frame. `@addr` (hex, in words) moves to
+/// another address; words skipped over are zero. `/* */` comments may span lines.
 pub fn parse_hex_words(path: &Path, text: &str) -> Result<Vec<u8>, InputError> {
-    let mut out = Vec::new();
-    for (line, col, tok) in hex_tokens(text) {
+    let text = blank_block_comments(path, text)?;
+    let mut words: Vec<u16> = Vec::new();
+    let mut addr = 0usize;
+    for (line, col, tok) in hex_tokens(&text) {
+        let at = |m: String| err(path, format!("line {line}, column {col}: {m}"));
+        if let Some(a) = tok.strip_prefix('@') {
+            addr = usize::from_str_radix(a, 16)
+                .ok()
+                .filter(|&a| a < MAX_PROGRAM_WORDS)
+                .ok_or_else(|| {
+                    at(format!(
+                        "`{tok}` is not a word address (hex, below {MAX_PROGRAM_WORDS:#x})"
+                    ))
+                })?;
+            continue;
+        }
         let digits = tok.strip_prefix("0x").unwrap_or(tok).replace('_', "");
         if digits.is_empty() || digits.len() > 4 {
-            return Err(err(
-                path,
-                format!("line {line}, column {col}: `{tok}` is not a 16-bit hex word (1 to 4 hex digits)"),
-            ));
+            return Err(at(format!(
+                "`{tok}` is not a 16-bit hex word (1 to 4 hex digits)"
+            )));
         }
-        let w = u16::from_str_radix(&digits, 16).map_err(|_| {
-            err(
-                path,
-                format!("line {line}, column {col}: `{tok}` is not a hex word"),
-            )
-        })?;
-        out.extend_from_slice(&w.to_le_bytes());
+        let w = u16::from_str_radix(&digits, 16)
+            .map_err(|_| at(format!("`{tok}` is not a hex word")))?;
+        if addr >= MAX_PROGRAM_WORDS {
+            return Err(at(format!(
+                "word past the largest address {MAX_PROGRAM_WORDS:#x}"
+            )));
+        }
+        if words.len() <= addr {
+            words.resize(addr + 1, 0);
+        }
+        words[addr] = w;
+        addr += 1;
     }
+    let out: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
     if out.len() % FRAME_BYTES != 0 {
         return Err(err(
             path,
@@ -143,7 +197,7 @@ pub fn load_memory(path: &Path) -> Result<Vec<u8>, InputError> {
         .and_then(|e| e.to_str())
         .is_some_and(|e| e.eq_ignore_ascii_case("hex"));
     let image = if is_hex {
-        parse_hex_bytes(path, &read_text(path)?)?
+        parse_hex_bytes(path, &blank_block_comments(path, &read_text(path)?)?)?
     } else {
         read(path)?
     };
@@ -212,6 +266,31 @@ mod tests {
         );
         let e = parse_hex_words(Path::new("p.hex"), "0000").unwrap_err();
         assert!(e.to_string().contains("not a whole number of frames"));
+    }
+
+    #[test]
+    fn hex_words_with_addresses_and_block_comments() {
+        // Words 0 and 1, then @10 (word 16: frame 1), a comment spanning two lines, then
+        // word 17; everything else zero.
+        let text = "0101 /* first */ 0202\n@10 /* two\n lines */ 1616 1717 @1f ffff";
+        let b = parse_hex_words(Path::new("p.hex"), text).unwrap();
+        assert_eq!(b.len(), 64);
+        assert_eq!(&b[..4], &[0x01, 0x01, 0x02, 0x02]);
+        assert_eq!(&b[32..36], &[0x16, 0x16, 0x17, 0x17]);
+        assert_eq!(&b[62..64], &[0xff, 0xff]);
+        assert!(b[4..32].iter().all(|&x| x == 0));
+        let e = parse_hex_words(Path::new("p.hex"), "0000\n  /* open").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "p.hex: line 2, column 3: `/*` comment is never closed"
+        );
+        // Columns after a closed comment still count from the line's start.
+        let e = parse_hex_words(Path::new("p.hex"), "/* x */ zz").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "p.hex: line 1, column 9: `zz` is not a hex word"
+        );
+        assert!(parse_hex_words(Path::new("p.hex"), "@ffffffff 0000").is_err());
     }
 
     #[test]
