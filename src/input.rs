@@ -177,7 +177,7 @@ pub fn parse_hex_words(path: &Path, text: &str) -> Result<Vec<u8>, InputError> {
         addr += 1;
     }
     let out: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    if out.len() % FRAME_BYTES != 0 {
+    if !out.len().is_multiple_of(FRAME_BYTES) {
         return Err(err(
             path,
             format!(
