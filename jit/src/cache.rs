@@ -21,6 +21,8 @@ pub struct CompiledFrame {
     pub(crate) entry: EntryFn,
     /// For the interpreter when compiled code hands a core back.
     pub(crate) instrs: [Instr; FRAME_INSTRS],
+    /// The code performs plain ld/st itself and needs the port's `DirectAccess` views.
+    pub(crate) direct: bool,
     _module: Rc<Generation>,
 }
 
@@ -185,6 +187,7 @@ impl Cache {
         let code = Rc::new(CompiledFrame {
             entry,
             instrs: *instrs,
+            direct: crate::compile::has_plain_access(instrs),
             _module: generation.clone(),
         });
         keys.push(*key);

@@ -261,16 +261,7 @@ fn build(
         .uload8(types::I32, flags, core, offset_of!(CoreState, id) as i32);
     let id = b.ins().ireduce(types::I8, id);
     let core_id = b.ins().band_imm_u(id, 0xF);
-    let plain = instrs.iter().any(|i| {
-        matches!(
-            i,
-            Instr::Mem {
-                op: MemOp::Ld | MemOp::St,
-                ..
-            }
-        )
-    });
-    let inline = plain.then(|| Inline::load(&mut b, direct, ptr));
+    let inline = has_plain_access(instrs).then(|| Inline::load(&mut b, direct, ptr));
     let ip = b
         .ins()
         .uload8(types::I32, flags, core, offset_of!(CoreState, ip) as i32);
@@ -491,6 +482,19 @@ fn build(
     // Sealing only now: loop heads get their back edges before their phis are fixed.
     b.seal_all_blocks();
     b.finalize(module_config);
+}
+
+/// Whether the frame has a plain ld or st, so its code reads the `DirectAccess` views.
+pub(crate) fn has_plain_access(instrs: &[Instr; FRAME_INSTRS]) -> bool {
+    instrs.iter().any(|i| {
+        matches!(
+            i,
+            Instr::Mem {
+                op: MemOp::Ld | MemOp::St,
+                ..
+            }
+        )
+    })
 }
 
 /// Where register `n` lives in `CoreState`.

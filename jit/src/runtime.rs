@@ -76,7 +76,17 @@ pub(crate) extern "C" fn mem_access(
 pub(crate) fn enter(code: &CompiledFrame, core: &mut CoreState, port: &mut Port<'_>) -> CoreExit {
     let start = core.cycle;
     let limit = port.limit();
-    let direct = port.direct(core.id);
+    // Only code with plain ld/st reads the views; sparing the rest their set-up matters for
+    // streams of short tasks.
+    let direct = if code.direct {
+        port.direct(core.id)
+    } else {
+        DirectAccess {
+            until: std::ptr::null(),
+            bytes: std::ptr::null_mut(),
+            accesses: std::ptr::null_mut(),
+        }
+    };
     let port: *mut Port<'_> = port;
     let mut ctx = CallCtx {
         port,
@@ -88,7 +98,8 @@ pub(crate) fn enter(code: &CompiledFrame, core: &mut CoreState, port: &mut Port<
     // is kept executable by the module `code` holds alive. The pointers are valid for the
     // whole call: `core` is a live exclusive borrow whose `repr(C)` field offsets the code
     // was compiled with, `ctx` is a local only `mem_access` reads, and `direct` points into
-    // the port, which outlives the call and is used by nothing else meanwhile. Compiled code
+    // the port, which outlives the call and is used by nothing else meanwhile (its pointers
+    // are null only for code without plain ld/st, which never reads them). Compiled code
     // touches shared memory only at addresses masked to 12 bits and counters indexed by a
     // 4-bit bank, and cannot unwind (the callback catches panics).
     let rc = unsafe { (code.entry)(core, &mut ctx, limit, &direct) };
