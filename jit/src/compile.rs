@@ -380,11 +380,18 @@ fn build(
                     let done = b.create_block();
                     let got = b.append_block_param(done, types::I32);
                     let call_block = b.create_block();
+                    let park = b.create_block();
                     if let (Some(fast), MemOp::Ld | MemOp::St) = (&inline, op) {
                         let direct_block = b.create_block();
+                        let ask = b.create_block();
                         let bank = b.ins().band_imm_u(high, 0xF);
                         let ok = fast.may_proceed(&mut b, at, bank);
-                        b.ins().brif(ok, direct_block, &[], call_block, &[]);
+                        b.ins().brif(ok, direct_block, &[], ask, &[]);
+                        b.set_cold_block(ask);
+                        b.switch_to_block(ask);
+                        // Out of turn: the port could only say park.
+                        let late = fast.out_of_turn(&mut b, at, bank);
+                        b.ins().brif(late, park, &[], call_block, &[]);
                         b.set_cold_block(call_block);
                         b.switch_to_block(direct_block);
                         let v = fast.perform(&mut b, op, bank, lo, val);
@@ -420,7 +427,6 @@ fn build(
                     let parked = b
                         .ins()
                         .icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, res, 0x100);
-                    let park = b.create_block();
                     b.ins()
                         .brif(parked, park, &[], done, &[BlockArg::Value(res)]);
                     b.switch_to_block(park);
@@ -550,6 +556,23 @@ impl Inline {
         let slot = b.ins().iadd(self.until, off);
         let until = b.ins().load(types::I64, flags, slot, 0);
         b.ins().icmp(IntCC::UnsignedLessThan, at, until)
+    }
+
+    /// True (nonzero) when the access in cycle `at` to `bank` is out of turn: the port
+    /// would park it.
+    fn out_of_turn(&self, b: &mut FunctionBuilder, at: Value, bank: Value) -> Value {
+        let flags = MemFlagsData::trusted();
+        let turn = b.ins().load(
+            self.ptr,
+            flags,
+            self.direct,
+            offset_of!(DirectAccess, turn) as i32,
+        );
+        let off = b.ins().uextend(self.ptr, bank);
+        let off = b.ins().ishl_imm_u(off, 3);
+        let slot = b.ins().iadd(turn, off);
+        let bound = b.ins().load(types::I64, flags, slot, 0);
+        b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, at, bound)
     }
 
     /// Perform the access of byte `lo` of `bank` (both i32) and count it; returns the

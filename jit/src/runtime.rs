@@ -83,6 +83,7 @@ pub(crate) fn enter(code: &CompiledFrame, core: &mut CoreState, port: &mut Port<
     } else {
         DirectAccess {
             until: std::ptr::null(),
+            turn: std::ptr::null(),
             bytes: std::ptr::null_mut(),
             accesses: std::ptr::null_mut(),
         }

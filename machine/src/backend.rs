@@ -75,11 +75,18 @@ pub trait Backend {
 /// earlier cycle proceeds exactly as `Port::access` would perform it: read or write the
 /// byte and count it in its bank's `accesses_per_bank`. The pointers are valid while the
 /// port lives and nothing else borrows it.
+///
+/// `turn` is the weaker bound of the horizon alone: an access in a cycle at or past it is
+/// out of turn, so compiled code parks at once instead of asking the port, which could only
+/// say the same. Between the two bounds (a sequence open on the bank, the bank-conflict
+/// model, the core holding a lock) the port decides.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct DirectAccess {
     /// 16 cycle bounds, one a bank.
     pub until: *const u64,
+    /// 16 cycle bounds, one a bank: from here on an access is out of turn.
+    pub turn: *const u64,
     /// The 4096 bytes of shared memory.
     pub bytes: *mut u8,
     /// 16 access counters, one a bank.
@@ -95,9 +102,10 @@ pub struct Port<'m> {
     /// Every core's bank set, to tighten the horizon when a sleeper wakes.
     banks: &'m [u16; 16],
     limit: u64,
-    /// The core given [`DirectAccess`], whose `until` bounds are kept current.
+    /// The core given [`DirectAccess`], whose bounds are kept current.
     direct: Option<u8>,
     until: [u64; BANKS],
+    turn: [u64; BANKS],
     /// Cores woken by a sequence this core closed: (core, cycle of its retry).
     pub(crate) woken: Vec<(u8, u64)>,
 }
@@ -116,6 +124,7 @@ impl<'m> Port<'m> {
             limit,
             direct: None,
             until: [0; BANKS],
+            turn: [0; BANKS],
             woken: Vec::new(),
         }
     }
@@ -127,24 +136,32 @@ impl<'m> Port<'m> {
         let (bytes, accesses) = self.memory.raw_parts();
         DirectAccess {
             until: self.until.as_ptr(),
+            turn: self.turn.as_ptr(),
             bytes,
             accesses,
         }
     }
 
-    /// Recompute the direct core's bounds: `cycle < until[b]` exactly when its key
-    /// `cycle * 16 + id` is below the bank's horizon, and 0 where the gate is set.
+    /// Recompute the direct core's bounds: `cycle < turn[b]` exactly when its key
+    /// `cycle * 16 + id` is below the bank's horizon; `until[b]` is the same, or 0 where
+    /// the gate is set. Only the banks the core's task can touch are computed; the others
+    /// stay 0 (always parked, where the run loop performs them in turn), which keeps a
+    /// re-entry after every parked access cheap.
     fn refresh_until(&mut self) {
-        let Some(id) = self.direct else { return };
+        let Some(core) = self.direct else { return };
         let gate = self.memory.gate();
-        let holds = gate & holding_bit(id) != 0;
-        let id = u64::from(id);
-        for (b, until) in self.until.iter_mut().enumerate() {
+        let holds = gate & holding_bit(core) != 0;
+        let id = u64::from(core);
+        let mut banks = self.banks[usize::from(core & 0xF)];
+        while banks != 0 {
+            let b = banks.trailing_zeros() as usize;
+            banks &= banks - 1;
             let h = self.horizon[b];
-            *until = if holds || gate & (1 << b) != 0 || h <= id {
+            self.turn[b] = if h <= id { 0 } else { (h - id - 1) / 16 + 1 };
+            self.until[b] = if holds || gate & (1 << b) != 0 {
                 0
             } else {
-                (h - id - 1) / 16 + 1
+                self.turn[b]
             };
         }
     }
