@@ -547,31 +547,38 @@ impl Inline {
         }
     }
 
+    /// The address of `table[bank]`, a 16-entry array of u64 (`bank` is i32, 0..15).
+    fn bank_slot(&self, b: &mut FunctionBuilder, table: Value, bank: Value) -> Value {
+        let off = b.ins().uextend(self.ptr, bank);
+        let off = b.ins().ishl_imm_u(off, 3);
+        b.ins().iadd(table, off)
+    }
+
+    /// The `DirectAccess` pointer at `offset`, loaded where it is needed: only cold paths
+    /// use these, so they need not occupy a register.
+    fn view(&self, b: &mut FunctionBuilder, offset: usize) -> Value {
+        b.ins().load(
+            self.ptr,
+            MemFlagsData::trusted(),
+            self.direct,
+            offset as i32,
+        )
+    }
+
     /// True (nonzero) when the plain access in cycle `at` (i64) to `bank` (i32, 0..15)
     /// proceeds exactly as `Port::access` would perform it.
     fn may_proceed(&self, b: &mut FunctionBuilder, at: Value, bank: Value) -> Value {
-        let flags = MemFlagsData::trusted();
-        let off = b.ins().uextend(self.ptr, bank);
-        let off = b.ins().ishl_imm_u(off, 3);
-        let slot = b.ins().iadd(self.until, off);
-        let until = b.ins().load(types::I64, flags, slot, 0);
+        let slot = self.bank_slot(b, self.until, bank);
+        let until = b.ins().load(types::I64, MemFlagsData::trusted(), slot, 0);
         b.ins().icmp(IntCC::UnsignedLessThan, at, until)
     }
 
     /// True (nonzero) when the access in cycle `at` to `bank` is out of turn: the port
     /// would park it.
     fn out_of_turn(&self, b: &mut FunctionBuilder, at: Value, bank: Value) -> Value {
-        let flags = MemFlagsData::trusted();
-        let turn = b.ins().load(
-            self.ptr,
-            flags,
-            self.direct,
-            offset_of!(DirectAccess, turn) as i32,
-        );
-        let off = b.ins().uextend(self.ptr, bank);
-        let off = b.ins().ishl_imm_u(off, 3);
-        let slot = b.ins().iadd(turn, off);
-        let bound = b.ins().load(types::I64, flags, slot, 0);
+        let turn = self.view(b, offset_of!(DirectAccess, turn));
+        let slot = self.bank_slot(b, turn, bank);
+        let bound = b.ins().load(types::I64, MemFlagsData::trusted(), slot, 0);
         b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, at, bound)
     }
 
@@ -618,17 +625,10 @@ impl Inline {
     /// Add the pending count to its bank's counter.
     fn flush(&self, b: &mut FunctionBuilder) {
         let flags = MemFlagsData::trusted();
-        let accesses = b.ins().load(
-            self.ptr,
-            flags,
-            self.direct,
-            offset_of!(DirectAccess, accesses) as i32,
-        );
+        let accesses = self.view(b, offset_of!(DirectAccess, accesses));
         let bank = b.use_var(self.pending_bank);
         let n = b.use_var(self.pending);
-        let off = b.ins().uextend(self.ptr, bank);
-        let off = b.ins().ishl_imm_u(off, 3);
-        let slot = b.ins().iadd(accesses, off);
+        let slot = self.bank_slot(b, accesses, bank);
         let total = b.ins().load(types::I64, flags, slot, 0);
         let total = b.ins().iadd(total, n);
         b.ins().store(flags, total, slot, 0);
