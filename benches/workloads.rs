@@ -45,14 +45,54 @@ fn image(frames: &[[u8; 32]], per_cf: usize) -> Program {
 const OUTER: u8 = 200;
 const INNER: u8 = 250;
 
-/// Nested loops on registers only.
+/// Nested loops on registers only: an outer loop of OUTER and an inner loop of INNER
+/// iterations around `body` (four instructions: the inner head is IP 4).
+fn nested_loops(body: [Instr; 4]) -> Vec<Instr> {
+    let mut f = vec![
+        sc(0, 3),     // r3 = core id
+        sc(OUTER, 8), // outer counter
+        sc(1, 14),    // 1
+        sc(INNER, 9), // outer head (IP 3): inner counter
+    ];
+    f.extend(body);
+    f.extend([
+        alu(AluOp::Sub, 9, 14, 9),
+        Instr::Bnz { a: 9, target: 4 },
+        alu(AluOp::Sub, 8, 14, 8),
+        Instr::Bnz { a: 8, target: 3 },
+        Instr::Ready,
+    ]);
+    f
+}
+
+/// `nested_loops` written in Rust for all 16 cores, `body` standing for its four
+/// instructions.
+fn native_loops(regs: &mut [[u8; 16]; 16], body: impl Fn(&mut [u8; 16])) {
+    for (id, r) in regs.iter_mut().enumerate() {
+        r[3] = id as u8;
+        r[8] = OUTER;
+        r[14] = 1;
+        loop {
+            r[9] = INNER;
+            loop {
+                body(r);
+                r[9] = r[9].wrapping_sub(r[14]);
+                if r[9] == 0 {
+                    break;
+                }
+            }
+            r[8] = r[8].wrapping_sub(r[14]);
+            if r[8] == 0 {
+                break;
+            }
+        }
+    }
+}
+
+/// A multiply chain: its latency bounds the loop, native or emulated.
 fn compute_frame() -> Vec<Instr> {
-    vec![
-        sc(0, 3),                   // r3 = core id
-        sc(OUTER, 8),               // outer counter
-        sc(1, 14),                  // 1
-        sc(INNER, 9),               // outer head (IP 3): inner counter
-        alu(AluOp::Add, 10, 9, 10), // inner head (IP 4)
+    nested_loops([
+        alu(AluOp::Add, 10, 9, 10),
         alu(AluOp::Xor, 11, 10, 11),
         Instr::Mul {
             a: 10,
@@ -60,88 +100,35 @@ fn compute_frame() -> Vec<Instr> {
             c: 12,
         },
         alu(AluOp::Add, 12, 3, 11),
-        alu(AluOp::Sub, 9, 14, 9),
-        Instr::Bnz { a: 9, target: 4 },
-        alu(AluOp::Sub, 8, 14, 8),
-        Instr::Bnz { a: 8, target: 3 },
-        Instr::Ready,
-    ]
+    ])
 }
 
-/// The same computation in Rust, for all 16 cores.
-fn native(regs: &mut [[u8; 16]; 16]) {
-    for (id, r) in regs.iter_mut().enumerate() {
-        r[3] = id as u8;
-        r[8] = OUTER;
-        r[14] = 1;
-        loop {
-            r[9] = INNER;
-            loop {
-                r[10] = r[10].wrapping_add(r[9]);
-                r[11] ^= r[10];
-                let p = u16::from(r[10]) * u16::from(r[11]);
-                r[12] = p as u8;
-                r[13] = (p >> 8) as u8;
-                r[11] = r[12].wrapping_add(r[3]);
-                r[9] = r[9].wrapping_sub(r[14]);
-                if r[9] == 0 {
-                    break;
-                }
-            }
-            r[8] = r[8].wrapping_sub(r[14]);
-            if r[8] == 0 {
-                break;
-            }
-        }
-    }
+fn native_body(r: &mut [u8; 16]) {
+    r[10] = r[10].wrapping_add(r[9]);
+    r[11] ^= r[10];
+    let p = u16::from(r[10]) * u16::from(r[11]);
+    r[12] = p as u8;
+    r[13] = (p >> 8) as u8;
+    r[11] = r[12].wrapping_add(r[3]);
 }
 
-/// Nested loops on registers only, whose inner body carries four one-cycle recurrences and
-/// no multiply: the emulated program's own dependencies limit it less than
-/// `compute_frame`'s multiply chain does. Each recurrence feeds an xor, so the Rust
-/// reference cannot fold a loop into a closed form.
+/// Four one-cycle recurrences and no multiply: the emulated program's own dependencies
+/// limit it less than `compute_frame`'s multiply chain does. Each recurrence feeds an xor,
+/// so the Rust reference cannot fold a loop into a closed form.
 fn compute_chains_frame() -> Vec<Instr> {
-    vec![
-        sc(0, 3),                    // r3 = core id
-        sc(OUTER, 8),                // outer counter
-        sc(1, 14),                   // 1
-        sc(INNER, 9),                // outer head (IP 3): inner counter
-        alu(AluOp::Add, 10, 9, 10),  // inner head (IP 4): r10 += r9
+    nested_loops([
+        alu(AluOp::Add, 10, 9, 10),  // r10 += r9
         alu(AluOp::Xor, 11, 10, 11), // r11 ^= r10
         alu(AluOp::Xor, 12, 9, 12),  // r12 ^= r9
         alu(AluOp::Add, 13, 12, 13), // r13 += r12
-        alu(AluOp::Sub, 9, 14, 9),
-        Instr::Bnz { a: 9, target: 4 },
-        alu(AluOp::Sub, 8, 14, 8),
-        Instr::Bnz { a: 8, target: 3 },
-        Instr::Ready,
-    ]
+    ])
 }
 
-/// `compute_chains_frame` in Rust, for all 16 cores.
-fn native_chains(regs: &mut [[u8; 16]; 16]) {
-    for (id, r) in regs.iter_mut().enumerate() {
-        r[3] = id as u8;
-        r[8] = OUTER;
-        r[14] = 1;
-        loop {
-            r[9] = INNER;
-            loop {
-                r[10] = r[10].wrapping_add(r[9]);
-                r[11] ^= r[10];
-                r[12] ^= r[9];
-                r[13] = r[13].wrapping_add(r[12]);
-                r[9] = r[9].wrapping_sub(r[14]);
-                if r[9] == 0 {
-                    break;
-                }
-            }
-            r[8] = r[8].wrapping_sub(r[14]);
-            if r[8] == 0 {
-                break;
-            }
-        }
-    }
+fn native_chains_body(r: &mut [u8; 16]) {
+    r[10] = r[10].wrapping_add(r[9]);
+    r[11] ^= r[10];
+    r[12] ^= r[9];
+    r[13] = r[13].wrapping_add(r[12]);
 }
 
 /// A counted loop with a load and a store every three instructions, each core in its own
@@ -282,17 +269,26 @@ fn three_backends(c: &mut Criterion, name: &str, p: &Program) {
     g.finish();
 }
 
-fn compute(c: &mut Criterion) {
-    let p = image(&[frame_bytes(&compute_frame())], 1);
+/// A register-loop group: the three backends, `extra` benchmarks, and the same loops in
+/// Rust (checked to compute the same registers first).
+/// `body` is a function item, so the Rust loops are compiled with it inlined.
+fn loops_group(
+    c: &mut Criterion,
+    name: &str,
+    frame: Vec<Instr>,
+    body: impl Fn(&mut [u8; 16]) + Copy,
+    extra: impl FnOnce(&mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>, &Program),
+) {
+    let p = image(&[frame_bytes(&frame)], 1);
     let n = instructions(&p);
     let mut regs = [[0u8; 16]; 16];
-    native(&mut regs);
+    native_loops(&mut regs, body);
     let want = run(&mut Interpreter::new(), &p, &[], &Config::default()).unwrap();
     assert_eq!(
         regs, want.registers,
         "the native closure computes the same thing"
     );
-    let mut g = c.benchmark_group("compute");
+    let mut g = c.benchmark_group(name);
     g.throughput(Throughput::Elements(n));
     let mut backend = Interpreter::new();
     g.bench_function("interp", |b| bench_run(b, &mut backend, &p));
@@ -300,59 +296,47 @@ fn compute(c: &mut Criterion) {
     g.bench_function("jit", |b| bench_run(b, &mut backend, &p));
     let mut backend = Auto::new();
     g.bench_function("auto", |b| bench_run(b, &mut backend, &p));
-    let mut backend = Jit::with_options(JitOptions {
-        opt_level: OptLevel::Speed,
-        ..JitOptions::default()
-    })
-    .unwrap();
-    g.bench_function("jit-opt-speed", |b| bench_run(b, &mut backend, &p));
-    // Auto's first run: one core interpreted until the frame is hot, then compiled.
-    g.bench_function("auto-first-run", |b| {
-        b.iter_batched(
-            Auto::new,
-            |mut a| {
-                let cycles = run(&mut a, &p, &[], &Config::default()).unwrap().cycles;
-                (a, black_box(cycles))
-            },
-            BatchSize::PerIteration,
-        )
-    });
+    extra(&mut g, &p);
     g.bench_function("native", |b| {
         b.iter(|| {
             let mut regs = black_box([[0u8; 16]; 16]);
-            native(&mut regs);
+            native_loops(&mut regs, body);
             black_box(regs)
         })
     });
     g.finish();
 }
 
-fn compute_chains(c: &mut Criterion) {
-    let p = image(&[frame_bytes(&compute_chains_frame())], 1);
-    let n = instructions(&p);
-    let mut regs = [[0u8; 16]; 16];
-    native_chains(&mut regs);
-    let want = run(&mut Interpreter::new(), &p, &[], &Config::default()).unwrap();
-    assert_eq!(
-        regs, want.registers,
-        "the native closure computes the same thing"
-    );
-    let mut g = c.benchmark_group("compute-chains");
-    g.throughput(Throughput::Elements(n));
-    let mut backend = Interpreter::new();
-    g.bench_function("interp", |b| bench_run(b, &mut backend, &p));
-    let mut backend = Jit::new();
-    g.bench_function("jit", |b| bench_run(b, &mut backend, &p));
-    let mut backend = Auto::new();
-    g.bench_function("auto", |b| bench_run(b, &mut backend, &p));
-    g.bench_function("native", |b| {
-        b.iter(|| {
-            let mut regs = black_box([[0u8; 16]; 16]);
-            native_chains(&mut regs);
-            black_box(regs)
+fn compute(c: &mut Criterion) {
+    loops_group(c, "compute", compute_frame(), native_body, |g, p| {
+        let mut backend = Jit::with_options(JitOptions {
+            opt_level: OptLevel::Speed,
+            ..JitOptions::default()
         })
+        .unwrap();
+        g.bench_function("jit-opt-speed", |b| bench_run(b, &mut backend, p));
+        // Auto's first run: one core interpreted until the frame is hot, then compiled.
+        g.bench_function("auto-first-run", |b| {
+            b.iter_batched(
+                Auto::new,
+                |mut a| {
+                    let cycles = run(&mut a, p, &[], &Config::default()).unwrap().cycles;
+                    (a, black_box(cycles))
+                },
+                BatchSize::PerIteration,
+            )
+        });
     });
-    g.finish();
+}
+
+fn compute_chains(c: &mut Criterion) {
+    loops_group(
+        c,
+        "compute-chains",
+        compute_chains_frame(),
+        native_chains_body,
+        |_, _| {},
+    );
 }
 
 fn memory(c: &mut Criterion) {
