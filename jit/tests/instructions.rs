@@ -289,3 +289,52 @@ fn faults_are_reported_alike() {
         );
     }
 }
+
+/// Core 0 stores five bytes in a loop while core 1 holds a lock (0x080 of `lock_bank`)
+/// across one of those cycles, then reads its byte back. With `lock_bank` 0 the cores share
+/// bank 0 and take turns; with 1 core 0 has bank 0 to itself and compiled code performs its
+/// stores directly. Worked by hand: both start at 5. Core 0 stores r8 = 5, 4, 3, 2, 1 at
+/// 0x000..0x004 in cycles 10, 14, 18, 22, 26 and ends with `ready` at 30 (26 instructions).
+/// Core 1 runs nop at 10, ld_sync at 12 (the byte is 0), st_sync of 1 at 14 (after core 0's
+/// store in that cycle, which touches another byte and proceeds), and reads 1 back at 15,
+/// the frame's last slot (11 instructions). No stall; one lock held 14 - 12 = 2 cycles.
+#[test]
+fn plain_stores_beside_an_atomic_sequence_in_the_same_or_another_bank() {
+    for lock_bank in [0u8, 1] {
+        let hi = if lock_bank == 0 { 2 } else { 1 }; // r2 = 0, r1 = core id (1 on core 1)
+        let code = [
+            sc(0, 1),                        // 0: r1 = core id
+            alu(AluOp::Xor, 2, 2, 2),        // 1: r2 = 0
+            sc(5, 8),                        // 2: counter and value
+            sc(1, 14),                       // 3
+            Instr::Bnz { a: 1, target: 10 }, // 4: core 1 to its sequence
+            mem(MemOp::St, 9, 1, 8),         // 5: core 0: M[r9] = r8 (bank r1 = 0)
+            alu(AluOp::Add, 9, 14, 9),       // 6
+            alu(AluOp::Sub, 8, 14, 8),       // 7
+            Instr::Bnz { a: 8, target: 5 },  // 8
+            Instr::Ready,                    // 9
+            Instr::Nop,                      // 10: core 1
+            sc(0x80, 10),                    // 11
+            mem(MemOp::LdSync, 10, hi, 11),  // 12
+            alu(AluOp::Add, 11, 14, 11),     // 13
+            mem(MemOp::StSync, 10, hi, 11),  // 14
+            mem(MemOp::Ld, 10, hi, 12),      // 15
+        ];
+        let r = ok(&single(0b11, &code));
+        assert_eq!(r.cycles, 31, "lock bank {lock_bank}");
+        assert_eq!(r.instructions, 37);
+        assert_eq!(r.stalls, 0);
+        assert_eq!(&r.memory[..6], &[5, 4, 3, 2, 1, 0]);
+        let lock_addr = usize::from(lock_bank) << 8 | 0x80;
+        assert_eq!(r.memory[lock_addr], 1);
+        assert_eq!(r.registers[1][12], 1);
+        let s = &r.memory_stats;
+        let bank = usize::from(lock_bank);
+        let mut accesses = [0u64; 16];
+        accesses[0] += 5;
+        accesses[bank] += 3;
+        assert_eq!(s.accesses_per_bank, accesses);
+        assert_eq!(s.lock_acquisitions_per_bank[bank], 1);
+        assert_eq!(s.lock_hold_cycles_per_bank[bank], 2);
+    }
+}
