@@ -75,8 +75,8 @@ pub fn outcome(
             .or_else(|| payload.downcast_ref::<String>().cloned())
             .unwrap_or_default();
         Err(Box::new(RunFailure {
-            error: RunError::Backend {
-                frame: 0,
+            error: RunError::Internal {
+                frame: None,
                 message: format!("panicked: {message}"),
             },
             state: RunReport::initial(backend.name(), *config, memory),

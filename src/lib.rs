@@ -81,12 +81,12 @@ fn no_jit(
     backend: BackendKind,
     memory: &[u8],
     config: &Config,
-    e: gpu16_machine::BackendError,
+    e: gpu16_jit::JitError,
 ) -> Box<RunFailure> {
     Box::new(RunFailure {
         error: gpu16_machine::RunError::Backend {
-            frame: 0,
-            message: format!("the JIT cannot start on this host: {}", e.0),
+            frame: None,
+            message: e.to_string(),
         },
         state: RunReport::initial(backend.name(), *config, memory),
     })

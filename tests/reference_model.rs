@@ -12,8 +12,9 @@
 use gpu16::fuzz::case;
 use gpu16::BackendKind;
 use gpu16_machine::frame::FRAME_BYTES;
-use gpu16_machine::isa::{address, execute, Flow, Instr};
-use gpu16_machine::memory::{Attempt, FaultRule, SharedMemory};
+use gpu16_machine::isa::{execute, Flow, Instr};
+use gpu16_machine::memory::{FaultRule, Refusal, SharedMemory};
+use gpu16_machine::Effect;
 use gpu16_machine::{
     Config, ControlFrame, Fence, FrameKind, InstrFrame, IssuePolicy, Program, RunError,
 };
@@ -214,24 +215,23 @@ fn reference(program: &Program, memory: &[u8], config: &Config) -> Outcome {
                 ip,
                 cycle: t,
             };
-            let mut flow = execute(instr, &mut core.regs, id);
-            if let Instr::Mem { op, a, hi, r } = instr {
-                let addr = address(core.regs[usize::from(a)], core.regs[usize::from(hi)]);
-                match mem.check(id, t, op, addr) {
-                    Attempt::Proceed => {
-                        let (v, _) = mem.commit(id, t, op, addr, core.regs[usize::from(r)]);
-                        if op.is_read() {
-                            core.regs[usize::from(r)] = v;
+            let effect = execute(instr, &mut core.regs, id);
+            if let Effect::Memory(access) = effect {
+                let addr = access.address();
+                match mem.perform(id, t, access.op, addr, access.value.unwrap_or(0)) {
+                    Ok(done) => {
+                        if access.op.is_read() {
+                            core.regs[usize::from(access.reg)] = done.value;
                         }
-                        flow = Flow::Next;
                     }
-                    Attempt::Stall(_) => {
+                    Err(Refusal::Stall(_)) => {
                         core.stalls += 1;
                         continue;
                     }
-                    Attempt::Fault(rule) => return fault(rule, core.ip),
+                    Err(Refusal::Fault(rule)) => return fault(rule, core.ip),
                 }
             }
+            let flow = effect.flow();
             core.instructions += 1;
             last_activity = Some(last_activity.map_or(t, |l| l.max(t)));
             let ended = match flow {
@@ -297,7 +297,7 @@ fn emulator(backend: BackendKind, program: &Program, memory: &[u8], config: &Con
                 cycle,
             },
             RunError::Watchdog { .. } => Outcome::Watchdog,
-            RunError::Backend { message, .. } => panic!("backend error: {message}"),
+            e @ (RunError::Backend { .. } | RunError::Internal { .. }) => panic!("{e}"),
         },
     }
 }

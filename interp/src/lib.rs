@@ -1,9 +1,13 @@
 //! The reference interpreter: executes a core's instructions one by one with the machine
-//! crate's instruction semantics. Clear before fast: it is the executable specification the
-//! JIT is held to, and the speed baseline.
+//! crate's one instruction definition (`gpu16_machine::semantics::step` on concrete
+//! bytes). Clear before fast: it is the executable specification the JIT is held to, and the
+//! speed baseline.
 
-use gpu16_machine::isa::{address, execute, Flow, Instr, FRAME_INSTRS};
-use gpu16_machine::{retire, Backend, BackendError, CoreExit, CoreState, InstrFrame, Port};
+#![forbid(unsafe_code)]
+
+use gpu16_machine::isa::{execute, Instr, FRAME_INSTRS};
+use gpu16_machine::semantics::Concrete;
+use gpu16_machine::{retire, Backend, BackendError, CoreExit, CoreState, Effect, InstrFrame, Port};
 use std::rc::Rc;
 
 /// The interpreter backend.
@@ -11,6 +15,7 @@ use std::rc::Rc;
 pub struct Interpreter;
 
 impl Interpreter {
+    /// A new interpreter; it keeps no state between frames.
     pub fn new() -> Interpreter {
         Interpreter
     }
@@ -48,24 +53,20 @@ pub fn interpret(
         if core.cycle >= limit {
             return CoreExit::Parked;
         }
-        let instr = code[usize::from(core.ip & 0xF)];
-        let mut flow = execute(instr, &mut core.regs, core.id);
-        if flow == Flow::Memory {
-            let Instr::Mem { op, a, hi, r } = instr else {
-                unreachable!("only memory instructions flow to memory")
+        let effect = execute(code[usize::from(core.ip & 0xF)], &mut core.regs, core.id);
+        if let Effect::Memory(access) = effect {
+            let value = access.value.unwrap_or(0);
+            let Some(byte) = port.access(core.id, core.cycle, access.op, access.address(), value)
+            else {
+                return CoreExit::Parked;
             };
-            let addr = address(core.regs[usize::from(a)], core.regs[usize::from(hi)]);
-            match port.access(core.id, core.cycle, op, addr, core.regs[usize::from(r)]) {
-                Some(v) => {
-                    if op.is_read() {
-                        core.regs[usize::from(r)] = v;
-                    }
-                    flow = Flow::Next;
-                }
-                None => return CoreExit::Parked,
-            }
+            let mut regs = Concrete {
+                regs: &mut core.regs,
+                core_id: core.id,
+            };
+            access.complete(&mut regs, byte);
         }
-        if let Some(exit) = retire(core, flow) {
+        if let Some(exit) = retire(core, effect.flow()) {
             return exit;
         }
     }

@@ -3,9 +3,11 @@
 //! instructions interpreted in it (ski rental: a compile costs about as much as
 //! interpreting 80,000 instructions, so a frame issued once but looping for millions of
 //! instructions switches after the first core's run instead of never). Since the JIT equals
-//! the interpreter, the switch cannot change any result.
+//! the interpreter, the switch cannot change any result. A frame the JIT cannot compile is
+//! interpreted instead, with one warning on stderr.
 
 use crate::cache::{CompiledFrame, FastMap, FrameKey};
+use crate::error::JitError;
 use crate::{runtime, Jit, JitOptions};
 use gpu16_interp::interpret;
 use gpu16_machine::isa::{Instr, FRAME_INSTRS};
@@ -81,11 +83,14 @@ impl Auto {
         })
     }
 
+    /// Compile when `hot` says, with default JIT options. Panics if Cranelift does not
+    /// support the host.
     pub fn with_hotness(hot: Hotness) -> Auto {
-        Auto::with_options(hot, JitOptions::default()).unwrap_or_else(|e| panic!("{}", e.0))
+        Auto::with_options(hot, JitOptions::default()).unwrap_or_else(|e| panic!("{e}"))
     }
 
-    pub fn with_options(hot: Hotness, options: JitOptions) -> Result<Auto, BackendError> {
+    /// Compile when `hot` says, with `options`; or why the JIT cannot start on this host.
+    pub fn with_options(hot: Hotness, options: JitOptions) -> Result<Auto, JitError> {
         Ok(Auto {
             jit: Jit::with_options(options)?,
             hot,
@@ -94,6 +99,7 @@ impl Auto {
         })
     }
 
+    /// The JIT that compiles hot frames.
     pub fn jit(&self) -> &Jit {
         &self.jit
     }
@@ -142,8 +148,13 @@ impl Backend for Auto {
         };
         cold.issues.set(cold.issues.get().saturating_add(1));
         if self.is_hot(&cold) && !cold.failed.get() {
-            self.cold.remove(&key);
-            return Ok(AutoCode::Compiled(self.jit.compile(&key, &frame.instrs)?));
+            match self.jit.compile(&key, &frame.instrs) {
+                Ok(code) => {
+                    self.cold.remove(&key);
+                    return Ok(AutoCode::Compiled(code));
+                }
+                Err(e) => fall_back(&cold, &e),
+            }
         }
         Ok(AutoCode::Interpreted(cold))
     }
@@ -166,7 +177,7 @@ impl Backend for Auto {
                         self.cold.remove(&cold.key);
                         *cold.compiled.borrow_mut() = Some(code);
                     }
-                    Err(_) => cold.failed.set(true),
+                    Err(e) => fall_back(cold, &e),
                 }
             }
             if let Some(code) = cold.compiled.borrow().as_ref() {
@@ -180,4 +191,19 @@ impl Backend for Auto {
             .set(cold.interpreted.get().saturating_add(ran));
         exit
     }
+}
+
+/// A frame the JIT could not compile stays interpreted, which gives the same results; the
+/// user hears of it once.
+fn fall_back(cold: &Cold, e: &JitError) {
+    cold.failed.set(true);
+    let words: Vec<String> = cold
+        .key
+        .chunks(2)
+        .map(|w| format!("{:04x}", u16::from_le_bytes([w[0], w[1]])))
+        .collect();
+    eprintln!(
+        "warning: auto: interpreting a frame the JIT could not compile ({e}); its words: {}",
+        words.join(" ")
+    );
 }

@@ -4,6 +4,7 @@
 //! as soon as no `Code` handle (held by cores still running it) points into it.
 
 use crate::compile::Compiler;
+use crate::error::JitError;
 use crate::runtime::EntryFn;
 use cranelift_jit::JITModule;
 use gpu16_machine::isa::{Instr, FRAME_INSTRS};
@@ -135,7 +136,7 @@ impl Cache {
         &mut self,
         key: &FrameKey,
         instrs: &[Instr; FRAME_INSTRS],
-    ) -> Result<Rc<CompiledFrame>, String> {
+    ) -> Result<Rc<CompiledFrame>, JitError> {
         if let Some(code) = self.get(key) {
             return Ok(code);
         }
@@ -174,10 +175,7 @@ impl Cache {
                 // buffers afresh and put no further frame into the module.
                 self.compiler.reset();
                 generation.sealed.set(true);
-                return Err(format!(
-                    "the code generator panicked: {}",
-                    panic_message(payload.as_ref())
-                ));
+                return Err(JitError::Panicked(panic_message(payload.as_ref())));
             }
         };
         // SAFETY: `entry` is the finalized address of a function `compile` declared with the

@@ -1,4 +1,8 @@
-//! Translation of one instruction frame into Cranelift IR and native code.
+//! Translation of one instruction frame into Cranelift IR and native code. What each
+//! instruction computes comes from the machine's one definition
+//! (`gpu16_machine::semantics::step`) executed in the [`Lowering`] domain, whose values are
+//! Cranelift SSA values; this file adds only the frame's control structure, the watchdog
+//! checks and the memory paths.
 //!
 //! The frame is cut into straight-line segments. A segment starts at a leader (IP 0, a bnz
 //! target, the IP after a bnz or ready) and runs to the next terminator (bnz, ready) or
@@ -18,6 +22,7 @@
 //! [`runtime::mem_access`] through a plain function address, so no symbol resolution is
 //! involved.
 
+use crate::error::JitError;
 use crate::runtime::{self, EXIT_ENDED, EXIT_PARKED, EXIT_READY, EXIT_SLOW};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
@@ -29,7 +34,8 @@ use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, Module};
-use gpu16_machine::isa::{AluOp, Instr, MemOp, FRAME_INSTRS, REGS};
+use gpu16_machine::isa::{Instr, MemOp, FRAME_INSTRS, REGS};
+use gpu16_machine::semantics::{step, Effect, Semantics};
 use gpu16_machine::{CoreState, DirectAccess};
 use std::mem::offset_of;
 
@@ -49,11 +55,11 @@ pub(crate) struct Compiler {
 }
 
 impl Compiler {
-    pub(crate) fn new(opt: OptLevel) -> Result<Compiler, String> {
+    pub(crate) fn new(opt: OptLevel) -> Result<Compiler, JitError> {
         let mut flags = settings::builder();
         let set = |f: &mut settings::Builder, k: &str, v: &str| {
             f.set(k, v)
-                .map_err(|e| format!("cranelift flag {k}={v}: {e}"))
+                .map_err(|e| JitError::Host(format!("cranelift flag {k}={v}: {e}")))
         };
         // cranelift-jit needs absolute relocations for out-of-module calls.
         set(&mut flags, "use_colocated_libcalls", "false")?;
@@ -71,9 +77,9 @@ impl Compiler {
         };
         set(&mut flags, "enable_verifier", verify)?;
         let isa = cranelift_native::builder()
-            .map_err(|e| format!("host not supported by cranelift: {e}"))?
+            .map_err(|e| JitError::Host(format!("host not supported by cranelift: {e}")))?
             .finish(settings::Flags::new(flags))
-            .map_err(|e| format!("cranelift isa: {e}"))?;
+            .map_err(|e| JitError::Host(format!("cranelift isa: {e}")))?;
         Ok(Compiler {
             isa,
             ctx: Context::new(),
@@ -100,7 +106,7 @@ impl Compiler {
         &mut self,
         module: &mut JITModule,
         instrs: &[Instr; FRAME_INSTRS],
-    ) -> Result<*const u8, String> {
+    ) -> Result<*const u8, JitError> {
         let ptr = module.target_config().pointer_type();
         let mut sig = module.make_signature();
         sig.params.push(AbiParam::new(ptr)); // *mut CoreState
@@ -117,7 +123,7 @@ impl Compiler {
 
         let id = module
             .declare_anonymous_function(&sig)
-            .map_err(|e| format!("declare: {e}"))?;
+            .map_err(|e| JitError::Codegen(format!("declare: {e}")))?;
         self.ctx.func.signature = sig;
         build(
             &mut self.ctx,
@@ -128,10 +134,10 @@ impl Compiler {
         );
         let defined = module.define_function(id, &mut self.ctx);
         module.clear_context(&mut self.ctx);
-        defined.map_err(|e| format!("define: {e:?}"))?;
+        defined.map_err(|e| JitError::Codegen(format!("define: {e:?}")))?;
         module
             .finalize_definitions()
-            .map_err(|e| format!("finalize: {e}"))?;
+            .map_err(|e| JitError::Codegen(format!("finalize: {e}")))?;
         Ok(module.get_finalized_function(id))
     }
 }
@@ -160,36 +166,16 @@ fn shape(instrs: &[Instr; FRAME_INSTRS]) -> Shape {
         }
     };
     for (i, instr) in instrs.iter().enumerate() {
+        read |= instr.reads();
+        written |= instr.writes();
         match *instr {
-            Instr::Nop => {}
-            Instr::Alu { a, b, c, .. } => {
-                read |= 1 << a | 1 << b;
-                written |= 1 << c;
-            }
-            Instr::Mul { a, b, c } => {
-                read |= 1 << a | 1 << b;
-                written |= 1 << c | 1 << ((c + 1) & 0xF);
-            }
-            Instr::Shift { a, c, .. } => {
-                read |= 1 << a;
-                written |= 1 << c;
-            }
-            Instr::SetConst { d, .. } => written |= 1 << d,
-            Instr::Mem { op, a, hi, r } => {
-                read |= 1 << a | 1 << hi;
-                if op.is_read() {
-                    written |= 1 << r;
-                } else {
-                    read |= 1 << r;
-                }
-                mark(&mut resume, i + 1);
-            }
-            Instr::Bnz { a, target } => {
-                read |= 1 << a;
-                mark(&mut leader, usize::from(target));
+            Instr::Mem { .. } => mark(&mut resume, i + 1),
+            Instr::Bnz { target, .. } => {
+                mark(&mut leader, usize::from(target & 0xF));
                 mark(&mut leader, i + 1);
             }
             Instr::Ready => mark(&mut leader, i + 1),
+            _ => {}
         }
     }
     let end = std::array::from_fn(|l| {
@@ -319,6 +305,8 @@ fn build(
         let mut c0 = b.use_var(cycle);
         // The IP whose cycle is `c0`: the segment's start, then its last resume point.
         let mut piece = i;
+        // What the segment's last instruction asks for: where control goes next.
+        let mut last = Effect::Next;
         for j in i..=end {
             if j != i && shape.resume[j] {
                 let cj = b.ins().iadd_imm_u(c0, (j - piece) as i64);
@@ -329,115 +317,90 @@ fn build(
                 piece = j;
             }
             let k = j - piece;
-            let get = |b: &mut FunctionBuilder, r: u8| b.use_var(regs[usize::from(r)]);
-            match instrs[j] {
-                Instr::Nop | Instr::Bnz { .. } | Instr::Ready => {}
-                Instr::Alu { op, a, b: rb, c } => {
-                    let x = get(&mut b, a);
-                    let y = get(&mut b, rb);
-                    let v = alu(&mut b, op, x, y);
-                    b.def_var(regs[usize::from(c)], v);
-                }
-                Instr::Mul { a, b: rb, c } => {
-                    let x = get(&mut b, a);
-                    let y = get(&mut b, rb);
-                    let x = b.ins().uextend(types::I16, x);
-                    let y = b.ins().uextend(types::I16, y);
-                    let p = b.ins().imul(x, y);
-                    let lo = b.ins().ireduce(types::I8, p);
-                    let hi = b.ins().ushr_imm_u(p, 8);
-                    let hi = b.ins().ireduce(types::I8, hi);
-                    b.def_var(regs[usize::from(c)], lo);
-                    b.def_var(regs[usize::from((c + 1) & 0xF)], hi);
-                }
-                Instr::Shift { left, a, k, c } => {
-                    let x = get(&mut b, a);
-                    let k = i64::from(k & 7);
-                    let v = if left {
-                        b.ins().ishl_imm_u(x, k)
-                    } else {
-                        b.ins().ushr_imm_u(x, k)
-                    };
-                    b.def_var(regs[usize::from(c)], v);
-                }
-                Instr::SetConst { k, d } => {
-                    let v = if d < 8 {
-                        core_id
-                    } else {
-                        b.ins().iconst(types::I8, i64::from(k))
-                    };
-                    b.def_var(regs[usize::from(d)], v);
-                }
-                Instr::Mem { op, a, hi, r } => {
-                    let at = b.ins().iadd_imm_u(c0, k as i64);
-                    let lo = get(&mut b, a);
-                    let lo = b.ins().uextend(types::I32, lo);
-                    let high = get(&mut b, hi);
-                    let high = b.ins().uextend(types::I32, high);
-                    let val = get(&mut b, r);
-                    let val = b.ins().uextend(types::I32, val);
-                    // The byte loaded (or stored) arrives here from either path.
-                    let done = b.create_block();
-                    let got = b.append_block_param(done, types::I32);
-                    let call_block = b.create_block();
-                    let park = b.create_block();
-                    if let (Some(fast), MemOp::Ld | MemOp::St) = (&inline, op) {
-                        let direct_block = b.create_block();
-                        let ask = b.create_block();
-                        let bank = b.ins().band_imm_u(high, 0xF);
-                        let ok = fast.may_proceed(&mut b, at, bank);
-                        b.ins().brif(ok, direct_block, &[], ask, &[]);
-                        b.set_cold_block(ask);
-                        b.switch_to_block(ask);
-                        // Out of turn: the port could only say park.
-                        let late = fast.out_of_turn(&mut b, at, bank);
-                        b.ins().brif(late, park, &[], call_block, &[]);
-                        b.set_cold_block(call_block);
-                        b.switch_to_block(direct_block);
-                        let v = fast.perform(&mut b, op, bank, lo, val);
-                        b.ins().jump(done, &[BlockArg::Value(v)]);
-                    } else {
-                        b.ins().jump(call_block, &[]);
-                    }
-                    b.switch_to_block(call_block);
-                    let opv = b.ins().iconst(types::I32, i64::from(op as u8));
-                    let f = b
-                        .ins()
-                        .iconst(ptr, runtime::mem_access as *const () as usize as i64);
-                    // The emulated registers go through the core's state around the call,
-                    // so none is live across it: the fast paths keep them in caller-saved
-                    // machine registers instead of the stack.
-                    let live = shape.read | shape.written;
-                    for (n, &var) in regs.iter().enumerate() {
-                        if live & (1 << n) != 0 {
-                            let v = b.use_var(var);
-                            b.ins().store(flags, v, core, reg_offset(n));
-                        }
-                    }
-                    let call = b
-                        .ins()
-                        .call_indirect(shim_ref, f, &[cctx, at, opv, lo, high, val]);
-                    let res = b.inst_results(call)[0];
-                    for (n, &var) in regs.iter().enumerate() {
-                        if live & (1 << n) != 0 {
-                            let v = b.ins().load(types::I8, flags, core, reg_offset(n));
-                            b.def_var(var, v);
-                        }
-                    }
-                    let parked = b
-                        .ins()
-                        .icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, res, 0x100);
-                    b.ins()
-                        .brif(parked, park, &[], done, &[BlockArg::Value(res)]);
-                    b.switch_to_block(park);
-                    to_exit(&mut b, j, EXIT_PARKED, at);
-                    b.switch_to_block(done);
-                    if matches!(op, MemOp::Ld | MemOp::LdSync) {
-                        let v = b.ins().ireduce(types::I8, got);
-                        b.def_var(regs[usize::from(r)], v);
-                    }
+            let effect = step(
+                instrs[j],
+                &mut Lowering {
+                    b: &mut b,
+                    regs: &regs,
+                    core_id,
+                },
+            );
+            last = effect;
+            let Effect::Memory(access) = effect else {
+                continue;
+            };
+            let op = access.op;
+            let at = b.ins().iadd_imm_u(c0, k as i64);
+            let lo = b.ins().uextend(types::I32, access.row);
+            let bank = b.ins().uextend(types::I32, access.bank);
+            let val = match access.value {
+                Some(v) => b.ins().uextend(types::I32, v),
+                None => b.ins().iconst(types::I32, 0),
+            };
+            // The byte loaded (or stored) arrives here from either path.
+            let done = b.create_block();
+            let got = b.append_block_param(done, types::I32);
+            let call_block = b.create_block();
+            let park = b.create_block();
+            if let (Some(fast), MemOp::Ld | MemOp::St) = (&inline, op) {
+                let direct_block = b.create_block();
+                let ask = b.create_block();
+                let ok = fast.may_proceed(&mut b, at, bank);
+                b.ins().brif(ok, direct_block, &[], ask, &[]);
+                b.set_cold_block(ask);
+                b.switch_to_block(ask);
+                // Out of turn: the port could only say park.
+                let late = fast.out_of_turn(&mut b, at, bank);
+                b.ins().brif(late, park, &[], call_block, &[]);
+                b.set_cold_block(call_block);
+                b.switch_to_block(direct_block);
+                let v = fast.perform(&mut b, op, bank, lo, val);
+                b.ins().jump(done, &[BlockArg::Value(v)]);
+            } else {
+                b.ins().jump(call_block, &[]);
+            }
+            b.switch_to_block(call_block);
+            let opv = b.ins().iconst(types::I32, i64::from(op as u8));
+            let f = b
+                .ins()
+                .iconst(ptr, runtime::mem_access as *const () as usize as i64);
+            // The emulated registers go through the core's state around the call, so none
+            // is live across it: the fast paths keep them in caller-saved machine registers
+            // instead of the stack.
+            let live = shape.read | shape.written;
+            for (n, &var) in regs.iter().enumerate() {
+                if live & (1 << n) != 0 {
+                    let v = b.use_var(var);
+                    b.ins().store(flags, v, core, reg_offset(n));
                 }
             }
+            let call = b
+                .ins()
+                .call_indirect(shim_ref, f, &[cctx, at, opv, lo, bank, val]);
+            let res = b.inst_results(call)[0];
+            for (n, &var) in regs.iter().enumerate() {
+                if live & (1 << n) != 0 {
+                    let v = b.ins().load(types::I8, flags, core, reg_offset(n));
+                    b.def_var(var, v);
+                }
+            }
+            let parked = b
+                .ins()
+                .icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, res, 0x100);
+            b.ins()
+                .brif(parked, park, &[], done, &[BlockArg::Value(res)]);
+            b.switch_to_block(park);
+            to_exit(&mut b, j, EXIT_PARKED, at);
+            b.switch_to_block(done);
+            let byte = b.ins().ireduce(types::I8, got);
+            access.complete(
+                &mut Lowering {
+                    b: &mut b,
+                    regs: &regs,
+                    core_id,
+                },
+                byte,
+            );
         }
         // Without resume points the check's sum is already the cycle after the segment.
         let c1 = if piece == i {
@@ -454,17 +417,16 @@ fn build(
                 b.ins().jump(check[end + 1], &[]);
             }
         };
-        match instrs[end] {
-            Instr::Ready => to_exit(&mut b, end, EXIT_READY, c1),
-            Instr::Bnz { a, target } => {
-                let x = b.use_var(regs[usize::from(a)]);
+        match last {
+            Effect::Ready => to_exit(&mut b, end, EXIT_READY, c1),
+            Effect::Branch { cond, target } => {
                 let not_taken = b.create_block();
                 b.ins()
-                    .brif(x, check[usize::from(target)], &[], not_taken, &[]);
+                    .brif(cond, check[usize::from(target)], &[], not_taken, &[]);
                 b.switch_to_block(not_taken);
                 fall(&mut b);
             }
-            _ => fall(&mut b),
+            Effect::Next | Effect::Memory(_) => fall(&mut b),
         }
     }
 
@@ -635,23 +597,70 @@ impl Inline {
     }
 }
 
-fn alu(b: &mut FunctionBuilder, op: AluOp, x: Value, y: Value) -> Value {
-    match op {
-        AluOp::Add => b.ins().iadd(x, y),
-        AluOp::Sub => b.ins().isub(x, y),
-        AluOp::And => b.ins().band(x, y),
-        AluOp::Or => b.ins().bor(x, y),
-        AluOp::Xor => b.ins().bxor(x, y),
-        AluOp::Cmpge => b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, x, y),
-        AluOp::Div => {
-            // udiv traps on zero; divide by 1 instead and pick 0xFF.
-            let zero = b.ins().icmp_imm_u(IntCC::Equal, y, 0);
-            let one = b.ins().iconst(types::I8, 1);
-            let safe = b.ins().select(zero, one, y);
-            let q = b.ins().udiv(x, safe);
-            let ff = b.ins().iconst(types::I8, 0xFF);
-            b.ins().select(zero, ff, q)
-        }
+/// The Cranelift domain of the one instruction definition: register values are `i8` SSA
+/// values of the frame's function, held in one variable a register.
+struct Lowering<'a, 'f> {
+    b: &'a mut FunctionBuilder<'f>,
+    regs: &'a [Variable],
+    core_id: Value,
+}
+
+impl Semantics for Lowering<'_, '_> {
+    type V = Value;
+    fn reg(&mut self, r: u8) -> Value {
+        self.b.use_var(self.regs[usize::from(r & 0xF)])
+    }
+    fn set_reg(&mut self, r: u8, v: Value) {
+        self.b.def_var(self.regs[usize::from(r & 0xF)], v);
+    }
+    fn konst(&mut self, k: u8) -> Value {
+        self.b.ins().iconst(types::I8, i64::from(k))
+    }
+    fn core_id(&mut self) -> Value {
+        self.core_id
+    }
+    fn add(&mut self, x: Value, y: Value) -> Value {
+        self.b.ins().iadd(x, y)
+    }
+    fn sub(&mut self, x: Value, y: Value) -> Value {
+        self.b.ins().isub(x, y)
+    }
+    fn and(&mut self, x: Value, y: Value) -> Value {
+        self.b.ins().band(x, y)
+    }
+    fn or(&mut self, x: Value, y: Value) -> Value {
+        self.b.ins().bor(x, y)
+    }
+    fn xor(&mut self, x: Value, y: Value) -> Value {
+        self.b.ins().bxor(x, y)
+    }
+    fn udiv(&mut self, x: Value, y: Value) -> Value {
+        // `step` never passes a zero divisor, so this cannot trap.
+        self.b.ins().udiv(x, y)
+    }
+    fn uge(&mut self, x: Value, y: Value) -> Value {
+        self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, x, y)
+    }
+    fn is_zero(&mut self, x: Value) -> Value {
+        self.b.ins().icmp_imm_u(IntCC::Equal, x, 0)
+    }
+    fn select(&mut self, cond: Value, yes: Value, no: Value) -> Value {
+        self.b.ins().select(cond, yes, no)
+    }
+    fn mul_wide(&mut self, x: Value, y: Value) -> (Value, Value) {
+        let x = self.b.ins().uextend(types::I16, x);
+        let y = self.b.ins().uextend(types::I16, y);
+        let p = self.b.ins().imul(x, y);
+        let lo = self.b.ins().ireduce(types::I8, p);
+        let hi = self.b.ins().ushr_imm_u(p, 8);
+        let hi = self.b.ins().ireduce(types::I8, hi);
+        (lo, hi)
+    }
+    fn shl(&mut self, x: Value, k: u8) -> Value {
+        self.b.ins().ishl_imm_u(x, i64::from(k & 7))
+    }
+    fn shr(&mut self, x: Value, k: u8) -> Value {
+        self.b.ins().ushr_imm_u(x, i64::from(k & 7))
     }
 }
 

@@ -5,11 +5,13 @@
 mod auto;
 mod cache;
 mod compile;
+mod error;
 mod runtime;
 
 pub use auto::{Auto, AutoCode, Cold, Hotness, DEFAULT_HOT_INSTRUCTIONS, DEFAULT_HOT_ISSUES};
 pub use cache::{CacheStats, CompiledFrame, FrameKey};
 pub use compile::OptLevel;
+pub use error::JitError;
 
 use cache::Cache;
 use compile::Compiler;
@@ -45,16 +47,18 @@ pub struct Jit {
 impl Jit {
     /// A JIT with default options. Panics if Cranelift does not support the host.
     pub fn new() -> Jit {
-        Jit::with_options(JitOptions::default()).unwrap_or_else(|e| panic!("{}", e.0))
+        Jit::with_options(JitOptions::default()).unwrap_or_else(|e| panic!("{e}"))
     }
 
-    pub fn with_options(options: JitOptions) -> Result<Jit, BackendError> {
-        let compiler = Compiler::new(options.opt_level).map_err(BackendError)?;
+    /// A JIT with `options`, or why Cranelift cannot start on this host.
+    pub fn with_options(options: JitOptions) -> Result<Jit, JitError> {
+        let compiler = Compiler::new(options.opt_level)?;
         Ok(Jit {
             cache: Cache::new(compiler, options.frames_per_module, options.max_modules),
         })
     }
 
+    /// The code cache's counters.
     pub fn stats(&self) -> CacheStats {
         self.cache.stats()
     }
@@ -68,8 +72,8 @@ impl Jit {
         &mut self,
         key: &FrameKey,
         instrs: &[Instr; FRAME_INSTRS],
-    ) -> Result<Rc<CompiledFrame>, BackendError> {
-        self.cache.get_or_compile(key, instrs).map_err(BackendError)
+    ) -> Result<Rc<CompiledFrame>, JitError> {
+        self.cache.get_or_compile(key, instrs)
     }
 }
 
@@ -87,7 +91,7 @@ impl Backend for Jit {
     }
 
     fn prepare(&mut self, frame: &InstrFrame) -> Result<Self::Code, BackendError> {
-        self.compile(&frame.bytes(), &frame.instrs)
+        Ok(self.compile(&frame.bytes(), &frame.instrs)?)
     }
 
     fn run_core(

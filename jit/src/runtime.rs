@@ -1,6 +1,7 @@
 //! The boundary between Rust and compiled frames: the entry ABI, the exit codes, and the
-//! memory callback compiled code calls for every ld/st it does not perform itself. All
-//! `unsafe` of the crate lives here.
+//! memory callback compiled code calls for every ld/st it does not perform itself. The
+//! crate's `unsafe` lives here (calling into compiled code) and in `cache.rs` (turning a
+//! finalized address into a function, freeing a module's code).
 
 use crate::cache::CompiledFrame;
 use gpu16_interp::interpret;
@@ -59,7 +60,7 @@ pub(crate) extern "C" fn mem_access(
     let id = ctx.id;
     let result = catch_unwind(AssertUnwindSafe(|| {
         let op = MemOp::from_u8(op as u8).expect("compiled code passes a MemOp");
-        let addr = address(lo as u8, hi as u8);
+        let addr = address(hi as u8, lo as u8);
         port.access(id, cycle, op, addr, value as u8)
     }));
     match result {
@@ -81,12 +82,7 @@ pub(crate) fn enter(code: &CompiledFrame, core: &mut CoreState, port: &mut Port<
     let direct = if code.direct {
         port.direct(core.id)
     } else {
-        DirectAccess {
-            until: std::ptr::null(),
-            turn: std::ptr::null(),
-            bytes: std::ptr::null_mut(),
-            accesses: std::ptr::null_mut(),
-        }
+        DirectAccess::NONE
     };
     let port: *mut Port<'_> = port;
     let mut ctx = CallCtx {

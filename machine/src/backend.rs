@@ -11,7 +11,8 @@
 
 use crate::frame::InstrFrame;
 use crate::isa::{Flow, MemOp, FRAME_INSTRS};
-use crate::memory::{bank_of, holding_bit, Attempt, SharedMemory, BANKS};
+use crate::memory::{bank_of, holding_bit, SharedMemory, Wakes, BANKS};
+use std::cell::Cell;
 
 /// The architectural state of one core plus its clock and counter. `repr(C)` so that compiled
 /// code can address its fields.
@@ -28,10 +29,63 @@ pub struct CoreState {
     pub id: u8,
 }
 
-/// The event order of decisions.md as one number: earlier cycle first, then lower core id.
-#[inline]
-pub fn event_key(cycle: u64, core: u8) -> u64 {
-    (cycle << 4) | u64::from(core)
+/// A point in the event order of decisions.md: earlier cycle first, then lower core id.
+/// Packed into one integer (`cycle * 16 + core`) so that comparing keys, and taking the
+/// minimum of many, is one machine instruction; [`EventKey::NEVER`] is later than any.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct EventKey(u64);
+
+impl EventKey {
+    /// Later than every event: no event at all.
+    pub const NEVER: EventKey = EventKey(u64::MAX);
+
+    /// The key of core `core`'s action in `cycle` (`cycle` below 2^60).
+    #[inline]
+    pub fn new(cycle: u64, core: u8) -> EventKey {
+        EventKey((cycle << 4) | u64::from(core & 0xF))
+    }
+
+    /// The key as its packed integer, for tables compiled code or a minimum scan reads.
+    #[inline]
+    pub fn raw(self) -> u64 {
+        self.0
+    }
+
+    /// The key a packed integer stands for.
+    #[inline]
+    pub fn from_raw(raw: u64) -> EventKey {
+        EventKey(raw)
+    }
+
+    /// The cycle of the event.
+    #[inline]
+    pub fn cycle(self) -> u64 {
+        self.0 >> 4
+    }
+
+    /// The core of the event.
+    #[inline]
+    pub fn core(self) -> u8 {
+        (self.0 & 0xF) as u8
+    }
+
+    /// Whether this is [`EventKey::NEVER`].
+    #[inline]
+    pub fn is_never(self) -> bool {
+        self == EventKey::NEVER
+    }
+
+    /// The first cycle in which `core` acts at or after this key: `core`'s actions in
+    /// earlier cycles come before it, and those from this cycle on do not.
+    #[inline]
+    pub fn first_cycle_at_or_past(self, core: u8) -> u64 {
+        let id = u64::from(core & 0xF);
+        if self.0 <= id {
+            0
+        } else {
+            (self.0 - id - 1) / 16 + 1
+        }
+    }
 }
 
 /// Why a backend stopped running a core.
@@ -45,9 +99,34 @@ pub enum CoreExit {
     Ended { by_ready: bool },
 }
 
-/// A backend's failure that is not the program's fault.
+/// A backend's failure that is not the program's fault, e.g. a frame the JIT could not
+/// compile. Backends with richer errors of their own convert them into this at the trait.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BackendError(pub String);
+pub struct BackendError {
+    message: String,
+}
+
+impl BackendError {
+    /// An error with this message.
+    pub fn new(message: impl Into<String>) -> BackendError {
+        BackendError {
+            message: message.into(),
+        }
+    }
+
+    /// What went wrong.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl std::fmt::Display for BackendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for BackendError {}
 
 /// An execution engine for cores.
 pub trait Backend {
@@ -72,14 +151,18 @@ pub trait Backend {
 /// folds together the bank's horizon, an open sequence on the bank, the bank-conflict
 /// model and the core holding a lock (see [`SharedMemory::gate`]); the port keeps it
 /// current as the core's own sync accesses and wake-ups change those. An access in an
-/// earlier cycle proceeds exactly as `Port::access` would perform it: read or write the
-/// byte and count it in its bank's `accesses_per_bank`. The pointers are valid while the
-/// port lives and nothing else borrows it.
+/// earlier cycle proceeds exactly as [`SharedMemory::perform`] would commit it: read or
+/// write the byte and count it in its bank's `accesses_per_bank`.
 ///
 /// `turn` is the weaker bound of the horizon alone: an access in a cycle at or past it is
 /// out of turn, so compiled code parks at once instead of asking the port, which could only
 /// say the same. Between the two bounds (a sequence open on the bank, the bank-conflict
 /// model, the core holding a lock) the port decides.
+///
+/// Every pointer is derived from a shared reference to [`Cell`]s (the port's
+/// [`DirectBounds`] and the memory's cells), and the port and the memory change those
+/// cells only through shared references too, so the pointers stay valid, and see every
+/// change, while the port lives: no `&mut` to what they point at is ever taken.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct DirectAccess {
@@ -93,6 +176,24 @@ pub struct DirectAccess {
     pub accesses: *mut u64,
 }
 
+impl DirectAccess {
+    /// Views for code that performs no plain access and never reads them.
+    pub const NONE: DirectAccess = DirectAccess {
+        until: std::ptr::null(),
+        turn: std::ptr::null(),
+        bytes: std::ptr::null_mut(),
+        accesses: std::ptr::null_mut(),
+    };
+}
+
+/// The two per-bank bounds of [`DirectAccess`], kept by the run loop for the lifetime of a
+/// run and lent to each [`Port`].
+#[derive(Debug, Default)]
+pub struct DirectBounds {
+    until: [Cell<u64>; BANKS],
+    turn: [Cell<u64>; BANKS],
+}
+
 /// Shared memory as a backend sees it while running one core.
 pub struct Port<'m> {
     memory: &'m mut SharedMemory,
@@ -104,8 +205,7 @@ pub struct Port<'m> {
     limit: u64,
     /// The core given [`DirectAccess`], whose bounds are kept current.
     direct: Option<u8>,
-    until: [u64; BANKS],
-    turn: [u64; BANKS],
+    bounds: &'m DirectBounds,
     /// Cores woken by a sequence this core closed: (core, cycle of its retry).
     pub(crate) woken: Vec<(u8, u64)>,
 }
@@ -115,6 +215,7 @@ impl<'m> Port<'m> {
         memory: &'m mut SharedMemory,
         horizon: [u64; BANKS],
         banks: &'m [u16; 16],
+        bounds: &'m DirectBounds,
         limit: u64,
     ) -> Port<'m> {
         Port {
@@ -123,8 +224,7 @@ impl<'m> Port<'m> {
             banks,
             limit,
             direct: None,
-            until: [0; BANKS],
-            turn: [0; BANKS],
+            bounds,
             woken: Vec::new(),
         }
     }
@@ -132,37 +232,41 @@ impl<'m> Port<'m> {
     /// Raw views for compiled code running core `id`; see [`DirectAccess`].
     pub fn direct(&mut self, id: u8) -> DirectAccess {
         self.direct = Some(id);
+        for b in 0..BANKS {
+            self.bounds.turn[b].set(0);
+            self.bounds.until[b].set(0);
+        }
         self.refresh_until();
-        let (bytes, accesses) = self.memory.raw_parts();
+        let cells = self.memory.cells();
         DirectAccess {
-            until: self.until.as_ptr(),
-            turn: self.turn.as_ptr(),
-            bytes,
-            accesses,
+            until: self.bounds.until.as_ptr().cast::<u64>(),
+            turn: self.bounds.turn.as_ptr().cast::<u64>(),
+            bytes: cells.bytes.as_ptr().cast::<u8>().cast_mut(),
+            accesses: cells.accesses.as_ptr().cast::<u64>().cast_mut(),
         }
     }
 
     /// Recompute the direct core's bounds: `cycle < turn[b]` exactly when its key
     /// `cycle * 16 + id` is below the bank's horizon; `until[b]` is the same, or 0 where
     /// the gate is set. Only the banks the core's task can touch are computed; the others
-    /// stay 0 (always parked, where the run loop performs them in turn), which keeps a
+    /// stay 0 from [`Port::direct`] (always parked, where the run loop performs them in turn), which keeps a
     /// re-entry after every parked access cheap.
     fn refresh_until(&mut self) {
         let Some(core) = self.direct else { return };
         let gate = self.memory.gate();
         let holds = gate & holding_bit(core) != 0;
-        let id = u64::from(core);
         let mut banks = self.banks[usize::from(core & 0xF)];
         while banks != 0 {
             let b = banks.trailing_zeros() as usize;
             banks &= banks - 1;
-            let h = self.horizon[b];
-            self.turn[b] = if h <= id { 0 } else { (h - id - 1) / 16 + 1 };
-            self.until[b] = if holds || gate & (1 << b) != 0 {
+            let turn = EventKey::from_raw(self.horizon[b]).first_cycle_at_or_past(core);
+            let until = if holds || gate & (1 << b) != 0 {
                 0
             } else {
-                self.turn[b]
+                turn
             };
+            self.bounds.turn[b].set(turn);
+            self.bounds.until[b].set(until);
         }
     }
 
@@ -177,36 +281,30 @@ impl<'m> Port<'m> {
     #[inline]
     pub fn access(&mut self, id: u8, cycle: u64, op: MemOp, addr: u16, value: u8) -> Option<u8> {
         let addr = addr & 0xFFF;
-        if cycle >= self.limit || event_key(cycle, id) >= self.horizon[bank_of(addr)] {
+        if cycle >= self.limit || EventKey::new(cycle, id).raw() >= self.horizon[bank_of(addr)] {
             return None;
         }
-        if self.memory.check(id, cycle, op, addr) != Attempt::Proceed {
-            return None;
+        let performed = self.memory.perform(id, cycle, op, addr, value).ok()?;
+        if !performed.wakes.is_empty() {
+            self.wake(performed.wakes);
         }
-        let (v, woken) = self.memory.commit(id, cycle, op, addr, value);
-        if woken != 0 {
-            self.wake(woken, id, cycle);
-        }
-        if matches!(op, MemOp::LdSync | MemOp::StSync) {
+        if op.is_sync() {
             self.refresh_until();
         }
-        Some(v)
+        Some(performed.value)
     }
 
-    /// Sleepers on a sequence closed by `closer` in `cycle` retry in the same cycle if they
-    /// act after the closer, else in the next one.
-    pub(crate) fn wake(&mut self, mask: u16, closer: u8, cycle: u64) {
-        for w in 0..16u8 {
-            if mask & (1 << w) != 0 {
-                let at = if w > closer { cycle } else { cycle + 1 };
-                let key = event_key(at, w);
-                for (b, h) in self.horizon.iter_mut().enumerate() {
-                    if self.banks[usize::from(w)] & (1 << b) != 0 {
-                        *h = (*h).min(key);
-                    }
+    /// Sleepers on a sequence this core closed retry when [`Wakes::iter`] says; from then
+    /// on they may touch their banks, which tightens those banks' horizons.
+    fn wake(&mut self, wakes: Wakes) {
+        for (w, at) in wakes.iter() {
+            let key = EventKey::new(at, w).raw();
+            for (b, h) in self.horizon.iter_mut().enumerate() {
+                if self.banks[usize::from(w)] & (1 << b) != 0 {
+                    *h = (*h).min(key);
                 }
-                self.woken.push((w, at));
             }
+            self.woken.push((w, at));
         }
         self.refresh_until();
     }
@@ -224,7 +322,7 @@ pub fn retire(core: &mut CoreState, flow: Flow) -> Option<CoreExit> {
             None
         }
         Flow::Ready => Some(CoreExit::Ended { by_ready: true }),
-        Flow::Next | Flow::Memory => {
+        Flow::Next => {
             if usize::from(core.ip) == FRAME_INSTRS - 1 {
                 Some(CoreExit::Ended { by_ready: false })
             } else {

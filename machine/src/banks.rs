@@ -3,12 +3,14 @@
 //! run ahead of earlier cores that provably never touch its bank. This is what lets cores
 //! that each stream through their own bank run natively without taking turns.
 //!
-//! A frame is analysed once: for every reachable memory instruction, the value of its
-//! high-address register as a symbolic expression over the task's starting state (a
-//! constant, the core id, a register's value at task start, or unknown). A core's bank set is
-//! that expression evaluated with its own id and registers.
+//! A frame is analysed once, by executing it in a symbolic domain of the one instruction
+//! definition ([`crate::semantics::step`]): for every reachable memory instruction, its bank
+//! as an expression over the task's starting state (a constant, the core id, the low bits of
+//! a register's value at task start, or unknown). A core's bank set is that expression
+//! evaluated with its own id and registers.
 
-use crate::isa::{AluOp, Instr, FRAME_INSTRS};
+use crate::isa::{Instr, FRAME_INSTRS};
+use crate::semantics::{step, Concrete, Effect, Semantics};
 
 /// A register's value at some point of a frame, relative to the task's start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,8 +18,8 @@ enum Val {
     Const(u8),
     /// The core id (set_const into r0..r7).
     CoreId,
-    /// The register's value when the task started.
-    Init(u8),
+    /// The register's value when the task started, and-ed with a mask.
+    Init(u8, u8),
     Unknown,
 }
 
@@ -29,68 +31,179 @@ impl Val {
             Val::Unknown
         }
     }
+
+    /// A value that stands for one definite byte (if not a known one).
+    fn definite(self) -> bool {
+        self != Val::Unknown
+    }
 }
 
-/// The high-address register expression of every reachable memory instruction of a frame.
+/// The symbolic domain: registers hold [`Val`]s. Operations on constants fold through the
+/// concrete domain; an operation on a value and itself keeps what it can (x - x = 0); the
+/// low bits of the core id and of starting registers stay symbolic, because a bank is the
+/// low four bits of a register. Everything else is unknown. Identity is by value, so two
+/// unknown values are never taken to be equal.
+struct Symbolic {
+    regs: [Val; 16],
+}
+
+/// Apply a concrete primitive to two constants.
+fn fold(f: impl FnOnce(&mut Concrete<'_>) -> u8) -> Val {
+    Val::Const(f(&mut Concrete {
+        regs: &mut [0; 16],
+        core_id: 0,
+    }))
+}
+
+impl Semantics for Symbolic {
+    type V = Val;
+    fn reg(&mut self, r: u8) -> Val {
+        self.regs[usize::from(r & 0xF)]
+    }
+    fn set_reg(&mut self, r: u8, v: Val) {
+        self.regs[usize::from(r & 0xF)] = v;
+    }
+    fn konst(&mut self, k: u8) -> Val {
+        Val::Const(k)
+    }
+    fn core_id(&mut self) -> Val {
+        Val::CoreId
+    }
+    fn add(&mut self, x: Val, y: Val) -> Val {
+        match (x, y) {
+            (Val::Const(x), Val::Const(y)) => fold(|c| c.add(x, y)),
+            _ => Val::Unknown,
+        }
+    }
+    fn sub(&mut self, x: Val, y: Val) -> Val {
+        match (x, y) {
+            (Val::Const(x), Val::Const(y)) => fold(|c| c.sub(x, y)),
+            _ if x == y && x.definite() => Val::Const(0),
+            _ => Val::Unknown,
+        }
+    }
+    fn and(&mut self, x: Val, y: Val) -> Val {
+        match (x, y) {
+            (Val::Const(x), Val::Const(y)) => fold(|c| c.and(x, y)),
+            (Val::Init(r, m), Val::Const(k)) | (Val::Const(k), Val::Init(r, m)) => {
+                if m & k == 0 {
+                    Val::Const(0)
+                } else {
+                    Val::Init(r, m & k)
+                }
+            }
+            (Val::Init(r, m), Val::Init(q, n)) if r == q => Val::Init(r, m & n),
+            // The core id is 0..15: masking it with all four low bits leaves it.
+            (Val::CoreId, Val::Const(k)) | (Val::Const(k), Val::CoreId) if k & 0xF == 0xF => {
+                Val::CoreId
+            }
+            _ if x == y && x.definite() => x,
+            _ => Val::Unknown,
+        }
+    }
+    fn or(&mut self, x: Val, y: Val) -> Val {
+        match (x, y) {
+            (Val::Const(x), Val::Const(y)) => fold(|c| c.or(x, y)),
+            _ if x == y && x.definite() => x,
+            _ => Val::Unknown,
+        }
+    }
+    fn xor(&mut self, x: Val, y: Val) -> Val {
+        match (x, y) {
+            (Val::Const(x), Val::Const(y)) => fold(|c| c.xor(x, y)),
+            _ if x == y && x.definite() => Val::Const(0),
+            _ => Val::Unknown,
+        }
+    }
+    fn udiv(&mut self, x: Val, y: Val) -> Val {
+        match (x, y) {
+            (Val::Const(x), Val::Const(y)) => fold(|c| c.udiv(x, y)),
+            _ => Val::Unknown,
+        }
+    }
+    fn uge(&mut self, x: Val, y: Val) -> Val {
+        match (x, y) {
+            (Val::Const(x), Val::Const(y)) => fold(|c| c.uge(x, y)),
+            _ if x == y && x.definite() => Val::Const(1),
+            _ => Val::Unknown,
+        }
+    }
+    fn is_zero(&mut self, x: Val) -> Val {
+        match x {
+            Val::Const(x) => fold(|c| c.is_zero(x)),
+            _ => Val::Unknown,
+        }
+    }
+    fn select(&mut self, cond: Val, yes: Val, no: Val) -> Val {
+        match cond {
+            Val::Const(0) => no,
+            Val::Const(_) => yes,
+            _ => yes.join(no),
+        }
+    }
+    fn mul_wide(&mut self, x: Val, y: Val) -> (Val, Val) {
+        match (x, y) {
+            (Val::Const(x), Val::Const(y)) => {
+                let (lo, hi) = Concrete {
+                    regs: &mut [0; 16],
+                    core_id: 0,
+                }
+                .mul_wide(x, y);
+                (Val::Const(lo), Val::Const(hi))
+            }
+            _ => (Val::Unknown, Val::Unknown),
+        }
+    }
+    fn shl(&mut self, x: Val, k: u8) -> Val {
+        match x {
+            Val::Const(x) => fold(|c| c.shl(x, k)),
+            _ => Val::Unknown,
+        }
+    }
+    fn shr(&mut self, x: Val, k: u8) -> Val {
+        match x {
+            Val::Const(x) => fold(|c| c.shr(x, k)),
+            _ => Val::Unknown,
+        }
+    }
+}
+
+/// The bank expression of every reachable memory instruction of a frame.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FrameBanks {
-    highs: Vec<Val>,
+    banks: Vec<Val>,
 }
 
 impl FrameBanks {
+    /// Analyse a frame: the bank of each reachable memory instruction as an expression
+    /// over the task's starting state.
     pub fn analyse(code: &[Instr; FRAME_INSTRS]) -> FrameBanks {
         let mut states: [Option<[Val; 16]>; FRAME_INSTRS] = [None; FRAME_INSTRS];
-        states[0] = Some(std::array::from_fn(|r| Val::Init(r as u8)));
+        states[0] = Some(std::array::from_fn(|r| Val::Init(r as u8, 0xFF)));
+        let mut banks: [Option<Val>; FRAME_INSTRS] = [None; FRAME_INSTRS];
         let mut work = vec![0usize];
         while let Some(ip) = work.pop() {
-            let Some(mut s) = states[ip] else { continue };
-            match code[ip] {
-                Instr::Nop => {}
-                Instr::Alu { op, a, b, c } => {
-                    s[usize::from(c)] = alu(op, a, b, s[usize::from(a)], s[usize::from(b)]);
-                }
-                Instr::Mul { a, b, c } => {
-                    let (x, y) = (s[usize::from(a)], s[usize::from(b)]);
-                    let (lo, hi) = match (x, y) {
-                        (Val::Const(x), Val::Const(y)) => {
-                            let (lo, hi) = crate::isa::mul_wide(x, y);
-                            (Val::Const(lo), Val::Const(hi))
-                        }
-                        _ => (Val::Unknown, Val::Unknown),
-                    };
-                    s[usize::from(c)] = lo;
-                    s[usize::from((c + 1) & 15)] = hi;
-                }
-                Instr::Shift { left, a, k, c } => {
-                    s[usize::from(c)] = match s[usize::from(a)] {
-                        Val::Const(x) => Val::Const(crate::isa::shift(left, x, k)),
-                        _ => Val::Unknown,
-                    };
-                }
-                Instr::SetConst { k, d } => {
-                    s[usize::from(d)] = if d < 8 { Val::CoreId } else { Val::Const(k) };
-                }
-                Instr::Mem { op, r, .. } => {
-                    if op.is_read() {
-                        s[usize::from(r)] = Val::Unknown;
-                    }
-                }
-                Instr::Bnz { .. } | Instr::Ready => {}
-            }
+            let Some(regs) = states[ip] else { continue };
+            let mut s = Symbolic { regs };
             let next = (ip + 1 < FRAME_INSTRS).then_some(ip + 1);
-            let succ = match code[ip] {
-                Instr::Ready => [None, None],
-                Instr::Bnz { a, target } => match s[usize::from(a)] {
+            let succ = match step(code[ip], &mut s) {
+                Effect::Next => [next, None],
+                Effect::Ready => [None, None],
+                Effect::Branch { cond, target } => match cond {
                     Val::Const(0) => [next, None],
                     Val::Const(_) => [Some(usize::from(target)), None],
                     _ => [Some(usize::from(target)), next],
                 },
-                _ => [next, None],
+                Effect::Memory(access) => {
+                    banks[ip] = Some(banks[ip].map_or(access.bank, |b| b.join(access.bank)));
+                    access.complete(&mut s, Val::Unknown);
+                    [next, None]
+                }
             };
             for next in succ.into_iter().flatten() {
                 let merged = match states[next] {
-                    None => s,
-                    Some(old) => std::array::from_fn(|r| old[r].join(s[r])),
+                    None => s.regs,
+                    Some(old) => std::array::from_fn(|r| old[r].join(s.regs[r])),
                 };
                 if states[next] != Some(merged) {
                     states[next] = Some(merged);
@@ -98,23 +211,19 @@ impl FrameBanks {
                 }
             }
         }
-        let highs = (0..FRAME_INSTRS)
-            .filter_map(|ip| match (code[ip], states[ip]) {
-                (Instr::Mem { hi, .. }, Some(s)) => Some(s[usize::from(hi)]),
-                _ => None,
-            })
-            .collect();
-        FrameBanks { highs }
+        FrameBanks {
+            banks: banks.into_iter().flatten().collect(),
+        }
     }
 
     /// The banks core `id` can touch in this task, starting from registers `regs`.
     pub fn for_core(&self, id: u8, regs: &[u8; 16]) -> u16 {
         let mut mask = 0u16;
-        for v in &self.highs {
+        for v in &self.banks {
             mask |= match *v {
                 Val::Const(k) => 1 << (k & 0xF),
                 Val::CoreId => 1 << (id & 0xF),
-                Val::Init(r) => 1 << (regs[usize::from(r)] & 0xF),
+                Val::Init(r, m) => 1 << (regs[usize::from(r)] & m & 0xF),
                 Val::Unknown => return 0xFFFF,
             };
         }
@@ -122,23 +231,10 @@ impl FrameBanks {
     }
 }
 
-fn alu(op: AluOp, a: u8, b: u8, x: Val, y: Val) -> Val {
-    match (x, y) {
-        (Val::Const(x), Val::Const(y)) => Val::Const(op.apply(x, y)),
-        // x - x and x ^ x are 0 whatever x is; x & x and x | x are x.
-        _ if a == b => match op {
-            AluOp::Sub | AluOp::Xor => Val::Const(0),
-            AluOp::And | AluOp::Or => x,
-            _ => Val::Unknown,
-        },
-        _ => Val::Unknown,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::isa::MemOp;
+    use crate::isa::{AluOp, MemOp};
 
     fn frame(instrs: &[Instr]) -> [Instr; FRAME_INSTRS] {
         let mut f = [Instr::Ready; FRAME_INSTRS];

@@ -3,6 +3,7 @@
 //! place the instruction table lives; the interpreter executes it, the JIT mirrors it (and the
 //! differential tests hold it to it), and the assembler and disassembler use its names.
 
+use crate::semantics::{step, Access, Concrete, Effect};
 use std::fmt;
 
 /// Number of general registers of a core.
@@ -23,20 +24,25 @@ pub enum AluOp {
 }
 
 impl AluOp {
-    /// The operation's result; every operation is unsigned and wraps at 8 bits.
-    #[inline]
+    /// The operation's result on concrete bytes, as [`crate::semantics::step`] defines it.
     pub fn apply(self, x: u8, y: u8) -> u8 {
-        match self {
-            AluOp::Add => x.wrapping_add(y),
-            AluOp::Sub => x.wrapping_sub(y),
-            AluOp::Div => x.checked_div(y).unwrap_or(0xFF),
-            AluOp::Cmpge => u8::from(x >= y),
-            AluOp::And => x & y,
-            AluOp::Or => x | y,
-            AluOp::Xor => x ^ y,
-        }
+        let mut regs = [0u8; REGS];
+        regs[0] = x;
+        regs[1] = y;
+        execute(
+            Instr::Alu {
+                op: self,
+                a: 0,
+                b: 1,
+                c: 2,
+            },
+            &mut regs,
+            0,
+        );
+        regs[2]
     }
 
+    /// The instruction's opcode (bits 15:12).
     pub fn opcode(self) -> u8 {
         match self {
             AluOp::Add => 0x1,
@@ -72,24 +78,6 @@ impl AluOp {
     ];
 }
 
-/// `mul`: the 16-bit product as (low byte, high byte).
-#[inline]
-pub fn mul_wide(x: u8, y: u8) -> (u8, u8) {
-    let p = u16::from(x) * u16::from(y);
-    (p as u8, (p >> 8) as u8)
-}
-
-/// `rshft` / `lshft` by the immediate `k` (only its low three bits count).
-#[inline]
-pub fn shift(left: bool, x: u8, k: u8) -> u8 {
-    let k = k & 7;
-    if left {
-        x << k
-    } else {
-        x >> k
-    }
-}
-
 /// The four memory operations. `ld`/`ld_sync` read, `st`/`st_sync` write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
@@ -101,12 +89,15 @@ pub enum MemOp {
 }
 
 impl MemOp {
+    /// `ld` or `ld_sync`.
     pub fn is_read(self) -> bool {
         matches!(self, MemOp::Ld | MemOp::LdSync)
     }
+    /// `ld_sync` or `st_sync`.
     pub fn is_sync(self) -> bool {
         matches!(self, MemOp::LdSync | MemOp::StSync)
     }
+    /// The assembly name.
     pub fn mnemonic(self) -> &'static str {
         match self {
             MemOp::Ld => "ld",
@@ -115,6 +106,7 @@ impl MemOp {
             MemOp::StSync => "st_sync",
         }
     }
+    /// The operation numbered `v` (its `repr(u8)` value).
     pub fn from_u8(v: u8) -> Option<MemOp> {
         Some(match v {
             0 => MemOp::Ld,
@@ -126,11 +118,19 @@ impl MemOp {
     }
 }
 
-/// The 12-bit shared-memory address formed from the low-byte register value and the
-/// high-address register value (only its low four bits count).
+/// The 12-bit shared-memory address of row `row` of bank `bank`: bank = A\[11:8\],
+/// row = A\[7:0\].
 #[inline]
-pub fn address(low: u8, high: u8) -> u16 {
-    (u16::from(high & 0xF) << 8) | u16::from(low)
+pub fn address(bank: u8, row: u8) -> u16 {
+    (u16::from(bank & 0xF) << 8) | u16::from(row)
+}
+
+impl Access<u8> {
+    /// The address a concrete access reaches.
+    #[inline]
+    pub fn address(&self) -> u16 {
+        address(self.bank, self.row)
+    }
 }
 
 /// A decoded instruction. Register fields are 0..15; `hi` of a memory instruction is 0..3.
@@ -242,6 +242,19 @@ impl Instr {
         })
     }
 
+    /// The bits of this instruction's word that have no effect on what it does: operand
+    /// bits `nop`, `ready` and `bnz` do not use, bit 7 of a shift amount, and the constant
+    /// of a `set_const` that loads the core id.
+    pub fn ignored_bits(&self) -> u16 {
+        match *self {
+            Instr::Nop | Instr::Ready => 0x0FFF,
+            Instr::Bnz { .. } => 0x000F,
+            Instr::Shift { .. } => 0x0080,
+            Instr::SetConst { d, .. } if crate::semantics::loads_core_id(d) => 0x0FF0,
+            _ => 0,
+        }
+    }
+
     /// Encode with every ignored bit zero. `decode(encode(i)) == i` for every valid `i`.
     pub fn encode(&self) -> u16 {
         let w = |opc: u8, a: u8, b: u8, c: u8| -> u16 {
@@ -305,7 +318,7 @@ impl fmt::Display for Instr {
     }
 }
 
-/// Where control goes after a register-only instruction.
+/// Where control goes after an executed instruction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Flow {
     /// Go on with the next instruction (or end the frame after IP 15).
@@ -314,44 +327,28 @@ pub enum Flow {
     Jump(u8),
     /// `ready`: the core's part of the task ends.
     Ready,
-    /// A memory instruction: the caller performs it through shared memory.
-    Memory,
 }
 
-/// Execute one instruction that does not touch shared memory on a core's registers.
-/// This function is the executable definition of every register instruction.
-#[inline]
-pub fn execute(instr: Instr, regs: &mut [u8; REGS], core_id: u8) -> Flow {
-    match instr {
-        Instr::Nop => Flow::Next,
-        Instr::Alu { op, a, b, c } => {
-            regs[c as usize] = op.apply(regs[a as usize], regs[b as usize]);
-            Flow::Next
+impl Effect<u8> {
+    /// The control flow of a concrete effect. A memory access goes on with the next
+    /// instruction once it is performed.
+    #[inline]
+    pub fn flow(self) -> Flow {
+        match self {
+            Effect::Next | Effect::Memory(_) => Flow::Next,
+            Effect::Branch { cond, target } if cond != 0 => Flow::Jump(target),
+            Effect::Branch { .. } => Flow::Next,
+            Effect::Ready => Flow::Ready,
         }
-        Instr::Mul { a, b, c } => {
-            let (lo, hi) = mul_wide(regs[a as usize], regs[b as usize]);
-            regs[c as usize] = lo;
-            regs[((c + 1) & 0xF) as usize] = hi;
-            Flow::Next
-        }
-        Instr::Shift { left, a, k, c } => {
-            regs[c as usize] = shift(left, regs[a as usize], k);
-            Flow::Next
-        }
-        Instr::SetConst { k, d } => {
-            regs[d as usize] = if d < 8 { core_id & 0xF } else { k };
-            Flow::Next
-        }
-        Instr::Bnz { a, target } => {
-            if regs[a as usize] != 0 {
-                Flow::Jump(target)
-            } else {
-                Flow::Next
-            }
-        }
-        Instr::Ready => Flow::Ready,
-        Instr::Mem { .. } => Flow::Memory,
     }
+}
+
+/// Execute one instruction on a core's registers with concrete bytes ([`step`] in the
+/// [`Concrete`] domain). A memory instruction comes back as [`Effect::Memory`] for the
+/// caller to perform.
+#[inline]
+pub fn execute(instr: Instr, regs: &mut [u8; REGS], core_id: u8) -> Effect<u8> {
+    step(instr, &mut Concrete { regs, core_id })
 }
 
 #[cfg(test)]
@@ -407,9 +404,32 @@ mod tests {
         assert_eq!(AluOp::Sub.apply(1, 2), 0xFF);
         assert_eq!(AluOp::Cmpge.apply(5, 5), 1);
         assert_eq!(AluOp::Cmpge.apply(4, 5), 0);
-        assert_eq!(mul_wide(0xFF, 0xFF), (0x01, 0xFE));
-        assert_eq!(shift(true, 0x81, 1), 0x02);
-        assert_eq!(shift(false, 0x81, 9), 0x40);
+        let mut r = [0u8; 16];
+        r[1] = 0xFF;
+        r[2] = 0x81;
+        execute(Instr::Mul { a: 1, b: 1, c: 3 }, &mut r, 0);
+        assert_eq!((r[3], r[4]), (0x01, 0xFE));
+        execute(
+            Instr::Shift {
+                left: true,
+                a: 2,
+                k: 1,
+                c: 5,
+            },
+            &mut r,
+            0,
+        );
+        execute(
+            Instr::Shift {
+                left: false,
+                a: 2,
+                k: 9,
+                c: 6,
+            },
+            &mut r,
+            0,
+        );
+        assert_eq!((r[5], r[6]), (0x02, 0x40));
     }
 
     #[test]

@@ -5,6 +5,7 @@
 pub mod backend;
 pub mod banks;
 pub mod config;
+mod cores;
 pub mod frame;
 pub mod isa;
 pub mod memory;
@@ -12,15 +13,17 @@ pub mod observe;
 pub mod report;
 pub mod run;
 pub mod scheduler;
+pub mod semantics;
 
 pub use backend::{
-    event_key, retire, Backend, BackendError, CoreExit, CoreState, DirectAccess, Port,
+    retire, Backend, BackendError, CoreExit, CoreState, DirectAccess, DirectBounds, EventKey, Port,
 };
 pub use config::{Config, IssuePolicy, TaskLog, Timing};
 pub use frame::{ControlFrame, Fence, FrameKind, InstrFrame, LoadError, Program};
 pub use isa::{AluOp, Flow, Instr, MemOp};
-pub use memory::{FaultRule, SharedMemory};
+pub use memory::{FaultRule, Performed, SharedMemory, Wakes};
 pub use observe::{Event, Observer, Progress, StallCause, WaitCause};
 pub use report::{CoreCounters, CoreWait, RunError, RunFailure, RunReport, UnfinishedCore};
 pub use run::{run, run_observed};
 pub use scheduler::{TaskRecord, TaskSummary};
+pub use semantics::{Access, Effect, Semantics};

@@ -1,10 +1,20 @@
 //! Shared memory: 16 banks x 256 one-byte rows, the byte locks of atomic sequences (one open
 //! sequence a bank), the optional bank-conflict model, and the runtime faults of memory
-//! instructions. Every access is decided here, in the (cycle, core id) order the run loop
-//! presents them, so all backends share one memory model.
+//! instructions. Every access is decided and committed here, through [`SharedMemory::perform`],
+//! in the (cycle, core id) order the run loop presents them, so all backends share one
+//! memory model. The one exception is compiled code's inline plain `ld`/`st`, which writes
+//! the byte and counts the access exactly as `perform` would, only where the port's
+//! per-bank bound proves `perform` would do nothing else (see [`crate::backend::DirectAccess`]).
+//!
+//! The bytes and the per-bank access counters live in [`Cell`]s behind an [`Rc`], because
+//! compiled code reads and writes them through raw pointers while the memory itself is
+//! borrowed: interior mutability makes those pointers and the memory's own accesses
+//! coexist, and the `Rc` keeps the cells out of every `&mut SharedMemory`.
 
 use crate::isa::MemOp;
+use std::cell::Cell;
 use std::fmt;
+use std::rc::Rc;
 
 pub const MEMORY_BYTES: usize = 4096;
 pub const BANKS: usize = 16;
@@ -102,6 +112,55 @@ pub enum Attempt {
     Fault(FaultRule),
 }
 
+/// Why memory did not perform an access.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// Not in this cycle: the core stalls and retries.
+    Stall(Stall),
+    /// Never: the program broke a rule.
+    Fault(FaultRule),
+}
+
+/// What a performed access gives back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Performed {
+    /// The byte loaded, or the byte stored.
+    pub value: u8,
+    /// The cores asleep on the sequence this access closed, if it was an `st_sync`.
+    pub wakes: Wakes,
+}
+
+/// Cores woken by a closed sequence, with the cycle each retries in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Wakes {
+    mask: u16,
+    closer: u8,
+    cycle: u64,
+}
+
+impl Wakes {
+    /// Whether no core was woken.
+    pub fn is_empty(&self) -> bool {
+        self.mask == 0
+    }
+
+    /// Each woken core and the cycle of its retry: a sleeper acts after the closer in the
+    /// (cycle, core id) order, so one with a higher id retries in the closing cycle itself
+    /// and one with a lower id in the next.
+    pub fn iter(&self) -> impl Iterator<Item = (u8, u64)> + '_ {
+        (0..CORES as u8)
+            .filter(move |w| self.mask & (1 << w) != 0)
+            .map(move |w| {
+                let at = if w > self.closer {
+                    self.cycle
+                } else {
+                    self.cycle + 1
+                };
+                (w, at)
+            })
+    }
+}
+
 /// Counters kept by the memory as accesses are served.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MemoryStats {
@@ -111,10 +170,15 @@ pub struct MemoryStats {
     pub lock_hold_cycles_per_bank: [u64; BANKS],
 }
 
+/// What compiled code reads and writes in place: the bytes and the access counters.
+pub(crate) struct Cells {
+    pub(crate) bytes: [Cell<u8>; MEMORY_BYTES],
+    pub(crate) accesses: [Cell<u64>; BANKS],
+}
+
 /// Shared memory with its lock and bank state.
-#[derive(Clone)]
 pub struct SharedMemory {
-    bytes: Box<[u8; MEMORY_BYTES]>,
+    cells: Rc<Cells>,
     /// The open sequence of each bank: (holder core, locked address, cycle of its ld_sync).
     bank_lock: [Option<(u8, u16, u64)>; BANKS],
     /// The address each core holds locked, if any.
@@ -131,7 +195,8 @@ pub struct SharedMemory {
     /// out of turn: compiled code performs those itself (see
     /// [`crate::backend::DirectAccess`]).
     gate: u32,
-    pub stats: MemoryStats,
+    /// Lock counters; the access counters are in `cells`.
+    locks: MemoryStats,
     /// Closed sequences (core, address, ld_sync cycle, st_sync cycle), kept for an observer.
     pub(crate) closed: Option<Vec<(u8, u16, u64, u64)>>,
 }
@@ -139,26 +204,42 @@ pub struct SharedMemory {
 impl SharedMemory {
     /// Memory initialised from an image of at most 4096 bytes, zero past its end.
     pub fn new(image: &[u8], bank_conflicts: bool) -> SharedMemory {
-        let mut bytes = Box::new([0u8; MEMORY_BYTES]);
-        let n = image.len().min(MEMORY_BYTES);
-        bytes[..n].copy_from_slice(&image[..n]);
+        let cells = Rc::new(Cells {
+            bytes: std::array::from_fn(|i| Cell::new(image.get(i).copied().unwrap_or(0))),
+            accesses: Default::default(),
+        });
         SharedMemory {
-            bytes,
+            cells,
             bank_lock: [None; BANKS],
             held: [None; CORES],
             bank_conflicts,
             served: [(u64::MAX, 0, false); BANKS],
             waiters: [0; BANKS],
             gate: if bank_conflicts { ALL_BANKS } else { 0 },
-            stats: MemoryStats::default(),
+            locks: MemoryStats::default(),
             closed: None,
         }
     }
 
-    pub fn bytes(&self) -> &[u8; MEMORY_BYTES] {
-        &self.bytes
+    /// A copy of the 4096 bytes.
+    pub fn bytes(&self) -> Box<[u8; MEMORY_BYTES]> {
+        Box::new(std::array::from_fn(|i| self.cells.bytes[i].get()))
     }
 
+    /// The byte at `addr` (taken modulo 4096).
+    pub fn byte(&self, addr: u16) -> u8 {
+        self.cells.bytes[usize::from(addr & 0xFFF)].get()
+    }
+
+    /// The counters so far: accesses, lock acquisitions and hold cycles per bank.
+    pub fn stats(&self) -> MemoryStats {
+        MemoryStats {
+            accesses_per_bank: std::array::from_fn(|b| self.cells.accesses[b].get()),
+            ..self.locks.clone()
+        }
+    }
+
+    /// The address a core holds locked, if any.
     pub fn held(&self, core: u8) -> Option<u16> {
         self.held[usize::from(core)]
     }
@@ -174,12 +255,9 @@ impl SharedMemory {
         self.gate
     }
 
-    /// Where compiled code finds the bytes and the access counters.
-    pub(crate) fn raw_parts(&mut self) -> (*mut u8, *mut u64) {
-        (
-            self.bytes.as_mut_ptr(),
-            self.stats.accesses_per_bank.as_mut_ptr(),
-        )
+    /// The cells compiled code reads and writes in place.
+    pub(crate) fn cells(&self) -> &Rc<Cells> {
+        &self.cells
     }
 
     /// Decide, without changing anything, what core `id`'s access in `cycle` would do.
@@ -219,36 +297,56 @@ impl SharedMemory {
         Attempt::Proceed
     }
 
-    /// Perform an access that `check` allowed. Returns the byte read (loads) or written
-    /// (stores), and the mask of cores waiting on the bank if this access closed its sequence.
-    pub fn commit(&mut self, id: u8, cycle: u64, op: MemOp, addr: u16, value: u8) -> (u8, u16) {
+    /// Present core `id`'s access in `cycle` to memory: the one path by which an access
+    /// commits. It either happens (the byte loaded or stored, and the cores its `st_sync`
+    /// woke) or is refused with the stall or fault [`SharedMemory::check`] finds, changing
+    /// nothing.
+    pub fn perform(
+        &mut self,
+        id: u8,
+        cycle: u64,
+        op: MemOp,
+        addr: u16,
+        value: u8,
+    ) -> Result<Performed, Refusal> {
         let addr = addr & 0xFFF;
+        match self.check(id, cycle, op, addr) {
+            Attempt::Proceed => Ok(self.commit(id, cycle, op, addr, value)),
+            Attempt::Stall(stall) => Err(Refusal::Stall(stall)),
+            Attempt::Fault(rule) => Err(Refusal::Fault(rule)),
+        }
+    }
+
+    /// Carry out an access `check` allowed.
+    fn commit(&mut self, id: u8, cycle: u64, op: MemOp, addr: u16, value: u8) -> Performed {
         let bank = bank_of(addr);
-        self.stats.accesses_per_bank[bank] += 1;
+        let cell = &self.cells.bytes[usize::from(addr)];
+        let count = &self.cells.accesses[bank];
+        count.set(count.get() + 1);
         if self.bank_conflicts {
             let s = &mut self.served[bank];
             if s.0 != cycle {
                 *s = (cycle, addr as u8, op.is_read());
             }
         }
-        let mut woken = 0;
-        let out = match op {
-            MemOp::Ld => self.bytes[usize::from(addr)],
+        let mut wakes = Wakes::default();
+        let value = match op {
+            MemOp::Ld => cell.get(),
             MemOp::LdSync => {
                 self.bank_lock[bank] = Some((id, addr, cycle));
                 self.held[usize::from(id)] = Some(addr);
                 self.gate |= 1 << bank | holding_bit(id);
-                self.stats.lock_acquisitions_per_bank[bank] += 1;
-                self.bytes[usize::from(addr)]
+                self.locks.lock_acquisitions_per_bank[bank] += 1;
+                cell.get()
             }
             MemOp::St => {
-                self.bytes[usize::from(addr)] = value;
+                cell.set(value);
                 value
             }
             MemOp::StSync => {
-                self.bytes[usize::from(addr)] = value;
+                cell.set(value);
                 if let Some((_, _, since)) = self.bank_lock[bank].take() {
-                    self.stats.lock_hold_cycles_per_bank[bank] += cycle - since;
+                    self.locks.lock_hold_cycles_per_bank[bank] += cycle - since;
                     if let Some(log) = &mut self.closed {
                         log.push((id, addr, since, cycle));
                     }
@@ -258,11 +356,15 @@ impl SharedMemory {
                 if !self.bank_conflicts {
                     self.gate &= !(1 << bank);
                 }
-                woken = std::mem::take(&mut self.waiters[bank]);
+                wakes = Wakes {
+                    mask: std::mem::take(&mut self.waiters[bank]),
+                    closer: id,
+                    cycle,
+                };
                 value
             }
         };
-        (out, woken)
+        Performed { value, wakes }
     }
 
     /// Put a core to sleep until the sequence open on `bank` closes.
@@ -306,8 +408,7 @@ mod tests {
             (9, MemOp::StSync, 0x500),
         ];
         for (cycle, (core, op, addr)) in steps.into_iter().enumerate() {
-            assert_eq!(m.check(core, cycle as u64, op, addr), Attempt::Proceed);
-            m.commit(core, cycle as u64, op, addr, 0x42);
+            assert!(m.perform(core, cycle as u64, op, addr, 0x42).is_ok());
             assert_gate_matches(&m);
         }
         assert_eq!(m.gate(), 0);
@@ -316,7 +417,7 @@ mod tests {
     #[test]
     fn a_clear_gate_means_a_plain_access_proceeds() {
         let mut m = SharedMemory::new(&[], false);
-        m.commit(2, 0, MemOp::LdSync, 0x234, 0);
+        m.perform(2, 0, MemOp::LdSync, 0x234, 0).unwrap();
         for core in 0..16u8 {
             for addr in [0x234u16, 0x235, 0x100, 0xfff] {
                 for op in [MemOp::Ld, MemOp::St] {
@@ -335,8 +436,8 @@ mod tests {
     fn bank_conflict_model_closes_every_bank() {
         let mut m = SharedMemory::new(&[], true);
         assert_eq!(m.gate() & ALL_BANKS, ALL_BANKS);
-        m.commit(0, 0, MemOp::LdSync, 0x010, 0);
-        m.commit(0, 1, MemOp::StSync, 0x010, 0);
+        m.perform(0, 0, MemOp::LdSync, 0x010, 0).unwrap();
+        m.perform(0, 1, MemOp::StSync, 0x010, 0).unwrap();
         assert_eq!(m.gate(), ALL_BANKS);
     }
 }

@@ -103,8 +103,19 @@ pub enum RunError {
         cores: Vec<UnfinishedCore>,
         next_frame: Option<usize>,
     },
-    /// The backend could not run the program (not the program's fault).
-    Backend { frame: usize, message: String },
+    /// The backend could not run the program (not the program's fault): the JIT cannot
+    /// start on this host, or could not compile a frame. `frame` is the instruction frame
+    /// it was preparing, if any.
+    Backend {
+        frame: Option<usize>,
+        message: String,
+    },
+    /// The emulator broke one of its own invariants, or panicked (a bug, never the
+    /// program's fault). `frame` is where it showed, if known.
+    Internal {
+        frame: Option<usize>,
+        message: String,
+    },
 }
 
 impl fmt::Display for RunError {
@@ -163,8 +174,16 @@ impl fmt::Display for RunError {
                 }
                 Ok(())
             }
-            RunError::Backend { frame, message } => {
-                write!(f, "frame {frame}: backend error: {message}")
+            RunError::Backend { frame, message } => match frame {
+                Some(frame) => write!(f, "frame {frame}: backend error: {message}"),
+                None => write!(f, "backend error: {message}"),
+            },
+            RunError::Internal { frame, message } => {
+                write!(f, "internal error (a bug in gpu16, please report it)")?;
+                if let Some(frame) = frame {
+                    write!(f, " at frame {frame}")?;
+                }
+                write!(f, ": {message}")
             }
         }
     }
@@ -177,9 +196,21 @@ impl RunError {
             RunError::Fault { rule, .. } => rule.name(),
             RunError::Watchdog { .. } => "watchdog",
             RunError::Backend { .. } => "backend",
+            RunError::Internal { .. } => "internal",
+        }
+    }
+
+    /// The frame the failure names, if any.
+    pub fn frame(&self) -> Option<usize> {
+        match self {
+            RunError::Fault { frame, .. } => Some(*frame),
+            RunError::Watchdog { .. } => None,
+            RunError::Backend { frame, .. } | RunError::Internal { frame, .. } => *frame,
         }
     }
 }
+
+impl std::error::Error for RunError {}
 
 /// A failed run: the error and the machine's state when it happened.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -194,4 +225,8 @@ impl fmt::Display for RunFailure {
     }
 }
 
-impl std::error::Error for RunFailure {}
+impl std::error::Error for RunFailure {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}

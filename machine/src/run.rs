@@ -3,54 +3,33 @@
 //! could observe; the loop then always serves the earliest pending event (a parked memory
 //! access, a deferred fault, the watchdog), so every backend sees the same interleaving.
 
-use crate::backend::{event_key, retire, Backend, CoreExit, CoreState, Port};
+use crate::backend::{retire, Backend, CoreExit, DirectBounds, EventKey, Port};
 use crate::banks::FrameBanks;
 use crate::config::{Config, MAX_CYCLE_LIMIT};
+use crate::cores::{CoreTable, Mode, Part};
 use crate::frame::{FrameKind, InstrFrame, Program};
-use crate::isa::{address, Flow, Instr, FRAME_INSTRS};
-use crate::memory::{bank_of, Attempt, FaultRule, SharedMemory, Stall, BANKS};
+use crate::isa::{execute, Flow, Instr, FRAME_INSTRS};
+use crate::memory::{bank_of, FaultRule, Refusal, SharedMemory, Stall, Wakes, BANKS};
 use crate::observe::{Event, Observer, Progress, StallCause};
 use crate::report::{CoreCounters, CoreWait, RunError, RunFailure, RunReport, UnfinishedCore};
 use crate::scheduler::{Step, TaskScheduler, Wait};
+use crate::semantics::{Concrete, Effect};
 use std::collections::HashMap;
 use std::rc::Rc;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Mode {
-    Idle,
-    /// Runs from its IP in its cycle.
-    Runnable,
-    /// Stopped before the memory instruction at its IP (or at the cycle limit); the loop
-    /// performs the access in its turn. `bank_retry` after a bank-conflict stall.
-    Parked {
-        bank_retry: bool,
-    },
-    /// Asleep until the open sequence on `bank` closes; stalled since `since`.
-    Sleeping {
-        bank: usize,
-        since: u64,
-        addr: u16,
-    },
-    /// Broke a rule in `cycle`; reported when that is the earliest event.
-    Faulted {
-        rule: FaultRule,
-        cycle: u64,
-    },
-}
-
-struct Slot<C> {
-    mode: Mode,
-    code: Option<C>,
-    instrs: [Instr; FRAME_INSTRS],
-    frame: usize,
-    start: u64,
-}
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum SchedulerState {
     Blocked,
     Done,
     Limit,
+}
+
+/// Where the scheduler stands, as the loop last asked it: its state, and for each core the
+/// event key before which no core of a task it has yet to issue can act.
+#[derive(Clone, Copy)]
+struct SchedulerBound {
+    before: [EventKey; 16],
+    state: SchedulerState,
 }
 
 /// Run `program` on a machine whose shared memory starts as `memory` (zero past its end).
@@ -85,26 +64,13 @@ pub fn run_observed<B: Backend, O: Observer>(
         config,
         memory: shared,
         observer,
-        cores: std::array::from_fn(|i| CoreState {
-            id: i as u8,
-            ..CoreState::default()
-        }),
-        slots: (0..16)
-            .map(|_| Slot {
-                mode: Mode::Idle,
-                code: None,
-                instrs: [Instr::Nop; FRAME_INSTRS],
-                frame: 0,
-                start: 0,
-            })
-            .collect(),
+        cores: CoreTable::new(),
         lb: [0; 16],
         counters: [CoreCounters::default(); 16],
         last_core_cycle: None,
         frames_done: 0,
-        keys: [u64::MAX; 16],
         ends: 0,
-        banks: [0; 16],
+        bounds: DirectBounds::default(),
         bank_cache: HashMap::new(),
     };
     let outcome = run.go();
@@ -112,7 +78,7 @@ pub fn run_observed<B: Backend, O: Observer>(
         let cycle = match &error {
             RunError::Fault { cycle, .. } => *cycle,
             RunError::Watchdog { limit, .. } => *limit,
-            RunError::Backend { .. } => run.end_cycle(),
+            RunError::Backend { .. } | RunError::Internal { .. } => run.end_cycle(),
         };
         let mut state = run.report();
         state.cycles = cycle;
@@ -127,19 +93,16 @@ struct Run<'a, B: Backend, O: Observer> {
     config: Config,
     ts: TaskScheduler<'a>,
     memory: SharedMemory,
-    cores: [CoreState; 16],
-    slots: Vec<Slot<B::Code>>,
+    cores: CoreTable<B::Code>,
     /// For a core running a task: a lower bound on the cycle of its last instruction.
     lb: [u64; 16],
     counters: [CoreCounters; 16],
     last_core_cycle: Option<u64>,
     frames_done: u64,
-    /// Each core's event key (`u64::MAX` when it has none).
-    keys: [u64; 16],
     /// Core parts ended so far: a change tells the loop the scheduler may act.
     ends: u64,
-    /// The banks each core's current task can touch.
-    banks: [u16; 16],
+    /// The per-bank bounds compiled code reads; lent to each port.
+    bounds: DirectBounds,
     bank_cache: HashMap<[u16; FRAME_INSTRS], Rc<FrameBanks>>,
 }
 
@@ -149,38 +112,51 @@ const BANK_CACHE_FRAMES: usize = 4096;
 impl<B: Backend, O: Observer> Run<'_, B, O> {
     fn go(&mut self) -> Result<(), RunError> {
         let limit = self.config.max_cycles;
-        let mut ts = ([0; 16], SchedulerState::Blocked);
+        let mut ts = SchedulerBound {
+            before: [EventKey::from_raw(0); 16],
+            state: SchedulerState::Blocked,
+        };
         let mut ts_fresh = false;
         loop {
             // The scheduler's bound stays valid as cores advance (it is a lower bound on its
             // next decision); it is recomputed when a core's end may let it act, or when the
             // earliest core event reaches it.
-            let mut earliest = self.earliest(None);
-            if !ts_fresh || earliest.is_some_and(|(k, i)| k >= ts.0[i]) {
+            let mut earliest = self.cores.earliest(None);
+            if !ts_fresh || earliest.is_some_and(|k| k >= ts.before[usize::from(k.core())]) {
                 ts = self.advance_scheduler()?;
                 ts_fresh = true;
-                earliest = self.earliest(None);
+                earliest = self.cores.earliest(None);
             }
-            let Some((key, i)) = earliest else {
-                return match ts.1 {
+            let Some(key) = earliest else {
+                return match ts.state {
                     SchedulerState::Done => Ok(()),
                     SchedulerState::Limit => Err(self.watchdog()),
-                    SchedulerState::Blocked => Err(RunError::Backend {
-                        frame: self.ts.next_frame().unwrap_or(0),
-                        message: "internal: the scheduler waits on no running core".into(),
+                    SchedulerState::Blocked => Err(RunError::Internal {
+                        frame: self.ts.next_frame(),
+                        message: "the scheduler waits on no running core".into(),
                     }),
                 };
             };
-            if key >> 4 >= limit {
+            if key.cycle() >= limit {
                 return Err(self.watchdog());
             }
-            debug_assert!(key < ts.0[i], "event {key:#x} (cycle {}, core {i}) at or past the scheduler bound {:#x} (cycle {}), fresh {ts_fresh}", key >> 4, ts.0[i], ts.0[i] >> 4);
+            let i = usize::from(key.core());
+            debug_assert!(
+                key < ts.before[i],
+                "event {key:?} at or past the scheduler bound {:?}, fresh {ts_fresh}",
+                ts.before[i]
+            );
             let ends = self.ends;
-            match self.slots[i].mode {
+            match self.cores.mode(i) {
                 Mode::Faulted { rule, cycle } => return Err(self.fault(i, rule, cycle, None)),
-                Mode::Runnable => self.run_core(i, ts.0[i]),
+                Mode::Runnable => self.run_core(i, ts.before[i]),
                 Mode::Parked { .. } => self.perform_parked(i)?,
-                Mode::Idle | Mode::Sleeping { .. } => unreachable!("not an event"),
+                Mode::Idle | Mode::Sleeping { .. } => {
+                    return Err(RunError::Internal {
+                        frame: Some(self.cores.part[i].frame),
+                        message: format!("core {i} has an event but is idle or asleep"),
+                    })
+                }
             }
             if self.ends != ends {
                 ts_fresh = false;
@@ -190,7 +166,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
 
     /// Let the scheduler act until it must wait on cores. Returns the event key before which
     /// no newly issued core can act, and the scheduler's state.
-    fn advance_scheduler(&mut self) -> Result<([u64; 16], SchedulerState), RunError> {
+    fn advance_scheduler(&mut self) -> Result<SchedulerBound, RunError> {
         self.refresh_bounds();
         loop {
             let step = self.ts.step(&self.lb);
@@ -199,7 +175,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                 self.observer.progress(Progress {
                     frames: self.frames_done,
                     tasks: self.ts.summary.tasks,
-                    instructions: self.cores.iter().map(|c| c.instructions).sum(),
+                    instructions: self.cores.state.iter().map(|c| c.instructions).sum(),
                 });
             }
             match step {
@@ -210,7 +186,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                     let m = cf.r0_init_mask();
                     for c in 0..16 {
                         if m & (1 << c) != 0 {
-                            self.cores[c].regs[0] = cf.init_r0[c];
+                            self.cores.state[c].regs[0] = cf.init_r0[c];
                         }
                     }
                 }
@@ -234,45 +210,53 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                     let f = self.program.instr(frame);
                     let frame_banks = self.frame_banks(&f);
                     let code = self.backend.prepare(&f).map_err(|e| RunError::Backend {
-                        frame,
-                        message: e.0,
+                        frame: Some(frame),
+                        message: e.to_string(),
                     })?;
                     for c in 0..16 {
                         if mask & (1 << c) != 0 {
-                            let slot = &mut self.slots[c];
-                            debug_assert_eq!(slot.mode, Mode::Idle);
-                            slot.mode = Mode::Runnable;
-                            slot.code = Some(code.clone());
-                            slot.instrs = f.instrs;
-                            slot.frame = frame;
-                            slot.start = start;
-                            self.cores[c].ip = 0;
-                            self.cores[c].cycle = start;
-                            self.banks[c] = frame_banks
+                            debug_assert_eq!(self.cores.mode(c), Mode::Idle);
+                            let banks = frame_banks
                                 .as_ref()
-                                .map_or(0, |b| b.for_core(c as u8, &self.cores[c].regs));
+                                .map_or(0, |b| b.for_core(c as u8, &self.cores.state[c].regs));
+                            let part = Part {
+                                code: Some(code.clone()),
+                                instrs: f.instrs,
+                                frame,
+                                start,
+                            };
+                            self.cores.start(c, part, banks);
                             self.lb[c] = start;
                             self.counters[c].tasks += 1;
                             self.counters[c].ran = true;
-                            self.refresh_key(c);
                         }
                     }
                 }
-                Step::Blocked { bounds } => {
-                    // A task processed in cycle b starts its cores after its broadcast.
-                    let bc = self.config.timing.broadcast_cycles;
-                    let keys = bounds.map(|b| {
-                        let first_start = b.saturating_add(bc);
-                        if first_start >= MAX_CYCLE_LIMIT * 2 {
-                            u64::MAX
+                Step::Blocked { starts } => {
+                    let before = starts.map(|s| {
+                        if s >= MAX_CYCLE_LIMIT * 2 {
+                            EventKey::NEVER
                         } else {
-                            event_key(first_start, 0)
+                            EventKey::new(s, 0)
                         }
                     });
-                    return Ok((keys, SchedulerState::Blocked));
+                    return Ok(SchedulerBound {
+                        before,
+                        state: SchedulerState::Blocked,
+                    });
                 }
-                Step::Done => return Ok(([u64::MAX; 16], SchedulerState::Done)),
-                Step::Limit => return Ok(([u64::MAX; 16], SchedulerState::Limit)),
+                Step::Done => {
+                    return Ok(SchedulerBound {
+                        before: [EventKey::NEVER; 16],
+                        state: SchedulerState::Done,
+                    })
+                }
+                Step::Limit => {
+                    return Ok(SchedulerBound {
+                        before: [EventKey::NEVER; 16],
+                        state: SchedulerState::Limit,
+                    })
+                }
             }
         }
     }
@@ -330,41 +314,40 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     /// next event (only the holder's st_sync wakes it).
     fn refresh_bounds(&mut self) {
         for i in 0..16 {
-            self.lb[i] = match self.slots[i].mode {
+            self.lb[i] = match self.cores.mode(i) {
                 Mode::Idle => 0,
-                Mode::Runnable | Mode::Parked { .. } | Mode::Faulted { .. } => self.keys[i] >> 4,
-                Mode::Sleeping { bank, since, .. } => {
-                    let holder = self
-                        .memory
-                        .bank_lock(bank)
-                        .map_or(i, |(h, _)| usize::from(h));
-                    since.max(self.keys[holder] >> 4)
+                Mode::Runnable | Mode::Parked { .. } | Mode::Faulted { .. } => {
+                    self.cores.key(i).cycle()
                 }
+                Mode::Sleeping { bank, since, .. } => since.max(self.wake_key(i, bank).cycle()),
             };
         }
+    }
+
+    /// The earliest a sleeper on `bank` can act: the lock holder's next event.
+    fn wake_key(&self, sleeper: usize, bank: usize) -> EventKey {
+        let holder = self
+            .memory
+            .bank_lock(bank)
+            .map_or(sleeper, |(h, _)| usize::from(h));
+        self.cores.key(holder)
     }
 
     /// For each bank, the earliest event of another core that may touch it: its own next
     /// event, or for a sleeper its lock holder's (it wakes no earlier). A newly issued task
     /// may touch any bank, so nothing passes the scheduler's bound.
-    fn bank_horizon(&self, i: usize, ts_bound: u64) -> [u64; BANKS] {
+    fn bank_horizon(&self, i: usize, ts_bound: EventKey) -> [u64; BANKS] {
         let mut any = ts_bound;
-        let mut h = [u64::MAX; BANKS];
+        let mut h = [EventKey::NEVER; BANKS];
         for j in 0..16 {
             if j == i {
                 continue;
             }
-            let (key, banks) = match self.slots[j].mode {
+            let (key, banks) = match self.cores.mode(j) {
                 Mode::Idle => continue,
-                Mode::Runnable | Mode::Parked { .. } => (self.keys[j], self.banks[j]),
-                Mode::Faulted { .. } => (self.keys[j], 0xFFFF),
-                Mode::Sleeping { bank, .. } => {
-                    let holder = self
-                        .memory
-                        .bank_lock(bank)
-                        .map_or(j, |(h, _)| usize::from(h));
-                    (self.keys[holder], self.banks[j])
-                }
+                Mode::Runnable | Mode::Parked { .. } => (self.cores.key(j), self.cores.banks[j]),
+                Mode::Faulted { .. } => (self.cores.key(j), 0xFFFF),
+                Mode::Sleeping { bank, .. } => (self.wake_key(j, bank), self.cores.banks[j]),
             };
             if banks == 0xFFFF {
                 any = any.min(key);
@@ -377,75 +360,54 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                 }
             }
         }
-        h.map(|x| x.min(any))
+        h.map(|x| x.min(any).raw())
     }
 
-    /// Recompute core `i`'s event key after its mode or cycle changed.
-    fn refresh_key(&mut self, i: usize) {
-        self.keys[i] = match self.slots[i].mode {
-            Mode::Runnable | Mode::Parked { .. } => event_key(self.cores[i].cycle, i as u8),
-            Mode::Faulted { cycle, .. } => event_key(cycle, i as u8),
-            Mode::Idle | Mode::Sleeping { .. } => u64::MAX,
-        };
-    }
-
-    /// The earliest pending core event, leaving out `except`. A key's low four bits are its
-    /// core, so a plain minimum finds both.
-    fn earliest(&self, except: Option<usize>) -> Option<(u64, usize)> {
-        let mut keys = self.keys;
-        if let Some(i) = except {
-            keys[i] = u64::MAX;
-        }
-        let k = keys.into_iter().fold(u64::MAX, u64::min);
-        (k != u64::MAX).then_some((k, (k & 0xF) as usize))
-    }
-
-    fn run_core(&mut self, i: usize, ts_bound: u64) {
+    fn run_core(&mut self, i: usize, ts_bound: EventKey) {
         let horizon = self.bank_horizon(i, ts_bound);
-        let code = self.slots[i]
+        let code = self.cores.part[i]
             .code
             .as_ref()
             .expect("a runnable core has code");
         let mut port = Port::new(
             &mut self.memory,
             horizon,
-            &self.banks,
+            &self.cores.banks,
+            &self.bounds,
             self.config.max_cycles,
         );
-        let exit = self.backend.run_core(code, &mut self.cores[i], &mut port);
+        let exit = self
+            .backend
+            .run_core(code, &mut self.cores.state[i], &mut port);
         let woken = std::mem::take(&mut port.woken);
         for (w, at) in woken {
             self.wake(w, at);
         }
         self.after_exit(i, exit);
-        self.refresh_key(i);
         self.observe_locks();
     }
 
     fn after_exit(&mut self, i: usize, exit: CoreExit) {
         match exit {
-            CoreExit::Parked => {
-                self.slots[i].mode = Mode::Parked { bank_retry: false };
-            }
+            CoreExit::Parked => self.cores.set_mode(i, Mode::Parked { bank_retry: false }),
             CoreExit::Ended { by_ready } => {
-                let end = self.cores[i].cycle - 1;
+                let end = self.cores.state[i].cycle - 1;
                 if let Some(held) = self.memory.held(i as u8) {
                     let rule = if by_ready {
                         FaultRule::ReadyWhileHolding { held }
                     } else {
                         FaultRule::FrameEndWhileHolding { held }
                     };
-                    self.slots[i].mode = Mode::Faulted { rule, cycle: end };
+                    self.cores.set_mode(i, Mode::Faulted { rule, cycle: end });
                 } else {
-                    self.slots[i].mode = Mode::Idle;
-                    self.slots[i].code = None;
+                    self.cores.end(i);
                     self.ts.core_ended(i, end);
                     self.ends += 1;
-                    let start = self.slots[i].start;
+                    let start = self.cores.part[i].start;
                     self.counters[i].busy += end + 1 - start;
                     self.observer.event(Event::CorePart {
                         core: i as u8,
-                        frame: self.slots[i].frame,
+                        frame: self.cores.part[i].frame,
                         start,
                         end,
                     });
@@ -457,51 +419,49 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
 
     /// Perform the memory instruction a parked core stopped at; it is the earliest event.
     fn perform_parked(&mut self, i: usize) -> Result<(), RunError> {
-        let core = &mut self.cores[i];
+        let core = &mut self.cores.state[i];
         let cycle = core.cycle;
-        let Instr::Mem { op, a, hi, r } = self.slots[i].instrs[usize::from(core.ip)] else {
-            return Err(RunError::Backend {
-                frame: self.slots[i].frame,
+        let instr = self.cores.part[i].instrs[usize::from(core.ip & 0xF)];
+        let Effect::Memory(access) = execute(instr, &mut core.regs, core.id) else {
+            return Err(RunError::Internal {
+                frame: Some(self.cores.part[i].frame),
                 message: format!(
-                    "internal: core {i} parked at IP {} which is not a memory instruction",
+                    "core {i} parked at IP {} which is not a memory instruction",
                     core.ip
                 ),
             });
         };
-        let addr = address(core.regs[usize::from(a)], core.regs[usize::from(hi)]);
-        match self.memory.check(i as u8, cycle, op, addr) {
-            Attempt::Proceed => {
-                let (v, woken) =
-                    self.memory
-                        .commit(i as u8, cycle, op, addr, core.regs[usize::from(r)]);
-                if op.is_read() {
-                    core.regs[usize::from(r)] = v;
-                }
-                match retire(core, Flow::Memory) {
+        let addr = access.address();
+        let value = access.value.unwrap_or(0);
+        match self.memory.perform(i as u8, cycle, access.op, addr, value) {
+            Ok(performed) => {
+                let mut regs = Concrete {
+                    regs: &mut core.regs,
+                    core_id: core.id,
+                };
+                access.complete(&mut regs, performed.value);
+                match retire(core, Flow::Next) {
                     Some(exit) => self.after_exit(i, exit),
-                    None => self.slots[i].mode = Mode::Runnable,
+                    None => self.cores.set_mode(i, Mode::Runnable),
                 }
-                for w in 0..16u8 {
-                    if woken & (1 << w) != 0 {
-                        let at = if usize::from(w) > i { cycle } else { cycle + 1 };
-                        self.wake(w, at);
-                    }
-                }
+                self.wake_all(performed.wakes);
                 self.observe_locks();
             }
-            Attempt::Stall(Stall::Lock { .. }) => {
+            Err(Refusal::Stall(Stall::Lock { .. })) => {
                 let bank = bank_of(addr);
                 self.memory.sleep_on(bank, i as u8);
-                self.slots[i].mode = Mode::Sleeping {
-                    bank,
-                    since: cycle,
-                    addr,
-                };
+                self.cores.set_mode(
+                    i,
+                    Mode::Sleeping {
+                        bank,
+                        since: cycle,
+                        addr,
+                    },
+                );
             }
-            Attempt::Stall(Stall::BankConflict) => {
+            Err(Refusal::Stall(Stall::BankConflict)) => {
                 self.counters[i].stalls += 1;
                 self.counters[i].bank_stalls += 1;
-                core.cycle += 1;
                 self.observer.event(Event::Stall {
                     core: i as u8,
                     from: cycle,
@@ -509,18 +469,23 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                     cause: StallCause::BankConflict,
                     addr,
                 });
-                self.slots[i].mode = Mode::Parked { bank_retry: true };
+                self.cores.park_at(i, cycle + 1, true);
             }
-            Attempt::Fault(rule) => return Err(self.fault(i, rule, cycle, Some(addr))),
+            Err(Refusal::Fault(rule)) => return Err(self.fault(i, rule, cycle, Some(addr))),
         }
-        self.refresh_key(i);
         Ok(())
+    }
+
+    fn wake_all(&mut self, wakes: Wakes) {
+        for (w, at) in wakes.iter() {
+            self.wake(w, at);
+        }
     }
 
     /// A sleeper retries in `at`; every cycle since its first stalled attempt was a stall.
     fn wake(&mut self, w: u8, at: u64) {
         let w = usize::from(w);
-        if let Mode::Sleeping { since, addr, .. } = self.slots[w].mode {
+        if let Mode::Sleeping { since, addr, .. } = self.cores.mode(w) {
             self.observer.event(Event::Stall {
                 core: w as u8,
                 from: since,
@@ -530,18 +495,16 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             });
             self.counters[w].stalls += at - since;
             self.counters[w].lock_stalls += at - since;
-            self.cores[w].cycle = at;
-            self.slots[w].mode = Mode::Parked { bank_retry: false };
-            self.refresh_key(w);
+            self.cores.park_at(w, at, false);
         }
     }
 
     fn fault(&self, i: usize, rule: FaultRule, cycle: u64, addr: Option<u16>) -> RunError {
         RunError::Fault {
             rule,
-            frame: self.slots[i].frame,
+            frame: self.cores.part[i].frame,
             core: i as u8,
-            ip: self.cores[i].ip,
+            ip: self.cores.state[i].ip,
             cycle,
             addr,
         }
@@ -550,12 +513,12 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     fn watchdog(&self) -> RunError {
         let mut cores = Vec::new();
         for i in 0..16 {
-            let slot = &self.slots[i];
-            let core = &self.cores[i];
-            let wait = match slot.mode {
+            let part = &self.cores.part[i];
+            let core = &self.cores.state[i];
+            let wait = match self.cores.mode(i) {
                 Mode::Idle => continue,
-                Mode::Runnable if core.cycle == slot.start => {
-                    CoreWait::NotStarted { start: slot.start }
+                Mode::Runnable if core.cycle == part.start => {
+                    CoreWait::NotStarted { start: part.start }
                 }
                 Mode::Runnable | Mode::Parked { bank_retry: false } | Mode::Faulted { .. } => {
                     CoreWait::Running
@@ -572,7 +535,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             };
             cores.push(UnfinishedCore {
                 core: i as u8,
-                frame: slot.frame,
+                frame: part.frame,
                 ip: core.ip,
                 wait,
             });
@@ -594,21 +557,21 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
 
     fn report(&mut self) -> RunReport {
         let mut counters = self.counters;
-        for (c, core) in counters.iter_mut().zip(&self.cores) {
+        for (c, core) in counters.iter_mut().zip(&self.cores.state) {
             c.instructions = core.instructions;
         }
         RunReport {
             backend: self.backend.name().to_string(),
             config: self.config,
             cycles: self.end_cycle(),
-            registers: std::array::from_fn(|i| self.cores[i].regs),
-            memory: Box::new(*self.memory.bytes()),
+            registers: std::array::from_fn(|i| self.cores.state[i].regs),
+            memory: self.memory.bytes(),
             tasks: std::mem::take(&mut self.ts.records),
             task_summary: self.ts.summary.clone(),
             instructions: counters.iter().map(|c| c.instructions).sum(),
             stalls: counters.iter().map(|c| c.stalls).sum(),
             cores: counters,
-            memory_stats: self.memory.stats.clone(),
+            memory_stats: self.memory.stats(),
         }
     }
 }

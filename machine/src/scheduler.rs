@@ -58,10 +58,11 @@ pub enum Step {
         start: u64,
         wait: Option<Wait>,
     },
-    /// Nothing can be decided until cores run further. As seen from core `c`, no frame is
-    /// processed before cycle `bounds[c]`: a frame that waits for `c` to end counts as
-    /// never, since whatever it starts comes after everything `c` does in its task.
-    Blocked { bounds: [u64; 16] },
+    /// Nothing can be decided until cores run further. As seen from core `c`, no core of a
+    /// task not yet issued acts before cycle `starts[c]` (the earliest decision plus the
+    /// broadcast): a frame that waits for `c` to end counts as never, since whatever it
+    /// starts comes after everything `c` does in its task.
+    Blocked { starts: [u64; 16] },
     /// Every frame is processed.
     Done,
     /// The next frame would be processed at or past the watchdog limit.
@@ -328,7 +329,7 @@ impl<'p> TaskScheduler<'p> {
                 IssuePolicy::InOrder => 1,
                 IssuePolicy::Lookahead => self.timing.lookahead_window.max(1),
             };
-            let end = self.program.len().min(self.head + window);
+            let end = self.program.len().min(self.head.saturating_add(window));
             let mut waiting_mask = 0u16;
             let mut earlier_unprocessed = false;
             let mut min_exact = u64::MAX;
@@ -389,7 +390,10 @@ impl<'p> TaskScheduler<'p> {
                     self.t = min_exact;
                     continue;
                 }
-                return Step::Blocked { bounds };
+                let broadcast = self.timing.broadcast_cycles;
+                return Step::Blocked {
+                    starts: bounds.map(|b| b.saturating_add(broadcast)),
+                };
             };
             let duration = if is_cf {
                 self.timing.control_frame_cycles

@@ -111,7 +111,9 @@ pub fn failure(f: &RunFailure) -> Value {
                 .map(|c| json!({"core": c.core, "frame": c.frame, "ip": c.ip, "state": format!("{:?}", c.wait)}))
                 .collect();
         }
-        RunError::Backend { frame, .. } => e["frame"] = json!(frame),
+        RunError::Backend { frame, .. } | RunError::Internal { frame, .. } => {
+            e["frame"] = json!(frame)
+        }
     }
     v["error"] = e;
     v

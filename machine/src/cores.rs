@@ -1,0 +1,116 @@
+//! The run loop's view of the 16 cores: each core's architectural state, what it is doing
+//! ([`Mode`]), the task it runs, and its place in the event order. A core's [`EventKey`]
+//! follows from its mode and cycle, so it is never stored apart from them: every change of
+//! mode goes through [`CoreTable::set_mode`] (or the methods built on it), which sets the key
+//! in the same step. The keys sit in one array so that the earliest event is one scan.
+
+use crate::backend::{CoreState, EventKey};
+use crate::isa::{Instr, FRAME_INSTRS};
+use crate::memory::{FaultRule, CORES};
+
+/// What a core is doing, as the run loop sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Runs no task.
+    Idle,
+    /// Runs from its IP in its cycle.
+    Runnable,
+    /// Stopped before the memory instruction at its IP (or at the cycle limit); the loop
+    /// performs the access in its turn. `bank_retry` after a bank-conflict stall.
+    Parked { bank_retry: bool },
+    /// Asleep until the open sequence on `bank` closes; stalled since `since` on `addr`.
+    Sleeping { bank: usize, since: u64, addr: u16 },
+    /// Broke a rule in `cycle`; reported when that is the earliest event.
+    Faulted { rule: FaultRule, cycle: u64 },
+}
+
+/// The task a core runs.
+pub(crate) struct Part<C> {
+    pub(crate) code: Option<C>,
+    pub(crate) instrs: [Instr; FRAME_INSTRS],
+    pub(crate) frame: usize,
+    /// The cycle of its first instruction.
+    pub(crate) start: u64,
+}
+
+/// Every core's state, mode, task and event key.
+pub(crate) struct CoreTable<C> {
+    pub(crate) state: [CoreState; CORES],
+    pub(crate) part: [Part<C>; CORES],
+    /// The banks each core's current task can touch.
+    pub(crate) banks: [u16; CORES],
+    mode: [Mode; CORES],
+    keys: [EventKey; CORES],
+}
+
+impl<C> CoreTable<C> {
+    pub(crate) fn new() -> CoreTable<C> {
+        CoreTable {
+            state: std::array::from_fn(|i| CoreState {
+                id: i as u8,
+                ..CoreState::default()
+            }),
+            part: std::array::from_fn(|_| Part {
+                code: None,
+                instrs: [Instr::Nop; FRAME_INSTRS],
+                frame: 0,
+                start: 0,
+            }),
+            banks: [0; CORES],
+            mode: [Mode::Idle; CORES],
+            keys: [EventKey::NEVER; CORES],
+        }
+    }
+
+    pub(crate) fn mode(&self, i: usize) -> Mode {
+        self.mode[i]
+    }
+
+    /// Core `i`'s next event: its next instruction or access, or its fault; never for an
+    /// idle or sleeping core.
+    pub(crate) fn key(&self, i: usize) -> EventKey {
+        self.keys[i]
+    }
+
+    /// Put core `i` in `mode`; its key follows from the mode and its cycle.
+    pub(crate) fn set_mode(&mut self, i: usize, mode: Mode) {
+        self.mode[i] = mode;
+        self.keys[i] = match mode {
+            Mode::Runnable | Mode::Parked { .. } => EventKey::new(self.state[i].cycle, i as u8),
+            Mode::Faulted { cycle, .. } => EventKey::new(cycle, i as u8),
+            Mode::Idle | Mode::Sleeping { .. } => EventKey::NEVER,
+        };
+    }
+
+    /// Start core `i` on a task: IP 0 in cycle `start`.
+    pub(crate) fn start(&mut self, i: usize, part: Part<C>, banks: u16) {
+        self.state[i].ip = 0;
+        self.state[i].cycle = part.start;
+        self.part[i] = part;
+        self.banks[i] = banks;
+        self.set_mode(i, Mode::Runnable);
+    }
+
+    /// Core `i` retries its parked access in `cycle`.
+    pub(crate) fn park_at(&mut self, i: usize, cycle: u64, bank_retry: bool) {
+        self.state[i].cycle = cycle;
+        self.set_mode(i, Mode::Parked { bank_retry });
+    }
+
+    /// Core `i`'s part ended: it runs no task.
+    pub(crate) fn end(&mut self, i: usize) {
+        self.part[i].code = None;
+        self.set_mode(i, Mode::Idle);
+    }
+
+    /// The earliest pending event of any core but `except`. A key's low four bits are its
+    /// core, so a plain minimum finds both.
+    pub(crate) fn earliest(&self, except: Option<usize>) -> Option<EventKey> {
+        let mut keys = self.keys;
+        if let Some(i) = except {
+            keys[i] = EventKey::NEVER;
+        }
+        let k = keys.into_iter().fold(EventKey::NEVER, EventKey::min);
+        (!k.is_never()).then_some(k)
+    }
+}
