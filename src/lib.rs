@@ -1,5 +1,8 @@
 //! The gpu16 facade: load a program and a memory image from files and run them on a chosen
-//! backend. The `gpu16` binary is built on this; tests and tools can use it too.
+//! backend. The `gpu16` binary is built on this; tests and tools can use it too. The
+//! library does not use clap: the binary's command line gives its enums their flags.
+
+#![forbid(unsafe_code)]
 
 pub mod diff;
 pub mod fuzz;
@@ -12,7 +15,7 @@ pub use gpu16_machine as machine;
 use gpu16_machine::{Config, Observer, Program, RunFailure, RunReport};
 
 /// The execution backends a run can use.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BackendKind {
     /// The reference interpreter.
     Interp,
@@ -26,6 +29,7 @@ impl BackendKind {
     /// The pair `diff` and `fuzz` compare by default.
     pub const DIFF_PAIR: [BackendKind; 2] = [BackendKind::Interp, BackendKind::Jit];
 
+    /// The backend's name, as the reports print it and the command line takes it.
     pub fn name(self) -> &'static str {
         match self {
             BackendKind::Interp => "interp",

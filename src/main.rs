@@ -1,4 +1,7 @@
-//! The `gpu16` command line: argument parsing and dispatch to the commands.
+//! The `gpu16` command line: argument parsing and dispatch to the commands. How a command's
+//! result becomes the exit status is `commands::status`.
+
+#![forbid(unsafe_code)]
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -33,7 +36,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match cli.command {
+    commands::status::exit(match cli.command {
         Command::Run(args) => commands::run::run(args),
         Command::Asm(args) => commands::asm::asm(args),
         Command::Disasm(args) => commands::asm::disasm(args),
@@ -41,12 +44,5 @@ fn main() -> ExitCode {
         Command::Gen(args) => commands::gen::gen(args),
         Command::Diff(args) => commands::diff::diff(args),
         Command::Fuzz(args) => commands::fuzz::fuzz(args),
-    };
-    match result {
-        Ok(code) => code,
-        Err(message) => {
-            eprintln!("error: {message}");
-            ExitCode::from(1)
-        }
-    }
+    })
 }

@@ -1,11 +1,11 @@
 //! `gpu16 asm`, `gpu16 disasm` and `gpu16 check`: thin shells over the gpu16-asm crate that
 //! choose files and formats, print diagnostics and set the exit status.
 
+use super::{emit, CliError, Finished};
 use clap::Args;
 use gpu16::input::{load_program, ProgramFormat};
 use gpu16::machine::Program;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 #[derive(Args)]
 pub struct AsmArgs {
@@ -35,11 +35,11 @@ pub struct CheckArgs {
 }
 
 /// Report diagnostics on stderr with a count; the exit status says they were errors.
-fn fail(diags: &gpu16_asm::Diagnostics) -> ExitCode {
+fn fail(diags: &gpu16_asm::Diagnostics) -> Finished {
     let n = diags.errors();
     eprint!("{diags}");
     eprintln!("{n} error{}", if n == 1 { "" } else { "s" });
-    ExitCode::from(1)
+    Finished::Reported
 }
 
 /// `$readmemh`-style words, one frame a line, readable by `gpu16 run prog.hex`.
@@ -56,11 +56,13 @@ fn hex_text(program: &Program) -> String {
     out
 }
 
-fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    std::fs::write(path, bytes).map_err(|e| format!("{}: cannot write: {e}", path.display()))
+fn write(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
+    std::fs::write(path, bytes)
+        .map_err(|e| CliError::Failed(format!("{}: cannot write: {e}", path.display())))
 }
 
-pub fn asm(args: AsmArgs) -> Result<ExitCode, String> {
+/// `gpu16 asm`: status 0, or 1 for errors in the source or an output it cannot write.
+pub fn asm(args: AsmArgs) -> Result<Finished, CliError> {
     let assembly = match gpu16_asm::assemble_file(&args.source) {
         Ok(a) => a,
         Err(d) => return Ok(fail(&d)),
@@ -68,44 +70,48 @@ pub fn asm(args: AsmArgs) -> Result<ExitCode, String> {
     let program = &assembly.program;
     let out = match (&args.output, args.hex) {
         (None, true) => {
-            super::emit(&hex_text(program));
-            return Ok(ExitCode::SUCCESS);
+            emit(&hex_text(program)).map_err(CliError::failed)?;
+            return Ok(Finished::Success);
         }
         (Some(p), _) => p.clone(),
         (None, false) => args.source.with_extension("bin"),
     };
     if out == args.source {
-        return Err(format!(
+        return Err(CliError::Failed(format!(
             "{}: the output would overwrite the source; name one with -o",
             out.display()
-        ));
+        )));
     }
     if args.hex {
         write(&out, hex_text(program).as_bytes())?;
     } else {
         write(&out, &program.image())?;
     }
-    super::emit(&format!(
+    emit(&format!(
         "{}: {} frames ({} bytes) -> {}\n",
         args.source.display(),
         program.len(),
         program.len() * 32,
         out.display()
-    ));
-    Ok(ExitCode::SUCCESS)
+    ))
+    .map_err(CliError::failed)?;
+    Ok(Finished::Success)
 }
 
-pub fn disasm(args: DisasmArgs) -> Result<ExitCode, String> {
-    let program = load_program(&args.image).map_err(|e| e.to_string())?;
+/// `gpu16 disasm`: status 0, or 1 for a bad image or an output it cannot write.
+pub fn disasm(args: DisasmArgs) -> Result<Finished, CliError> {
+    let program = load_program(&args.image).map_err(CliError::failed)?;
     let text = gpu16_asm::disassemble(&program);
     match &args.output {
         Some(p) => write(p, text.as_bytes())?,
-        None => super::emit(&text),
+        None => emit(&text).map_err(CliError::failed)?,
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Finished::Success)
 }
 
-pub fn check(args: CheckArgs) -> Result<ExitCode, String> {
+/// `gpu16 check`: status 0 with or without warnings, 1 for load errors or a stdout it
+/// cannot write.
+pub fn check(args: CheckArgs) -> Result<Finished, CliError> {
     let name = args.program.display().to_string();
     let is_source = matches!(
         ProgramFormat::of(&args.program),
@@ -122,16 +128,17 @@ pub fn check(args: CheckArgs) -> Result<ExitCode, String> {
             Err(e) => {
                 eprintln!("{e}");
                 eprintln!("1 error");
-                return Ok(ExitCode::from(1));
+                return Ok(Finished::Reported);
             }
         }
     };
     let findings = gpu16_asm::check(&program, map.as_ref(), &name);
     let n = findings.warnings();
-    super::emit(&format!(
+    emit(&format!(
         "{findings}{name}: {} frames, no errors, {n} warning{}\n",
         program.len(),
         if n == 1 { "" } else { "s" }
-    ));
-    Ok(ExitCode::SUCCESS)
+    ))
+    .map_err(CliError::failed)?;
+    Ok(Finished::Success)
 }

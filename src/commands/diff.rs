@@ -1,14 +1,16 @@
 //! `gpu16 diff`: run a program on two backends and print `identical` or the first
-//! divergence.
+//! divergence. Status 0 when identical, 1 on a divergence, 2 when it could not compare.
 
 use super::machine_args::MachineArgs;
+use super::stdout::StdoutError;
+use super::value_enums::BackendArg;
+use super::{emit, CliError, Finished};
 use clap::Args;
-use gpu16::diff::{first_divergence, locate};
+use gpu16::diff::{first_divergence, locate, Outcome};
 use gpu16::input::{load_memory, load_program};
 use gpu16::machine::Config;
 use gpu16::BackendKind;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 #[derive(Args)]
 pub struct DiffArgs {
@@ -18,59 +20,131 @@ pub struct DiffArgs {
     #[arg(long, value_name = "SM")]
     pub mem: Option<PathBuf>,
     /// The two backends to compare.
-    #[arg(long, value_enum, num_args = 2, value_names = ["A", "B"], default_values_t = BackendKind::DIFF_PAIR)]
-    pub backends: Vec<BackendKind>,
+    #[arg(long, value_enum, num_args = 2, value_names = ["A", "B"], default_values_t = BackendArg::DIFF_PAIR)]
+    pub backends: Vec<BackendArg>,
     #[command(flatten)]
     pub machine: MachineArgs,
 }
 
-pub fn diff(args: DiffArgs) -> Result<ExitCode, String> {
-    let program = load_program(&args.program).map_err(|e| e.to_string())?;
+/// `gpu16 diff`. Every error is [`CliError::CannotCompare`]: without both runs there is no
+/// verdict.
+pub fn diff(args: DiffArgs) -> Result<Finished, CliError> {
+    let program = load_program(&args.program).map_err(CliError::cannot_compare)?;
     let memory = match &args.mem {
-        Some(p) => load_memory(p).map_err(|e| e.to_string())?,
+        Some(p) => load_memory(p).map_err(CliError::cannot_compare)?,
         None => Vec::new(),
     };
-    let config = args.machine.config();
-    let (a, b) = (args.backends[0], args.backends[1]);
-    let ra = gpu16::run(a, &program, &memory, &config);
-    let rb = gpu16::run(b, &program, &memory, &config);
-    match first_divergence(a.name(), &ra, b.name(), &rb) {
-        None => {
-            super::emit("identical\n");
-            Ok(ExitCode::SUCCESS)
+    let (a, b) = (args.backends[0].0, args.backends[1].0);
+    let run = |backend, config: &Config| gpu16::run(backend, &program, &memory, config);
+    compare(a, b, &args.machine.config(), run, &mut emit).map_err(CliError::cannot_compare)
+}
+
+/// Run backends `a` and `b` through `run`, print the verdict through `out`, and say how it
+/// came out: [`Finished::Success`] when the outcomes are identical, [`Finished::Reported`]
+/// on a divergence, after locating the cycle where it first shows.
+fn compare(
+    a: BackendKind,
+    b: BackendKind,
+    config: &Config,
+    run: impl Fn(BackendKind, &Config) -> Outcome,
+    out: &mut impl FnMut(&str) -> Result<(), StdoutError>,
+) -> Result<Finished, StdoutError> {
+    let (ra, rb) = (run(a, config), run(b, config));
+    let Some(d) = first_divergence(a.name(), &ra, b.name(), &rb) else {
+        out("identical\n")?;
+        return Ok(Finished::Success);
+    };
+    out(&format!("divergence: {d}\n"))?;
+    // Rerun both with the watchdog earlier and earlier to find when it starts.
+    let cycles = |o: &Outcome| match o {
+        Ok(r) => r.cycles,
+        Err(f) => f.state.cycles,
+    };
+    let upper = cycles(&ra)
+        .max(cycles(&rb))
+        .clamp(1, config.max_cycles.max(1));
+    let run_to = |limit: u64| {
+        let c = Config {
+            max_cycles: limit,
+            ..*config
+        };
+        (run(a, &c), run(b, &c))
+    };
+    if let Some(l) = locate(a.name(), b.name(), upper, run_to) {
+        let at = l.core.map_or(String::new(), |(core, frame, ip)| {
+            format!(" (core {core}: frame {frame}, IP {ip})")
+        });
+        out(&format!(
+            "first seen with the watchdog at cycle {} (the runs agree with it at {}){at}: {}\n",
+            l.limit,
+            l.limit - 1,
+            l.divergence
+        ))?;
+    }
+    Ok(Finished::Reported)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpu16::machine::RunReport;
+
+    /// A stand-in for the backends: both finish at cycle 30, but the JIT's core 3 ends with
+    /// r5 = 7 once the watchdog lets it run past cycle 20.
+    fn fake(backend: BackendKind, config: &Config) -> Outcome {
+        let mut r = RunReport::initial(backend.name(), *config, &[]);
+        r.cycles = config.max_cycles.min(30);
+        if backend == BackendKind::Jit && config.max_cycles > 20 {
+            r.registers[3][5] = 7;
         }
-        Some(d) => {
-            super::emit(&format!("divergence: {d}\n"));
-            // Rerun both with the watchdog earlier and earlier to find when it starts.
-            let cycles = |o: &gpu16::diff::Outcome| match o {
-                Ok(r) => r.cycles,
-                Err(f) => f.state.cycles,
-            };
-            let upper = cycles(&ra)
-                .max(cycles(&rb))
-                .clamp(1, config.max_cycles.max(1));
-            let run_to = |limit: u64| {
-                let c = Config {
-                    max_cycles: limit,
-                    ..config
-                };
-                (
-                    gpu16::run(a, &program, &memory, &c),
-                    gpu16::run(b, &program, &memory, &c),
-                )
-            };
-            if let Some(l) = locate(a.name(), b.name(), upper, run_to) {
-                let at = l.core.map_or(String::new(), |(core, frame, ip)| {
-                    format!(" (core {core}: frame {frame}, IP {ip})")
-                });
-                super::emit(&format!(
-                    "first seen with the watchdog at cycle {} (the runs agree with it at {}){at}: {}\n",
-                    l.limit,
-                    l.limit - 1,
-                    l.divergence
-                ));
-            }
-            Ok(ExitCode::from(1))
-        }
+        Ok(r)
+    }
+
+    fn compare_to_text(a: BackendKind, b: BackendKind) -> (Result<Finished, StdoutError>, String) {
+        let mut text = String::new();
+        let config = Config::default();
+        let finished = compare(a, b, &config, fake, &mut |t: &str| {
+            text.push_str(t);
+            Ok(())
+        });
+        (finished, text)
+    }
+
+    #[test]
+    fn identical_outcomes_exit_0() {
+        let (finished, text) = compare_to_text(BackendKind::Interp, BackendKind::Auto);
+        assert_eq!(finished.unwrap().status(), 0);
+        assert_eq!(text, "identical\n");
+    }
+
+    #[test]
+    fn a_divergence_exits_1_and_is_located() {
+        let (finished, text) = compare_to_text(BackendKind::Interp, BackendKind::Jit);
+        assert_eq!(finished.unwrap().status(), 1);
+        assert!(
+            text.starts_with("divergence: registers: core 3 r5: interp 0x00, jit 0x07\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "first seen with the watchdog at cycle 21 (the runs agree with it at 20)"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_stdout_error_is_returned() {
+        let config = Config::default();
+        let failed = compare(
+            BackendKind::Interp,
+            BackendKind::Jit,
+            &config,
+            fake,
+            &mut |_| Err(StdoutError(std::io::Error::from_raw_os_error(28))),
+        );
+        let e = CliError::cannot_compare(failed.unwrap_err());
+        assert_eq!(e.status(), 2);
+        assert!(e.to_string().starts_with("cannot write to standard output"));
     }
 }

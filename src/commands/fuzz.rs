@@ -1,16 +1,19 @@
 //! `gpu16 fuzz`: generate programs from a range of seeds and diff two backends on each, on
-//! every core, stopping at the first divergence with a shrunk reproducer.
+//! every core, stopping at the first divergence with a shrunk reproducer. Status 0 when no
+//! program diverged, 1 on a divergence, 2 when it could not compare.
 
 use super::gen::parse_profile;
+use super::stdout::StdoutError;
+use super::value_enums::BackendArg;
+use super::{emit, CliError, Finished};
 use clap::Args;
-use gpu16::fuzz::{case, diverge, shrink_divergence};
+use gpu16::fuzz::{case, diverge, shrink_divergence, Case};
 use gpu16::BackendKind;
 use gpu16_gen::Profile;
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use std::io::IsTerminal;
-use std::path::PathBuf;
-use std::process::ExitCode;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 #[derive(Args)]
@@ -31,8 +34,8 @@ pub struct FuzzArgs {
     #[arg(long, value_parser = parse_profile)]
     pub profile: Option<Profile>,
     /// The two backends to compare.
-    #[arg(long, value_enum, num_args = 2, value_names = ["A", "B"], default_values_t = BackendKind::DIFF_PAIR)]
-    pub backends: Vec<BackendKind>,
+    #[arg(long, value_enum, num_args = 2, value_names = ["A", "B"], default_values_t = BackendArg::DIFF_PAIR)]
+    pub backends: Vec<BackendArg>,
     /// Where a shrunk reproducer is written.
     #[arg(long, value_name = "DIR", default_value = "fuzz-repro")]
     pub out: PathBuf,
@@ -53,8 +56,10 @@ fn parse_shard(s: &str) -> Result<(u64, u64), String> {
     Ok((i, k))
 }
 
-pub fn fuzz(args: FuzzArgs) -> Result<ExitCode, String> {
-    let (a, b) = (args.backends[0], args.backends[1]);
+/// `gpu16 fuzz`. Every error is [`CliError::CannotCompare`]: the campaign did not give a
+/// verdict it could report.
+pub fn fuzz(args: FuzzArgs) -> Result<Finished, CliError> {
+    let (a, b) = (args.backends[0].0, args.backends[1].0);
     let (shard, shards) = args.shard.unwrap_or((0, 1));
     // This shard's seeds, generated as the workers ask, so a campaign of any length needs
     // no memory for its seed list.
@@ -67,7 +72,7 @@ pub fn fuzz(args: FuzzArgs) -> Result<ExitCode, String> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.jobs.unwrap_or(0))
         .build()
-        .map_err(|e| format!("cannot start worker threads: {e}"))?;
+        .map_err(|e| CliError::cannot_compare(format!("cannot start worker threads: {e}")))?;
     let bar = if args.quiet || !std::io::stderr().is_terminal() {
         ProgressBar::hidden()
     } else {
@@ -75,7 +80,7 @@ pub fn fuzz(args: FuzzArgs) -> Result<ExitCode, String> {
     };
     bar.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} programs  {per_sec}  eta {eta}")
-            .map_err(|e| e.to_string())?,
+            .map_err(CliError::cannot_compare)?,
     );
     let started = Instant::now();
     // Panics inside a run become reported divergences (see `gpu16::fuzz::outcome`); keep
@@ -93,43 +98,85 @@ pub fn fuzz(args: FuzzArgs) -> Result<ExitCode, String> {
     });
     bar.finish_and_clear();
     let secs = started.elapsed().as_secs_f64();
-    let Some((c, d)) = found else {
-        super::emit(&format!(
+    let Some((case, first)) = found else {
+        emit(&format!(
             "{} programs, no divergence between {} and {} ({:.1} s, {:.0} programs/s)\n",
             programs,
             a.name(),
             b.name(),
             secs,
             programs as f64 / secs.max(1e-9)
-        ));
-        return Ok(ExitCode::SUCCESS);
+        ))
+        .map_err(CliError::cannot_compare)?;
+        return Ok(Finished::Success);
     };
-    let (image, memory) = shrink_divergence(a, b, &c.image, &c.memory, &c.config);
-    std::fs::create_dir_all(&args.out)
-        .map_err(|e| format!("{}: cannot create: {e}", args.out.display()))?;
-    let prog = args.out.join(format!("seed-{}.bin", c.seed));
-    let mem = args.out.join(format!("seed-{}.mem.bin", c.seed));
-    for (path, bytes) in [(&prog, &image), (&mem, &memory)] {
-        std::fs::write(path, bytes)
-            .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+    let (image, memory) = shrink_divergence(a, b, &case.image, &case.memory, &case.config);
+    let shrunk = diverge(a, b, &image, &memory, &case.config).unwrap_or(first.clone());
+    let found = Found {
+        a,
+        b,
+        case,
+        first,
+        image,
+        memory,
+        shrunk,
+    };
+    report(&found, &args.out, &mut emit)
+}
+
+/// A diverging case and its shrunk reproducer.
+struct Found {
+    /// The backends compared.
+    a: BackendKind,
+    b: BackendKind,
+    /// The lowest diverging seed's case.
+    case: Case,
+    /// How it diverged.
+    first: String,
+    /// The shrunk program image and memory, which still diverge.
+    image: Vec<u8>,
+    memory: Vec<u8>,
+    /// How the shrunk reproducer diverges.
+    shrunk: String,
+}
+
+/// Write the reproducer of `found` into `dir`, print the divergence and the `gpu16 diff`
+/// command that replays it through `out`: [`Finished::Reported`], or
+/// [`CliError::CannotCompare`] naming the file or stdout that could not be written.
+fn report(
+    found: &Found,
+    dir: &Path,
+    out: &mut impl FnMut(&str) -> Result<(), StdoutError>,
+) -> Result<Finished, CliError> {
+    let c = &found.case;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| CliError::cannot_compare(format!("{}: cannot create: {e}", dir.display())))?;
+    let prog = dir.join(format!("seed-{}.bin", c.seed));
+    let mem = dir.join(format!("seed-{}.mem.bin", c.seed));
+    for (path, bytes) in [(&prog, &found.image), (&mem, &found.memory)] {
+        std::fs::write(path, bytes).map_err(|e| {
+            CliError::cannot_compare(format!("{}: cannot write: {e}", path.display()))
+        })?;
     }
-    let after = diverge(a, b, &image, &memory, &c.config).unwrap_or(d.clone());
     let cfg = &c.config;
-    super::emit(&format!(
-        "divergence at seed {} (profile {}, violation {:?}): {d}\nshrunk to {} frames: {after}\nreproduce: gpu16 diff {} --mem {} --backends {} {} --issue {} {}--max-cycles {}\n",
+    out(&format!(
+        "divergence at seed {} (profile {}, violation {:?}): {}\nshrunk to {} frames: {}\nreproduce: gpu16 diff {} --mem {} --backends {} {} --issue {} {}--max-cycles {}\n",
         c.seed,
         c.profile.name(),
         c.violation.map(|v| v.name()),
-        image.len() / 32,
+        found.first,
+        found.image.len() / 32,
+        found.shrunk,
         prog.display(),
         mem.display(),
-        a.name(),
-        b.name(),
+        found.a.name(),
+        found.b.name(),
         cfg.issue.name(),
         if cfg.bank_conflicts { "--bank-conflicts " } else { "" },
         cfg.max_cycles
-    ));
-    Ok(ExitCode::from(1))
+    ))
+    .map_err(CliError::cannot_compare)?;
+    Ok(Finished::Reported)
 }
 
 /// Silences the panic printout until dropped, then puts the previous hook back.
@@ -150,5 +197,65 @@ impl Drop for QuietPanics {
         if let Some(previous) = self.0.take() {
             std::panic::set_hook(previous);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A divergence as the campaign would find it (the backends never diverge, so this one
+    /// is made up), for seed 5's case shrunk to one frame.
+    fn found() -> Found {
+        Found {
+            a: BackendKind::Interp,
+            b: BackendKind::Jit,
+            case: case(5, None),
+            first: "cycles: interp 9, jit 10".into(),
+            image: vec![1; 32],
+            memory: vec![2; 3],
+            shrunk: "cycles: interp 1, jit 2".into(),
+        }
+    }
+
+    fn scratch(test: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("gpu16-fuzz-{}-{test}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    #[test]
+    fn a_divergence_exits_1_with_a_reproducer() {
+        let dir = scratch("found");
+        let mut text = String::new();
+        let finished = report(&found(), &dir, &mut |t: &str| {
+            text.push_str(t);
+            Ok(())
+        });
+        assert_eq!(finished.unwrap().status(), 1);
+        assert_eq!(std::fs::read(dir.join("seed-5.bin")).unwrap(), [1; 32]);
+        assert_eq!(std::fs::read(dir.join("seed-5.mem.bin")).unwrap(), [2; 3]);
+        assert!(text.starts_with("divergence at seed 5 (profile "), "{text}");
+        assert!(
+            text.contains("shrunk to 1 frames: cycles: interp 1, jit 2\n"),
+            "{text}"
+        );
+        assert!(text.contains(" --backends interp jit --issue "), "{text}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_unwritable_reproducer_cannot_compare() {
+        // The directory's place is taken by a file.
+        let dir = scratch("blocked");
+        std::fs::write(&dir, b"").unwrap();
+        let e = report(&found(), &dir, &mut |_: &str| Ok(())).unwrap_err();
+        assert_eq!(e.status(), 2);
+        assert!(
+            e.to_string()
+                .contains(&format!("{}: cannot create", dir.display())),
+            "{e}"
+        );
+        std::fs::remove_file(&dir).unwrap();
     }
 }

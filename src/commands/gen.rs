@@ -1,9 +1,9 @@
 //! `gpu16 gen`: write a generated program (and its memory image) for a seed.
 
+use super::{CliError, Finished};
 use clap::Args;
 use gpu16_gen::{generate, generate_violating, Profile, Violation};
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 #[derive(Args)]
 pub struct GenArgs {
@@ -46,17 +46,19 @@ fn parse_violation(s: &str) -> Result<Violation, String> {
     })
 }
 
-pub fn gen(args: GenArgs) -> Result<ExitCode, String> {
+/// `gpu16 gen`: status 0, or 1 for an output it cannot write.
+pub fn gen(args: GenArgs) -> Result<Finished, CliError> {
     let g = match args.violation {
         Some(v) => generate_violating(args.seed, args.groups, args.profile, v),
         None => generate(args.seed, args.groups, args.profile),
     };
     let write = |path: &PathBuf, bytes: &[u8]| {
-        std::fs::write(path, bytes).map_err(|e| format!("{}: cannot write: {e}", path.display()))
+        std::fs::write(path, bytes)
+            .map_err(|e| CliError::Failed(format!("{}: cannot write: {e}", path.display())))
     };
     write(&args.out, &g.image)?;
     if let Some(m) = &args.mem_out {
         write(m, &g.memory)?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Finished::Success)
 }

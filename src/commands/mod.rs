@@ -1,4 +1,5 @@
-//! One module per subcommand, and the one way they write to stdout.
+//! One module per subcommand, the clap arguments they share, how they write to stdout and
+//! how their results become exit statuses.
 
 pub mod asm;
 pub mod diff;
@@ -6,11 +7,10 @@ pub mod fuzz;
 pub mod gen;
 pub mod machine_args;
 pub mod run;
+pub mod see_args;
+pub mod status;
+pub mod stdout;
+pub mod value_enums;
 
-use std::io::Write;
-
-/// Write to stdout; a closed pipe (`gpu16 run ... | head`) is not an error worth a panic.
-pub fn emit(text: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
-}
+pub use status::{CliError, Finished};
+pub use stdout::emit;

@@ -1,6 +1,9 @@
 //! `gpu16 run`: load a program and a memory image, run them, print the report.
 
 use super::machine_args::MachineArgs;
+use super::see_args::SeeArgs;
+use super::value_enums::BackendArg;
+use super::{emit, CliError, Finished};
 use clap::{Args, ValueEnum};
 use gpu16::input::{load_memory, load_program};
 use gpu16::machine::{Config, TaskLog};
@@ -8,7 +11,6 @@ use gpu16::output;
 use gpu16::progress::ProgressDisplay;
 use gpu16::BackendKind;
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::time::Instant;
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -26,8 +28,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "SM")]
     pub mem: Option<PathBuf>,
     /// Execution backend.
-    #[arg(long, value_enum, default_value_t = BackendKind::Auto)]
-    pub backend: BackendKind,
+    #[arg(long, value_enum, default_value_t = BackendArg(BackendKind::Auto))]
+    pub backend: BackendArg,
     #[command(flatten)]
     pub machine: MachineArgs,
     /// How much of the task timeline to keep and print.
@@ -43,13 +45,15 @@ pub struct RunArgs {
     #[arg(long, short = 'q')]
     pub quiet: bool,
     #[command(flatten)]
-    pub see: output::see::SeeArgs,
+    pub see: SeeArgs,
 }
 
-pub fn run(args: RunArgs) -> Result<ExitCode, String> {
-    let program = load_program(&args.program).map_err(|e| e.to_string())?;
+/// `gpu16 run`: status 0 for a run that finished, 1 for a load error, a failed run or an
+/// output that cannot be written.
+pub fn run(args: RunArgs) -> Result<Finished, CliError> {
+    let program = load_program(&args.program).map_err(CliError::failed)?;
     let memory = match &args.mem {
-        Some(p) => load_memory(p).map_err(|e| e.to_string())?,
+        Some(p) => load_memory(p).map_err(CliError::failed)?,
         None => Vec::new(),
     };
     let config = Config {
@@ -62,20 +66,27 @@ pub fn run(args: RunArgs) -> Result<ExitCode, String> {
     };
     let started = Instant::now();
     let mut progress = ProgressDisplay::new(program.len() as u64, args.quiet);
-    let (outcome, mut events) =
-        args.see
-            .run(args.backend, &program, &memory, &config, &mut progress);
+    let see = args.see.options();
+    let (outcome, mut events) = see.run(args.backend.0, &program, &memory, &config, &mut progress);
     progress.finish();
     let wall = started.elapsed();
-    args.see.write(&mut events, &program, &outcome)?;
+    see.write_files(&mut events, &outcome)
+        .map_err(CliError::Failed)?;
+    if let Some(chart) = see.timeline(&mut events, &program, &outcome) {
+        emit(&chart).map_err(CliError::failed)?;
+    }
+    if let Some(note) = see.cut_note(&events) {
+        eprintln!("{note}");
+    }
     match outcome {
         Ok(report) => {
             if let Some(path) = &args.dump_mem {
-                std::fs::write(path, &report.memory[..])
-                    .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+                std::fs::write(path, &report.memory[..]).map_err(|e| {
+                    CliError::Failed(format!("{}: cannot write: {e}", path.display()))
+                })?;
             }
             if args.json {
-                super::emit(&format!("{}\n", output::json::report(&report)));
+                emit(&format!("{}\n", output::json::report(&report))).map_err(CliError::failed)?;
             } else {
                 let secs = wall.as_secs_f64();
                 let rate = if secs > 0.0 {
@@ -91,15 +102,20 @@ pub fn run(args: RunArgs) -> Result<ExitCode, String> {
                         rate / 1e6
                     );
                 }
-                super::emit(&text);
+                emit(&text).map_err(CliError::failed)?;
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(Finished::Success)
         }
         Err(failure) => {
             if args.json {
-                super::emit(&format!("{}\n", output::json::failure(&failure)));
+                emit(&format!("{}\n", output::json::failure(&failure)))
+                    .map_err(CliError::failed)?;
             }
-            Err(format!("{}: {}", args.program.display(), failure.error))
+            Err(CliError::Failed(format!(
+                "{}: {}",
+                args.program.display(),
+                failure.error
+            )))
         }
     }
 }

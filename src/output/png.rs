@@ -10,7 +10,7 @@ use std::io::Write;
 pub const SIDE: u32 = 64;
 
 /// How a byte becomes a colour.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Palette {
     /// The byte as a gray level: 0 black, 255 white.
     #[default]

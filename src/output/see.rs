@@ -1,11 +1,13 @@
-//! The `gpu16 run` flags that show the machine (`--trace`, `--timeline`, `--mem-png`,
-//! `--vcd` and their options), and running with the event recorder only when one of the
-//! event outputs is asked for, so plain runs keep the machine's no-op observer.
+//! Showing the machine (`--trace`, `--timeline`, `--mem-png`, `--vcd` and their options),
+//! and running with the event recorder only when one of the event outputs is asked for, so
+//! plain runs keep the machine's no-op observer. The binary's `SeeArgs` parses the flags
+//! into a [`SeeOptions`]; this module writes the files and renders the chart, and the caller
+//! prints the chart and the note.
 //!
 //! The outputs are written for failed runs too: a trace of a run that faulted or hit the
 //! watchdog is often the quickest way to see why.
 
-use super::events::{Recorder, DEFAULT_LIMIT};
+use super::events::Recorder;
 use super::png::Palette;
 use crate::BackendKind;
 use gpu16_machine::{Config, Observer, Program, RunFailure, RunReport};
@@ -13,38 +15,29 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-#[derive(clap::Args, Clone, Debug)]
-pub struct SeeArgs {
-    /// Write a Chrome trace-event JSON of the run to FILE (open it in ui.perfetto.dev or
-    /// chrome://tracing; 1 us = 1 cycle).
-    #[arg(long, value_name = "FILE")]
+/// Which pictures of a run to make, and where to write them.
+#[derive(Clone, Debug)]
+pub struct SeeOptions {
+    /// Write a Chrome trace-event JSON of the run here.
     pub trace: Option<PathBuf>,
-    /// Keep at most N run events for --trace, --timeline and --vcd: the earliest cycles; the
-    /// outputs say where they were cut.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_LIMIT as u64,
-          value_parser = clap::value_parser!(u64).range(1..))]
+    /// Keep at most this many run events for the trace, the timeline and the VCD.
     pub trace_limit: u64,
-    /// Print a chart of tasks per core over the cycles (for short programs).
-    #[arg(long, conflicts_with = "json")]
+    /// Render a chart of tasks per core over the cycles.
     pub timeline: bool,
-    /// Width of the --timeline chart in columns [default: $COLUMNS, else 100].
-    #[arg(long, value_name = "N", requires = "timeline")]
+    /// Width of the chart in columns; `None`: [`super::timeline::default_width`].
     pub width: Option<usize>,
-    /// Write the final shared memory as a 64x64 PNG (a pixel a byte, address y*64+x).
-    #[arg(long, value_name = "FILE")]
+    /// Write the final shared memory as a 64x64 PNG here.
     pub mem_png: Option<PathBuf>,
-    /// Colours of --mem-png.
-    #[arg(long, value_enum, default_value_t = Palette::Gray, requires = "mem_png")]
+    /// Colours of the memory picture.
     pub palette: Palette,
-    /// Write a value-change dump (GTKWave) of per-core busy/ready/stall, EXEC_MASK and the
-    /// task pointer to FILE (1 time unit = 1 cycle).
-    #[arg(long, value_name = "FILE")]
+    /// Write a value-change dump (GTKWave) here.
     pub vcd: Option<PathBuf>,
 }
 
+/// The outcome of a run, as [`crate::run`] returns it.
 pub type Outcome = Result<RunReport, Box<RunFailure>>;
 
-impl SeeArgs {
+impl SeeOptions {
     fn wants_events(&self) -> bool {
         self.trace.is_some() || self.timeline || self.vcd.is_some()
     }
@@ -70,18 +63,14 @@ impl SeeArgs {
         (outcome, Some(both.0))
     }
 
-    /// Write the requested outputs of a run (or of a failed run's state); print the timeline
-    /// on stdout. Errors name the file.
-    pub fn write(
+    /// Write the requested files of a run (or of a failed run's state). Errors name the
+    /// file.
+    pub fn write_files(
         &self,
         events: &mut Option<Recorder>,
-        program: &Program,
         outcome: &Outcome,
     ) -> Result<(), String> {
-        let state = match outcome {
-            Ok(r) => r,
-            Err(f) => &f.state,
-        };
+        let state = state_of(outcome);
         if let Some(path) = &self.mem_png {
             to_file(path, |w| {
                 super::png::write(w, &state.memory, self.palette).map_err(|e| e.to_string())
@@ -100,25 +89,41 @@ impl SeeArgs {
                 super::vcd::write(w, rec, state.cycles).map_err(|e| e.to_string())
             })?;
         }
-        if self.timeline {
-            let width = self.width.unwrap_or_else(super::timeline::default_width);
-            let chart = super::timeline::render(rec, program, state.cycles, width);
-            let mut out = std::io::stdout().lock();
-            // A closed pipe is not worth an error, as for the report.
-            let _ = out
-                .write_all(format!("{chart}\n").as_bytes())
-                .and_then(|()| out.flush());
-        }
-        if let Some(c) = rec.cut_at() {
-            eprintln!(
-                "note: --trace-limit {} kept the {} events before cycle {c} and dropped {} \
-                 later ones; the trace, timeline and VCD stop at cycle {c}",
-                self.trace_limit,
-                rec.seen() - rec.dropped(),
-                rec.dropped()
-            );
-        }
         Ok(())
+    }
+
+    /// The timeline chart with its final newline, if it was asked for.
+    pub fn timeline(
+        &self,
+        events: &mut Option<Recorder>,
+        program: &Program,
+        outcome: &Outcome,
+    ) -> Option<String> {
+        let rec = events.as_mut().filter(|_| self.timeline)?;
+        let width = self.width.unwrap_or_else(super::timeline::default_width);
+        let chart = super::timeline::render(rec, program, state_of(outcome).cycles, width);
+        Some(format!("{chart}\n"))
+    }
+
+    /// The note for stderr when the event limit cut the record short.
+    pub fn cut_note(&self, events: &Option<Recorder>) -> Option<String> {
+        let rec = events.as_ref()?;
+        let c = rec.cut_at()?;
+        Some(format!(
+            "note: --trace-limit {} kept the {} events before cycle {c} and dropped {} \
+             later ones; the trace, timeline and VCD stop at cycle {c}",
+            self.trace_limit,
+            rec.seen() - rec.dropped(),
+            rec.dropped()
+        ))
+    }
+}
+
+/// The machine a run left behind, finished or failed.
+fn state_of(outcome: &Outcome) -> &RunReport {
+    match outcome {
+        Ok(r) => r,
+        Err(f) => &f.state,
     }
 }
 

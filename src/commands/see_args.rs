@@ -1,0 +1,55 @@
+//! The `gpu16 run` flags that show the machine: `--trace`, `--trace-limit`, `--timeline`,
+//! `--width`, `--mem-png`, `--palette` and `--vcd`. They are parsed here and handed to the
+//! library as a [`SeeOptions`], which does the work.
+
+use super::value_enums::PaletteArg;
+use clap::Args;
+use gpu16::output::events::DEFAULT_LIMIT;
+use gpu16::output::png::Palette;
+use gpu16::output::see::SeeOptions;
+use std::path::PathBuf;
+
+/// The flags of the pictures of a run.
+#[derive(Args, Clone, Debug)]
+pub struct SeeArgs {
+    /// Write a Chrome trace-event JSON of the run to FILE (open it in ui.perfetto.dev or
+    /// chrome://tracing; 1 us = 1 cycle).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// Keep at most N run events for --trace, --timeline and --vcd: the earliest cycles; the
+    /// outputs say where they were cut.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_LIMIT as u64,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub trace_limit: u64,
+    /// Print a chart of tasks per core over the cycles (for short programs).
+    #[arg(long, conflicts_with = "json")]
+    pub timeline: bool,
+    /// Width of the --timeline chart in columns [default: $COLUMNS, else 100].
+    #[arg(long, value_name = "N", requires = "timeline")]
+    pub width: Option<usize>,
+    /// Write the final shared memory as a 64x64 PNG (a pixel a byte, address y*64+x).
+    #[arg(long, value_name = "FILE")]
+    pub mem_png: Option<PathBuf>,
+    /// Colours of --mem-png.
+    #[arg(long, value_enum, default_value_t = PaletteArg(Palette::Gray), requires = "mem_png")]
+    pub palette: PaletteArg,
+    /// Write a value-change dump (GTKWave) of per-core busy/ready/stall, EXEC_MASK and the
+    /// task pointer to FILE (1 time unit = 1 cycle).
+    #[arg(long, value_name = "FILE")]
+    pub vcd: Option<PathBuf>,
+}
+
+impl SeeArgs {
+    /// The options as the library takes them.
+    pub fn options(self) -> SeeOptions {
+        SeeOptions {
+            trace: self.trace,
+            trace_limit: self.trace_limit,
+            timeline: self.timeline,
+            width: self.width,
+            mem_png: self.mem_png,
+            palette: self.palette.0,
+            vcd: self.vcd,
+        }
+    }
+}

@@ -1,0 +1,103 @@
+//! The exit status of every command, decided by type rather than by message.
+//!
+//! A command returns `Result<Finished, CliError>`:
+//! - `Ok(Finished::Success)`: status 0.
+//! - `Ok(Finished::Reported)`: status 1. The command ran to its end and has already printed
+//!   what it found: diagnostics (`asm`, `check`) or a divergence (`diff`, `fuzz`).
+//! - `Err(CliError::Failed)`: status 1. `main` prints `error: <message>`. This covers a bad
+//!   input file, a run that faulted or hit the watchdog, and an output that could not be
+//!   written.
+//! - `Err(CliError::CannotCompare)`: status 2, with the same message. Only `diff` and `fuzz`
+//!   return it, when they could not compare: they could not load the program or memory
+//!   file, start their workers, write a reproducer or write to stdout.
+//!
+//! clap's own usage errors also exit with 2, before any command runs.
+
+use std::fmt;
+use std::process::ExitCode;
+
+/// How a command that ran to its end came out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Finished {
+    /// Status 0: the command did what was asked. For `diff` the runs are identical, for
+    /// `fuzz` no program diverged.
+    Success,
+    /// Status 1: the command found a problem and has already reported it.
+    Reported,
+}
+
+impl Finished {
+    /// The process exit status.
+    pub fn status(self) -> u8 {
+        match self {
+            Finished::Success => 0,
+            Finished::Reported => 1,
+        }
+    }
+}
+
+/// Why a command stopped early. The message names the file when a file is the reason.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CliError {
+    /// Status 1: the command failed (a bad input, a failed run, an output it cannot write).
+    Failed(String),
+    /// Status 2: `diff` or `fuzz` could not compare, so there is no verdict.
+    CannotCompare(String),
+}
+
+impl CliError {
+    /// [`CliError::Failed`] with `reason` as its message.
+    pub fn failed(reason: impl fmt::Display) -> CliError {
+        CliError::Failed(reason.to_string())
+    }
+
+    /// [`CliError::CannotCompare`] with `reason` as its message.
+    pub fn cannot_compare(reason: impl fmt::Display) -> CliError {
+        CliError::CannotCompare(reason.to_string())
+    }
+
+    /// The process exit status.
+    pub fn status(&self) -> u8 {
+        match self {
+            CliError::Failed(_) => 1,
+            CliError::CannotCompare(_) => 2,
+        }
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CliError::Failed(m) | CliError::CannotCompare(m) => f.write_str(m),
+        }
+    }
+}
+
+/// The exit status of a command's result. An error is printed on stderr as
+/// `error: <message>` first.
+pub fn exit(result: Result<Finished, CliError>) -> ExitCode {
+    ExitCode::from(match result {
+        Ok(finished) => finished.status(),
+        Err(e) => {
+            eprintln!("error: {e}");
+            e.status()
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses() {
+        assert_eq!(Finished::Success.status(), 0);
+        assert_eq!(Finished::Reported.status(), 1);
+        assert_eq!(CliError::failed("x").status(), 1);
+        assert_eq!(CliError::cannot_compare("x").status(), 2);
+        assert_eq!(
+            CliError::cannot_compare("p.bin: gone").to_string(),
+            "p.bin: gone"
+        );
+    }
+}

@@ -1,0 +1,94 @@
+//! The library's enums as clap values: `--backend`/`--backends` ([`BackendArg`]) and
+//! `--palette` ([`PaletteArg`]). The library stays free of clap; these newtypes give its
+//! enums the names and help lines the command line shows. A backend's name is
+//! [`BackendKind::name`], the same name the reports print.
+
+use clap::builder::PossibleValue;
+use clap::ValueEnum;
+use gpu16::output::png::Palette;
+use gpu16::BackendKind;
+
+/// A [`BackendKind`] as a command-line value: `interp`, `jit` or `auto`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BackendArg(pub BackendKind);
+
+impl BackendArg {
+    /// The pair `diff` and `fuzz` compare by default.
+    pub const DIFF_PAIR: [BackendArg; 2] = [
+        BackendArg(BackendKind::DIFF_PAIR[0]),
+        BackendArg(BackendKind::DIFF_PAIR[1]),
+    ];
+}
+
+impl ValueEnum for BackendArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[
+            BackendArg(BackendKind::Interp),
+            BackendArg(BackendKind::Jit),
+            BackendArg(BackendKind::Auto),
+        ]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let help = match self.0 {
+            BackendKind::Interp => "The reference interpreter",
+            BackendKind::Jit => "Every frame compiled to native code with Cranelift",
+            BackendKind::Auto => "Interpret a frame until it is hot, then run it compiled",
+        };
+        Some(PossibleValue::new(self.0.name()).help(help))
+    }
+}
+
+/// A [`Palette`] as a command-line value: `gray`, `heat` or `rainbow`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PaletteArg(pub Palette);
+
+impl ValueEnum for PaletteArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[
+            PaletteArg(Palette::Gray),
+            PaletteArg(Palette::Heat),
+            PaletteArg(Palette::Rainbow),
+        ]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let (name, help) = match self.0 {
+            Palette::Gray => ("gray", "The byte as a gray level: 0 black, 255 white"),
+            Palette::Heat => ("heat", "Black, red, yellow, white as the byte grows"),
+            Palette::Rainbow => (
+                "rainbow",
+                "Hue from blue (0) through green to red (255), full brightness",
+            ),
+        };
+        Some(PossibleValue::new(name).help(help))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_value_parses_back_to_itself() {
+        for v in BackendArg::value_variants() {
+            let name = v.to_possible_value().unwrap().get_name().to_string();
+            assert_eq!(name, v.0.name());
+            assert_eq!(BackendArg::from_str(&name, false), Ok(*v));
+        }
+        for v in PaletteArg::value_variants() {
+            let name = v.to_possible_value().unwrap().get_name().to_string();
+            assert_eq!(PaletteArg::from_str(&name, false), Ok(*v));
+        }
+        let names = |vs: &[PaletteArg]| -> Vec<String> {
+            vs.iter()
+                .map(|v| v.to_possible_value().unwrap().get_name().to_string())
+                .collect()
+        };
+        assert_eq!(
+            names(PaletteArg::value_variants()),
+            ["gray", "heat", "rainbow"]
+        );
+        assert_eq!(BackendArg::DIFF_PAIR.map(|b| b.0.name()), ["interp", "jit"]);
+    }
+}

@@ -1,0 +1,91 @@
+//! The exit statuses of `gpu16 diff` and `gpu16 fuzz`, through the built binary: 0 when the
+//! backends agree, 2 when the command could not compare (a missing or malformed program or
+//! memory file, a reproducer directory it cannot create). No two backends diverge on
+//! purpose, so status 1 (a divergence) is checked by the unit tests of
+//! `src/commands/diff.rs` and `src/commands/fuzz.rs`.
+
+mod common;
+
+use common::{gpu16, s, stderr, stdout};
+use std::path::{Path, PathBuf};
+
+fn scratch(test: &str) -> PathBuf {
+    common::scratch("diff_fuzz_status", test)
+}
+
+fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(name)
+}
+
+#[test]
+fn diff_of_identical_runs_exits_0() {
+    let o = gpu16(&["diff", s(&example("counter.s"))]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "identical\n");
+    assert_eq!(stderr(&o), "");
+}
+
+#[test]
+fn diff_without_a_program_exits_2_naming_it() {
+    let d = scratch("missing");
+    let missing = d.join("missing.bin");
+    let o = gpu16(&["diff", s(&missing)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.starts_with("error: ") && e.contains(s(&missing)), "{e}");
+    assert_eq!(stdout(&o), "");
+}
+
+#[test]
+fn diff_of_a_malformed_image_exits_2_naming_it() {
+    let d = scratch("malformed");
+    let bin = d.join("short.bin");
+    std::fs::write(&bin, [0u8; 33]).unwrap();
+    let o = gpu16(&["diff", s(&bin)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("short.bin") && e.contains("not a multiple of the 32-byte frame size"),
+        "{e}"
+    );
+}
+
+#[test]
+fn diff_without_its_memory_file_exits_2_naming_it() {
+    let d = scratch("memory");
+    let missing = d.join("missing.mem");
+    let o = gpu16(&["diff", s(&example("counter.s")), "--mem", s(&missing)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains(s(&missing)), "{}", stderr(&o));
+}
+
+#[test]
+fn diff_usage_errors_exit_2() {
+    let o = gpu16(&["diff", s(&example("counter.s")), "--backends", "interp"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+#[test]
+fn fuzz_without_a_divergence_exits_0() {
+    let d = scratch("fuzz");
+    let out = d.join("repro");
+    let o = gpu16(&[
+        "fuzz",
+        "--count",
+        "6",
+        "--jobs",
+        "2",
+        "--quiet",
+        "--out",
+        s(&out),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).starts_with("6 programs, no divergence between interp and jit"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(!out.exists(), "no reproducer without a divergence");
+}
