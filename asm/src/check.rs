@@ -7,6 +7,7 @@ use crate::assemble::SourceMap;
 use crate::diagnostics::{Diagnostic, Diagnostics, Severity};
 use gpu16_machine::frame::TASK_MEMORY_FRAMES;
 use gpu16_machine::isa::{Instr, MemOp, FRAME_INSTRS};
+use gpu16_machine::semantics::loads_core_id;
 use gpu16_machine::{FrameKind, InstrFrame, Program};
 
 /// One lint finding: the frame, the instruction slot if it is about one, and the message.
@@ -96,7 +97,7 @@ fn instr_frame(frame: &InstrFrame, f: usize, out: &mut Vec<Finding>) {
             ));
         }
         if let Instr::SetConst { k, d } = i {
-            if d < 8 && k != 0 {
+            if loads_core_id(d) && k != 0 {
                 found.push((
                     slot,
                     format!("set_const into r{d} loads the core id, not 0x{k:02x}: only r8..r15 take a constant"),

@@ -184,8 +184,9 @@ impl<'r> FrameBuilder<'r> {
                     c,
                 }),
                 4 => {
+                    // mul writes two registers; neither may be protected.
                     let p = self.protected;
-                    self.writable(|c| p & (1 << ((c + 1) & 15)) == 0)
+                    self.writable(|c| p & Instr::Mul { a, b, c }.writes() == 0)
                         .map(|c| Instr::Mul { a, b, c })
                 }
                 5 | 6 => self.writable(|_| true).map(|c| Instr::Shift {
@@ -428,22 +429,11 @@ fn mask(rng: &mut Rng) -> u16 {
     }
 }
 
-/// The ignored bits of an instruction: operand bits that decoding drops.
-pub fn ignored_bits(i: Instr) -> u16 {
-    match i {
-        Instr::Nop | Instr::Ready => 0x0FFF,
-        Instr::Bnz { .. } => 0x000F,
-        Instr::Shift { .. } => 0x0080,
-        Instr::SetConst { d, .. } if d < 8 => 0x0FF0,
-        _ => 0,
-    }
-}
-
 /// The word of an instruction; now and then with some of its ignored bits set, so the word
 /// is not canonical but decodes to an instruction of the same semantics.
 pub(crate) fn word(rng: &mut Rng, i: Instr) -> u16 {
     let w = i.encode();
-    let ignored = ignored_bits(i);
+    let ignored = i.ignored_bits();
     if ignored == 0 || !rng.chance(IGNORED_BITS_PCT) {
         return w;
     }

@@ -34,6 +34,7 @@ use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, Module};
+use gpu16_machine::config::INSTRUCTION_CYCLES;
 use gpu16_machine::isa::{Instr, MemOp, FRAME_INSTRS, REGS};
 use gpu16_machine::semantics::{step, Effect, Semantics};
 use gpu16_machine::{CoreState, DirectAccess};
@@ -293,7 +294,7 @@ fn build(
         let end = shape.end[i];
         b.switch_to_block(check[i]);
         let c = b.use_var(cycle);
-        let after = b.ins().iadd_imm_u(c, (end - i + 1) as i64);
+        let after = b.ins().iadd_imm_u(c, cycles(end + 1 - i));
         let over = b.ins().icmp(IntCC::UnsignedGreaterThan, after, limit);
         b.ins().brif(over, slow[i], &[], body[i], &[]);
         if !shape.leader[i] {
@@ -309,7 +310,7 @@ fn build(
         let mut last = Effect::Next;
         for j in i..=end {
             if j != i && shape.resume[j] {
-                let cj = b.ins().iadd_imm_u(c0, (j - piece) as i64);
+                let cj = b.ins().iadd_imm_u(c0, cycles(j - piece));
                 b.def_var(cycle, cj);
                 b.ins().jump(body[j], &[]);
                 b.switch_to_block(body[j]);
@@ -330,7 +331,7 @@ fn build(
                 continue;
             };
             let op = access.op;
-            let at = b.ins().iadd_imm_u(c0, k as i64);
+            let at = b.ins().iadd_imm_u(c0, cycles(k));
             let lo = b.ins().uextend(types::I32, access.row);
             let bank = b.ins().uextend(types::I32, access.bank);
             let val = match access.value {
@@ -406,7 +407,7 @@ fn build(
         let c1 = if piece == i {
             after
         } else {
-            b.ins().iadd_imm_u(c0, (end - piece + 1) as i64)
+            b.ins().iadd_imm_u(c0, cycles(end + 1 - piece))
         };
         b.def_var(cycle, c1);
         // Where control goes after the segment's last instruction.
@@ -450,6 +451,11 @@ fn build(
     // Sealing only now: loop heads get their back edges before their phis are fixed.
     b.seal_all_blocks();
     b.finalize(module_config);
+}
+
+/// The cycles `n` instructions take.
+fn cycles(n: usize) -> i64 {
+    (n as u64 * INSTRUCTION_CYCLES) as i64
 }
 
 /// Whether the frame has a plain ld or st, so its code reads the `DirectAccess` views.

@@ -5,6 +5,7 @@
 
 use crate::cache::CompiledFrame;
 use gpu16_interp::interpret;
+use gpu16_machine::config::INSTRUCTION_CYCLES;
 use gpu16_machine::isa::{address, MemOp};
 use gpu16_machine::{CoreExit, CoreState, DirectAccess, Port};
 use std::any::Any;
@@ -100,8 +101,8 @@ pub(crate) fn enter(code: &CompiledFrame, core: &mut CoreState, port: &mut Port<
     // touches shared memory only at addresses masked to 12 bits and counters indexed by a
     // 4-bit bank, and cannot unwind (the callback catches panics).
     let rc = unsafe { (code.entry)(core, &mut ctx, limit, &direct) };
-    // Within one entry every executed instruction took exactly one cycle.
-    core.instructions += core.cycle - start;
+    // Within one entry every executed instruction took its cycles and nothing else did.
+    core.instructions += (core.cycle - start) / INSTRUCTION_CYCLES;
     if let Some(payload) = ctx.panic {
         resume_unwind(payload);
     }

@@ -9,6 +9,7 @@
 //! core there and the run loop performs it in its turn. This keeps the (cycle, core id) order
 //! of decisions.md exact while a lone core runs at native speed.
 
+use crate::config::INSTRUCTION_CYCLES;
 use crate::frame::InstrFrame;
 use crate::isa::{Flow, MemOp, FRAME_INSTRS};
 use crate::memory::{bank_of, holding_bit, SharedMemory, Wakes, BANKS};
@@ -314,7 +315,7 @@ impl<'m> Port<'m> {
 /// exit if the core's part ended.
 #[inline]
 pub fn retire(core: &mut CoreState, flow: Flow) -> Option<CoreExit> {
-    core.cycle += 1;
+    core.cycle += INSTRUCTION_CYCLES;
     core.instructions += 1;
     match flow {
         Flow::Jump(t) => {

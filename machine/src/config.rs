@@ -21,8 +21,12 @@ impl IssuePolicy {
     }
 }
 
-/// Latencies of the timing model. Every core instruction takes one cycle; that is fixed by
-/// the core pipeline and not configurable.
+/// Cycles one core instruction takes (decisions.md: every instruction takes 1 cycle). Fixed
+/// by the core pipeline, not configurable; the interpreter's `retire`, the JIT's segment
+/// arithmetic and its instruction count all use this one constant.
+pub const INSTRUCTION_CYCLES: u64 = 1;
+
+/// Latencies of the timing model that the task scheduler owns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Timing {
     /// Cycles the task scheduler spends on a control frame.
