@@ -3,6 +3,8 @@
 //! turns any loadable image back into source that re-assembles to the same bytes; the
 //! checker lints a program, from source or binary. `docs/assembly.md` is the reference.
 
+#![forbid(unsafe_code)]
+
 mod assemble;
 mod check;
 mod cursor;

@@ -2,6 +2,8 @@
 //! programs that break exactly one rule), and a shrinker that minimizes a program while a
 //! property (such as "the backends diverge") still holds.
 
+#![forbid(unsafe_code)]
+
 pub mod program;
 pub mod rng;
 pub mod shrink;

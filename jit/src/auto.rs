@@ -207,3 +207,72 @@ fn fall_back(cold: &Cold, e: &JitError) {
         words.join(" ")
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpu16_interp::Interpreter;
+    use gpu16_machine::frame::{ControlFrame, Fence};
+    use gpu16_machine::isa::AluOp;
+    use gpu16_machine::{run, Config, Program, RunError};
+
+    /// Sixteen cores count r9 down from 200 in a loop, issued twice: hot on both counts.
+    fn hot_program() -> Program {
+        let code = [
+            Instr::SetConst { k: 200, d: 9 },
+            Instr::SetConst { k: 1, d: 10 },
+            Instr::Alu {
+                op: AluOp::Sub,
+                a: 9,
+                b: 10,
+                c: 9,
+            },
+            Instr::Alu {
+                op: AluOp::Add,
+                a: 11,
+                b: 9,
+                c: 11,
+            },
+            Instr::Bnz { a: 9, target: 2 },
+        ];
+        let cf = ControlFrame::new(2, Fence::No, 0xFFFF, &[]).encode();
+        let f = InstrFrame::padded(&code, Instr::Ready).bytes();
+        Program::from_frames(vec![cf, f, f]).unwrap()
+    }
+
+    #[test]
+    fn a_frame_that_fails_to_compile_is_interpreted() {
+        let p = hot_program();
+        let want = run(&mut Interpreter::new(), &p, &[], &Config::default()).unwrap();
+        let mut auto = Auto::with_hotness(Hotness {
+            issues: 1,
+            instructions: 10,
+        });
+        auto.jit.cache.fail = true;
+        let got = run(&mut auto, &p, &[], &Config::default()).expect("interpreted instead");
+        assert_eq!(got.registers, want.registers);
+        assert_eq!(got.cycles, want.cycles);
+        assert_eq!(got.instructions, want.instructions);
+        assert_eq!(auto.jit().stats().compiled, 0);
+        let cold = auto
+            .cold
+            .values()
+            .next()
+            .expect("the frame stays in the cold map");
+        assert!(cold.failed.get(), "marked, so it is not tried again");
+    }
+
+    #[test]
+    fn the_jit_backend_reports_a_failed_compile_as_a_backend_error() {
+        let mut jit = Jit::new();
+        jit.cache.fail = true;
+        let err = run(&mut jit, &hot_program(), &[], &Config::default()).unwrap_err();
+        match err.error {
+            RunError::Backend { frame, message } => {
+                assert_eq!(frame, Some(1));
+                assert!(message.contains("failure injected"), "{message}");
+            }
+            e => panic!("not a backend error: {e}"),
+        }
+    }
+}

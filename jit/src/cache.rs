@@ -98,6 +98,9 @@ pub(crate) struct Cache {
     freed: Rc<Cell<u64>>,
     compiled: u64,
     hits: u64,
+    /// Tests make every compile fail, to see what the backends do then.
+    #[cfg(test)]
+    pub(crate) fail: bool,
 }
 
 impl Cache {
@@ -111,6 +114,8 @@ impl Cache {
             freed: Rc::new(Cell::new(0)),
             compiled: 0,
             hits: 0,
+            #[cfg(test)]
+            fail: false,
         }
     }
 
@@ -139,6 +144,10 @@ impl Cache {
     ) -> Result<Rc<CompiledFrame>, JitError> {
         if let Some(code) = self.get(key) {
             return Ok(code);
+        }
+        #[cfg(test)]
+        if self.fail {
+            return Err(JitError::Codegen("failure injected by a test".into()));
         }
         let full = self
             .generations

@@ -41,7 +41,7 @@ impl Default for JitOptions {
 
 /// The JIT backend: every frame runs compiled.
 pub struct Jit {
-    cache: Cache,
+    pub(crate) cache: Cache,
 }
 
 impl Jit {

@@ -176,3 +176,39 @@ fn bnz_decides_on_zero_over_every_operand() {
     ];
     both("bnz", &code, |x, _| u8::from(x != 0));
 }
+
+#[test]
+fn out_of_range_instruction_fields_compile_without_panicking() {
+    // `Instr` fields are plain integers; the one definition takes them modulo the field
+    // width, as the 16-bit encoding does, so no value can index past the register file.
+    let wild = [
+        Instr::Alu {
+            op: AluOp::Add,
+            a: 200,
+            b: 17,
+            c: 99,
+        },
+        Instr::Mul {
+            a: 31,
+            b: 32,
+            c: 255,
+        },
+        Instr::Shift {
+            left: true,
+            a: 16,
+            k: 250,
+            c: 40,
+        },
+        Instr::SetConst { k: 1, d: 77 },
+        Instr::Mem {
+            op: MemOp::Ld,
+            a: 20,
+            hi: 9,
+            r: 33,
+        },
+        Instr::Bnz { a: 50, target: 66 },
+    ];
+    let frame = InstrFrame::padded(&wild, Instr::Ready);
+    assert!(Jit::new().prepare(&frame).is_ok());
+    assert!(Interpreter::new().prepare(&frame).is_ok());
+}

@@ -2,6 +2,8 @@
 //! locks, the task scheduler and timing model, the run loop over a backend trait, and the
 //! reports a run produces. Backends (the interpreter, the JIT) plug in through [`Backend`].
 
+#![forbid(unsafe_code)]
+
 pub mod backend;
 pub mod banks;
 pub mod config;
