@@ -301,6 +301,7 @@ impl SharedMemory {
     /// commits. It either happens (the byte loaded or stored, and the cores its `st_sync`
     /// woke) or is refused with the stall or fault [`SharedMemory::check`] finds, changing
     /// nothing.
+    #[inline(always)]
     pub fn perform(
         &mut self,
         id: u8,
@@ -318,6 +319,7 @@ impl SharedMemory {
     }
 
     /// Carry out an access `check` allowed.
+    #[inline]
     fn commit(&mut self, id: u8, cycle: u64, op: MemOp, addr: u16, value: u8) -> Performed {
         let bank = bank_of(addr);
         let cell = &self.cells.bytes[usize::from(addr)];
