@@ -2,7 +2,7 @@
 //! configuration, so a campaign is a range of seeds that any machine can split and replay.
 
 use crate::diff::{first_divergence, Outcome};
-use crate::BackendKind;
+use crate::Runner;
 use gpu16_gen::rng::Rng;
 use gpu16_gen::{generate, generate_violating, shrink, Profile, Violation};
 use gpu16_machine::{Config, IssuePolicy, Program, RunError, RunFailure, RunReport};
@@ -59,11 +59,12 @@ pub fn case(seed: u64, profile: Option<Profile>) -> Case {
 /// panic is a bug, and an outcome too (a failure naming it), so that it is reported and
 /// shrunk like any divergence instead of ending the campaign.
 pub fn outcome(
-    backend: BackendKind,
+    backend: impl Into<Runner>,
     image: &[u8],
     memory: &[u8],
     config: &Config,
 ) -> Result<Outcome, String> {
+    let backend = backend.into();
     let program = Program::from_image(image).map_err(|e| e.to_string())?;
     let ran = std::panic::catch_unwind(AssertUnwindSafe(|| {
         crate::run(backend, &program, memory, config)
@@ -79,38 +80,40 @@ pub fn outcome(
                 frame: None,
                 message: format!("panicked: {message}"),
             },
-            state: RunReport::initial(backend.name(), *config, memory),
+            state: RunReport::initial(backend.backend.name(), *config, memory),
         }))
     }))
 }
 
 /// The first divergence between two backends on an image, if any.
 pub fn diverge(
-    a: BackendKind,
-    b: BackendKind,
+    a: impl Into<Runner>,
+    b: impl Into<Runner>,
     image: &[u8],
     memory: &[u8],
     config: &Config,
 ) -> Option<String> {
+    let (a, b) = (a.into(), b.into());
     match (
         outcome(a, image, memory, config),
         outcome(b, image, memory, config),
     ) {
         (Err(x), Err(y)) if x == y => None,
-        (Err(x), Err(y)) => Some(format!("load: {a:?}: {x}; {b:?}: {y}")),
-        (Ok(x), Ok(y)) => first_divergence(a.name(), &x, b.name(), &y),
+        (Err(x), Err(y)) => Some(format!("load: {}: {x}; {}: {y}", a.name(), b.name())),
+        (Ok(x), Ok(y)) => first_divergence(&a.name(), &x, &b.name(), &y),
         _ => Some("load: only one backend accepted the image".into()),
     }
 }
 
 /// Shrink a diverging image and memory while the two backends still diverge.
 pub fn shrink_divergence(
-    a: BackendKind,
-    b: BackendKind,
+    a: impl Into<Runner>,
+    b: impl Into<Runner>,
     image: &[u8],
     memory: &[u8],
     config: &Config,
 ) -> (Vec<u8>, Vec<u8>) {
+    let (a, b) = (a.into(), b.into());
     shrink(image, memory, |img, mem| {
         diverge(a, b, img, mem, config).is_some()
     })

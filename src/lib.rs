@@ -39,9 +39,48 @@ impl BackendKind {
     }
 }
 
+pub use gpu16_jit::Engine;
+
+/// What runs a program: a backend and the engine its compiled code uses (ignored by the
+/// interpreter, which is the per-core reference). A [`BackendKind`] alone means the
+/// default engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Runner {
+    pub backend: BackendKind,
+    pub engine: Engine,
+}
+
+impl From<BackendKind> for Runner {
+    fn from(backend: BackendKind) -> Runner {
+        Runner {
+            backend,
+            engine: Engine::default(),
+        }
+    }
+}
+
+impl Runner {
+    /// The name reports use: the backend's, with a non-default engine after a slash
+    /// (`jit/lockstep`).
+    pub fn name(self) -> String {
+        match self.backend {
+            BackendKind::Interp => self.backend.name().to_string(),
+            _ if self.engine == Engine::default() => self.backend.name().to_string(),
+            _ => format!("{}/{}", self.backend.name(), self.engine.name()),
+        }
+    }
+
+    fn jit_options(self) -> gpu16_jit::JitOptions {
+        gpu16_jit::JitOptions {
+            engine: self.engine,
+            ..Default::default()
+        }
+    }
+}
+
 /// Run `program` with shared memory starting as `memory` on the chosen backend.
 pub fn run(
-    backend: BackendKind,
+    backend: impl Into<Runner>,
     program: &Program,
     memory: &[u8],
     config: &Config,
@@ -51,12 +90,14 @@ pub fn run(
 
 /// [`run`], reporting events and progress to `observer`.
 pub fn run_observed<O: Observer>(
-    backend: BackendKind,
+    runner: impl Into<Runner>,
     program: &Program,
     memory: &[u8],
     config: &Config,
     observer: &mut O,
 ) -> Result<RunReport, Box<RunFailure>> {
+    let runner = runner.into();
+    let backend = runner.backend;
     match backend {
         BackendKind::Interp => gpu16_machine::run_observed(
             &mut gpu16_interp::Interpreter::new(),
@@ -65,12 +106,13 @@ pub fn run_observed<O: Observer>(
             config,
             observer,
         ),
-        BackendKind::Jit => match gpu16_jit::Jit::with_options(Default::default()) {
+        BackendKind::Jit => match gpu16_jit::Jit::with_options(runner.jit_options()) {
             Ok(mut jit) => gpu16_machine::run_observed(&mut jit, program, memory, config, observer),
             Err(e) => Err(no_jit(backend, memory, config, e)),
         },
         BackendKind::Auto => {
-            match gpu16_jit::Auto::with_options(gpu16_jit::Hotness::default(), Default::default()) {
+            match gpu16_jit::Auto::with_options(gpu16_jit::Hotness::default(), runner.jit_options())
+            {
                 Ok(mut auto) => {
                     gpu16_machine::run_observed(&mut auto, program, memory, config, observer)
                 }

@@ -4,12 +4,13 @@
 //! `gpu16 fuzz` uses, so a failure here reproduces with `gpu16 diff`.
 
 use gpu16::fuzz::{case, diverge, shrink_divergence};
-use gpu16::BackendKind;
+use gpu16::{BackendKind, Engine, Runner};
 use gpu16_gen::Profile;
 
 const PROGRAMS: u64 = 2400;
 
-fn check(seeds: impl Iterator<Item = u64>, profile: Option<Profile>, b: BackendKind) -> u64 {
+fn check(seeds: impl Iterator<Item = u64>, profile: Option<Profile>, b: impl Into<Runner>) -> u64 {
+    let b = b.into();
     let mut n = 0;
     for seed in seeds {
         let c = case(seed, profile);
@@ -35,6 +36,30 @@ fn jit_equals_interpreter_on_every_profile() {
         total += check(base..base + per, Some(profile), BackendKind::Jit);
     }
     assert_eq!(total, PROGRAMS);
+}
+
+#[test]
+fn every_jit_engine_equals_interpreter_on_every_profile() {
+    let per = 600 / Profile::ALL.len() as u64;
+    for engine in [Engine::Lockstep, Engine::PerCore] {
+        let runner = Runner {
+            backend: BackendKind::Jit,
+            engine,
+        };
+        for (k, profile) in Profile::ALL.into_iter().enumerate() {
+            let base = 17_000_000 + k as u64 * 1_000_000;
+            assert_eq!(check(base..base + per, Some(profile), runner), per);
+        }
+    }
+}
+
+#[test]
+fn auto_lockstep_equals_interpreter_on_mixed_seeds() {
+    let runner = Runner {
+        backend: BackendKind::Auto,
+        engine: Engine::Lockstep,
+    };
+    assert_eq!(check(400..700, None, runner), 300);
 }
 
 #[test]

@@ -9,9 +9,11 @@
 use crate::cache::{CompiledFrame, FastMap, FrameKey};
 use crate::error::JitError;
 use crate::{runtime, Jit, JitOptions};
-use gpu16_interp::interpret;
+use gpu16_interp::{interpret, interpret_group};
 use gpu16_machine::isa::{Instr, FRAME_INSTRS};
-use gpu16_machine::{Backend, BackendError, CoreExit, CoreState, InstrFrame, Port};
+use gpu16_machine::{
+    Backend, BackendError, CoreExit, CoreState, GroupExit, InstrFrame, Port,
+};
 use std::cell::{Cell, RefCell};
 use std::collections::hash_map::Entry;
 use std::rc::Rc;
@@ -104,6 +106,25 @@ impl Auto {
         &self.jit
     }
 
+    /// The compiled code of a frame issued cold that has since run past its instruction
+    /// budget (compiling it now), or `None` to keep interpreting. One compare on the
+    /// common path; only a frame past its budget looks further.
+    fn hot_code(&mut self, cold: &Cold) -> Option<Rc<CompiledFrame>> {
+        if cold.interpreted.get() < self.hot.instructions || cold.failed.get() {
+            return None;
+        }
+        if cold.compiled.borrow().is_none() {
+            match self.jit.compile(&cold.key, &cold.instrs) {
+                Ok(code) => {
+                    self.cold.remove(&cold.key);
+                    *cold.compiled.borrow_mut() = Some(code);
+                }
+                Err(e) => fall_back(cold, &e),
+            }
+        }
+        cold.compiled.borrow().clone()
+    }
+
     fn is_hot(&self, cold: &Cold) -> bool {
         cold.issues.get() >= self.hot.issues || cold.interpreted.get() >= self.hot.instructions
     }
@@ -169,20 +190,8 @@ impl Backend for Auto {
             AutoCode::Compiled(code) => return runtime::enter(code, core, port),
             AutoCode::Interpreted(cold) => cold,
         };
-        // One compare on the common path; only a frame past its budget looks further.
-        if cold.interpreted.get() >= self.hot.instructions && !cold.failed.get() {
-            if cold.compiled.borrow().is_none() {
-                match self.jit.compile(&cold.key, &cold.instrs) {
-                    Ok(code) => {
-                        self.cold.remove(&cold.key);
-                        *cold.compiled.borrow_mut() = Some(code);
-                    }
-                    Err(e) => fall_back(cold, &e),
-                }
-            }
-            if let Some(code) = cold.compiled.borrow().as_ref() {
-                return runtime::enter(code, core, port);
-            }
+        if let Some(code) = self.hot_code(cold) {
+            return runtime::enter(&code, core, port);
         }
         let before = core.instructions;
         let exit = interpret(&cold.instrs, core, port);
@@ -190,6 +199,32 @@ impl Backend for Auto {
         cold.interpreted
             .set(cold.interpreted.get().saturating_add(ran));
         exit
+    }
+
+    fn group_size(&self) -> u32 {
+        self.jit.group_size()
+    }
+
+    fn run_group(
+        &mut self,
+        code: &Self::Code,
+        group: u16,
+        cores: &mut [CoreState; 16],
+        port: &mut Port<'_>,
+    ) -> GroupExit {
+        let cold = match code {
+            AutoCode::Compiled(code) => return self.jit.run_lanes(code, group, cores, port),
+            AutoCode::Interpreted(cold) => cold,
+        };
+        if let Some(code) = self.hot_code(cold) {
+            return self.jit.run_lanes(&code, group, cores, port);
+        }
+        let before: u64 = cores.iter().map(|c| c.instructions).sum();
+        let exits = interpret_group(&cold.instrs, group, cores, port);
+        let ran = cores.iter().map(|c| c.instructions).sum::<u64>() - before;
+        cold.interpreted
+            .set(cold.interpreted.get().saturating_add(ran));
+        exits
     }
 }
 

@@ -5,6 +5,7 @@
 
 use crate::compile::Compiler;
 use crate::error::JitError;
+use crate::lanes::LaneEntryFn;
 use crate::runtime::EntryFn;
 use cranelift_jit::JITModule;
 use gpu16_machine::isa::{Instr, FRAME_INSTRS};
@@ -24,6 +25,16 @@ pub struct CompiledFrame {
     pub(crate) instrs: [Instr; FRAME_INSTRS],
     /// The code performs plain ld/st itself and needs the port's `DirectAccess` views.
     pub(crate) direct: bool,
+    /// The frame's lockstep form, compiled when a group first runs it.
+    pub(crate) lanes: RefCell<Option<Rc<LaneCode>>>,
+    /// The lockstep form failed to compile (said once; the group runs interpreted).
+    pub(crate) lanes_failed: Cell<bool>,
+    _module: Rc<Generation>,
+}
+
+/// A frame's lockstep code (see `lanes.rs`); cloning the `Rc` keeps it alive.
+pub(crate) struct LaneCode {
+    pub(crate) entry: LaneEntryFn,
     _module: Rc<Generation>,
 }
 
@@ -60,6 +71,8 @@ impl Drop for Generation {
 pub struct CacheStats {
     /// Frames compiled so far.
     pub compiled: u64,
+    /// Lockstep forms compiled so far (see `lanes.rs`).
+    pub lanes_compiled: u64,
     /// Lookups served without compiling.
     pub hits: u64,
     /// Modules whose memory was released.
@@ -97,6 +110,7 @@ pub(crate) struct Cache {
     max_modules: usize,
     freed: Rc<Cell<u64>>,
     compiled: u64,
+    lanes_compiled: u64,
     hits: u64,
     /// Tests make every compile fail, to see what the backends do then.
     #[cfg(test)]
@@ -113,6 +127,7 @@ impl Cache {
             max_modules: max_modules.max(1),
             freed: Rc::new(Cell::new(0)),
             compiled: 0,
+            lanes_compiled: 0,
             hits: 0,
             #[cfg(test)]
             fail: false,
@@ -122,6 +137,7 @@ impl Cache {
     pub(crate) fn stats(&self) -> CacheStats {
         CacheStats {
             compiled: self.compiled,
+            lanes_compiled: self.lanes_compiled,
             hits: self.hits,
             modules_freed: self.freed.get(),
             cached: self.map.len(),
@@ -149,6 +165,63 @@ impl Cache {
         if self.fail {
             return Err(JitError::Codegen("failure injected by a test".into()));
         }
+        let (entry, generation) = self.emit(key, |compiler, module| {
+            compiler.compile(module, instrs)
+        })?;
+        // SAFETY: `entry` is the finalized address of a function `compile` declared with the
+        // signature `EntryFn` describes (four pointer-sized/i64 params, i32 return, the
+        // platform's C calling convention); `CompiledFrame` keeps its module alive.
+        let entry = unsafe { std::mem::transmute::<*const u8, EntryFn>(entry) };
+        let code = Rc::new(CompiledFrame {
+            entry,
+            instrs: *instrs,
+            direct: crate::compile::has_plain_access(instrs),
+            lanes: RefCell::new(None),
+            lanes_failed: Cell::new(false),
+            _module: generation,
+        });
+        self.map.insert(*key, code.clone());
+        self.compiled += 1;
+        Ok(code)
+    }
+
+    /// The lockstep form of `frame`, compiled on first use.
+    pub(crate) fn lanes(
+        &mut self,
+        key: &FrameKey,
+        frame: &CompiledFrame,
+    ) -> Result<Rc<LaneCode>, JitError> {
+        if let Some(code) = frame.lanes.borrow().as_ref() {
+            return Ok(code.clone());
+        }
+        #[cfg(test)]
+        if self.fail {
+            return Err(JitError::Codegen("failure injected by a test".into()));
+        }
+        let instrs = frame.instrs;
+        let (entry, generation) = self.emit(key, |compiler, module| {
+            compiler.compile_lanes(module, &instrs)
+        })?;
+        // SAFETY: `entry` is the finalized address of a function `compile_lanes` declared
+        // with the signature `LaneEntryFn` describes (two pointers and an i64, i32 return,
+        // the platform's C calling convention); `LaneCode` keeps its module alive.
+        let entry = unsafe { std::mem::transmute::<*const u8, LaneEntryFn>(entry) };
+        let code = Rc::new(LaneCode {
+            entry,
+            _module: generation,
+        });
+        *frame.lanes.borrow_mut() = Some(code.clone());
+        self.lanes_compiled += 1;
+        Ok(code)
+    }
+
+    /// Compile one function into the newest generation (starting a new one, and evicting
+    /// the oldest, when it is full or sealed); `key` is the frame it belongs to.
+    fn emit(
+        &mut self,
+        key: &FrameKey,
+        compile: impl FnOnce(&mut Compiler, &mut JITModule) -> Result<*const u8, JitError>,
+    ) -> Result<(*const u8, Rc<Generation>), JitError> {
         let full = self
             .generations
             .back()
@@ -174,33 +247,23 @@ impl Cache {
         let compiled = {
             let mut module = generation.module.borrow_mut();
             let module = module.as_mut().expect("a live generation has its module");
-            catch_unwind(AssertUnwindSafe(|| self.compiler.compile(module, instrs)))
+            catch_unwind(AssertUnwindSafe(|| compile(&mut self.compiler, module)))
         };
-        let entry = match compiled {
-            Ok(entry) => entry?,
+        match compiled {
+            Ok(entry) => {
+                let entry = entry?;
+                keys.push(*key);
+                Ok((entry, generation.clone()))
+            }
             Err(payload) => {
                 // A panic inside Cranelift is its bug or ours; either way the frame is not
                 // compiled. Its buffers and this module are in an unknown state: start the
                 // buffers afresh and put no further frame into the module.
                 self.compiler.reset();
                 generation.sealed.set(true);
-                return Err(JitError::Panicked(panic_message(payload.as_ref())));
+                Err(JitError::Panicked(panic_message(payload.as_ref())))
             }
-        };
-        // SAFETY: `entry` is the finalized address of a function `compile` declared with the
-        // signature `EntryFn` describes (four pointer-sized/i64 params, i32 return, the
-        // platform's C calling convention); `CompiledFrame` keeps its module alive.
-        let entry = unsafe { std::mem::transmute::<*const u8, EntryFn>(entry) };
-        let code = Rc::new(CompiledFrame {
-            entry,
-            instrs: *instrs,
-            direct: crate::compile::has_plain_access(instrs),
-            _module: generation.clone(),
-        });
-        keys.push(*key);
-        self.map.insert(*key, code.clone());
-        self.compiled += 1;
-        Ok(code)
+        }
     }
 }
 

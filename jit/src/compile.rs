@@ -102,6 +102,45 @@ impl Compiler {
         ))
     }
 
+    /// Compile the lockstep form of `instrs` (see `lanes.rs`) into `module` and return the
+    /// finalized entry address.
+    pub(crate) fn compile_lanes(
+        &mut self,
+        module: &mut JITModule,
+        instrs: &[Instr; FRAME_INSTRS],
+    ) -> Result<*const u8, JitError> {
+        let ptr = module.target_config().pointer_type();
+        let mut sig = module.make_signature();
+        sig.params.push(AbiParam::new(ptr)); // *mut LaneFile
+        sig.params.push(AbiParam::new(ptr)); // *mut LaneCtx
+        sig.params.push(AbiParam::new(types::I64)); // limit
+        sig.returns.push(AbiParam::new(types::I32));
+        let mut shim = module.make_signature();
+        shim.params.push(AbiParam::new(ptr));
+        shim.params.push(AbiParam::new(ptr));
+        shim.params.push(AbiParam::new(types::I32));
+        shim.params.push(AbiParam::new(types::I64));
+        shim.returns.push(AbiParam::new(types::I32));
+        let id = module
+            .declare_anonymous_function(&sig)
+            .map_err(|e| JitError::Codegen(format!("declare: {e}")))?;
+        self.ctx.func.signature = sig;
+        crate::lanes_compile::build(
+            &mut self.ctx,
+            &mut self.fctx,
+            instrs,
+            shim,
+            module.target_config(),
+        );
+        let defined = module.define_function(id, &mut self.ctx);
+        module.clear_context(&mut self.ctx);
+        defined.map_err(|e| JitError::Codegen(format!("define: {e:?}")))?;
+        module
+            .finalize_definitions()
+            .map_err(|e| JitError::Codegen(format!("finalize: {e}")))?;
+        Ok(module.get_finalized_function(id))
+    }
+
     /// Compile `instrs` into `module` and return the finalized entry address.
     pub(crate) fn compile(
         &mut self,
@@ -143,19 +182,19 @@ impl Compiler {
     }
 }
 
-/// Static facts about a frame that shape its code.
-struct Shape {
-    leader: [bool; FRAME_INSTRS],
+/// Static facts about a frame that shape its code (per-core and lockstep alike).
+pub(crate) struct Shape {
+    pub(crate) leader: [bool; FRAME_INSTRS],
     /// The IP after a memory instruction, where a parked core resumes.
-    resume: [bool; FRAME_INSTRS],
+    pub(crate) resume: [bool; FRAME_INSTRS],
     /// For a leader or resume point: the IP of its segment's last instruction.
-    end: [usize; FRAME_INSTRS],
+    pub(crate) end: [usize; FRAME_INSTRS],
     /// Registers some instruction reads, or writes.
-    read: u16,
-    written: u16,
+    pub(crate) read: u16,
+    pub(crate) written: u16,
 }
 
-fn shape(instrs: &[Instr; FRAME_INSTRS]) -> Shape {
+pub(crate) fn shape(instrs: &[Instr; FRAME_INSTRS]) -> Shape {
     let mut leader = [false; FRAME_INSTRS];
     leader[0] = true;
     let mut resume = [false; FRAME_INSTRS];
@@ -454,7 +493,7 @@ fn build(
 }
 
 /// The cycles `n` instructions take.
-fn cycles(n: usize) -> i64 {
+pub(crate) fn cycles(n: usize) -> i64 {
     (n as u64 * INSTRUCTION_CYCLES) as i64
 }
 

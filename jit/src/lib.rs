@@ -6,6 +6,8 @@ mod auto;
 mod cache;
 mod compile;
 mod error;
+mod lanes;
+mod lanes_compile;
 mod runtime;
 
 pub use auto::{Auto, AutoCode, Cold, Hotness, DEFAULT_HOT_INSTRUCTIONS, DEFAULT_HOT_ISSUES};
@@ -16,13 +18,53 @@ pub use error::JitError;
 use cache::Cache;
 use compile::Compiler;
 use gpu16_machine::isa::{Instr, FRAME_INSTRS};
-use gpu16_machine::{Backend, BackendError, CoreExit, CoreState, InstrFrame, Port};
+use gpu16_machine::{Backend, BackendError, CoreExit, CoreState, GroupExit, InstrFrame, Port};
 use std::rc::Rc;
+
+/// How compiled code runs the cores of a task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Engine {
+    /// One core at a time, each frame translated for one core (scalar registers).
+    PerCore,
+    /// Every group of cores at the same IP of the same frame in the same cycle together,
+    /// one host vector instruction per emulated instruction for all of them (lone cores
+    /// included).
+    Lockstep,
+    /// Lockstep for groups of at least [`ADAPTIVE_GROUP`] cores, per-core otherwise.
+    #[default]
+    Adaptive,
+}
+
+/// The smallest group `Engine::Adaptive` runs in lockstep.
+pub const ADAPTIVE_GROUP: u32 = 2;
+
+impl Engine {
+    /// The engine's name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::PerCore => "percore",
+            Engine::Lockstep => "lockstep",
+            Engine::Adaptive => "adaptive",
+        }
+    }
+
+    /// The smallest group this engine runs in lockstep (0: none).
+    pub fn group_size(self) -> u32 {
+        match self {
+            Engine::PerCore => 0,
+            Engine::Lockstep => 1,
+            Engine::Adaptive => ADAPTIVE_GROUP,
+        }
+    }
+}
 
 /// Tuning of the JIT and its code cache.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct JitOptions {
+    /// How hard Cranelift works on a frame.
     pub opt_level: OptLevel,
+    /// How compiled code runs the cores of a task.
+    pub engine: Engine,
     /// Frames compiled into one Cranelift module (the unit of freeing).
     pub frames_per_module: usize,
     /// Modules kept; a new one beyond this evicts the oldest.
@@ -33,6 +75,7 @@ impl Default for JitOptions {
     fn default() -> Self {
         JitOptions {
             opt_level: OptLevel::None,
+            engine: Engine::Adaptive,
             frames_per_module: 64,
             max_modules: 16,
         }
@@ -42,6 +85,7 @@ impl Default for JitOptions {
 /// The JIT backend: every frame runs compiled.
 pub struct Jit {
     pub(crate) cache: Cache,
+    engine: Engine,
 }
 
 impl Jit {
@@ -55,6 +99,7 @@ impl Jit {
         let compiler = Compiler::new(options.opt_level)?;
         Ok(Jit {
             cache: Cache::new(compiler, options.frames_per_module, options.max_modules),
+            engine: options.engine,
         })
     }
 
@@ -101,5 +146,42 @@ impl Backend for Jit {
         port: &mut Port<'_>,
     ) -> CoreExit {
         runtime::enter(code, core, port)
+    }
+
+    fn group_size(&self) -> u32 {
+        self.engine.group_size()
+    }
+
+    fn run_group(
+        &mut self,
+        code: &Self::Code,
+        group: u16,
+        cores: &mut [CoreState; 16],
+        port: &mut Port<'_>,
+    ) -> GroupExit {
+        self.run_lanes(code, group, cores, port)
+    }
+}
+
+impl Jit {
+    /// Run a group in `code`'s lockstep form, compiling it on first use; a frame whose
+    /// lockstep form does not compile runs interpreted in lockstep (same results).
+    pub(crate) fn run_lanes(
+        &mut self,
+        code: &CompiledFrame,
+        group: u16,
+        cores: &mut [CoreState; 16],
+        port: &mut Port<'_>,
+    ) -> GroupExit {
+        let key = InstrFrame::from_instrs(code.instrs).bytes();
+        match self.cache.lanes(&key, code) {
+            Ok(lanes) => lanes::enter(&lanes, &code.instrs, group, cores, port),
+            Err(e) => {
+                if !code.lanes_failed.replace(true) {
+                    eprintln!("warning: jit: running a frame's lockstep form interpreted ({e})");
+                }
+                gpu16_interp::interpret_group(&code.instrs, group, cores, port)
+            }
+        }
     }
 }

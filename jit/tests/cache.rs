@@ -5,7 +5,7 @@ mod common;
 
 use common::{run_on, Image, Task};
 use gpu16_interp::Interpreter;
-use gpu16_jit::{Auto, Jit, JitOptions};
+use gpu16_jit::{Engine, Auto, Jit, JitOptions};
 use gpu16_machine::isa::{AluOp, Instr};
 use gpu16_machine::{Backend, Config, CoreExit, InstrFrame};
 
@@ -25,10 +25,13 @@ fn frame(k: u8) -> Vec<u16> {
     .collect()
 }
 
+/// A cache of 2 modules x 2 functions. Per-core only, so that each frame is one function
+/// and the module counts below are exact.
 fn small_jit() -> Jit {
     Jit::with_options(JitOptions {
         frames_per_module: 2,
         max_modules: 2,
+        engine: Engine::PerCore,
         ..JitOptions::default()
     })
     .unwrap()

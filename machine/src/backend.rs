@@ -129,10 +129,16 @@ impl std::fmt::Display for BackendError {
 
 impl std::error::Error for BackendError {}
 
+/// What became of each core of a group that ran in lockstep ([`Backend::run_group`]):
+/// `Some` exit as from [`Backend::run_core`], or `None` for a core that can simply go on
+/// from its IP and cycle (the group split at a `bnz` that went different ways).
+pub type GroupExit = [Option<CoreExit>; 16];
+
 /// An execution engine for cores.
 pub trait Backend {
     /// A frame prepared for execution (decoded, or compiled).
     type Code: Clone;
+    /// The backend's name in reports.
     fn name(&self) -> &'static str;
     /// Prepare a frame when the scheduler issues it.
     fn prepare(&mut self, frame: &InstrFrame) -> Result<Self::Code, BackendError>;
@@ -144,6 +150,31 @@ pub trait Backend {
         core: &mut CoreState,
         port: &mut Port<'_>,
     ) -> CoreExit;
+
+    /// The smallest group of cores that run the same frame from the same IP in the same
+    /// cycle which the run loop hands to [`Backend::run_group`]; smaller ones go to
+    /// [`Backend::run_core`] one core at a time. 0 (the default): never a group.
+    fn group_size(&self) -> u32 {
+        0
+    }
+
+    /// Run the cores of `group` (a mask of cores, all at the same IP of the
+    /// same frame in the same cycle) together, one cycle at a time: in each cycle every
+    /// core of the group executes the instruction at the group's IP, memory accesses in
+    /// ascending core id. Stop where the group splits (a `bnz` that goes different ways),
+    /// where an access cannot be performed now (that core and the higher ones park before
+    /// it), where the parts end, or at the cycle limit. The port's horizon leaves out the
+    /// group's own cores. Called only for groups of at least [`Backend::group_size`] cores.
+    fn run_group(
+        &mut self,
+        code: &Self::Code,
+        group: u16,
+        cores: &mut [CoreState; 16],
+        port: &mut Port<'_>,
+    ) -> GroupExit {
+        let _ = (code, group, cores, port);
+        unreachable!("{} asks for groups but does not implement run_group", self.name())
+    }
 }
 
 /// What compiled code needs to perform a plain `ld` or `st` itself: for each bank, the

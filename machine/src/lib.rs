@@ -18,7 +18,8 @@ pub mod scheduler;
 pub mod semantics;
 
 pub use backend::{
-    retire, Backend, BackendError, CoreExit, CoreState, DirectAccess, DirectBounds, EventKey, Port,
+    retire, Backend, BackendError, CoreExit, CoreState, DirectAccess, DirectBounds, EventKey,
+    GroupExit, Port,
 };
 pub use config::{Config, IssuePolicy, TaskLog, Timing};
 pub use frame::{ControlFrame, Fence, FrameKind, InstrFrame, LoadError, Program};

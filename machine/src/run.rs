@@ -74,16 +74,54 @@ pub fn run_observed<B: Backend, O: Observer>(
         bank_cache: HashMap::new(),
     };
     let outcome = run.go();
-    outcome.map(|()| run.report()).map_err(|error| {
-        let cycle = match &error {
-            RunError::Fault { cycle, .. } => *cycle,
-            RunError::Watchdog { limit, .. } => *limit,
-            RunError::Backend { .. } | RunError::Internal { .. } => run.end_cycle(),
-        };
-        let mut state = run.report();
-        state.cycles = cycle;
-        Box::new(RunFailure { error, state })
-    })
+    let mut failure = match outcome {
+        Ok(()) => return Ok(run.report()),
+        Err(error) => {
+            let cycle = match &error {
+                RunError::Fault { cycle, .. } => *cycle,
+                RunError::Watchdog { limit, .. } => *limit,
+                RunError::Backend { .. } | RunError::Internal { .. } => run.end_cycle(),
+            };
+            let mut state = run.report();
+            state.cycles = cycle;
+            Box::new(RunFailure { error, state })
+        }
+    };
+    drop(run);
+    if let RunError::Fault { cycle, .. } = failure.error {
+        if config.max_cycles > cycle {
+            failure.state = state_when_cycle_began(backend, program, memory, &config, cycle)
+                .unwrap_or(failure.state);
+        }
+    }
+    Err(failure)
+}
+
+/// The machine as it was when `cycle` began: every instruction of the earlier cycles
+/// executed, none of `cycle` and later. How far cores had run ahead when a fault showed
+/// depends on the engine (one core at a time, or groups in lockstep), so the state a fault
+/// leaves is taken from a second run that stops at the fault's cycle, which every engine
+/// reaches exactly. `None` if that run does not stop there as the watchdog (it always
+/// should).
+fn state_when_cycle_began<B: Backend>(
+    backend: &mut B,
+    program: &Program,
+    memory: &[u8],
+    config: &Config,
+    cycle: u64,
+) -> Option<RunReport> {
+    let stop = Config {
+        max_cycles: cycle,
+        ..*config
+    };
+    match run_observed(backend, program, memory, &stop, &mut ()) {
+        Err(f) if matches!(f.error, RunError::Watchdog { .. }) => {
+            let mut state = f.state;
+            state.config = *config;
+            Some(state)
+        }
+        _ => None,
+    }
 }
 
 struct Run<'a, B: Backend, O: Observer> {
@@ -149,7 +187,10 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             let ends = self.ends;
             match self.cores.mode(i) {
                 Mode::Faulted { rule, cycle } => return Err(self.fault(i, rule, cycle, None)),
-                Mode::Runnable => self.run_core(i, ts.before[i]),
+                Mode::Runnable => match self.group_of(i) {
+                    Some(group) => self.run_group(group, &ts),
+                    None => self.run_core(i, ts.before[i]),
+                },
                 Mode::Parked { .. } => self.perform_parked(i)?,
                 Mode::Idle | Mode::Sleeping { .. } => {
                     return Err(RunError::Internal {
@@ -333,14 +374,14 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         self.cores.key(holder)
     }
 
-    /// For each bank, the earliest event of another core that may touch it: its own next
-    /// event, or for a sleeper its lock holder's (it wakes no earlier). A newly issued task
-    /// may touch any bank, so nothing passes the scheduler's bound.
-    fn bank_horizon(&self, i: usize, ts_bound: EventKey) -> [u64; BANKS] {
+    /// For each bank, the earliest event of a core outside `running` that may touch it: its
+    /// own next event, or for a sleeper its lock holder's (it wakes no earlier). A newly
+    /// issued task may touch any bank, so nothing passes the scheduler's bound.
+    fn bank_horizon(&self, running: u16, ts_bound: EventKey) -> [u64; BANKS] {
         let mut any = ts_bound;
         let mut h = [EventKey::NEVER; BANKS];
         for j in 0..16 {
-            if j == i {
+            if running & (1 << j) != 0 {
                 continue;
             }
             let (key, banks) = match self.cores.mode(j) {
@@ -364,7 +405,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     }
 
     fn run_core(&mut self, i: usize, ts_bound: EventKey) {
-        let horizon = self.bank_horizon(i, ts_bound);
+        let horizon = self.bank_horizon(1 << i, ts_bound);
         let code = self.cores.part[i]
             .code
             .as_ref()
@@ -384,6 +425,65 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             self.wake(w, at);
         }
         self.after_exit(i, exit);
+        self.observe_locks();
+    }
+
+    /// The group core `i` (the earliest event) leads, when the backend runs groups: every
+    /// runnable core at the same IP of the same frame in the same cycle. `None` for a group
+    /// smaller than the backend takes.
+    fn group_of(&self, i: usize) -> Option<u16> {
+        let min = self.backend.group_size();
+        if min == 0 {
+            return None;
+        }
+        let (frame, state) = (self.cores.part[i].frame, &self.cores.state[i]);
+        let mut group = 0u16;
+        for j in i..16 {
+            let other = &self.cores.state[j];
+            if self.cores.mode(j) == Mode::Runnable
+                && self.cores.part[j].frame == frame
+                && other.ip == state.ip
+                && other.cycle == state.cycle
+            {
+                group |= 1 << j;
+            }
+        }
+        (group.count_ones() >= min).then_some(group)
+    }
+
+    /// Run a group of cores together (see [`Backend::run_group`]).
+    fn run_group(&mut self, group: u16, ts: &SchedulerBound) {
+        let lanes = (0..16).filter(|j| group & (1 << j) != 0);
+        let ts_bound = lanes.map(|j| ts.before[j]).min().unwrap_or(EventKey::NEVER);
+        let horizon = self.bank_horizon(group, ts_bound);
+        let lead = group.trailing_zeros() as usize;
+        let code = self.cores.part[lead]
+            .code
+            .as_ref()
+            .expect("a runnable core has code");
+        let mut port = Port::new(
+            &mut self.memory,
+            horizon,
+            &self.cores.banks,
+            &self.bounds,
+            self.config.max_cycles,
+        );
+        let exits = self
+            .backend
+            .run_group(code, group, &mut self.cores.state, &mut port);
+        let woken = std::mem::take(&mut port.woken);
+        for (w, at) in woken {
+            self.wake(w, at);
+        }
+        for (j, exit) in exits.into_iter().enumerate() {
+            if group & (1 << j) == 0 {
+                continue;
+            }
+            match exit {
+                Some(exit) => self.after_exit(j, exit),
+                None => self.cores.set_mode(j, Mode::Runnable),
+            }
+        }
         self.observe_locks();
     }
 

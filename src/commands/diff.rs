@@ -9,7 +9,7 @@ use clap::Args;
 use gpu16::diff::{first_divergence, locate, Outcome};
 use gpu16::input::{load_memory, load_program};
 use gpu16::machine::Config;
-use gpu16::BackendKind;
+use gpu16::Runner;
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -34,8 +34,11 @@ pub fn diff(args: DiffArgs) -> Result<Finished, CliError> {
         Some(p) => load_memory(p).map_err(CliError::cannot_compare)?,
         None => Vec::new(),
     };
-    let (a, b) = (args.backends[0].0, args.backends[1].0);
-    let run = |backend, config: &Config| gpu16::run(backend, &program, &memory, config);
+    let (a, b) = (
+        args.machine.runner(args.backends[0].0),
+        args.machine.runner(args.backends[1].0),
+    );
+    let run = |runner: Runner, config: &Config| gpu16::run(runner, &program, &memory, config);
     compare(a, b, &args.machine.config(), run, &mut emit).map_err(CliError::cannot_compare)
 }
 
@@ -43,14 +46,14 @@ pub fn diff(args: DiffArgs) -> Result<Finished, CliError> {
 /// came out: [`Finished::Success`] when the outcomes are identical, [`Finished::Reported`]
 /// on a divergence, after locating the cycle where it first shows.
 fn compare(
-    a: BackendKind,
-    b: BackendKind,
+    a: Runner,
+    b: Runner,
     config: &Config,
-    run: impl Fn(BackendKind, &Config) -> Outcome,
+    run: impl Fn(Runner, &Config) -> Outcome,
     out: &mut impl FnMut(&str) -> Result<(), StdoutError>,
 ) -> Result<Finished, StdoutError> {
     let (ra, rb) = (run(a, config), run(b, config));
-    let Some(d) = first_divergence(a.name(), &ra, b.name(), &rb) else {
+    let Some(d) = first_divergence(&a.name(), &ra, &b.name(), &rb) else {
         out("identical\n")?;
         return Ok(Finished::Success);
     };
@@ -70,7 +73,7 @@ fn compare(
         };
         (run(a, &c), run(b, &c))
     };
-    if let Some(l) = locate(a.name(), b.name(), upper, run_to) {
+    if let Some(l) = locate(&a.name(), &b.name(), upper, run_to) {
         let at = l.core.map_or(String::new(), |(core, frame, ip)| {
             format!(" (core {core}: frame {frame}, IP {ip})")
         });
@@ -88,13 +91,14 @@ fn compare(
 mod tests {
     use super::*;
     use gpu16::machine::RunReport;
+    use gpu16::BackendKind;
 
     /// A stand-in for the backends: both finish at cycle 30, but the JIT's core 3 ends with
     /// r5 = 7 once the watchdog lets it run past cycle 20.
-    fn fake(backend: BackendKind, config: &Config) -> Outcome {
-        let mut r = RunReport::initial(backend.name(), *config, &[]);
+    fn fake(runner: Runner, config: &Config) -> Outcome {
+        let mut r = RunReport::initial(runner.backend.name(), *config, &[]);
         r.cycles = config.max_cycles.min(30);
-        if backend == BackendKind::Jit && config.max_cycles > 20 {
+        if runner.backend == BackendKind::Jit && config.max_cycles > 20 {
             r.registers[3][5] = 7;
         }
         Ok(r)
@@ -103,7 +107,7 @@ mod tests {
     fn compare_to_text(a: BackendKind, b: BackendKind) -> (Result<Finished, StdoutError>, String) {
         let mut text = String::new();
         let config = Config::default();
-        let finished = compare(a, b, &config, fake, &mut |t: &str| {
+        let finished = compare(a.into(), b.into(), &config, fake, &mut |t: &str| {
             text.push_str(t);
             Ok(())
         });
@@ -137,8 +141,8 @@ mod tests {
     fn a_stdout_error_is_returned() {
         let config = Config::default();
         let failed = compare(
-            BackendKind::Interp,
-            BackendKind::Jit,
+            BackendKind::Interp.into(),
+            BackendKind::Jit.into(),
             &config,
             fake,
             &mut |_| Err(StdoutError(std::io::Error::from_raw_os_error(28))),

@@ -4,11 +4,11 @@
 
 use super::gen::parse_profile;
 use super::stdout::StdoutError;
-use super::value_enums::BackendArg;
+use super::value_enums::{BackendArg, EngineArg};
 use super::{emit, CliError, Finished};
 use clap::Args;
 use gpu16::fuzz::{case, diverge, shrink_divergence, Case};
-use gpu16::BackendKind;
+use gpu16::{Engine, Runner};
 use gpu16_gen::Profile;
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
@@ -36,6 +36,10 @@ pub struct FuzzArgs {
     /// The two backends to compare.
     #[arg(long, value_enum, num_args = 2, value_names = ["A", "B"], default_values_t = BackendArg::DIFF_PAIR)]
     pub backends: Vec<BackendArg>,
+    /// How compiled code (jit, auto) runs the cores of a task; the interpreter always runs
+    /// one core at a time.
+    #[arg(long, value_enum, value_name = "ENGINE", default_value_t = EngineArg(Engine::default()))]
+    pub jit_engine: EngineArg,
     /// Where a shrunk reproducer is written.
     #[arg(long, value_name = "DIR", default_value = "fuzz-repro")]
     pub out: PathBuf,
@@ -59,7 +63,11 @@ fn parse_shard(s: &str) -> Result<(u64, u64), String> {
 /// `gpu16 fuzz`. Every error is [`CliError::CannotCompare`]: the campaign did not give a
 /// verdict it could report.
 pub fn fuzz(args: FuzzArgs) -> Result<Finished, CliError> {
-    let (a, b) = (args.backends[0].0, args.backends[1].0);
+    let runner = |backend| Runner {
+        backend,
+        engine: args.jit_engine.0,
+    };
+    let (a, b) = (runner(args.backends[0].0), runner(args.backends[1].0));
     let (shard, shards) = args.shard.unwrap_or((0, 1));
     // This shard's seeds, generated as the workers ask, so a campaign of any length needs
     // no memory for its seed list.
@@ -127,8 +135,8 @@ pub fn fuzz(args: FuzzArgs) -> Result<Finished, CliError> {
 /// A diverging case and its shrunk reproducer.
 struct Found {
     /// The backends compared.
-    a: BackendKind,
-    b: BackendKind,
+    a: Runner,
+    b: Runner,
     /// The lowest diverging seed's case.
     case: Case,
     /// How it diverged.
@@ -160,7 +168,7 @@ fn report(
     }
     let cfg = &c.config;
     out(&format!(
-        "divergence at seed {} (profile {}, violation {:?}): {}\nshrunk to {} frames: {}\nreproduce: gpu16 diff {} --mem {} --backends {} {} --issue {} {}--max-cycles {}\n",
+        "divergence at seed {} (profile {}, violation {:?}): {}\nshrunk to {} frames: {}\nreproduce: gpu16 diff {} --mem {} --backends {} {} --jit-engine {} --issue {} {}--max-cycles {}\n",
         c.seed,
         c.profile.name(),
         c.violation.map(|v| v.name()),
@@ -169,8 +177,9 @@ fn report(
         found.shrunk,
         prog.display(),
         mem.display(),
-        found.a.name(),
-        found.b.name(),
+        found.a.backend.name(),
+        found.b.backend.name(),
+        found.a.engine.name(),
         cfg.issue.name(),
         if cfg.bank_conflicts { "--bank-conflicts " } else { "" },
         cfg.max_cycles
@@ -203,13 +212,14 @@ impl Drop for QuietPanics {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use gpu16::BackendKind;
 
     /// A divergence as the campaign would find it (the backends never diverge, so this one
     /// is made up), for seed 5's case shrunk to one frame.
     fn found() -> Found {
         Found {
-            a: BackendKind::Interp,
-            b: BackendKind::Jit,
+            a: BackendKind::Interp.into(),
+            b: BackendKind::Jit.into(),
             case: case(5, None),
             first: "cycles: interp 9, jit 10".into(),
             image: vec![1; 32],
@@ -240,7 +250,10 @@ mod tests {
             text.contains("shrunk to 1 frames: cycles: interp 1, jit 2\n"),
             "{text}"
         );
-        assert!(text.contains(" --backends interp jit --issue "), "{text}");
+        assert!(
+            text.contains(" --backends interp jit --jit-engine adaptive --issue "),
+            "{text}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -2,7 +2,9 @@
 
 use clap::{Args, ValueEnum};
 use gpu16::machine::config::{DEFAULT_MAX_CYCLES, MAX_CYCLE_LIMIT};
+use super::value_enums::EngineArg;
 use gpu16::machine::{Config, IssuePolicy};
+use gpu16::{BackendKind, Engine, Runner};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum Issue {
@@ -22,9 +24,22 @@ pub struct MachineArgs {
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CYCLES,
           value_parser = clap::value_parser!(u64).range(..=MAX_CYCLE_LIMIT))]
     pub max_cycles: u64,
+    /// How compiled code (jit, auto) runs the cores of a task; the interpreter always runs
+    /// one core at a time. Results are the same with every engine.
+    #[arg(long, value_enum, value_name = "ENGINE", default_value_t = EngineArg(Engine::default()))]
+    pub jit_engine: EngineArg,
 }
 
 impl MachineArgs {
+    /// `backend` with the chosen engine.
+    pub fn runner(&self, backend: BackendKind) -> Runner {
+        Runner {
+            backend,
+            engine: self.jit_engine.0,
+        }
+    }
+
+    /// The machine configuration the flags select.
     pub fn config(&self) -> Config {
         Config {
             issue: match self.issue {

@@ -1,12 +1,12 @@
-//! The library's enums as clap values: `--backend`/`--backends` ([`BackendArg`]) and
-//! `--palette` ([`PaletteArg`]). The library stays free of clap; these newtypes give its
+//! The library's enums as clap values: `--backend`/`--backends` ([`BackendArg`]),
+//! `--jit-engine` ([`EngineArg`]) and `--palette` ([`PaletteArg`]). The library stays free of clap; these newtypes give its
 //! enums the names and help lines the command line shows. A backend's name is
 //! [`BackendKind::name`], the same name the reports print.
 
 use clap::builder::PossibleValue;
 use clap::ValueEnum;
 use gpu16::output::png::Palette;
-use gpu16::BackendKind;
+use gpu16::{BackendKind, Engine};
 
 /// A [`BackendKind`] as a command-line value: `interp`, `jit` or `auto`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,6 +34,29 @@ impl ValueEnum for BackendArg {
             BackendKind::Interp => "The reference interpreter",
             BackendKind::Jit => "Every frame compiled to native code with Cranelift",
             BackendKind::Auto => "Interpret a frame until it is hot, then run it compiled",
+        };
+        Some(PossibleValue::new(self.0.name()).help(help))
+    }
+}
+
+/// An [`Engine`] as a command-line value: `lockstep`, `percore` or `adaptive`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EngineArg(pub Engine);
+
+impl ValueEnum for EngineArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[
+            EngineArg(Engine::Lockstep),
+            EngineArg(Engine::PerCore),
+            EngineArg(Engine::Adaptive),
+        ]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let help = match self.0 {
+            Engine::Lockstep => "Every group of cores at one IP together in vector lanes",
+            Engine::PerCore => "One core at a time",
+            Engine::Adaptive => "Lockstep for groups of two or more cores, per-core for a lone core",
         };
         Some(PossibleValue::new(self.0.name()).help(help))
     }

@@ -9,7 +9,7 @@
 
 use super::events::Recorder;
 use super::png::Palette;
-use crate::BackendKind;
+use crate::Runner;
 use gpu16_machine::{Config, Observer, Program, RunFailure, RunReport};
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -45,7 +45,7 @@ impl SeeOptions {
     /// Run as [`crate::run`] does, recording events if an output needs them.
     pub fn run<P: Observer>(
         &self,
-        backend: BackendKind,
+        backend: Runner,
         program: &Program,
         memory: &[u8],
         config: &Config,

@@ -1,0 +1,211 @@
+//! The lockstep engine's runtime: a group of cores (the same frame, IP and cycle) runs as
+//! the lanes of 16-byte vectors, register r of core k being lane k of vector r. This file
+//! owns the lane file compiled code works on, the entry into a frame's lockstep code, the
+//! memory callback that performs one instruction's accesses lane by lane in ascending core
+//! id, and turning the code's exit back into each core's state. The translation itself is
+//! in `lanes_compile.rs`.
+
+use crate::cache::LaneCode;
+use gpu16_interp::interpret_group;
+use gpu16_machine::isa::{address, Flow, Instr, MemOp, FRAME_INSTRS};
+use gpu16_machine::{retire, CoreExit, CoreState, GroupExit, Port};
+use std::any::Any;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+
+/// Every lane ended after the instruction at IP 15.
+pub(crate) const EXIT_ENDED: u32 = 1;
+/// Every lane ended by `ready` at `ip`.
+pub(crate) const EXIT_READY: u32 = 2;
+/// The memory instruction at `ip` in `cycle` was performed by the lanes in `done` only (it
+/// completed their loads); the others park before it.
+pub(crate) const EXIT_PARKED: u32 = 3;
+/// The `bnz` at `ip` in `cycle` (not yet retired) is taken by the lanes in `done` only.
+pub(crate) const EXIT_SPLIT: u32 = 4;
+/// Near the cycle limit, or an IP that is not a segment start: interpret from `ip`.
+pub(crate) const EXIT_SLOW: u32 = 5;
+
+/// The state compiled lockstep code reads and writes: the group's registers as vectors, the
+/// operands of a memory instruction's accesses, and where the code stopped.
+#[repr(C, align(16))]
+pub(crate) struct LaneFile {
+    /// `regs[r][k]` is register r of core k.
+    pub(crate) regs: [[u8; 16]; 16],
+    /// 0xFF in the group's lanes.
+    pub(crate) lanes: [u8; 16],
+    /// A memory instruction's low address byte, bank and stored byte, lane by lane.
+    pub(crate) row: [u8; 16],
+    pub(crate) bank: [u8; 16],
+    pub(crate) value: [u8; 16],
+    /// The bytes the callback loaded, and 0xFF in the lanes it performed.
+    pub(crate) loaded: [u8; 16],
+    pub(crate) performed: [u8; 16],
+    /// The cycle of the instruction at `ip` (or after the last one, on an end).
+    pub(crate) cycle: u64,
+    /// The group as a bit mask.
+    pub(crate) mask: u32,
+    /// On `EXIT_PARKED` and `EXIT_SPLIT`: the lanes that performed, or took the branch.
+    pub(crate) done: u32,
+    pub(crate) ip: u32,
+}
+
+/// `fn(file, ctx, limit) -> exit code`, the signature `lanes_compile` emits.
+pub(crate) type LaneEntryFn = unsafe extern "C" fn(*mut LaneFile, *mut LaneCtx<'_, '_>, u64) -> u32;
+
+/// What the memory callback needs; lives on the Rust stack for one entry.
+pub(crate) struct LaneCtx<'p, 'm> {
+    port: *mut Port<'m>,
+    _port: std::marker::PhantomData<&'p mut Port<'m>>,
+    /// A panic caught in the callback, re-raised once compiled code has returned.
+    panic: Option<Box<dyn Any + Send>>,
+}
+
+/// Perform one memory instruction of the group for compiled code: lane by lane in
+/// ascending core id, until a lane cannot go now. Fills `loaded` and `performed`; returns
+/// the mask of lanes that performed. Never unwinds: a panic is stored and reported as no
+/// lane performed, then re-raised by `enter`.
+pub(crate) extern "C" fn lane_access(
+    ctx: *mut LaneCtx<'_, '_>,
+    file: *mut LaneFile,
+    op: u32,
+    cycle: u64,
+) -> u32 {
+    // SAFETY: compiled code passes back the pointers `enter` gave it: a `LaneCtx` and a
+    // `LaneFile` on `enter`'s stack that outlive the call, which compiled code does not
+    // touch while it is suspended in this call.
+    let (ctx, file) = unsafe { (&mut *ctx, &mut *file) };
+    if ctx.panic.is_some() {
+        return 0;
+    }
+    // SAFETY: `ctx.port` comes from the exclusive borrow `enter` holds for the whole entry;
+    // compiled code never touches the port, so this is the only reference to it.
+    let port = unsafe { &mut *ctx.port };
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        let op = MemOp::from_u8(op as u8).expect("compiled code passes a MemOp");
+        let mut done = 0u32;
+        file.performed = [0; 16];
+        let mut lanes = file.mask;
+        while lanes != 0 {
+            let l = lanes.trailing_zeros() as usize;
+            lanes &= lanes - 1;
+            let addr = address(file.bank[l], file.row[l]);
+            match port.access(l as u8, cycle, op, addr, file.value[l]) {
+                Some(byte) => {
+                    file.loaded[l] = byte;
+                    file.performed[l] = 0xFF;
+                    done |= 1 << l;
+                }
+                None => break,
+            }
+        }
+        done
+    }));
+    result.unwrap_or_else(|payload| {
+        ctx.panic = Some(payload);
+        0
+    })
+}
+
+impl LaneFile {
+    /// The group's registers as lanes.
+    fn load(cores: &[CoreState; 16], group: u16) -> LaneFile {
+        let lead = group.trailing_zeros() as usize;
+        LaneFile {
+            regs: std::array::from_fn(|r| std::array::from_fn(|k| cores[k].regs[r])),
+            lanes: std::array::from_fn(|k| if group & (1 << k) != 0 { 0xFF } else { 0 }),
+            row: [0; 16],
+            bank: [0; 16],
+            value: [0; 16],
+            loaded: [0; 16],
+            performed: [0; 16],
+            cycle: cores[lead].cycle,
+            mask: u32::from(group),
+            done: 0,
+            ip: u32::from(cores[lead].ip),
+        }
+    }
+
+    /// Write the group's lanes back, with the IP and cycle the code stopped at and the
+    /// instructions it executed.
+    fn store(&self, cores: &mut [CoreState; 16], group: u16, ran: u64) {
+        for (k, core) in cores.iter_mut().enumerate() {
+            if group & (1 << k) != 0 {
+                for (r, reg) in core.regs.iter_mut().enumerate() {
+                    *reg = self.regs[r][k];
+                }
+                core.cycle = self.cycle;
+                core.ip = self.ip as u8;
+                core.instructions += ran;
+            }
+        }
+    }
+}
+
+/// Run `group` in `code`'s lockstep form (see `Backend::run_group`).
+pub(crate) fn enter(
+    code: &LaneCode,
+    instrs: &[Instr; FRAME_INSTRS],
+    group: u16,
+    cores: &mut [CoreState; 16],
+    port: &mut Port<'_>,
+) -> GroupExit {
+    let mut file = LaneFile::load(cores, group);
+    let start = file.cycle;
+    let limit = port.limit();
+    let port: *mut Port<'_> = port;
+    let mut ctx = LaneCtx {
+        port,
+        _port: std::marker::PhantomData,
+        panic: None,
+    };
+    // SAFETY: `code.entry` was emitted by `lanes_compile::build` with exactly the
+    // `LaneEntryFn` signature and is kept executable by the module `code` holds alive.
+    // `file` and `ctx` are locals that outlive the call; compiled code reads and writes
+    // only `file`'s fields at the `repr(C)` offsets it was compiled with (vector accesses
+    // at 16-byte aligned offsets of a 16-byte aligned struct) and hands `ctx` and `file` to
+    // `lane_access`, which catches every panic, so nothing unwinds through it.
+    let rc = unsafe { (code.entry)(&mut file, &mut ctx, limit) };
+    if let Some(payload) = ctx.panic {
+        resume_unwind(payload);
+    }
+    file.store(cores, group, file.cycle - start);
+    let mut exits: GroupExit = [None; 16];
+    let lanes = (0..16).filter(|k| group & (1 << k) != 0);
+    match rc {
+        EXIT_ENDED | EXIT_READY => {
+            for k in lanes {
+                exits[k] = Some(CoreExit::Ended {
+                    by_ready: rc == EXIT_READY,
+                });
+            }
+        }
+        EXIT_PARKED => {
+            for k in lanes {
+                exits[k] = if file.done & (1 << k) != 0 {
+                    retire(&mut cores[k], Flow::Next)
+                } else {
+                    Some(CoreExit::Parked)
+                };
+            }
+        }
+        EXIT_SPLIT => {
+            let Instr::Bnz { target, .. } = instrs[file.ip as usize & 0xF] else {
+                unreachable!("lockstep code splits only at a bnz")
+            };
+            for k in lanes {
+                let flow = if file.done & (1 << k) != 0 {
+                    Flow::Jump(target & 0xF)
+                } else {
+                    Flow::Next
+                };
+                exits[k] = retire(&mut cores[k], flow);
+            }
+        }
+        EXIT_SLOW => {
+            // SAFETY: compiled code has returned; `ctx.port` is again the only path to the
+            // port.
+            return interpret_group(instrs, group, cores, unsafe { &mut *ctx.port });
+        }
+        _ => unreachable!("lockstep code returns only the exit codes of lanes.rs"),
+    }
+    exits
+}

@@ -1,0 +1,392 @@
+//! Translation of one instruction frame into lockstep code: the group's registers are
+//! `i8x16` vectors (lane k is core k), and one host vector instruction executes one
+//! emulated instruction for every core of the group. What each instruction computes comes
+//! from the machine's one definition (`gpu16_machine::semantics::step`) executed in the
+//! [`VectorLowering`] domain; the frame's control structure (segments, one watchdog check
+//! a segment, an entry at every leader and resume point) is the per-core translation's
+//! (`compile::shape`). What differs:
+//! - every register write keeps the lanes outside the group (a `bitselect` with the group's
+//!   lane mask);
+//! - a memory instruction stores its row, bank and value vectors to the lane file and calls
+//!   `lanes::lane_access`, which performs the lanes in ascending core id; lanes it could not
+//!   perform end the run (`EXIT_PARKED`);
+//! - a `bnz` tests whether the group's lanes agree: all taken, none taken, or a split
+//!   (`EXIT_SPLIT`), which the runtime turns into two groups.
+
+use crate::compile::{cycles, shape};
+use crate::lanes::{
+    LaneFile, EXIT_ENDED, EXIT_PARKED, EXIT_READY, EXIT_SLOW, EXIT_SPLIT,
+};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{
+    types, Block, BlockArg, ConstantData, InstBuilder, JumpTableData, MemFlagsData, Signature,
+    Value,
+};
+use cranelift_codegen::isa::TargetFrontendConfig;
+use cranelift_codegen::Context;
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
+use gpu16_machine::isa::{Instr, FRAME_INSTRS, REGS};
+use gpu16_machine::semantics::{step, Effect, Semantics};
+use std::mem::offset_of;
+
+const V: types::Type = types::I8X16;
+
+pub(crate) fn build(
+    ctx: &mut Context,
+    fctx: &mut FunctionBuilderContext,
+    instrs: &[Instr; FRAME_INSTRS],
+    shim: Signature,
+    module_config: TargetFrontendConfig,
+) {
+    let ptr = module_config.pointer_type();
+    let shape = shape(instrs);
+    let mut b = FunctionBuilder::new(&mut ctx.func, fctx);
+    let flags = MemFlagsData::trusted();
+    let at = |field: usize| field as i32;
+
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    let exit = b.create_block();
+    let exit_ip = b.append_block_param(exit, types::I32);
+    let exit_code = b.append_block_param(exit, types::I32);
+    let exit_cycle = b.append_block_param(exit, types::I64);
+    let exit_done = b.append_block_param(exit, types::I32);
+    let check: Vec<Block> = (0..FRAME_INSTRS).map(|_| b.create_block()).collect();
+    let body: Vec<Block> = (0..FRAME_INSTRS).map(|_| b.create_block()).collect();
+    let slow: Vec<Block> = (0..FRAME_INSTRS).map(|_| b.create_block()).collect();
+
+    b.switch_to_block(entry);
+    let params = b.block_params(entry).to_vec();
+    let (file, lctx, limit) = (params[0], params[1], params[2]);
+    let regs: Vec<Variable> = (0..REGS).map(|_| b.declare_var(V)).collect();
+    let live = shape.read | shape.written;
+    for (r, &var) in regs.iter().enumerate() {
+        let v = if live & (1 << r) != 0 {
+            b.ins()
+                .load(V, flags, file, at(offset_of!(LaneFile, regs) + 16 * r))
+        } else {
+            zeros(&mut b)
+        };
+        b.def_var(var, v);
+    }
+    let lanes = b
+        .ins()
+        .load(V, flags, file, at(offset_of!(LaneFile, lanes)));
+    let mask = b
+        .ins()
+        .load(types::I32, flags, file, at(offset_of!(LaneFile, mask)));
+    let cycle = b.declare_var(types::I64);
+    let c0 = b
+        .ins()
+        .load(types::I64, flags, file, at(offset_of!(LaneFile, cycle)));
+    b.def_var(cycle, c0);
+    let ids: Vec<u8> = (0..16).collect();
+    let ids = b.func.dfg.constants.insert(ConstantData::from(ids.as_slice()));
+    let core_id = b.ins().vconst(V, ids);
+    let ip = b
+        .ins()
+        .load(types::I32, flags, file, at(offset_of!(LaneFile, ip)));
+    let ip = b.ins().band_imm_u(ip, 0xF);
+    let targets: Vec<_> = (0..FRAME_INSTRS)
+        .map(|i| {
+            let to = if shape.leader[i] || shape.resume[i] {
+                check[i]
+            } else {
+                slow[i]
+            };
+            b.func.dfg.block_call(to, &[])
+        })
+        .collect();
+    // A BlockCall owns its argument list, which SSA construction extends: the default
+    // entry must be its own BlockCall, not a copy of entry 0's.
+    let default = b.func.dfg.block_call(check[0], &[]);
+    let jt = b.create_jump_table(JumpTableData::new(default, &targets));
+    b.ins().br_table(ip, jt);
+
+    let shim_ref = b.import_signature(shim);
+    let to_exit = |b: &mut FunctionBuilder, ip: usize, code: u32, cyc: Value, done: Value| {
+        let ip = b.ins().iconst(types::I32, ip as i64);
+        let code = b.ins().iconst(types::I32, i64::from(code));
+        b.ins().jump(
+            exit,
+            &[
+                BlockArg::Value(ip),
+                BlockArg::Value(code),
+                BlockArg::Value(cyc),
+                BlockArg::Value(done),
+            ],
+        );
+    };
+
+    for i in 0..FRAME_INSTRS {
+        b.switch_to_block(slow[i]);
+        let c = b.use_var(cycle);
+        let none = b.ins().iconst(types::I32, 0);
+        to_exit(&mut b, i, EXIT_SLOW, c, none);
+        if !shape.leader[i] && !shape.resume[i] {
+            continue;
+        }
+        let end = shape.end[i];
+        b.switch_to_block(check[i]);
+        let c = b.use_var(cycle);
+        let after = b.ins().iadd_imm_u(c, cycles(end + 1 - i));
+        let over = b.ins().icmp(IntCC::UnsignedGreaterThan, after, limit);
+        b.ins().brif(over, slow[i], &[], body[i], &[]);
+        if !shape.leader[i] {
+            // A resume point's body is emitted with the segment it lies in.
+            continue;
+        }
+
+        b.switch_to_block(body[i]);
+        let mut c0 = b.use_var(cycle);
+        let mut piece = i;
+        let mut last = Effect::Next;
+        for j in i..=end {
+            if j != i && shape.resume[j] {
+                let cj = b.ins().iadd_imm_u(c0, cycles(j - piece));
+                b.def_var(cycle, cj);
+                b.ins().jump(body[j], &[]);
+                b.switch_to_block(body[j]);
+                c0 = b.use_var(cycle);
+                piece = j;
+            }
+            let effect = step(
+                instrs[j],
+                &mut VectorLowering {
+                    b: &mut b,
+                    regs: &regs,
+                    active: lanes,
+                    core_id,
+                },
+            );
+            last = effect;
+            let Effect::Memory(access) = effect else {
+                continue;
+            };
+            let when = b.ins().iadd_imm_u(c0, cycles(j - piece));
+            let value = match access.value {
+                Some(v) => v,
+                None => zeros(&mut b),
+            };
+            for (field, v) in [
+                (offset_of!(LaneFile, row), access.row),
+                (offset_of!(LaneFile, bank), access.bank),
+                (offset_of!(LaneFile, value), value),
+            ] {
+                b.ins().store(flags, v, file, at(field));
+            }
+            let op = b.ins().iconst(types::I32, i64::from(access.op as u8));
+            let f = b.ins().iconst(
+                ptr,
+                crate::lanes::lane_access as *const () as usize as i64,
+            );
+            let call = b.ins().call_indirect(shim_ref, f, &[lctx, file, op, when]);
+            let done = b.inst_results(call)[0];
+            let loaded = b
+                .ins()
+                .load(V, flags, file, at(offset_of!(LaneFile, loaded)));
+            let all = b.ins().icmp(IntCC::Equal, done, mask);
+            let partial = b.create_block();
+            let next = b.create_block();
+            b.ins().brif(all, next, &[], partial, &[]);
+            // Some lanes performed, the rest wait: finish theirs and stop.
+            b.set_cold_block(partial);
+            b.switch_to_block(partial);
+            let performed = b
+                .ins()
+                .load(V, flags, file, at(offset_of!(LaneFile, performed)));
+            access.complete(
+                &mut VectorLowering {
+                    b: &mut b,
+                    regs: &regs,
+                    active: performed,
+                    core_id,
+                },
+                loaded,
+            );
+            to_exit(&mut b, j, EXIT_PARKED, when, done);
+            b.switch_to_block(next);
+            access.complete(
+                &mut VectorLowering {
+                    b: &mut b,
+                    regs: &regs,
+                    active: lanes,
+                    core_id,
+                },
+                loaded,
+            );
+        }
+        let c1 = if piece == i {
+            after
+        } else {
+            b.ins().iadd_imm_u(c0, cycles(end + 1 - piece))
+        };
+        b.def_var(cycle, c1);
+        let fall = |b: &mut FunctionBuilder| {
+            if end == FRAME_INSTRS - 1 {
+                let none = b.ins().iconst(types::I32, 0);
+                to_exit(b, end, EXIT_ENDED, c1, none);
+            } else {
+                b.ins().jump(check[end + 1], &[]);
+            }
+        };
+        match last {
+            Effect::Ready => {
+                let none = b.ins().iconst(types::I32, 0);
+                to_exit(&mut b, end, EXIT_READY, c1, none);
+            }
+            Effect::Branch { cond, target } => {
+                let zero = zeros(&mut b);
+                let nonzero = b.ins().icmp(IntCC::NotEqual, cond, zero);
+                let taken = b.ins().band(nonzero, lanes);
+                let bits = b.ins().vhigh_bits(types::I32, taken);
+                let all = b.ins().icmp(IntCC::Equal, bits, mask);
+                let not_all = b.create_block();
+                b.ins()
+                    .brif(all, check[usize::from(target)], &[], not_all, &[]);
+                b.switch_to_block(not_all);
+                let split = b.create_block();
+                let not_taken = b.create_block();
+                b.ins().brif(bits, split, &[], not_taken, &[]);
+                b.set_cold_block(split);
+                b.switch_to_block(split);
+                // The bnz itself is retired by the runtime, lane by lane.
+                let at_bnz = b.ins().iadd_imm_u(c0, cycles(end - piece));
+                to_exit(&mut b, end, EXIT_SPLIT, at_bnz, bits);
+                b.switch_to_block(not_taken);
+                fall(&mut b);
+            }
+            Effect::Next | Effect::Memory(_) => fall(&mut b),
+        }
+    }
+
+    b.switch_to_block(exit);
+    for (r, &var) in regs.iter().enumerate() {
+        if shape.written & (1 << r) != 0 {
+            let v = b.use_var(var);
+            b.ins()
+                .store(flags, v, file, at(offset_of!(LaneFile, regs) + 16 * r));
+        }
+    }
+    b.ins()
+        .store(flags, exit_cycle, file, at(offset_of!(LaneFile, cycle)));
+    b.ins()
+        .store(flags, exit_ip, file, at(offset_of!(LaneFile, ip)));
+    b.ins()
+        .store(flags, exit_done, file, at(offset_of!(LaneFile, done)));
+    b.ins().return_(&[exit_code]);
+
+    b.seal_all_blocks();
+    b.finalize(module_config);
+}
+
+/// The all-zero vector.
+fn zeros(b: &mut FunctionBuilder) -> Value {
+    let z = b.ins().iconst(types::I8, 0);
+    b.ins().splat(V, z)
+}
+
+/// The lockstep domain of the one instruction definition: a register value is an `i8x16`
+/// of every core's value; writes touch only the `active` lanes (0xFF where active).
+struct VectorLowering<'a, 'f> {
+    b: &'a mut FunctionBuilder<'f>,
+    regs: &'a [Variable],
+    active: Value,
+    core_id: Value,
+}
+
+impl VectorLowering<'_, '_> {
+    fn splat(&mut self, k: u8) -> Value {
+        let k = self.b.ins().iconst(types::I8, i64::from(k));
+        self.b.ins().splat(V, k)
+    }
+
+    /// A lane mask (0xFF / 0x00) as a 0 / 1 value.
+    fn to_bool(&mut self, m: Value) -> Value {
+        let one = self.splat(1);
+        self.b.ins().band(m, one)
+    }
+}
+
+impl Semantics for VectorLowering<'_, '_> {
+    type V = Value;
+    fn reg(&mut self, r: u8) -> Value {
+        self.b.use_var(self.regs[usize::from(r & 0xF)])
+    }
+    fn set_reg(&mut self, r: u8, v: Value) {
+        let var = self.regs[usize::from(r & 0xF)];
+        let old = self.b.use_var(var);
+        let new = self.b.ins().bitselect(self.active, v, old);
+        self.b.def_var(var, new);
+    }
+    fn konst(&mut self, k: u8) -> Value {
+        self.splat(k)
+    }
+    fn core_id(&mut self) -> Value {
+        self.core_id
+    }
+    fn add(&mut self, x: Value, y: Value) -> Value {
+        self.b.ins().iadd(x, y)
+    }
+    fn sub(&mut self, x: Value, y: Value) -> Value {
+        self.b.ins().isub(x, y)
+    }
+    fn and(&mut self, x: Value, y: Value) -> Value {
+        self.b.ins().band(x, y)
+    }
+    fn or(&mut self, x: Value, y: Value) -> Value {
+        self.b.ins().bor(x, y)
+    }
+    fn xor(&mut self, x: Value, y: Value) -> Value {
+        self.b.ins().bxor(x, y)
+    }
+    fn udiv(&mut self, x: Value, y: Value) -> Value {
+        // No vector division on the host: one lane at a time. `step` never passes a zero
+        // divisor in any lane.
+        let mut q = x;
+        for l in 0..16u8 {
+            let xl = self.b.ins().extractlane(x, l);
+            let yl = self.b.ins().extractlane(y, l);
+            let ql = self.b.ins().udiv(xl, yl);
+            q = self.b.ins().insertlane(q, ql, l);
+        }
+        q
+    }
+    fn uge(&mut self, x: Value, y: Value) -> Value {
+        let m = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, x, y);
+        self.to_bool(m)
+    }
+    fn is_zero(&mut self, x: Value) -> Value {
+        let z = zeros(self.b);
+        let m = self.b.ins().icmp(IntCC::Equal, x, z);
+        self.to_bool(m)
+    }
+    fn select(&mut self, cond: Value, yes: Value, no: Value) -> Value {
+        let z = zeros(self.b);
+        let m = self.b.ins().icmp(IntCC::NotEqual, cond, z);
+        self.b.ins().bitselect(m, yes, no)
+    }
+    fn mul_wide(&mut self, x: Value, y: Value) -> (Value, Value) {
+        // No i8x16 multiply: widen to i16x8, multiply, narrow each byte back.
+        let (xl, xh) = (self.b.ins().uwiden_low(x), self.b.ins().uwiden_high(x));
+        let (yl, yh) = (self.b.ins().uwiden_low(y), self.b.ins().uwiden_high(y));
+        let pl = self.b.ins().imul(xl, yl);
+        let ph = self.b.ins().imul(xh, yh);
+        let ff = self.b.ins().iconst(types::I16, 0xFF);
+        let ff = self.b.ins().splat(types::I16X8, ff);
+        let (ll, lh) = (self.b.ins().band(pl, ff), self.b.ins().band(ph, ff));
+        let lo = self.b.ins().unarrow(ll, lh);
+        let eight = self.b.ins().iconst(types::I32, 8);
+        let (hl, hh) = (self.b.ins().ushr(pl, eight), self.b.ins().ushr(ph, eight));
+        let hi = self.b.ins().unarrow(hl, hh);
+        (lo, hi)
+    }
+    fn shl(&mut self, x: Value, k: u8) -> Value {
+        let k = self.b.ins().iconst(types::I32, i64::from(k & 7));
+        self.b.ins().ishl(x, k)
+    }
+    fn shr(&mut self, x: Value, k: u8) -> Value {
+        let k = self.b.ins().iconst(types::I32, i64::from(k & 7));
+        self.b.ins().ushr(x, k)
+    }
+}
