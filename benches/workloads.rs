@@ -406,7 +406,11 @@ fn fresh(c: &mut Criterion) {
 fn compile(c: &mut Criterion) {
     let mut g = c.benchmark_group("compile");
     g.throughput(Throughput::Elements(1));
-    for (name, opt) in [("jit", OptLevel::None), ("jit-opt-speed", OptLevel::Speed)] {
+    for (name, opt, lockstep) in [
+        ("jit", OptLevel::None, false),
+        ("jit-lockstep", OptLevel::None, true),
+        ("jit-opt-speed", OptLevel::Speed, false),
+    ] {
         let mut next = 0u32;
         g.bench_function(name, |b| {
             b.iter_custom(|iters| {
@@ -425,7 +429,7 @@ fn compile(c: &mut Criterion) {
                     all[..f.len()].copy_from_slice(&f);
                     let frame = InstrFrame::from_instrs(all);
                     let t = Instant::now();
-                    black_box(jit.prepare(&frame).unwrap());
+                    jit.precompile(&frame, lockstep).unwrap();
                     total += t.elapsed();
                 }
                 total
@@ -438,6 +442,7 @@ fn compile(c: &mut Criterion) {
     let f = compute_frame();
     all[..f.len()].copy_from_slice(&f);
     let frame = InstrFrame::from_instrs(all);
+    jit.precompile(&frame, false).unwrap();
     g.bench_function("jit-cached", |b| {
         b.iter(|| black_box(jit.prepare(&frame).unwrap()))
     });

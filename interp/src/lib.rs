@@ -5,11 +5,12 @@
 
 #![forbid(unsafe_code)]
 
+use gpu16_machine::isa::Flow;
 use gpu16_machine::isa::{execute, Instr, FRAME_INSTRS};
 use gpu16_machine::semantics::Concrete;
-use gpu16_machine::isa::Flow;
 use gpu16_machine::{
-    retire, Backend, BackendError, CoreExit, CoreState, Effect, GroupExit, InstrFrame, Port,
+    retire, Backend, BackendError, CoreExit, CoreState, Effect, GroupExit, GroupShape, InstrFrame,
+    Port,
 };
 use std::rc::Rc;
 
@@ -52,8 +53,8 @@ impl Backend for Interpreter {
         interpret(code, core, port)
     }
 
-    fn group_size(&self) -> u32 {
-        u32::from(self.lockstep)
+    fn takes_group(&self, _: GroupShape) -> bool {
+        self.lockstep
     }
 
     fn run_group(

@@ -8,11 +8,11 @@
 
 use crate::cache::{CompiledFrame, FastMap, FrameKey};
 use crate::error::JitError;
-use crate::{runtime, Jit, JitOptions};
+use crate::{Jit, JitOptions};
 use gpu16_interp::{interpret, interpret_group};
 use gpu16_machine::isa::{Instr, FRAME_INSTRS};
 use gpu16_machine::{
-    Backend, BackendError, CoreExit, CoreState, GroupExit, InstrFrame, Port,
+    Backend, BackendError, CoreExit, CoreState, GroupExit, GroupShape, InstrFrame, Port,
 };
 use std::cell::{Cell, RefCell};
 use std::collections::hash_map::Entry;
@@ -187,11 +187,11 @@ impl Backend for Auto {
         port: &mut Port<'_>,
     ) -> CoreExit {
         let cold = match code {
-            AutoCode::Compiled(code) => return runtime::enter(code, core, port),
+            AutoCode::Compiled(code) => return self.jit.run_scalar(code, core, port),
             AutoCode::Interpreted(cold) => cold,
         };
         if let Some(code) = self.hot_code(cold) {
-            return runtime::enter(&code, core, port);
+            return self.jit.run_scalar(&code, core, port);
         }
         let before = core.instructions;
         let exit = interpret(&cold.instrs, core, port);
@@ -201,8 +201,8 @@ impl Backend for Auto {
         exit
     }
 
-    fn group_size(&self) -> u32 {
-        self.jit.group_size()
+    fn takes_group(&self, group: GroupShape) -> bool {
+        self.jit.takes_group(group)
     }
 
     fn run_group(
@@ -249,7 +249,7 @@ mod tests {
     use gpu16_interp::Interpreter;
     use gpu16_machine::frame::{ControlFrame, Fence};
     use gpu16_machine::isa::AluOp;
-    use gpu16_machine::{run, Config, Program, RunError};
+    use gpu16_machine::{run, Config, Program};
 
     /// Sixteen cores count r9 down from 200 in a loop, issued twice: hot on both counts.
     fn hot_program() -> Program {
@@ -298,16 +298,21 @@ mod tests {
     }
 
     #[test]
-    fn the_jit_backend_reports_a_failed_compile_as_a_backend_error() {
-        let mut jit = Jit::new();
-        jit.cache.fail = true;
-        let err = run(&mut jit, &hot_program(), &[], &Config::default()).unwrap_err();
-        match err.error {
-            RunError::Backend { frame, message } => {
-                assert_eq!(frame, Some(1));
-                assert!(message.contains("failure injected"), "{message}");
-            }
-            e => panic!("not a backend error: {e}"),
+    fn the_jit_backend_interprets_a_frame_that_fails_to_compile() {
+        let p = hot_program();
+        let want = run(&mut Interpreter::new(), &p, &[], &Config::default()).unwrap();
+        for engine in [crate::Engine::PerCore, crate::Engine::Lockstep] {
+            let mut jit = Jit::with_options(JitOptions {
+                engine,
+                ..JitOptions::default()
+            })
+            .unwrap();
+            jit.cache.fail = true;
+            let got = run(&mut jit, &p, &[], &Config::default()).expect("interpreted instead");
+            assert_eq!(got.registers, want.registers, "{engine:?}");
+            assert_eq!(got.cycles, want.cycles, "{engine:?}");
+            let s = jit.stats();
+            assert_eq!((s.compiled, s.lanes_compiled), (0, 0), "{engine:?}");
         }
     }
 }

@@ -18,17 +18,24 @@ use std::rc::Rc;
 /// The 32 bytes of an instruction frame.
 pub type FrameKey = [u8; 32];
 
-/// A compiled frame; cloning the `Rc` keeps its machine code alive.
+/// A frame as the JIT runs it: its per-core form and its lockstep form, each compiled
+/// when first needed (a frame that only ever runs in lockstep never compiles the other).
+/// Cloning the `Rc` keeps the machine code alive.
 pub struct CompiledFrame {
-    pub(crate) entry: EntryFn,
+    key: FrameKey,
     /// For the interpreter when compiled code hands a core back.
     pub(crate) instrs: [Instr; FRAME_INSTRS],
     /// The code performs plain ld/st itself and needs the port's `DirectAccess` views.
     pub(crate) direct: bool,
-    /// The frame's lockstep form, compiled when a group first runs it.
-    pub(crate) lanes: RefCell<Option<Rc<LaneCode>>>,
-    /// The lockstep form failed to compile (said once; the group runs interpreted).
-    pub(crate) lanes_failed: Cell<bool>,
+    scalar: RefCell<Option<Rc<ScalarCode>>>,
+    lanes: RefCell<Option<Rc<LaneCode>>>,
+    /// A form failed to compile (said once; that form runs interpreted).
+    pub(crate) failed: Cell<bool>,
+}
+
+/// A frame's per-core code (see `compile.rs`); cloning the `Rc` keeps it alive.
+pub(crate) struct ScalarCode {
+    pub(crate) entry: EntryFn,
     _module: Rc<Generation>,
 }
 
@@ -41,7 +48,8 @@ pub(crate) struct LaneCode {
 impl std::fmt::Debug for CompiledFrame {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CompiledFrame")
-            .field("entry", &(self.entry as usize as *const u8))
+            .field("per_core", &self.scalar.borrow().is_some())
+            .field("lockstep", &self.lanes.borrow().is_some())
             .finish()
     }
 }
@@ -69,7 +77,7 @@ impl Drop for Generation {
 /// Counters for tests and tuning.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CacheStats {
-    /// Frames compiled so far.
+    /// Frames whose per-core form was compiled so far.
     pub compiled: u64,
     /// Lockstep forms compiled so far (see `lanes.rs`).
     pub lanes_compiled: u64,
@@ -152,45 +160,54 @@ impl Cache {
         hit
     }
 
-    /// The compiled frame for `key`, compiling `instrs` if it is not cached.
-    pub(crate) fn get_or_compile(
+    /// The frame for `key`: the cached one, or a new one with nothing compiled yet (it
+    /// enters the cache when a form of it is compiled).
+    pub(crate) fn frame(
         &mut self,
         key: &FrameKey,
         instrs: &[Instr; FRAME_INSTRS],
-    ) -> Result<Rc<CompiledFrame>, JitError> {
-        if let Some(code) = self.get(key) {
-            return Ok(code);
+    ) -> Rc<CompiledFrame> {
+        self.get(key).unwrap_or_else(|| {
+            Rc::new(CompiledFrame {
+                key: *key,
+                instrs: *instrs,
+                direct: crate::compile::has_plain_access(instrs),
+                scalar: RefCell::new(None),
+                lanes: RefCell::new(None),
+                failed: Cell::new(false),
+            })
+        })
+    }
+
+    /// The per-core form of `frame`, compiled on first use.
+    pub(crate) fn scalar(&mut self, frame: &Rc<CompiledFrame>) -> Result<Rc<ScalarCode>, JitError> {
+        if let Some(code) = frame.scalar.borrow().as_ref() {
+            return Ok(code.clone());
         }
         #[cfg(test)]
         if self.fail {
             return Err(JitError::Codegen("failure injected by a test".into()));
         }
-        let (entry, generation) = self.emit(key, |compiler, module| {
-            compiler.compile(module, instrs)
+        let instrs = frame.instrs;
+        let (entry, generation) = self.emit(&frame.key, |compiler, module| {
+            compiler.compile(module, &instrs)
         })?;
         // SAFETY: `entry` is the finalized address of a function `compile` declared with the
         // signature `EntryFn` describes (four pointer-sized/i64 params, i32 return, the
-        // platform's C calling convention); `CompiledFrame` keeps its module alive.
+        // platform's C calling convention); `ScalarCode` keeps its module alive.
         let entry = unsafe { std::mem::transmute::<*const u8, EntryFn>(entry) };
-        let code = Rc::new(CompiledFrame {
+        let code = Rc::new(ScalarCode {
             entry,
-            instrs: *instrs,
-            direct: crate::compile::has_plain_access(instrs),
-            lanes: RefCell::new(None),
-            lanes_failed: Cell::new(false),
             _module: generation,
         });
-        self.map.insert(*key, code.clone());
+        *frame.scalar.borrow_mut() = Some(code.clone());
+        self.map.entry(frame.key).or_insert_with(|| frame.clone());
         self.compiled += 1;
         Ok(code)
     }
 
     /// The lockstep form of `frame`, compiled on first use.
-    pub(crate) fn lanes(
-        &mut self,
-        key: &FrameKey,
-        frame: &CompiledFrame,
-    ) -> Result<Rc<LaneCode>, JitError> {
+    pub(crate) fn lanes(&mut self, frame: &Rc<CompiledFrame>) -> Result<Rc<LaneCode>, JitError> {
         if let Some(code) = frame.lanes.borrow().as_ref() {
             return Ok(code.clone());
         }
@@ -199,7 +216,7 @@ impl Cache {
             return Err(JitError::Codegen("failure injected by a test".into()));
         }
         let instrs = frame.instrs;
-        let (entry, generation) = self.emit(key, |compiler, module| {
+        let (entry, generation) = self.emit(&frame.key, |compiler, module| {
             compiler.compile_lanes(module, &instrs)
         })?;
         // SAFETY: `entry` is the finalized address of a function `compile_lanes` declared
@@ -211,6 +228,7 @@ impl Cache {
             _module: generation,
         });
         *frame.lanes.borrow_mut() = Some(code.clone());
+        self.map.entry(frame.key).or_insert_with(|| frame.clone());
         self.lanes_compiled += 1;
         Ok(code)
     }

@@ -14,9 +14,7 @@
 //!   (`EXIT_SPLIT`), which the runtime turns into two groups.
 
 use crate::compile::{cycles, shape};
-use crate::lanes::{
-    LaneFile, EXIT_ENDED, EXIT_PARKED, EXIT_READY, EXIT_SLOW, EXIT_SPLIT,
-};
+use crate::lanes::{LaneFile, EXIT_ENDED, EXIT_PARKED, EXIT_READY, EXIT_SLOW, EXIT_SPLIT};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
     types, Block, BlockArg, ConstantData, InstBuilder, JumpTableData, MemFlagsData, Signature,
@@ -81,7 +79,11 @@ pub(crate) fn build(
         .load(types::I64, flags, file, at(offset_of!(LaneFile, cycle)));
     b.def_var(cycle, c0);
     let ids: Vec<u8> = (0..16).collect();
-    let ids = b.func.dfg.constants.insert(ConstantData::from(ids.as_slice()));
+    let ids = b
+        .func
+        .dfg
+        .constants
+        .insert(ConstantData::from(ids.as_slice()));
     let core_id = b.ins().vconst(V, ids);
     let ip = b
         .ins()
@@ -176,10 +178,9 @@ pub(crate) fn build(
                 b.ins().store(flags, v, file, at(field));
             }
             let op = b.ins().iconst(types::I32, i64::from(access.op as u8));
-            let f = b.ins().iconst(
-                ptr,
-                crate::lanes::lane_access as *const () as usize as i64,
-            );
+            let f = b
+                .ins()
+                .iconst(ptr, crate::lanes::lane_access as *const () as usize as i64);
             let call = b.ins().call_indirect(shim_ref, f, &[lctx, file, op, when]);
             let done = b.inst_results(call)[0];
             let loaded = b
@@ -302,7 +303,7 @@ impl VectorLowering<'_, '_> {
     }
 
     /// A lane mask (0xFF / 0x00) as a 0 / 1 value.
-    fn to_bool(&mut self, m: Value) -> Value {
+    fn as_zero_or_one(&mut self, m: Value) -> Value {
         let one = self.splat(1);
         self.b.ins().band(m, one)
     }
@@ -354,12 +355,12 @@ impl Semantics for VectorLowering<'_, '_> {
     }
     fn uge(&mut self, x: Value, y: Value) -> Value {
         let m = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, x, y);
-        self.to_bool(m)
+        self.as_zero_or_one(m)
     }
     fn is_zero(&mut self, x: Value) -> Value {
         let z = zeros(self.b);
         let m = self.b.ins().icmp(IntCC::Equal, x, z);
-        self.to_bool(m)
+        self.as_zero_or_one(m)
     }
     fn select(&mut self, cond: Value, yes: Value, no: Value) -> Value {
         let z = zeros(self.b);

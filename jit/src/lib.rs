@@ -18,7 +18,9 @@ pub use error::JitError;
 use cache::Cache;
 use compile::Compiler;
 use gpu16_machine::isa::{Instr, FRAME_INSTRS};
-use gpu16_machine::{Backend, BackendError, CoreExit, CoreState, GroupExit, InstrFrame, Port};
+use gpu16_machine::{
+    Backend, BackendError, CoreExit, CoreState, GroupExit, GroupShape, InstrFrame, Port,
+};
 use std::rc::Rc;
 
 /// How compiled code runs the cores of a task.
@@ -30,13 +32,13 @@ pub enum Engine {
     /// one host vector instruction per emulated instruction for all of them (lone cores
     /// included).
     Lockstep,
-    /// Lockstep for groups of at least [`ADAPTIVE_GROUP`] cores, per-core otherwise.
+    /// Lockstep where it pays: a group of two or more cores whose accesses may interleave
+    /// (two of them may touch the same bank) or that do not touch memory at all; per-core
+    /// for a lone core, and for cores that each keep to banks of their own, which run
+    /// natively without taking turns and with their plain accesses inline.
     #[default]
     Adaptive,
 }
-
-/// The smallest group `Engine::Adaptive` runs in lockstep.
-pub const ADAPTIVE_GROUP: u32 = 2;
 
 impl Engine {
     /// The engine's name on the command line.
@@ -48,12 +50,14 @@ impl Engine {
         }
     }
 
-    /// The smallest group this engine runs in lockstep (0: none).
-    pub fn group_size(self) -> u32 {
+    /// Whether this engine runs `group` in lockstep.
+    pub fn takes_group(self, group: GroupShape) -> bool {
         match self {
-            Engine::PerCore => 0,
-            Engine::Lockstep => 1,
-            Engine::Adaptive => ADAPTIVE_GROUP,
+            Engine::PerCore => false,
+            Engine::Lockstep => true,
+            Engine::Adaptive => {
+                group.cores.count_ones() >= 2 && (group.shares_banks || !group.touches_memory)
+            }
         }
     }
 }
@@ -108,17 +112,74 @@ impl Jit {
         self.cache.stats()
     }
 
+    /// Compile `frame`'s per-core form, or its lockstep form, now rather than when a core
+    /// first runs it (benchmarks of compile latency use this).
+    pub fn precompile(&mut self, frame: &InstrFrame, lockstep: bool) -> Result<(), JitError> {
+        let code = self.cache.frame(&frame.bytes(), &frame.instrs);
+        if lockstep {
+            self.cache.lanes(&code).map(drop)
+        } else {
+            self.cache.scalar(&code).map(drop)
+        }
+    }
+
     /// The cached code of `frame`, if it was compiled and not evicted.
     pub(crate) fn lookup(&mut self, key: &FrameKey) -> Option<Rc<CompiledFrame>> {
         self.cache.get(key)
     }
 
+    /// `instrs` with its per-core form compiled now, for `auto`, which decides when a frame
+    /// is worth compiling.
     pub(crate) fn compile(
         &mut self,
         key: &FrameKey,
         instrs: &[Instr; FRAME_INSTRS],
     ) -> Result<Rc<CompiledFrame>, JitError> {
-        self.cache.get_or_compile(key, instrs)
+        let frame = self.cache.frame(key, instrs);
+        self.cache.scalar(&frame)?;
+        Ok(frame)
+    }
+
+    /// Run one core in `code`'s per-core form, compiling it on first use; a frame whose
+    /// form does not compile runs interpreted (same results), with one warning.
+    pub(crate) fn run_scalar(
+        &mut self,
+        code: &Rc<CompiledFrame>,
+        core: &mut CoreState,
+        port: &mut Port<'_>,
+    ) -> CoreExit {
+        match self.cache.scalar(code) {
+            Ok(scalar) => runtime::enter(&scalar, code, core, port),
+            Err(e) => {
+                warn_once(code, &e);
+                gpu16_interp::interpret(&code.instrs, core, port)
+            }
+        }
+    }
+
+    /// Run a group in `code`'s lockstep form, compiling it on first use; a frame whose
+    /// form does not compile runs interpreted in lockstep (same results), with one warning.
+    pub(crate) fn run_lanes(
+        &mut self,
+        code: &Rc<CompiledFrame>,
+        group: u16,
+        cores: &mut [CoreState; 16],
+        port: &mut Port<'_>,
+    ) -> GroupExit {
+        match self.cache.lanes(code) {
+            Ok(lanes) => lanes::enter(&lanes, &code.instrs, group, cores, port),
+            Err(e) => {
+                warn_once(code, &e);
+                gpu16_interp::interpret_group(&code.instrs, group, cores, port)
+            }
+        }
+    }
+}
+
+/// Say once per frame that it runs interpreted because it did not compile.
+fn warn_once(code: &CompiledFrame, e: &JitError) {
+    if !code.failed.replace(true) {
+        eprintln!("warning: jit: interpreting a frame that did not compile ({e})");
     }
 }
 
@@ -136,7 +197,7 @@ impl Backend for Jit {
     }
 
     fn prepare(&mut self, frame: &InstrFrame) -> Result<Self::Code, BackendError> {
-        Ok(self.compile(&frame.bytes(), &frame.instrs)?)
+        Ok(self.cache.frame(&frame.bytes(), &frame.instrs))
     }
 
     fn run_core(
@@ -145,11 +206,11 @@ impl Backend for Jit {
         core: &mut CoreState,
         port: &mut Port<'_>,
     ) -> CoreExit {
-        runtime::enter(code, core, port)
+        self.run_scalar(code, core, port)
     }
 
-    fn group_size(&self) -> u32 {
-        self.engine.group_size()
+    fn takes_group(&self, group: GroupShape) -> bool {
+        self.engine.takes_group(group)
     }
 
     fn run_group(
@@ -160,28 +221,5 @@ impl Backend for Jit {
         port: &mut Port<'_>,
     ) -> GroupExit {
         self.run_lanes(code, group, cores, port)
-    }
-}
-
-impl Jit {
-    /// Run a group in `code`'s lockstep form, compiling it on first use; a frame whose
-    /// lockstep form does not compile runs interpreted in lockstep (same results).
-    pub(crate) fn run_lanes(
-        &mut self,
-        code: &CompiledFrame,
-        group: u16,
-        cores: &mut [CoreState; 16],
-        port: &mut Port<'_>,
-    ) -> GroupExit {
-        let key = InstrFrame::from_instrs(code.instrs).bytes();
-        match self.cache.lanes(&key, code) {
-            Ok(lanes) => lanes::enter(&lanes, &code.instrs, group, cores, port),
-            Err(e) => {
-                if !code.lanes_failed.replace(true) {
-                    eprintln!("warning: jit: running a frame's lockstep form interpreted ({e})");
-                }
-                gpu16_interp::interpret_group(&code.instrs, group, cores, port)
-            }
-        }
     }
 }

@@ -3,7 +3,7 @@
 //! crate's `unsafe` lives here (calling into compiled code) and in `cache.rs` (turning a
 //! finalized address into a function, freeing a module's code).
 
-use crate::cache::CompiledFrame;
+use crate::cache::{CompiledFrame, ScalarCode};
 use gpu16_interp::interpret;
 use gpu16_machine::config::INSTRUCTION_CYCLES;
 use gpu16_machine::isa::{address, MemOp};
@@ -75,7 +75,12 @@ pub(crate) extern "C" fn mem_access(
 }
 
 /// Run `core` in compiled `code` until it parks or its part ends.
-pub(crate) fn enter(code: &CompiledFrame, core: &mut CoreState, port: &mut Port<'_>) -> CoreExit {
+pub(crate) fn enter(
+    scalar: &ScalarCode,
+    code: &CompiledFrame,
+    core: &mut CoreState,
+    port: &mut Port<'_>,
+) -> CoreExit {
     let start = core.cycle;
     let limit = port.limit();
     // Only code with plain ld/st reads the views; sparing the rest their set-up matters for
@@ -92,15 +97,15 @@ pub(crate) fn enter(code: &CompiledFrame, core: &mut CoreState, port: &mut Port<
         id: core.id,
         panic: None,
     };
-    // SAFETY: `code.entry` was emitted by `compile` with exactly the `EntryFn` signature and
-    // is kept executable by the module `code` holds alive. The pointers are valid for the
+    // SAFETY: `scalar.entry` was emitted by `compile` with exactly the `EntryFn` signature
+    // and is kept executable by the module `scalar` holds alive. The pointers are valid for the
     // whole call: `core` is a live exclusive borrow whose `repr(C)` field offsets the code
     // was compiled with, `ctx` is a local only `mem_access` reads, and `direct` points into
     // the port, which outlives the call and is used by nothing else meanwhile (its pointers
     // are null only for code without plain ld/st, which never reads them). Compiled code
     // touches shared memory only at addresses masked to 12 bits and counters indexed by a
     // 4-bit bank, and cannot unwind (the callback catches panics).
-    let rc = unsafe { (code.entry)(core, &mut ctx, limit, &direct) };
+    let rc = unsafe { (scalar.entry)(core, &mut ctx, limit, &direct) };
     // Within one entry every executed instruction took its cycles and nothing else did.
     core.instructions += (core.cycle - start) / INSTRUCTION_CYCLES;
     if let Some(payload) = ctx.panic {

@@ -5,7 +5,7 @@ mod common;
 
 use common::{run_on, Image, Task};
 use gpu16_interp::Interpreter;
-use gpu16_jit::{Engine, Auto, Jit, JitOptions};
+use gpu16_jit::{Auto, Engine, Jit, JitOptions};
 use gpu16_machine::isa::{AluOp, Instr};
 use gpu16_machine::{Backend, Config, CoreExit, InstrFrame};
 
@@ -50,7 +50,11 @@ fn a_frame_issued_many_times_compiles_once() {
         );
     }
     let p = img.program();
-    let mut jit = Jit::new();
+    let mut jit = Jit::with_options(JitOptions {
+        engine: Engine::PerCore,
+        ..JitOptions::default()
+    })
+    .unwrap();
     let got = run_on(&mut jit, &p, &[], &Config::default());
     assert_eq!(
         got,
@@ -95,6 +99,40 @@ fn the_bound_frees_whole_modules_and_later_frames_still_run() {
     assert_eq!(jit.stats().compiled, 20);
 }
 
+/// A one-core program of `frame(k)`.
+fn one_frame(k: u8) -> gpu16_machine::Program {
+    let mut img = Image::default();
+    img.task(
+        Task {
+            active: 1,
+            ..Task::default()
+        },
+        &[frame(k)],
+    );
+    img.program()
+}
+
+/// Hands the machine's loop one frame handle of a JIT, whatever it issues.
+struct Held<'a>(&'a mut Jit, <Jit as Backend>::Code);
+
+impl Backend for Held<'_> {
+    type Code = <Jit as Backend>::Code;
+    fn name(&self) -> &'static str {
+        "jit"
+    }
+    fn prepare(&mut self, _: &InstrFrame) -> Result<Self::Code, gpu16_machine::BackendError> {
+        Ok(self.1.clone())
+    }
+    fn run_core(
+        &mut self,
+        code: &Self::Code,
+        core: &mut gpu16_machine::CoreState,
+        port: &mut gpu16_machine::Port<'_>,
+    ) -> CoreExit {
+        self.0.run_core(code, core, port)
+    }
+}
+
 #[test]
 fn code_held_past_eviction_stays_runnable() {
     let mut jit = small_jit();
@@ -105,51 +143,31 @@ fn code_held_past_eviction_stays_runnable() {
         }
         InstrFrame::from_instrs(all)
     };
+    // A frame compiles when it first runs: run the held handle once, then eleven others.
     let held = jit.prepare(&decode(1)).unwrap();
+    let run_held = |jit: &mut Jit, held: &<Jit as Backend>::Code| {
+        run_on(
+            &mut Held(jit, held.clone()),
+            &one_frame(1),
+            &[],
+            &Config::default(),
+        )
+    };
+    assert_eq!(run_held(&mut jit, &held).unwrap().registers[0][9], 1);
     for k in 2..=12 {
-        jit.prepare(&decode(k)).unwrap();
+        run_on(&mut jit, &one_frame(k), &[], &Config::default()).unwrap();
     }
     let s = jit.stats();
+    assert_eq!(s.compiled, 12, "{s:?}");
     assert!(s.cached <= 4);
     // 12 frames fill 6 modules; 4 were evicted, but `held` keeps the first one alive.
     assert_eq!(s.modules_freed, 3, "{s:?}");
-    let p = {
-        let mut img = Image::default();
-        img.task(
-            Task {
-                active: 1,
-                ..Task::default()
-            },
-            &[frame(1)],
-        );
-        img.program()
-    };
-    // Run the held code through the machine's loop by way of a backend that hands it out.
-    struct Held<'a>(&'a mut Jit, <Jit as Backend>::Code);
-    impl Backend for Held<'_> {
-        type Code = <Jit as Backend>::Code;
-        fn name(&self) -> &'static str {
-            "jit"
-        }
-        fn prepare(&mut self, _: &InstrFrame) -> Result<Self::Code, gpu16_machine::BackendError> {
-            Ok(self.1.clone())
-        }
-        fn run_core(
-            &mut self,
-            code: &Self::Code,
-            core: &mut gpu16_machine::CoreState,
-            port: &mut gpu16_machine::Port<'_>,
-        ) -> CoreExit {
-            self.0.run_core(code, core, port)
-        }
-    }
-    let got = run_on(
-        &mut Held(&mut jit, held.clone()),
-        &p,
-        &[],
-        &Config::default(),
+    assert_eq!(run_held(&mut jit, &held).unwrap().registers[0][9], 1);
+    assert_eq!(
+        jit.stats().compiled,
+        12,
+        "the held code ran without compiling again"
     );
-    assert_eq!(got.unwrap().registers[0][9], 1);
     drop(held);
     assert_eq!(
         jit.stats().modules_freed,

@@ -134,6 +134,17 @@ impl std::error::Error for BackendError {}
 /// from its IP and cycle (the group split at a `bnz` that went different ways).
 pub type GroupExit = [Option<CoreExit>; 16];
 
+/// A group of cores the run loop could run together, as [`Backend::takes_group`] sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GroupShape {
+    /// The cores, as a mask.
+    pub cores: u16,
+    /// Some core's task can touch shared memory.
+    pub touches_memory: bool,
+    /// Two of the cores may touch the same bank, so their accesses interleave.
+    pub shares_banks: bool,
+}
+
 /// An execution engine for cores.
 pub trait Backend {
     /// A frame prepared for execution (decoded, or compiled).
@@ -151,11 +162,13 @@ pub trait Backend {
         port: &mut Port<'_>,
     ) -> CoreExit;
 
-    /// The smallest group of cores that run the same frame from the same IP in the same
-    /// cycle which the run loop hands to [`Backend::run_group`]; smaller ones go to
-    /// [`Backend::run_core`] one core at a time. 0 (the default): never a group.
-    fn group_size(&self) -> u32 {
-        0
+    /// Whether to run `group` (cores at the same IP of the same frame in the same cycle)
+    /// together through [`Backend::run_group`] rather than one core at a time through
+    /// [`Backend::run_core`]. Results are the same either way; this is the engine's choice
+    /// of speed. The default: never.
+    fn takes_group(&self, group: GroupShape) -> bool {
+        let _ = group;
+        false
     }
 
     /// Run the cores of `group` (a mask of cores, all at the same IP of the
@@ -164,7 +177,7 @@ pub trait Backend {
     /// ascending core id. Stop where the group splits (a `bnz` that goes different ways),
     /// where an access cannot be performed now (that core and the higher ones park before
     /// it), where the parts end, or at the cycle limit. The port's horizon leaves out the
-    /// group's own cores. Called only for groups of at least [`Backend::group_size`] cores.
+    /// group's own cores. Called only for groups [`Backend::takes_group`] accepts.
     fn run_group(
         &mut self,
         code: &Self::Code,
@@ -173,7 +186,10 @@ pub trait Backend {
         port: &mut Port<'_>,
     ) -> GroupExit {
         let _ = (code, group, cores, port);
-        unreachable!("{} asks for groups but does not implement run_group", self.name())
+        unreachable!(
+            "{} asks for groups but does not implement run_group",
+            self.name()
+        )
     }
 }
 

@@ -3,7 +3,7 @@
 //! could observe; the loop then always serves the earliest pending event (a parked memory
 //! access, a deferred fault, the watchdog), so every backend sees the same interleaving.
 
-use crate::backend::{retire, Backend, CoreExit, DirectBounds, EventKey, Port};
+use crate::backend::{retire, Backend, CoreExit, DirectBounds, EventKey, GroupShape, Port};
 use crate::banks::FrameBanks;
 use crate::config::{Config, MAX_CYCLE_LIMIT};
 use crate::cores::{CoreTable, Mode, Part};
@@ -428,16 +428,12 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         self.observe_locks();
     }
 
-    /// The group core `i` (the earliest event) leads, when the backend runs groups: every
-    /// runnable core at the same IP of the same frame in the same cycle. `None` for a group
-    /// smaller than the backend takes.
+    /// The group core `i` (the earliest event) leads: every runnable core at the same IP of
+    /// the same frame in the same cycle, if the backend takes it.
     fn group_of(&self, i: usize) -> Option<u16> {
-        let min = self.backend.group_size();
-        if min == 0 {
-            return None;
-        }
         let (frame, state) = (self.cores.part[i].frame, &self.cores.state[i]);
         let mut group = 0u16;
+        let (mut seen, mut shares_banks) = (0u16, false);
         for j in i..16 {
             let other = &self.cores.state[j];
             if self.cores.mode(j) == Mode::Runnable
@@ -446,9 +442,16 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                 && other.cycle == state.cycle
             {
                 group |= 1 << j;
+                shares_banks |= seen & self.cores.banks[j] != 0;
+                seen |= self.cores.banks[j];
             }
         }
-        (group.count_ones() >= min).then_some(group)
+        let shape = GroupShape {
+            cores: group,
+            touches_memory: seen != 0,
+            shares_banks,
+        };
+        self.backend.takes_group(shape).then_some(group)
     }
 
     /// Run a group of cores together (see [`Backend::run_group`]).

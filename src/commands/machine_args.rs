@@ -1,8 +1,8 @@
 //! The machine options shared by every command that runs programs.
 
+use super::value_enums::EngineArg;
 use clap::{Args, ValueEnum};
 use gpu16::machine::config::{DEFAULT_MAX_CYCLES, MAX_CYCLE_LIMIT};
-use super::value_enums::EngineArg;
 use gpu16::machine::{Config, IssuePolicy};
 use gpu16::{BackendKind, Engine, Runner};
 

@@ -67,7 +67,13 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
     let started = Instant::now();
     let mut progress = ProgressDisplay::new(program.len() as u64, args.quiet);
     let see = args.see.options();
-    let (outcome, mut events) = see.run(args.machine.runner(args.backend.0), &program, &memory, &config, &mut progress);
+    let (outcome, mut events) = see.run(
+        args.machine.runner(args.backend.0),
+        &program,
+        &memory,
+        &config,
+        &mut progress,
+    );
     progress.finish();
     let wall = started.elapsed();
     see.write_files(&mut events, &outcome)

@@ -56,7 +56,9 @@ impl ValueEnum for EngineArg {
         let help = match self.0 {
             Engine::Lockstep => "Every group of cores at one IP together in vector lanes",
             Engine::PerCore => "One core at a time",
-            Engine::Adaptive => "Lockstep for groups of two or more cores, per-core for a lone core",
+            Engine::Adaptive => {
+                "Lockstep where cores share banks or do not touch memory, per-core otherwise"
+            }
         };
         Some(PossibleValue::new(self.0.name()).help(help))
     }

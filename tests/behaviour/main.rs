@@ -163,10 +163,12 @@ macro_rules! backend_suite {
 backend_suite!(interp, gpu16_interp::Interpreter::new);
 backend_suite!(interp_lockstep, gpu16_interp::Interpreter::lockstep);
 backend_suite!(jit, gpu16_jit::Jit::new);
-backend_suite!(jit_percore, || gpu16_jit::Jit::with_options(gpu16_jit::JitOptions {
-    engine: gpu16_jit::Engine::PerCore,
-    ..Default::default()
-})
+backend_suite!(jit_percore, || gpu16_jit::Jit::with_options(
+    gpu16_jit::JitOptions {
+        engine: gpu16_jit::Engine::PerCore,
+        ..Default::default()
+    }
+)
 .unwrap());
 backend_suite!(jit_lockstep, || gpu16_jit::Jit::with_options(
     gpu16_jit::JitOptions {
