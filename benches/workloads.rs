@@ -209,6 +209,56 @@ fn atomics_frame() -> Vec<Instr> {
     ]
 }
 
+/// A histogram of 16 bins, one a bank: core k adds 1 to bin (k / 2 + i) mod 16 in round
+/// i, in an atomic sequence, 96 rounds. Bins spread the sequences over banks, so eight of
+/// a round's sequences run at once, and each bin is contended by two cores.
+fn histogram_frame() -> Vec<Instr> {
+    let mem = |op, a, hi, r| Instr::Mem { op, a, hi, r };
+    vec![
+        sc(0, 1), // r1 = core id
+        Instr::Shift {
+            left: false,
+            a: 1,
+            k: 1,
+            c: 1,
+        }, // r1 = core id / 2: the first bin's bank
+        alu(AluOp::Xor, 9, 9, 9), // r9 = 0: the row of every bin
+        sc(96, 8), // rounds
+        sc(1, 14),
+        mem(MemOp::LdSync, 9, 1, 10), // head (IP 5)
+        alu(AluOp::Add, 10, 14, 10),
+        mem(MemOp::StSync, 9, 1, 10),
+        alu(AluOp::Add, 1, 14, 1), // next bank (its low four bits count)
+        alu(AluOp::Sub, 8, 14, 8),
+        Instr::Bnz { a: 8, target: 5 },
+        Instr::Ready,
+    ]
+}
+
+/// Divergent trip counts: core k runs a multiply-add loop 40 + 24k times, so the cores
+/// that started together part ways, one by one.
+fn divergent_frame() -> Vec<Instr> {
+    vec![
+        sc(0, 1), // r1 = core id
+        sc(24, 8),
+        Instr::Mul { a: 1, b: 8, c: 8 }, // r8 = 24 * id (r9 = high byte, 0)
+        sc(40, 10),
+        alu(AluOp::Add, 8, 10, 8), // r8 = 40 + 24 * id: the trip count
+        sc(1, 14),
+        sc(3, 13),
+        Instr::Mul {
+            a: 12,
+            b: 13,
+            c: 11,
+        }, // head (IP 7): r11/r12 = r12 * 3
+        alu(AluOp::Add, 11, 1, 12),
+        alu(AluOp::Xor, 12, 8, 12),
+        alu(AluOp::Sub, 8, 14, 8),
+        Instr::Bnz { a: 8, target: 7 },
+        Instr::Ready,
+    ]
+}
+
 /// A stream of `frames` frames: groups of up to 63 short tasks with masks and fences that
 /// vary from group to group.
 fn scheduler_stream(frames: usize) -> Program {
@@ -363,6 +413,24 @@ fn atomics(c: &mut Criterion) {
     three_backends(c, "atomics", &p);
 }
 
+fn histogram(c: &mut Criterion) {
+    let p = image(&[frame_bytes(&histogram_frame()); 4], 4);
+    let r = run(&mut Interpreter::new(), &p, &[], &Config::default()).unwrap();
+    // 16 cores x 96 rounds x 4 tasks spread evenly: each bin counts 384, i.e. 128 mod 256.
+    for bank in 0..16 {
+        assert_eq!(r.memory[bank << 8], (384 % 256) as u8, "bin {bank}");
+    }
+    three_backends(c, "histogram", &p);
+}
+
+fn divergent(c: &mut Criterion) {
+    three_backends(
+        c,
+        "divergent",
+        &image(&[frame_bytes(&divergent_frame()); 8], 8),
+    );
+}
+
 fn scheduler(c: &mut Criterion) {
     three_backends(c, "scheduler", &scheduler_stream(100_000));
 }
@@ -461,6 +529,7 @@ fn quick() -> Criterion {
 criterion_group! {
     name = benches;
     config = quick();
-    targets = compute, compute_chains, memory, atomics, scheduler, fresh, compile
+    targets = compute, compute_chains, memory, atomics, histogram, divergent, scheduler, fresh,
+        compile
 }
 criterion_main!(benches);

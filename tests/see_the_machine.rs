@@ -229,3 +229,45 @@ fn bad_outputs_fail_cleanly() {
     let out = gpu16(&["run", s(&p), "--palette", "neon", "--mem-png", "x.png"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// What a person sees of a run (the trace, the waveform, the timeline and the statistics)
+/// does not depend on the engine: the interpreter, and the JIT one core at a time or in
+/// lockstep, write the same files but for the backend's name.
+#[test]
+fn every_engine_shows_the_same_run() {
+    let d = dir("engines");
+    let mut contended = lock_pair();
+    contended.extend(spec_example_1());
+    let prog = hex(&d, &contended);
+    let show = |name: &str, args: &[&str]| -> Vec<String> {
+        let trace = d.join(format!("{name}.trace.json"));
+        let vcd = d.join(format!("{name}.vcd"));
+        let mut all = vec!["run", s(&prog), "--trace", s(&trace), "--vcd", s(&vcd)];
+        all.extend_from_slice(&["--timeline", "--width", "90", "-q"]);
+        all.extend_from_slice(args);
+        let out = gpu16(&all);
+        assert!(out.status.success(), "{name}: {}", common::stderr(&out));
+        let text = common::stdout(&out);
+        [
+            std::fs::read_to_string(&trace).unwrap(),
+            std::fs::read_to_string(&vcd).unwrap(),
+            text,
+        ]
+        .into_iter()
+        .map(|t| {
+            t.replace("\"jit\"", "\"interp\"")
+                .replace("backend jit", "backend interp")
+        })
+        .collect()
+    };
+    let want = show("interp", &["--backend", "interp"]);
+    for engine in ["percore", "lockstep", "adaptive"] {
+        let got = show(engine, &["--backend", "jit", "--jit-engine", engine]);
+        for (what, (g, w)) in ["trace", "vcd", "timeline and statistics"]
+            .iter()
+            .zip(got.iter().zip(&want))
+        {
+            assert_eq!(g, w, "{what} differs under --jit-engine {engine}");
+        }
+    }
+}

@@ -53,6 +53,10 @@ impl Backend for Interpreter {
         interpret(code, core, port)
     }
 
+    fn takes_groups(&self) -> bool {
+        self.lockstep
+    }
+
     fn takes_group(&self, _: GroupShape) -> bool {
         self.lockstep
     }

@@ -201,6 +201,10 @@ impl Backend for Auto {
         exit
     }
 
+    fn takes_groups(&self) -> bool {
+        self.jit.takes_groups()
+    }
+
     fn takes_group(&self, group: GroupShape) -> bool {
         self.jit.takes_group(group)
     }

@@ -121,6 +121,11 @@ impl Compiler {
         shim.params.push(AbiParam::new(types::I32));
         shim.params.push(AbiParam::new(types::I64));
         shim.returns.push(AbiParam::new(types::I32));
+        let mut leave = module.make_signature();
+        leave.params.push(AbiParam::new(ptr));
+        leave.params.push(AbiParam::new(types::I32));
+        leave.params.push(AbiParam::new(types::I64));
+        leave.params.push(AbiParam::new(types::I32));
         let id = module
             .declare_anonymous_function(&sig)
             .map_err(|e| JitError::Codegen(format!("declare: {e}")))?;
@@ -130,6 +135,7 @@ impl Compiler {
             &mut self.fctx,
             instrs,
             shim,
+            leave,
             module.target_config(),
         );
         let defined = module.define_function(id, &mut self.ctx);

@@ -41,6 +41,11 @@ pub(crate) struct LaneFile {
     pub(crate) performed: [u8; 16],
     /// The cycle of the instruction at `ip` (or after the last one, on an end).
     pub(crate) cycle: u64,
+    /// Lanes that left the group by `ready` while it ran on (`lane_leave`): each one's
+    /// cycle after its `ready`, and the `ready`'s IP.
+    pub(crate) left_cycle: [u64; 16],
+    pub(crate) left_ip: [u8; 16],
+    pub(crate) left: u32,
     /// The group as a bit mask.
     pub(crate) mask: u32,
     /// On `EXIT_PARKED` and `EXIT_SPLIT`: the lanes that performed, or took the branch.
@@ -105,6 +110,25 @@ pub(crate) extern "C" fn lane_access(
     })
 }
 
+/// Lanes `leaving` of the group end their parts by `ready` at `ip`, `after` being the
+/// cycle after it; the group goes on without them. Called from compiled code where a `bnz`
+/// splits the group and its fall-through is `ready`.
+pub(crate) extern "C" fn lane_leave(file: *mut LaneFile, leaving: u32, after: u64, ip: u32) {
+    // SAFETY: compiled code passes back the `LaneFile` pointer `enter` gave it, to a local
+    // that outlives the call and that compiled code does not touch during it.
+    let file = unsafe { &mut *file };
+    let mut lanes = leaving & file.mask;
+    file.left |= lanes;
+    file.mask &= !lanes;
+    while lanes != 0 {
+        let l = lanes.trailing_zeros() as usize;
+        lanes &= lanes - 1;
+        file.left_cycle[l] = after;
+        file.left_ip[l] = ip as u8;
+        file.lanes[l] = 0;
+    }
+}
+
 impl LaneFile {
     /// The group's registers as lanes.
     fn load(cores: &[CoreState; 16], group: u16) -> LaneFile {
@@ -118,6 +142,9 @@ impl LaneFile {
             loaded: [0; 16],
             performed: [0; 16],
             cycle: cores[lead].cycle,
+            left_cycle: [0; 16],
+            left_ip: [0; 16],
+            left: 0,
             mask: u32::from(group),
             done: 0,
             ip: u32::from(cores[lead].ip),
@@ -169,6 +196,17 @@ pub(crate) fn enter(
     }
     file.store(cores, group, file.cycle - start);
     let mut exits: GroupExit = [None; 16];
+    let left = file.left as u16 & group;
+    for (k, core) in cores.iter_mut().enumerate() {
+        if left & (1 << k) != 0 {
+            core.cycle = file.left_cycle[k];
+            core.ip = file.left_ip[k];
+            core.instructions -= file.cycle - start;
+            core.instructions += file.left_cycle[k] - start;
+            exits[k] = Some(CoreExit::Ended { by_ready: true });
+        }
+    }
+    let group = group & !left;
     let lanes = (0..16).filter(|k| group & (1 << k) != 0);
     match rc {
         EXIT_ENDED | EXIT_READY => {
@@ -200,11 +238,15 @@ pub(crate) fn enter(
                 exits[k] = retire(&mut cores[k], flow);
             }
         }
-        EXIT_SLOW => {
+        EXIT_SLOW if group != 0 => {
             // SAFETY: compiled code has returned; `ctx.port` is again the only path to the
             // port.
-            return interpret_group(instrs, group, cores, unsafe { &mut *ctx.port });
+            let rest = interpret_group(instrs, group, cores, unsafe { &mut *ctx.port });
+            for k in lanes {
+                exits[k] = rest[k];
+            }
         }
+        EXIT_SLOW => {}
         _ => unreachable!("lockstep code returns only the exit codes of lanes.rs"),
     }
     exits

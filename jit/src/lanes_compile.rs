@@ -34,6 +34,7 @@ pub(crate) fn build(
     fctx: &mut FunctionBuilderContext,
     instrs: &[Instr; FRAME_INSTRS],
     shim: Signature,
+    leave_sig: Signature,
     module_config: TargetFrontendConfig,
 ) {
     let ptr = module_config.pointer_type();
@@ -67,12 +68,17 @@ pub(crate) fn build(
         };
         b.def_var(var, v);
     }
-    let lanes = b
+    // The group's lanes: both change when lanes leave it (see the bnz below).
+    let lanes_var = b.declare_var(V);
+    let mask_var = b.declare_var(types::I32);
+    let lanes0 = b
         .ins()
         .load(V, flags, file, at(offset_of!(LaneFile, lanes)));
-    let mask = b
+    let mask0 = b
         .ins()
         .load(types::I32, flags, file, at(offset_of!(LaneFile, mask)));
+    b.def_var(lanes_var, lanes0);
+    b.def_var(mask_var, mask0);
     let cycle = b.declare_var(types::I64);
     let c0 = b
         .ins()
@@ -106,6 +112,7 @@ pub(crate) fn build(
     b.ins().br_table(ip, jt);
 
     let shim_ref = b.import_signature(shim);
+    let leave_ref = b.import_signature(leave_sig);
     let to_exit = |b: &mut FunctionBuilder, ip: usize, code: u32, cyc: Value, done: Value| {
         let ip = b.ins().iconst(types::I32, ip as i64);
         let code = b.ins().iconst(types::I32, i64::from(code));
@@ -152,6 +159,7 @@ pub(crate) fn build(
                 c0 = b.use_var(cycle);
                 piece = j;
             }
+            let lanes = b.use_var(lanes_var);
             let effect = step(
                 instrs[j],
                 &mut VectorLowering {
@@ -186,6 +194,7 @@ pub(crate) fn build(
             let loaded = b
                 .ins()
                 .load(V, flags, file, at(offset_of!(LaneFile, loaded)));
+            let mask = b.use_var(mask_var);
             let all = b.ins().icmp(IntCC::Equal, done, mask);
             let partial = b.create_block();
             let next = b.create_block();
@@ -207,6 +216,7 @@ pub(crate) fn build(
             );
             to_exit(&mut b, j, EXIT_PARKED, when, done);
             b.switch_to_block(next);
+            let lanes = b.use_var(lanes_var);
             access.complete(
                 &mut VectorLowering {
                     b: &mut b,
@@ -237,6 +247,7 @@ pub(crate) fn build(
                 to_exit(&mut b, end, EXIT_READY, c1, none);
             }
             Effect::Branch { cond, target } => {
+                let (lanes, mask) = (b.use_var(lanes_var), b.use_var(mask_var));
                 let zero = zeros(&mut b);
                 let nonzero = b.ins().icmp(IntCC::NotEqual, cond, zero);
                 let taken = b.ins().band(nonzero, lanes);
@@ -251,8 +262,32 @@ pub(crate) fn build(
                 b.ins().brif(bits, split, &[], not_taken, &[]);
                 b.set_cold_block(split);
                 b.switch_to_block(split);
-                // The bnz itself is retired by the runtime, lane by lane.
                 let at_bnz = b.ins().iadd_imm_u(c0, cycles(end - piece));
+                let split_exit = b.create_block();
+                let ready_next = end + 1 < FRAME_INSTRS && instrs[end + 1] == Instr::Ready;
+                if ready_next {
+                    // The lanes that fall through execute `ready` next cycle and leave; the
+                    // rest go on as the group, if that cycle is below the limit.
+                    let leave = b.create_block();
+                    let in_time = b.ins().icmp(IntCC::UnsignedLessThan, c1, limit);
+                    b.ins().brif(in_time, leave, &[], split_exit, &[]);
+                    b.switch_to_block(leave);
+                    let leaving = b.ins().bxor(mask, bits);
+                    let after_ready = b.ins().iadd_imm_u(c1, cycles(1));
+                    let ready_ip = b.ins().iconst(types::I32, (end + 1) as i64);
+                    let f = b
+                        .ins()
+                        .iconst(ptr, crate::lanes::lane_leave as *const () as usize as i64);
+                    b.ins()
+                        .call_indirect(leave_ref, f, &[file, leaving, after_ready, ready_ip]);
+                    b.def_var(lanes_var, taken);
+                    b.def_var(mask_var, bits);
+                    b.ins().jump(check[usize::from(target)], &[]);
+                } else {
+                    b.ins().jump(split_exit, &[]);
+                }
+                // The bnz itself is retired by the runtime, lane by lane.
+                b.switch_to_block(split_exit);
                 to_exit(&mut b, end, EXIT_SPLIT, at_bnz, bits);
                 b.switch_to_block(not_taken);
                 fall(&mut b);

@@ -209,6 +209,10 @@ impl Backend for Jit {
         self.run_scalar(code, core, port)
     }
 
+    fn takes_groups(&self) -> bool {
+        self.engine != Engine::PerCore
+    }
+
     fn takes_group(&self, group: GroupShape) -> bool {
         self.engine.takes_group(group)
     }

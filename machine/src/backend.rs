@@ -162,6 +162,12 @@ pub trait Backend {
         port: &mut Port<'_>,
     ) -> CoreExit;
 
+    /// Whether this backend ever takes a group: a backend that does not is spared the
+    /// run loop's look for one at every event. The default: never.
+    fn takes_groups(&self) -> bool {
+        false
+    }
+
     /// Whether to run `group` (cores at the same IP of the same frame in the same cycle)
     /// together through [`Backend::run_group`] rather than one core at a time through
     /// [`Backend::run_core`]. Results are the same either way; this is the engine's choice

@@ -431,6 +431,9 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     /// The group core `i` (the earliest event) leads: every runnable core at the same IP of
     /// the same frame in the same cycle, if the backend takes it.
     fn group_of(&self, i: usize) -> Option<u16> {
+        if !self.backend.takes_groups() {
+            return None;
+        }
         let (frame, state) = (self.cores.part[i].frame, &self.cores.state[i]);
         let mut group = 0u16;
         let (mut seen, mut shares_banks) = (0u16, false);
