@@ -33,17 +33,17 @@ pub struct CompiledFrame {
     pub(crate) failed: Cell<bool>,
 }
 
-/// A frame's per-core code (see `compile.rs`); cloning the `Rc` keeps it alive.
-pub(crate) struct ScalarCode {
-    pub(crate) entry: EntryFn,
+/// One compiled form of a frame: its entry, and the module that holds its machine code
+/// (cloning the `Rc` around it keeps the code alive).
+pub(crate) struct Code<F> {
+    pub(crate) entry: F,
     _module: Rc<Generation>,
 }
 
-/// A frame's lockstep code (see `lanes.rs`); cloning the `Rc` keeps it alive.
-pub(crate) struct LaneCode {
-    pub(crate) entry: LaneEntryFn,
-    _module: Rc<Generation>,
-}
+/// A frame's per-core code (see `compile.rs`).
+pub(crate) type ScalarCode = Code<EntryFn>;
+/// A frame's lockstep code (see `lanes.rs`).
+pub(crate) type LaneCode = Code<LaneEntryFn>;
 
 impl std::fmt::Debug for CompiledFrame {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -181,56 +181,66 @@ impl Cache {
 
     /// The per-core form of `frame`, compiled on first use.
     pub(crate) fn scalar(&mut self, frame: &Rc<CompiledFrame>) -> Result<Rc<ScalarCode>, JitError> {
-        if let Some(code) = frame.scalar.borrow().as_ref() {
-            return Ok(code.clone());
-        }
-        #[cfg(test)]
-        if self.fail {
-            return Err(JitError::Codegen("failure injected by a test".into()));
-        }
-        let instrs = frame.instrs;
-        let (entry, generation) = self.emit(&frame.key, |compiler, module| {
-            compiler.compile(module, &instrs)
-        })?;
-        // SAFETY: `entry` is the finalized address of a function `compile` declared with the
-        // signature `EntryFn` describes (four pointer-sized/i64 params, i32 return, the
-        // platform's C calling convention); `ScalarCode` keeps its module alive.
-        let entry = unsafe { std::mem::transmute::<*const u8, EntryFn>(entry) };
-        let code = Rc::new(ScalarCode {
-            entry,
-            _module: generation,
-        });
-        *frame.scalar.borrow_mut() = Some(code.clone());
-        self.map.entry(frame.key).or_insert_with(|| frame.clone());
-        self.compiled += 1;
+        let (code, fresh) = self.form(
+            frame,
+            &frame.scalar,
+            |compiler, module, instrs| compiler.compile(module, instrs),
+            // SAFETY: the address is that of a function `compile` declared with the
+            // signature `EntryFn` describes (four pointer-sized/i64 params, i32 return, the
+            // platform's C calling convention); the `Code` keeps its module alive.
+            |entry| unsafe { std::mem::transmute::<*const u8, EntryFn>(entry) },
+        )?;
+        self.compiled += u64::from(fresh);
         Ok(code)
     }
 
     /// The lockstep form of `frame`, compiled on first use.
     pub(crate) fn lanes(&mut self, frame: &Rc<CompiledFrame>) -> Result<Rc<LaneCode>, JitError> {
-        if let Some(code) = frame.lanes.borrow().as_ref() {
-            return Ok(code.clone());
+        let (code, fresh) = self.form(
+            frame,
+            &frame.lanes,
+            |compiler, module, instrs| compiler.compile_lanes(module, instrs),
+            // SAFETY: the address is that of a function `compile_lanes` declared with the
+            // signature `LaneEntryFn` describes (two pointers and an i64, i32 return, the
+            // platform's C calling convention); the `Code` keeps its module alive.
+            |entry| unsafe { std::mem::transmute::<*const u8, LaneEntryFn>(entry) },
+        )?;
+        self.lanes_compiled += u64::from(fresh);
+        Ok(code)
+    }
+
+    /// One form of `frame`, held in `slot`: the one compiled before, or compiled now by
+    /// `compile` (then `true`), its address made a function by `entry`. A frame enters the
+    /// map when its first form is compiled.
+    fn form<F>(
+        &mut self,
+        frame: &Rc<CompiledFrame>,
+        slot: &RefCell<Option<Rc<Code<F>>>>,
+        compile: impl FnOnce(
+            &mut Compiler,
+            &mut JITModule,
+            &[Instr; FRAME_INSTRS],
+        ) -> Result<*const u8, JitError>,
+        entry: impl FnOnce(*const u8) -> F,
+    ) -> Result<(Rc<Code<F>>, bool), JitError> {
+        if let Some(code) = slot.borrow().as_ref() {
+            return Ok((code.clone(), false));
         }
         #[cfg(test)]
         if self.fail {
             return Err(JitError::Codegen("failure injected by a test".into()));
         }
         let instrs = frame.instrs;
-        let (entry, generation) = self.emit(&frame.key, |compiler, module| {
-            compiler.compile_lanes(module, &instrs)
+        let (address, generation) = self.emit(&frame.key, |compiler, module| {
+            compile(compiler, module, &instrs)
         })?;
-        // SAFETY: `entry` is the finalized address of a function `compile_lanes` declared
-        // with the signature `LaneEntryFn` describes (two pointers and an i64, i32 return,
-        // the platform's C calling convention); `LaneCode` keeps its module alive.
-        let entry = unsafe { std::mem::transmute::<*const u8, LaneEntryFn>(entry) };
-        let code = Rc::new(LaneCode {
-            entry,
+        let code = Rc::new(Code {
+            entry: entry(address),
             _module: generation,
         });
-        *frame.lanes.borrow_mut() = Some(code.clone());
+        *slot.borrow_mut() = Some(code.clone());
         self.map.entry(frame.key).or_insert_with(|| frame.clone());
-        self.lanes_compiled += 1;
-        Ok(code)
+        Ok((code, true))
     }
 
     /// Compile one function into the newest generation (starting a new one, and evicting

@@ -110,41 +110,20 @@ impl Compiler {
         instrs: &[Instr; FRAME_INSTRS],
     ) -> Result<*const u8, JitError> {
         let ptr = module.target_config().pointer_type();
-        let mut sig = module.make_signature();
-        sig.params.push(AbiParam::new(ptr)); // *mut LaneFile
-        sig.params.push(AbiParam::new(ptr)); // *mut LaneCtx
-        sig.params.push(AbiParam::new(types::I64)); // limit
-        sig.returns.push(AbiParam::new(types::I32));
-        let mut shim = module.make_signature();
-        shim.params.push(AbiParam::new(ptr));
-        shim.params.push(AbiParam::new(ptr));
-        shim.params.push(AbiParam::new(types::I32));
-        shim.params.push(AbiParam::new(types::I64));
-        shim.returns.push(AbiParam::new(types::I32));
-        let mut leave = module.make_signature();
-        leave.params.push(AbiParam::new(ptr));
-        leave.params.push(AbiParam::new(types::I32));
-        leave.params.push(AbiParam::new(types::I64));
-        leave.params.push(AbiParam::new(types::I32));
-        let id = module
-            .declare_anonymous_function(&sig)
-            .map_err(|e| JitError::Codegen(format!("declare: {e}")))?;
-        self.ctx.func.signature = sig;
-        crate::lanes_compile::build(
-            &mut self.ctx,
-            &mut self.fctx,
-            instrs,
-            shim,
-            leave,
-            module.target_config(),
+        // fn(*mut LaneFile, *mut LaneCtx, limit) -> exit code
+        let sig = signature(module, &[ptr, ptr, types::I64], Some(types::I32));
+        // lane_access(ctx, file, op, cycle) -> performed lanes
+        let shim = signature(
+            module,
+            &[ptr, ptr, types::I32, types::I64],
+            Some(types::I32),
         );
-        let defined = module.define_function(id, &mut self.ctx);
-        module.clear_context(&mut self.ctx);
-        defined.map_err(|e| JitError::Codegen(format!("define: {e:?}")))?;
-        module
-            .finalize_definitions()
-            .map_err(|e| JitError::Codegen(format!("finalize: {e}")))?;
-        Ok(module.get_finalized_function(id))
+        // lane_leave(file, lanes, cycle after, ready's IP)
+        let leave = signature(module, &[ptr, types::I32, types::I64, types::I32], None);
+        let config = module.target_config();
+        self.define(module, sig, |ctx, fctx| {
+            crate::lanes_compile::build(ctx, fctx, instrs, shim, leave, config)
+        })
     }
 
     /// Compile `instrs` into `module` and return the finalized entry address.
@@ -154,30 +133,34 @@ impl Compiler {
         instrs: &[Instr; FRAME_INSTRS],
     ) -> Result<*const u8, JitError> {
         let ptr = module.target_config().pointer_type();
-        let mut sig = module.make_signature();
-        sig.params.push(AbiParam::new(ptr)); // *mut CoreState
-        sig.params.push(AbiParam::new(ptr)); // *mut CallCtx
-        sig.params.push(AbiParam::new(types::I64)); // limit
-        sig.params.push(AbiParam::new(ptr)); // *const DirectAccess
-        sig.returns.push(AbiParam::new(types::I32));
-        let mut shim = module.make_signature();
-        shim.params.push(AbiParam::new(ptr));
-        for ty in [types::I64, types::I32, types::I32, types::I32, types::I32] {
-            shim.params.push(AbiParam::new(ty));
-        }
-        shim.returns.push(AbiParam::new(types::I32));
+        // fn(*mut CoreState, *mut CallCtx, limit, *const DirectAccess) -> exit code
+        let sig = signature(module, &[ptr, ptr, types::I64, ptr], Some(types::I32));
+        // mem_access(ctx, cycle, op, row, bank, value) -> byte or PARK
+        let i32 = types::I32;
+        let shim = signature(
+            module,
+            &[ptr, types::I64, i32, i32, i32, i32],
+            Some(types::I32),
+        );
+        let config = module.target_config();
+        self.define(module, sig, |ctx, fctx| {
+            build(ctx, fctx, instrs, shim, config)
+        })
+    }
 
+    /// Declare a function of signature `sig` in `module`, let `build` write its body, and
+    /// return its finalized address.
+    fn define(
+        &mut self,
+        module: &mut JITModule,
+        sig: Signature,
+        build: impl FnOnce(&mut Context, &mut FunctionBuilderContext),
+    ) -> Result<*const u8, JitError> {
         let id = module
             .declare_anonymous_function(&sig)
             .map_err(|e| JitError::Codegen(format!("declare: {e}")))?;
         self.ctx.func.signature = sig;
-        build(
-            &mut self.ctx,
-            &mut self.fctx,
-            instrs,
-            shim,
-            module.target_config(),
-        );
+        build(&mut self.ctx, &mut self.fctx);
         let defined = module.define_function(id, &mut self.ctx);
         module.clear_context(&mut self.ctx);
         defined.map_err(|e| JitError::Codegen(format!("define: {e:?}")))?;
@@ -186,6 +169,14 @@ impl Compiler {
             .map_err(|e| JitError::Codegen(format!("finalize: {e}")))?;
         Ok(module.get_finalized_function(id))
     }
+}
+
+/// A C signature of `module`'s calling convention.
+fn signature(module: &JITModule, params: &[types::Type], ret: Option<types::Type>) -> Signature {
+    let mut sig = module.make_signature();
+    sig.params.extend(params.iter().map(|&t| AbiParam::new(t)));
+    sig.returns.extend(ret.map(AbiParam::new));
+    sig
 }
 
 /// Static facts about a frame that shape its code (per-core and lockstep alike).

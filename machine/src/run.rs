@@ -3,7 +3,9 @@
 //! could observe; the loop then always serves the earliest pending event (a parked memory
 //! access, a deferred fault, the watchdog), so every backend sees the same interleaving.
 
-use crate::backend::{retire, Backend, CoreExit, DirectBounds, EventKey, GroupShape, Port};
+use crate::backend::{
+    retire, Backend, CoreExit, DirectBounds, EventKey, GroupExit, GroupShape, Port,
+};
 use crate::banks::FrameBanks;
 use crate::config::{Config, MAX_CYCLE_LIMIT};
 use crate::cores::{CoreTable, Mode, Part};
@@ -188,8 +190,8 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             match self.cores.mode(i) {
                 Mode::Faulted { rule, cycle } => return Err(self.fault(i, rule, cycle, None)),
                 Mode::Runnable => match self.group_of(i) {
-                    Some(group) => self.run_group(group, &ts),
-                    None => self.run_core(i, ts.before[i]),
+                    Some(group) => self.run_cores(group, true, &ts),
+                    None => self.run_cores(1 << i, false, &ts),
                 },
                 Mode::Parked { .. } => self.perform_parked(i)?,
                 Mode::Idle | Mode::Sleeping { .. } => {
@@ -404,30 +406,6 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         h.map(|x| x.min(any).raw())
     }
 
-    fn run_core(&mut self, i: usize, ts_bound: EventKey) {
-        let horizon = self.bank_horizon(1 << i, ts_bound);
-        let code = self.cores.part[i]
-            .code
-            .as_ref()
-            .expect("a runnable core has code");
-        let mut port = Port::new(
-            &mut self.memory,
-            horizon,
-            &self.cores.banks,
-            &self.bounds,
-            self.config.max_cycles,
-        );
-        let exit = self
-            .backend
-            .run_core(code, &mut self.cores.state[i], &mut port);
-        let woken = std::mem::take(&mut port.woken);
-        for (w, at) in woken {
-            self.wake(w, at);
-        }
-        self.after_exit(i, exit);
-        self.observe_locks();
-    }
-
     /// The group core `i` (the earliest event) leads: every runnable core at the same IP of
     /// the same frame in the same cycle, if the backend takes it.
     fn group_of(&self, i: usize) -> Option<u16> {
@@ -457,12 +435,13 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         self.backend.takes_group(shape).then_some(group)
     }
 
-    /// Run a group of cores together (see [`Backend::run_group`]).
-    fn run_group(&mut self, group: u16, ts: &SchedulerBound) {
-        let lanes = (0..16).filter(|j| group & (1 << j) != 0);
+    /// Run `cores`: one core alone through [`Backend::run_core`], or a group together
+    /// through [`Backend::run_group`]; then apply what became of each core.
+    fn run_cores(&mut self, cores: u16, together: bool, ts: &SchedulerBound) {
+        let lanes = (0..16).filter(|j| cores & (1 << j) != 0);
         let ts_bound = lanes.map(|j| ts.before[j]).min().unwrap_or(EventKey::NEVER);
-        let horizon = self.bank_horizon(group, ts_bound);
-        let lead = group.trailing_zeros() as usize;
+        let horizon = self.bank_horizon(cores, ts_bound);
+        let lead = cores.trailing_zeros() as usize;
         let code = self.cores.part[lead]
             .code
             .as_ref()
@@ -474,15 +453,21 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             &self.bounds,
             self.config.max_cycles,
         );
-        let exits = self
-            .backend
-            .run_group(code, group, &mut self.cores.state, &mut port);
+        let exits = if together {
+            self.backend
+                .run_group(code, cores, &mut self.cores.state, &mut port)
+        } else {
+            let mut exits: GroupExit = [None; 16];
+            let core = &mut self.cores.state[lead];
+            exits[lead] = Some(self.backend.run_core(code, core, &mut port));
+            exits
+        };
         let woken = std::mem::take(&mut port.woken);
         for (w, at) in woken {
             self.wake(w, at);
         }
         for (j, exit) in exits.into_iter().enumerate() {
-            if group & (1 << j) == 0 {
+            if cores & (1 << j) == 0 {
                 continue;
             }
             match exit {
