@@ -1,6 +1,6 @@
 //! Every implementation of the one instruction definition agrees with plain Rust over
-//! exhaustive 8-bit operands. This file holds the JIT's lowering (and the interpreter's
-//! concrete domain beside it) to hand-written formulas; `machine/src/banks.rs` holds the
+//! exhaustive 8-bit operands. This file holds the JIT's lowerings, per-core and lockstep
+//! (and the interpreter's concrete domain beside them), to hand-written formulas; `machine/src/banks.rs` holds the
 //! symbolic domain to the concrete one.
 //!
 //! One run computes 4096 results: core k (x = its R0, set by the control frame) loops y over
@@ -8,7 +8,7 @@
 //! all 65,536 operand pairs; the frame is compiled once.
 
 use gpu16_interp::Interpreter;
-use gpu16_jit::Jit;
+use gpu16_jit::{Engine, Jit, JitOptions};
 use gpu16_machine::frame::{ControlFrame, Fence, InstrFrame};
 use gpu16_machine::isa::{AluOp, Instr, MemOp};
 use gpu16_machine::{run, Backend, Config, Program};
@@ -91,9 +91,25 @@ fn formula(op: AluOp) -> fn(u8, u8) -> u8 {
     }
 }
 
+/// The interpreter (bytes), the JIT's per-core form (scalar Cranelift values) and its
+/// lockstep form (i8x16 lanes, every core of the table at once).
 fn both(name: &str, op: &[Instr], expect: impl Fn(u8, u8) -> u8 + Copy) {
     check_table(&mut Interpreter::new(), name, op, expect);
-    check_table(&mut Jit::new(), name, op, expect);
+    for engine in [Engine::PerCore, Engine::Lockstep] {
+        let mut jit = Jit::with_options(JitOptions {
+            engine,
+            ..JitOptions::default()
+        })
+        .unwrap();
+        check_table(&mut jit, name, op, expect);
+        let s = jit.stats();
+        let compiled = if engine == Engine::Lockstep {
+            s.lanes_compiled
+        } else {
+            s.compiled
+        };
+        assert_eq!(compiled, 1, "{name}: the {engine:?} form ran");
+    }
 }
 
 #[test]
