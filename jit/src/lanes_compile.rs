@@ -10,8 +10,10 @@
 //! - a memory instruction stores its row, bank and value vectors to the lane file and calls
 //!   `lanes::lane_access`, which performs the lanes in ascending core id; lanes it could not
 //!   perform end the run (`EXIT_PARKED`);
-//! - a `bnz` tests whether the group's lanes agree: all taken, none taken, or a split
-//!   (`EXIT_SPLIT`), which the runtime turns into two groups.
+//! - a `bnz` tests whether the group's lanes agree: all taken, none taken, or a split. Where
+//!   the lanes that fall through reach `ready` next, they leave the group in place
+//!   (`lanes::lane_leave`) and the rest run on; any other split ends the run
+//!   (`EXIT_SPLIT`), and the run loop regroups the lanes.
 
 use crate::compile::{cycles, shape};
 use crate::lanes::{LaneFile, EXIT_ENDED, EXIT_PARKED, EXIT_READY, EXIT_SLOW, EXIT_SPLIT};
