@@ -89,3 +89,37 @@ fn fuzz_without_a_divergence_exits_0() {
     );
     assert!(!out.exists(), "no reproducer without a divergence");
 }
+
+/// `--jit-engine` picks the engine the compiled backends use: every engine agrees with the
+/// interpreter, fuzz names the engine it compared, and an unknown engine is a usage error.
+#[test]
+fn every_jit_engine_can_be_compared_with_the_interpreter() {
+    for engine in ["lockstep", "percore", "adaptive"] {
+        let o = gpu16(&[
+            "diff",
+            s(&example("histogram.s")),
+            "--mem",
+            s(&example("histogram.mem.hex")),
+            "--jit-engine",
+            engine,
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{engine}: {}", stderr(&o));
+        assert_eq!(stdout(&o), "identical\n", "{engine}");
+    }
+    let o = gpu16(&[
+        "fuzz",
+        "--count",
+        "8",
+        "--quiet",
+        "--jit-engine",
+        "lockstep",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).starts_with("8 programs, no divergence between interp and jit/lockstep ("),
+        "{}",
+        stdout(&o)
+    );
+    let o = gpu16(&["diff", s(&example("counter.s")), "--jit-engine", "vector"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}

@@ -171,6 +171,31 @@ pub fn fault_state_is_the_machine_at_the_fault<B: Backend>(mk: Mk<B>) {
     assert_eq!(failure.state.cycles, 12);
 }
 
+pub fn fault_state_leaves_out_what_other_cores_ran_ahead<B: Backend>(mk: Mk<B>) {
+    // Cores 0 and 1 (R0 = 1) start at 5. Core 1 jumps to IP 3 and sets r9, r10, r11 in
+    // 6, 7 and 8; core 0 faults at 6 (st_sync with no sequence). The state is the machine
+    // when cycle 6 began: core 1 has run IP 0 only, whichever engine ran it ahead.
+    let body = [
+        bnz(0, 3),
+        st_sync(8, 1, 10),
+        ready(),
+        set_const(0x11, 9),
+        set_const(0x22, 10),
+        set_const(0x33, 11),
+        ready(),
+    ];
+    let img = Image::new().group(cf(0b11).r0(1, 1), &[&body]);
+    let failure = run(mk, &img, &[], &in_order()).unwrap_err();
+    assert_eq!(
+        fault(failure.error.clone()),
+        (FaultRule::StSyncWithoutSequence, 1, 0, 1, 6, Some(0x000))
+    );
+    assert_eq!(failure.state.cycles, 6);
+    assert_eq!(&failure.state.registers[1][9..12], &[0, 0, 0]);
+    assert_eq!(failure.state.cores[1].instructions, 1);
+    assert_eq!(failure.state.cores[0].instructions, 1);
+}
+
 pub fn own_fault_wins_over_a_lock_stall<B: Backend>(mk: Mk<B>) {
     // Core 0 locks 0x000 and core 1 (R0 = 1) locks 0x100, both at 5. Core 1 jumps to IP5 and
     // at 7 loads 0x000, which core 0 still holds (until 8): its own fault (ld while holding)

@@ -96,6 +96,7 @@ macro_rules! backend_suite {
                     ready_while_holding,
                     frame_end_while_holding,
                     fault_state_is_the_machine_at_the_fault,
+                    fault_state_leaves_out_what_other_cores_ran_ahead,
                     own_fault_wins_over_a_lock_stall,
                     same_cycle_faults_report_the_lowest_id,
                     an_earlier_cycle_wins_over_a_lower_id,
