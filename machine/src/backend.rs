@@ -260,8 +260,13 @@ pub struct Port<'m> {
     /// The core given [`DirectAccess`], whose bounds are kept current.
     direct: Option<u8>,
     bounds: &'m DirectBounds,
-    /// Cores woken by a sequence this core closed: (core, cycle of its retry).
-    pub(crate) woken: Vec<(u8, u64)>,
+    /// Cores woken by a sequence closed through this port, as a mask; a woken core is
+    /// outside the running cores, so it cannot sleep again while the port lives.
+    pub(crate) woken: u16,
+    /// The cycle of each woken core's retry.
+    pub(crate) retry_at: [u64; 16],
+    /// Banks on which an access through this port opened a sequence.
+    pub(crate) opened: u16,
 }
 
 impl<'m> Port<'m> {
@@ -279,7 +284,9 @@ impl<'m> Port<'m> {
             limit,
             direct: None,
             bounds,
-            woken: Vec::new(),
+            woken: 0,
+            retry_at: [0; 16],
+            opened: 0,
         }
     }
 
@@ -343,6 +350,9 @@ impl<'m> Port<'m> {
             self.wake(performed.wakes);
         }
         if op.is_sync() {
+            if op == MemOp::LdSync {
+                self.opened |= 1 << bank_of(addr);
+            }
             self.refresh_until();
         }
         Some(performed.value)
@@ -353,12 +363,14 @@ impl<'m> Port<'m> {
     fn wake(&mut self, wakes: Wakes) {
         for (w, at) in wakes.iter() {
             let key = EventKey::new(at, w).raw();
-            for (b, h) in self.horizon.iter_mut().enumerate() {
-                if self.banks[usize::from(w)] & (1 << b) != 0 {
-                    *h = (*h).min(key);
-                }
+            let mut banks = self.banks[usize::from(w)];
+            while banks != 0 {
+                let b = banks.trailing_zeros() as usize;
+                banks &= banks - 1;
+                self.horizon[b] = self.horizon[b].min(key);
             }
-            self.woken.push((w, at));
+            self.woken |= 1 << w;
+            self.retry_at[usize::from(w)] = at;
         }
         self.refresh_until();
     }

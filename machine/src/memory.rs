@@ -249,6 +249,11 @@ impl SharedMemory {
         self.bank_lock[bank].map(|(h, a, _)| (h, a))
     }
 
+    /// The cycle in which the open sequence of a bank began (its `ld_sync`).
+    pub fn opened_in(&self, bank: usize) -> Option<u64> {
+        self.bank_lock[bank].map(|(_, _, since)| since)
+    }
+
     /// The gate word: bit `b` for a bank whose accesses need arbitration, bit `16 + c` for
     /// a core holding a lock.
     pub fn gate(&self) -> u32 {

@@ -7,15 +7,15 @@ use crate::backend::{
     retire, Backend, CoreExit, DirectBounds, EventKey, GroupExit, GroupShape, Port,
 };
 use crate::banks::FrameBanks;
-use crate::config::{Config, MAX_CYCLE_LIMIT};
+use crate::config::{Config, INSTRUCTION_CYCLES, MAX_CYCLE_LIMIT};
 use crate::cores::{CoreTable, Mode, Part};
 use crate::frame::{FrameKind, InstrFrame, Program};
-use crate::isa::{execute, Flow, Instr, FRAME_INSTRS};
-use crate::memory::{bank_of, FaultRule, Refusal, SharedMemory, Stall, Wakes, BANKS};
+use crate::isa::{execute, Flow, Instr, MemOp, FRAME_INSTRS};
+use crate::memory::{bank_of, Attempt, FaultRule, Refusal, SharedMemory, Stall, Wakes, BANKS};
 use crate::observe::{Event, Observer, Progress, StallCause};
 use crate::report::{CoreCounters, CoreWait, RunError, RunFailure, RunReport, UnfinishedCore};
 use crate::scheduler::{Step, TaskScheduler, Wait};
-use crate::semantics::{Concrete, Effect};
+use crate::semantics::{Access, Concrete, Effect};
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -74,6 +74,8 @@ pub fn run_observed<B: Backend, O: Observer>(
         ends: 0,
         bounds: DirectBounds::default(),
         bank_cache: HashMap::new(),
+        retrying: 0,
+        retry: [(MemOp::Ld, 0); 16],
     };
     let outcome = run.go();
     let mut failure = match outcome {
@@ -144,6 +146,11 @@ struct Run<'a, B: Backend, O: Observer> {
     /// The per-bank bounds compiled code reads; lent to each port.
     bounds: DirectBounds,
     bank_cache: HashMap<[u16; FRAME_INSTRS], Rc<FrameBanks>>,
+    /// Cores woken from a lock and parked to retry their access, which [`Run::settle`]
+    /// may put back to sleep.
+    retrying: u16,
+    /// The access (op, address) each sleeping or retrying core waits to perform.
+    retry: [(MemOp, u16); 16],
 }
 
 /// Frames whose bank analysis is kept; the cache starts over when it is full.
@@ -382,16 +389,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     fn bank_horizon(&self, running: u16, ts_bound: EventKey) -> [u64; BANKS] {
         let mut any = ts_bound;
         let mut h = [EventKey::NEVER; BANKS];
-        for j in 0..16 {
-            if running & (1 << j) != 0 {
-                continue;
-            }
-            let (key, banks) = match self.cores.mode(j) {
-                Mode::Idle => continue,
-                Mode::Runnable | Mode::Parked { .. } => (self.cores.key(j), self.cores.banks[j]),
-                Mode::Faulted { .. } => (self.cores.key(j), 0xFFFF),
-                Mode::Sleeping { bank, .. } => (self.wake_key(j, bank), self.cores.banks[j]),
-            };
+        let mut add = |key: EventKey, banks: u16| {
             if banks == 0xFFFF {
                 any = any.min(key);
             } else {
@@ -401,6 +399,35 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                     h[b] = h[b].min(key);
                     m &= m - 1;
                 }
+            }
+        };
+        // Sleepers count per sequence, since they share their holder's key: the banks
+        // each bank's sleepers may touch once they wake.
+        let mut sleepers = [0u16; BANKS];
+        let mut asleep = 0u16;
+        for j in 0..16 {
+            if running & (1 << j) != 0 {
+                continue;
+            }
+            match self.cores.mode(j) {
+                Mode::Idle => {}
+                Mode::Runnable | Mode::Parked { .. } => add(self.cores.key(j), self.cores.banks[j]),
+                Mode::Faulted { .. } => add(self.cores.key(j), 0xFFFF),
+                Mode::Sleeping { bank, .. } => {
+                    sleepers[bank] |= self.cores.banks[j];
+                    asleep |= 1 << bank;
+                }
+            }
+        }
+        while asleep != 0 {
+            let bank = asleep.trailing_zeros() as usize;
+            asleep &= asleep - 1;
+            match self.memory.bank_lock(bank) {
+                // A sleeper on a sequence one of `running` holds wakes only when that core
+                // closes it through the port, which then tightens the horizon itself.
+                Some((holder, _)) if running & (1 << holder) != 0 => {}
+                Some((holder, _)) => add(self.cores.key(usize::from(holder)), sleepers[bank]),
+                None => {}
             }
         }
         h.map(|x| x.min(any).raw())
@@ -462,9 +489,11 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             exits[lead] = Some(self.backend.run_core(code, core, &mut port));
             exits
         };
-        let woken = std::mem::take(&mut port.woken);
-        for (w, at) in woken {
-            self.wake(w, at);
+        let (mut woken, retry_at, opened) = (port.woken, port.retry_at, port.opened);
+        while woken != 0 {
+            let w = woken.trailing_zeros() as usize;
+            woken &= woken - 1;
+            self.wake(w as u8, retry_at[w]);
         }
         for (j, exit) in exits.into_iter().enumerate() {
             if cores & (1 << j) == 0 {
@@ -474,6 +503,12 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                 Some(exit) => self.after_exit(j, exit),
                 None => self.cores.set_mode(j, Mode::Runnable),
             }
+        }
+        let mut opened = opened;
+        while opened != 0 {
+            let bank = opened.trailing_zeros() as usize;
+            opened &= opened - 1;
+            self.settle(bank);
         }
         self.observe_locks();
     }
@@ -508,24 +543,34 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         }
     }
 
-    /// Perform the memory instruction a parked core stopped at; it is the earliest event.
-    fn perform_parked(&mut self, i: usize) -> Result<(), RunError> {
-        let core = &mut self.cores.state[i];
-        let cycle = core.cycle;
+    /// The access of the memory instruction parked core `i` stopped at. Executing a memory
+    /// instruction only reads registers; `complete` writes the loaded byte.
+    fn parked_access(&self, i: usize) -> Result<Access<u8>, RunError> {
+        let core = &self.cores.state[i];
         let instr = self.cores.part[i].instrs[usize::from(core.ip & 0xF)];
-        let Effect::Memory(access) = execute(instr, &mut core.regs, core.id) else {
-            return Err(RunError::Internal {
+        let mut regs = core.regs;
+        match execute(instr, &mut regs, core.id) {
+            Effect::Memory(access) => Ok(access),
+            _ => Err(RunError::Internal {
                 frame: Some(self.cores.part[i].frame),
                 message: format!(
                     "core {i} parked at IP {} which is not a memory instruction",
                     core.ip
                 ),
-            });
-        };
+            }),
+        }
+    }
+
+    /// Perform the memory instruction a parked core stopped at; it is the earliest event.
+    fn perform_parked(&mut self, i: usize) -> Result<(), RunError> {
+        let access = self.parked_access(i)?;
+        self.retrying &= !(1 << i);
+        let cycle = self.cores.state[i].cycle;
         let addr = access.address();
         let value = access.value.unwrap_or(0);
         match self.memory.perform(i as u8, cycle, access.op, addr, value) {
             Ok(performed) => {
+                let core = &mut self.cores.state[i];
                 let mut regs = Concrete {
                     regs: &mut core.regs,
                     core_id: core.id,
@@ -536,20 +581,12 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                     None => self.cores.set_mode(i, Mode::Runnable),
                 }
                 self.wake_all(performed.wakes);
+                if access.op == MemOp::LdSync {
+                    self.settle(bank_of(addr));
+                }
                 self.observe_locks();
             }
-            Err(Refusal::Stall(Stall::Lock { .. })) => {
-                let bank = bank_of(addr);
-                self.memory.sleep_on(bank, i as u8);
-                self.cores.set_mode(
-                    i,
-                    Mode::Sleeping {
-                        bank,
-                        since: cycle,
-                        addr,
-                    },
-                );
-            }
+            Err(Refusal::Stall(Stall::Lock { .. })) => self.sleep(i, access.op, cycle, addr),
             Err(Refusal::Stall(Stall::BankConflict)) => {
                 self.counters[i].stalls += 1;
                 self.counters[i].bank_stalls += 1;
@@ -565,6 +602,59 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             Err(Refusal::Fault(rule)) => return Err(self.fault(i, rule, cycle, Some(addr))),
         }
         Ok(())
+    }
+
+    /// Core `i`'s access in `cycle` to `addr` stalled on a lock: it sleeps from `cycle` until
+    /// the sequence closes.
+    fn sleep(&mut self, i: usize, op: MemOp, cycle: u64, addr: u16) {
+        let bank = bank_of(addr);
+        self.memory.sleep_on(bank, i as u8);
+        self.retrying &= !(1 << i);
+        self.retry[i] = (op, addr);
+        self.cores.set_mode(
+            i,
+            Mode::Sleeping {
+                bank,
+                since: cycle,
+                addr,
+            },
+        );
+    }
+
+    /// A sequence just opened on `bank`. A parked core whose access to the bank comes after
+    /// the `ld_sync` that opened it, yet before the holder's next instruction (the earliest
+    /// the sequence can close), meets the lock as it is now: where the lock blocks it, it
+    /// goes to sleep now, exactly as performing it in its turn would, without an event of
+    /// its own. This is what spares a sequence's waiters, woken together when it closes and
+    /// all but one blocked again by the next holder, one trip each through the loop.
+    fn settle(&mut self, bank: usize) {
+        let (Some((holder, _)), Some(opened)) =
+            (self.memory.bank_lock(bank), self.memory.opened_in(bank))
+        else {
+            return;
+        };
+        let after = EventKey::new(opened, holder);
+        let before = EventKey::new(opened + INSTRUCTION_CYCLES, holder);
+        let mut retrying = self.retrying;
+        while retrying != 0 {
+            let j = retrying.trailing_zeros() as usize;
+            retrying &= retrying - 1;
+            let (op, addr) = self.retry[j];
+            let key = self.cores.key(j);
+            if bank_of(addr) != bank
+                || !matches!(self.cores.mode(j), Mode::Parked { .. })
+                || key <= after
+                || key >= before
+                || key.cycle() >= self.config.max_cycles
+            {
+                continue;
+            }
+            if let Attempt::Stall(Stall::Lock { .. }) =
+                self.memory.check(j as u8, key.cycle(), op, addr)
+            {
+                self.sleep(j, op, key.cycle(), addr);
+            }
+        }
     }
 
     fn wake_all(&mut self, wakes: Wakes) {
@@ -587,6 +677,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             self.counters[w].stalls += at - since;
             self.counters[w].lock_stalls += at - since;
             self.cores.park_at(w, at, false);
+            self.retrying |= 1 << w;
         }
     }
 

@@ -151,6 +151,7 @@ macro_rules! backend_suite {
                     default_limit_is_2_pow_32,
                     register_loop_reports_the_exact_ip,
                     core_stalled_on_a_looping_holder,
+                    waiters_blocked_again_sleep_from_their_retry,
                     unprocessed_frame_is_reported,
                     exact_limit_for_a_core,
                     exact_limit_for_the_scheduler,

@@ -77,6 +77,59 @@ pub fn core_stalled_on_a_looping_holder<B: Backend>(mk: Mk<B>) {
     );
 }
 
+pub fn waiters_blocked_again_sleep_from_their_retry<B: Backend>(mk: Mk<B>) {
+    // Cores 0..3 increment M[0] (IP0 set_const at 5, IP1 ld_sync at 6, add, st_sync, ready).
+    // Core 0 wins at 6 and closes at 8; cores 1..3 retry in 8: core 1 wins and closes at 10,
+    // cores 2 and 3 stall again and sleep from 8.
+    let increment = [
+        set_const(1, 11),
+        ld_sync(8, 1, 10),
+        add(10, 11, 10),
+        st_sync(8, 1, 10),
+        ready(),
+    ];
+    let img = Image::new().group(cf(0b1111), &[&increment]);
+    let lock = |holder, since| CoreWait::Lock {
+        addr: 0x000,
+        holder,
+        since,
+    };
+    let cases = [
+        // Cycle 8 not begun: core 0's st_sync is due, the others sleep since 6.
+        (
+            8,
+            vec![
+                unfinished(0, 1, 3, CoreWait::Running),
+                unfinished(1, 1, 1, lock(0, 6)),
+                unfinished(2, 1, 1, lock(0, 6)),
+                unfinished(3, 1, 1, lock(0, 6)),
+            ],
+        ),
+        // Cycle 8 done: core 1 holds; cores 2 and 3 retried in 8 and sleep from there.
+        (
+            9,
+            vec![
+                unfinished(0, 1, 4, CoreWait::Running),
+                unfinished(1, 1, 2, CoreWait::Running),
+                unfinished(2, 1, 1, lock(1, 8)),
+                unfinished(3, 1, 1, lock(1, 8)),
+            ],
+        ),
+        (
+            11,
+            vec![
+                unfinished(1, 1, 4, CoreWait::Running),
+                unfinished(2, 1, 2, CoreWait::Running),
+                unfinished(3, 1, 1, lock(2, 10)),
+            ],
+        ),
+    ];
+    for (limit, cores) in cases {
+        let e = run_err(mk, &img, &[], &limited(limit));
+        assert_eq!(watchdog(e), (limit, cores, None), "limit {limit}");
+    }
+}
+
 pub fn unprocessed_frame_is_reported<B: Backend>(mk: Mk<B>) {
     // The loop on core 0 never ends, so frame 2 (a CF for core 0's R0) is never processed.
     let img = Image::new()
