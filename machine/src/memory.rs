@@ -148,16 +148,20 @@ impl Wakes {
     /// (cycle, core id) order, so one with a higher id retries in the closing cycle itself
     /// and one with a lower id in the next.
     pub fn iter(&self) -> impl Iterator<Item = (u8, u64)> + '_ {
-        (0..CORES as u8)
-            .filter(move |w| self.mask & (1 << w) != 0)
-            .map(move |w| {
-                let at = if w > self.closer {
-                    self.cycle
-                } else {
-                    self.cycle + 1
-                };
-                (w, at)
-            })
+        let mut mask = self.mask;
+        std::iter::from_fn(move || {
+            if mask == 0 {
+                return None;
+            }
+            let w = mask.trailing_zeros() as u8;
+            mask &= mask - 1;
+            let at = if w > self.closer {
+                self.cycle
+            } else {
+                self.cycle + 1
+            };
+            Some((w, at))
+        })
     }
 }
 
