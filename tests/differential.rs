@@ -95,3 +95,41 @@ fn the_cases_cover_what_they_claim() {
         "{lookahead} lookahead, {banks} bank"
     );
 }
+
+/// Programs a fuzz campaign once found diverging, shrunk and disassembled, with the machine
+/// options of the campaign: every engine must agree with the interpreter on each.
+#[test]
+fn every_jit_engine_equals_interpreter_on_past_divergences() {
+    use gpu16_machine::{Config, IssuePolicy};
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/regressions");
+    let cases: [(&str, IssuePolicy, bool, &[u8]); 2] = [
+        ("tied_end_in_order.s", IssuePolicy::InOrder, false, &[]),
+        (
+            "tied_end_lookahead_banks.s",
+            IssuePolicy::Lookahead,
+            true,
+            &[0x76],
+        ),
+    ];
+    for (file, issue, bank_conflicts, memory) in cases {
+        let path = format!("{dir}/{file}");
+        let source = std::fs::read_to_string(&path).expect("the regression file");
+        let image = gpu16_asm::assemble(&source, &path)
+            .unwrap_or_else(|e| panic!("{file}: {e:?}"))
+            .program
+            .image();
+        let config = Config {
+            issue,
+            bank_conflicts,
+            max_cycles: 1_000_000,
+            ..Config::default()
+        };
+        for engine in [Engine::PerCore, Engine::Lockstep, Engine::Adaptive] {
+            for backend in [BackendKind::Jit, BackendKind::Auto] {
+                let runner = Runner { backend, engine };
+                let d = diverge(BackendKind::Interp, runner, &image, memory, &config);
+                assert_eq!(d, None, "{file} on {}", runner.name());
+            }
+        }
+    }
+}

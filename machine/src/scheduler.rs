@@ -34,7 +34,9 @@ pub struct TaskSummary {
     pub control_frames: u64,
     /// Tasks per fence kind: no, acq, rel.
     pub by_fence: [u64; 3],
+    /// The task of the first instruction frame.
     pub first: Option<TaskRecord>,
+    /// The task that ended last; of tasks that end in the same cycle, the one issued last.
     pub last: Option<TaskRecord>,
     /// Cycles the scheduler was free but waited, by cause: cores busy, acq, rel.
     pub wait_cycles: [u64; 3],
@@ -210,7 +212,14 @@ impl<'p> TaskScheduler<'p> {
             if self.first_frame == Some(task.frame) {
                 self.summary.first = Some(record);
             }
-            if self.summary.last.is_none_or(|l| l.end <= record.end) {
+            // The task that ended last; of tasks ending in the same cycle, the one issued last
+            // (the order in which their cores' ends reach the scheduler is the engine's).
+            let order = |r: &TaskRecord| (r.end, r.issue, r.frame);
+            if self
+                .summary
+                .last
+                .is_none_or(|l| order(&l) <= order(&record))
+            {
                 self.summary.last = Some(record);
             }
         }

@@ -146,6 +146,7 @@ macro_rules! backend_suite {
                     lookahead_earliest_eligible_frame_goes_first,
                     lookahead_window_is_64_frames,
                     lookahead_window_of_one_is_in_order,
+                    last_task_of_a_tied_end_is_the_one_issued_last,
                 }
                 watchdog {
                     default_limit_is_2_pow_32,

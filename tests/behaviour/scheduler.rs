@@ -575,3 +575,24 @@ pub fn lookahead_window_of_one_is_in_order<B: Backend>(mk: Mk<B>) {
         27,
     );
 }
+
+pub fn last_task_of_a_tied_end_is_the_one_issued_last<B: Backend>(mk: Mk<B>) {
+    // IF1 runs 5..10 (five nops and ready); CF2 at 5; IF3 (one ready) is issued at 6 and
+    // runs at 10. Both end in cycle 10: the summary's last task is IF3, issued later,
+    // whichever of the two cores is the lower one (engines see the two ends in either order).
+    let mut long = vec![nop(); 5];
+    long.push(ready());
+    for (first, second) in [(1u16 << 1, 1u16), (1, 1 << 1)] {
+        let img = Image::new()
+            .group(cf(first), &[&long])
+            .group(cf(second), &[&[ready()]]);
+        let r = run_ok(mk, &img, &[], &in_order());
+        assert_eq!(timeline(&r), vec![(1, 1, 5, 10), (3, 6, 10, 10)]);
+        let last = r.task_summary.last.expect("a last task");
+        assert_eq!(
+            (last.frame, last.issue, last.end),
+            (3, 6, 10),
+            "masks {first:#x}, {second:#x}"
+        );
+    }
+}
