@@ -597,10 +597,11 @@ impl Inline {
         val: Value,
     ) -> Value {
         let flags = MemFlagsData::trusted();
-        let addr = b.ins().ishl_imm_u(bank, 8);
-        let addr = b.ins().bor(addr, lo);
-        let addr = b.ins().uextend(self.ptr, addr);
-        let at = b.ins().iadd(self.bytes, addr);
+        // The cell of (bank, lo): `gpu16_machine::memory::cell_index`, row-major.
+        let index = b.ins().ishl_imm_u(lo, 4);
+        let index = b.ins().bor(index, bank);
+        let index = b.ins().uextend(self.ptr, index);
+        let at = b.ins().iadd(self.bytes, index);
         let v = if op == MemOp::Ld {
             b.ins().uload8(types::I32, flags, at, 0)
         } else {

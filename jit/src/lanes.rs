@@ -39,6 +39,8 @@ pub(crate) struct LaneFile {
     /// The bytes the callback loaded, and 0xFF in the lanes it performed.
     pub(crate) loaded: [u8; 16],
     pub(crate) performed: [u8; 16],
+    /// The group's lowest lane in every byte: a `swizzle` by it broadcasts that lane.
+    pub(crate) lead: [u8; 16],
     /// The cycle of the instruction at `ip` (or after the last one, on an end).
     pub(crate) cycle: u64,
     /// Lanes that left the group by `ready` while it ran on (`lane_leave`): each one's
@@ -51,6 +53,15 @@ pub(crate) struct LaneFile {
     /// On `EXIT_PARKED` and `EXIT_SPLIT`: the lanes that performed, or took the branch.
     pub(crate) done: u32,
     pub(crate) ip: u32,
+    /// Own-bank rows (see `Port::own_bank_rows`): below cycle `rows_until`, a plain access
+    /// in which every lane k of the group reaches bank k, all in one row, is one vector
+    /// load or store of that row, performed by compiled code itself. `rows_done` counts
+    /// such accesses not yet added to the banks' counters (`LaneFile::count_rows`).
+    pub(crate) rows: *mut u8,
+    pub(crate) rows_until: u64,
+    pub(crate) rows_done: u64,
+    /// Own-bank row accesses of each lane, kept here until the entry ends.
+    pub(crate) rows_per_lane: [u64; 16],
 }
 
 /// `fn(file, ctx, limit) -> exit code`, the signature `lanes_compile` emits.
@@ -86,6 +97,7 @@ pub(crate) extern "C" fn lane_access(
     let port = unsafe { &mut *ctx.port };
     let result = catch_unwind(AssertUnwindSafe(|| {
         let op = MemOp::from_u8(op as u8).expect("compiled code passes a MemOp");
+        file.count_rows();
         let mut done = 0u32;
         file.performed = [0; 16];
         let mut lanes = file.mask;
@@ -102,6 +114,8 @@ pub(crate) extern "C" fn lane_access(
                 None => break,
             }
         }
+        // A sync access or a wake-up may have moved the bound.
+        file.rows_until = port.own_banks_until(file.mask as u16);
         done
     }));
     result.unwrap_or_else(|payload| {
@@ -117,6 +131,7 @@ pub(crate) extern "C" fn lane_leave(file: *mut LaneFile, leaving: u32, after: u6
     // SAFETY: compiled code passes back the `LaneFile` pointer `enter` gave it, to a local
     // that outlives the call and that compiled code does not touch during it.
     let file = unsafe { &mut *file };
+    file.count_rows();
     let mut lanes = leaving & file.mask;
     file.left |= lanes;
     file.mask &= !lanes;
@@ -127,11 +142,14 @@ pub(crate) extern "C" fn lane_leave(file: *mut LaneFile, leaving: u32, after: u6
         file.left_ip[l] = ip as u8;
         file.lanes[l] = 0;
     }
+    if file.mask != 0 {
+        file.lead = [file.mask.trailing_zeros() as u8; 16];
+    }
 }
 
 impl LaneFile {
     /// The group's registers as lanes.
-    fn load(cores: &[CoreState; 16], group: u16) -> LaneFile {
+    fn load(cores: &[CoreState; 16], group: u16, port: &Port<'_>) -> LaneFile {
         let lead = group.trailing_zeros() as usize;
         LaneFile {
             regs: std::array::from_fn(|r| std::array::from_fn(|k| cores[k].regs[r])),
@@ -141,6 +159,7 @@ impl LaneFile {
             value: [0; 16],
             loaded: [0; 16],
             performed: [0; 16],
+            lead: [lead as u8; 16],
             cycle: cores[lead].cycle,
             left_cycle: [0; 16],
             left_ip: [0; 16],
@@ -148,7 +167,24 @@ impl LaneFile {
             mask: u32::from(group),
             done: 0,
             ip: u32::from(cores[lead].ip),
+            rows: port.own_bank_rows(),
+            rows_until: port.own_banks_until(group),
+            rows_done: 0,
+            rows_per_lane: [0; 16],
         }
+    }
+
+    /// Credit the own-bank row accesses compiled code counted to the lanes that made them:
+    /// the group's lanes, which change only in `lane_leave`, so this runs before that, at
+    /// every callback and at the end of the entry.
+    fn count_rows(&mut self) {
+        let mut lanes = self.mask;
+        while lanes != 0 {
+            let l = lanes.trailing_zeros() as usize;
+            lanes &= lanes - 1;
+            self.rows_per_lane[l] += self.rows_done;
+        }
+        self.rows_done = 0;
     }
 
     /// Write the group's lanes back, with the IP and cycle the code stopped at and the
@@ -174,8 +210,9 @@ pub(crate) fn enter(
     group: u16,
     cores: &mut [CoreState; 16],
     port: &mut Port<'_>,
+    row_accesses: &mut u64,
 ) -> GroupExit {
-    let mut file = LaneFile::load(cores, group);
+    let mut file = LaneFile::load(cores, group, port);
     let start = file.cycle;
     let limit = port.limit();
     let port: *mut Port<'_> = port;
@@ -193,6 +230,15 @@ pub(crate) fn enter(
     let rc = unsafe { (code.entry)(&mut file, &mut ctx, limit) };
     if let Some(payload) = ctx.panic {
         resume_unwind(payload);
+    }
+    file.count_rows();
+    // SAFETY: compiled code has returned; `ctx.port` is again the only path to the port.
+    let port = unsafe { &mut *ctx.port };
+    for (k, &n) in file.rows_per_lane.iter().enumerate() {
+        if n != 0 {
+            port.count_own_bank_accesses(1 << k, n);
+            *row_accesses += n;
+        }
     }
     file.store(cores, group, file.cycle - start);
     let mut exits: GroupExit = [None; 16];
@@ -239,9 +285,7 @@ pub(crate) fn enter(
             }
         }
         EXIT_SLOW if group != 0 => {
-            // SAFETY: compiled code has returned; `ctx.port` is again the only path to the
-            // port.
-            let rest = interpret_group(instrs, group, cores, unsafe { &mut *ctx.port });
+            let rest = interpret_group(instrs, group, cores, port);
             for k in lanes {
                 exits[k] = rest[k];
             }

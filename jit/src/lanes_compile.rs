@@ -180,6 +180,62 @@ pub(crate) fn build(
                 Some(v) => v,
                 None => zeros(&mut b),
             };
+            // After the access, by the row fast path or the callback.
+            let next = b.create_block();
+            if !access.op.is_sync() {
+                // Own-bank rows: every lane k of the group reaches bank k, all in one row,
+                // in time (see `LaneFile::rows`): one vector load or store of the row.
+                let lanes = b.use_var(lanes_var);
+                let own = b.ins().icmp(IntCC::Equal, access.bank, core_id);
+                let lead = b.ins().load(V, flags, file, at(offset_of!(LaneFile, lead)));
+                let row = b.ins().swizzle(access.row, lead);
+                let same = b.ins().icmp(IntCC::Equal, access.row, row);
+                let fits = b.ins().band(own, same);
+                let misfit = b.ins().band_not(lanes, fits);
+                let any_misfit = b.ins().vany_true(misfit);
+                let until = b.ins().load(
+                    types::I64,
+                    flags,
+                    file,
+                    at(offset_of!(LaneFile, rows_until)),
+                );
+                let late = b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, when, until);
+                let no = b.ins().bor(any_misfit, late);
+                let fast = b.create_block();
+                let call = b.create_block();
+                b.ins().brif(no, call, &[], fast, &[]);
+                b.switch_to_block(fast);
+                let r = b.ins().extractlane(row, 0);
+                let r = b.ins().uextend(ptr, r);
+                let offset = b.ins().ishl_imm_u(r, 4);
+                let rows = b
+                    .ins()
+                    .load(ptr, flags, file, at(offset_of!(LaneFile, rows)));
+                let cell = b.ins().iadd(rows, offset);
+                let old = b.ins().load(V, flags, cell, 0);
+                if access.op.is_read() {
+                    access.complete(
+                        &mut VectorLowering {
+                            b: &mut b,
+                            regs: &regs,
+                            active: lanes,
+                            core_id,
+                        },
+                        old,
+                    );
+                } else {
+                    let new = b.ins().bitselect(lanes, value, old);
+                    b.ins().store(flags, new, cell, 0);
+                }
+                let n = b
+                    .ins()
+                    .load(types::I64, flags, file, at(offset_of!(LaneFile, rows_done)));
+                let n = b.ins().iadd_imm_u(n, 1);
+                b.ins()
+                    .store(flags, n, file, at(offset_of!(LaneFile, rows_done)));
+                b.ins().jump(next, &[]);
+                b.switch_to_block(call);
+            }
             for (field, v) in [
                 (offset_of!(LaneFile, row), access.row),
                 (offset_of!(LaneFile, bank), access.bank),
@@ -199,8 +255,8 @@ pub(crate) fn build(
             let mask = b.use_var(mask_var);
             let all = b.ins().icmp(IntCC::Equal, done, mask);
             let partial = b.create_block();
-            let next = b.create_block();
-            b.ins().brif(all, next, &[], partial, &[]);
+            let complete = b.create_block();
+            b.ins().brif(all, complete, &[], partial, &[]);
             // Some lanes performed, the rest wait: finish theirs and stop.
             b.set_cold_block(partial);
             b.switch_to_block(partial);
@@ -217,7 +273,7 @@ pub(crate) fn build(
                 loaded,
             );
             to_exit(&mut b, j, EXIT_PARKED, when, done);
-            b.switch_to_block(next);
+            b.switch_to_block(complete);
             let lanes = b.use_var(lanes_var);
             access.complete(
                 &mut VectorLowering {
@@ -228,6 +284,8 @@ pub(crate) fn build(
                 },
                 loaded,
             );
+            b.ins().jump(next, &[]);
+            b.switch_to_block(next);
         }
         let c1 = if piece == i {
             after

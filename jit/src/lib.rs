@@ -33,9 +33,11 @@ pub enum Engine {
     /// included).
     Lockstep,
     /// Lockstep where it pays: a group of two or more cores whose accesses may interleave
-    /// (two of them may touch the same bank) or that do not touch memory at all; per-core
-    /// for a lone core, and for cores that each keep to banks of their own, which run
-    /// natively without taking turns and with their plain accesses inline.
+    /// (two of them may touch the same bank), that do not touch memory at all, or where
+    /// core k touches bank k only (a plain access is then one vector load or store of a
+    /// row of the 16 banks); per-core for a lone core, and for cores that keep to banks of
+    /// their own in another pattern, which run natively without taking turns and with
+    /// their plain accesses inline.
     #[default]
     Adaptive,
 }
@@ -56,7 +58,8 @@ impl Engine {
             Engine::PerCore => false,
             Engine::Lockstep => true,
             Engine::Adaptive => {
-                group.cores.count_ones() >= 2 && (group.shares_banks || !group.touches_memory)
+                group.cores.count_ones() >= 2
+                    && (group.shares_banks || !group.touches_memory || group.own_banks)
             }
         }
     }
@@ -90,6 +93,8 @@ impl Default for JitOptions {
 pub struct Jit {
     pub(crate) cache: Cache,
     engine: Engine,
+    /// See [`Jit::row_accesses`].
+    row_accesses: u64,
 }
 
 impl Jit {
@@ -104,12 +109,19 @@ impl Jit {
         Ok(Jit {
             cache: Cache::new(compiler, options.frames_per_module, options.max_modules),
             engine: options.engine,
+            row_accesses: 0,
         })
     }
 
     /// The code cache's counters.
     pub fn stats(&self) -> CacheStats {
         self.cache.stats()
+    }
+
+    /// Memory accesses that lockstep code performed as rows of the cores' own banks (one
+    /// per core and access; see `GroupShape::own_banks`), in every run so far.
+    pub fn row_accesses(&self) -> u64 {
+        self.row_accesses
     }
 
     /// Compile `frame`'s per-core form, or its lockstep form, now rather than when a core
@@ -167,7 +179,14 @@ impl Jit {
         port: &mut Port<'_>,
     ) -> GroupExit {
         match self.cache.lanes(code) {
-            Ok(lanes) => lanes::enter(&lanes, &code.instrs, group, cores, port),
+            Ok(lanes) => lanes::enter(
+                &lanes,
+                &code.instrs,
+                group,
+                cores,
+                port,
+                &mut self.row_accesses,
+            ),
             Err(e) => {
                 warn_once(code, &e);
                 gpu16_interp::interpret_group(&code.instrs, group, cores, port)

@@ -176,3 +176,38 @@ fn sync_accesses_through_the_port_commit_as_perform_does() {
     );
     pinned(&p, &image, &m);
 }
+
+#[test]
+fn own_bank_rows_commit_as_perform_does() {
+    // All 16 cores, core k in bank k, row 5: IP0 (r1 = core id) in 5, IP1 (r9 = 5) in 6, the
+    // ld in 7, the doubling in 8, the st in 9. The JIT runs the task in lockstep and moves
+    // each row of the 16 banks as one vector.
+    let code = [
+        Instr::SetConst { k: 0, d: 1 },
+        Instr::SetConst { k: 5, d: 9 },
+        ld(9, 1, 10),
+        Instr::Alu {
+            op: AluOp::Add,
+            a: 10,
+            b: 10,
+            c: 10,
+        },
+        st(9, 1, 10),
+    ];
+    let mut image = vec![0u8; 4096];
+    for k in 0..16usize {
+        image[k << 8 | 5] = k as u8 + 1;
+    }
+    let mut replay = SharedMemory::new(&image, false);
+    let mut loaded = [0u8; 16];
+    for k in 0..16u8 {
+        let addr = u16::from(k) << 8 | 5;
+        loaded[usize::from(k)] = perform(&mut replay, k, 7, MemOp::Ld, addr, 0);
+    }
+    for k in 0..16u8 {
+        let addr = u16::from(k) << 8 | 5;
+        let doubled = loaded[usize::from(k)].wrapping_mul(2);
+        perform(&mut replay, k, 9, MemOp::St, addr, doubled);
+    }
+    pinned(&program(0xFFFF, &code), &image, &replay);
+}

@@ -95,7 +95,7 @@ fn a_group_split_at_a_bnz_runs_on_as_two() {
 }
 
 #[test]
-fn adaptive_runs_register_code_in_lockstep_and_own_banks_per_core() {
+fn adaptive_runs_register_code_and_own_bank_rows_in_lockstep_other_banks_per_core() {
     let compute = program(&[
         Instr::Alu {
             op: AluOp::Add,
@@ -107,20 +107,31 @@ fn adaptive_runs_register_code_in_lockstep_and_own_banks_per_core() {
     ]);
     let (_, j) = on(Engine::Adaptive, &compute);
     assert_eq!((j.stats().compiled, j.stats().lanes_compiled), (0, 1));
-    // Each core stores to its own bank (the core id's): per-core, accesses inline.
-    let own = program(&[
-        Instr::SetConst { k: 0, d: 1 },
-        Instr::Mem {
-            op: gpu16_machine::isa::MemOp::St,
-            a: 9,
-            hi: 1,
-            r: 0,
-        },
-        Instr::Ready,
-    ]);
-    let (r, j) = on(Engine::Adaptive, &own);
-    assert_eq!((j.stats().compiled, j.stats().lanes_compiled), (1, 0));
-    for k in 0..4 {
-        assert_eq!(r.memory[k << 8], k as u8 + 1);
+    // Core k stores R0 = k + 1 to bank `hi`'s register: its own bank k (the core id, r1)
+    // runs in lockstep, as one row; bank k + 1 (R0) keeps each core to a bank of its own
+    // that is not its id: per-core, accesses inline.
+    for (hi, lockstep) in [(1, true), (0, false)] {
+        let own = program(&[
+            Instr::SetConst { k: 0, d: 1 },
+            Instr::Mem {
+                op: gpu16_machine::isa::MemOp::St,
+                a: 9,
+                hi,
+                r: 0,
+            },
+            Instr::Ready,
+        ]);
+        let (r, j) = on(Engine::Adaptive, &own);
+        let forms = if lockstep { (0, 1) } else { (1, 0) };
+        assert_eq!(
+            (j.stats().compiled, j.stats().lanes_compiled),
+            forms,
+            "hi r{hi}"
+        );
+        assert_eq!(j.row_accesses(), if lockstep { 4 } else { 0 }, "hi r{hi}");
+        for k in 0..4 {
+            let bank = if lockstep { k } else { k + 1 };
+            assert_eq!(r.memory[bank << 8], k as u8 + 1, "hi r{hi}");
+        }
     }
 }

@@ -143,6 +143,10 @@ pub struct GroupShape {
     pub touches_memory: bool,
     /// Two of the cores may touch the same bank, so their accesses interleave.
     pub shares_banks: bool,
+    /// Every core's task touches memory only in the bank numbered like the core, so each
+    /// memory instruction's accesses can be one row of the 16 banks (see
+    /// [`Port::own_bank_rows`]).
+    pub own_banks: bool,
 }
 
 /// An execution engine for cores.
@@ -224,7 +228,7 @@ pub struct DirectAccess {
     pub until: *const u64,
     /// 16 cycle bounds, one a bank: from here on an access is out of turn.
     pub turn: *const u64,
-    /// The 4096 bytes of shared memory.
+    /// The 4096 bytes of shared memory, each at [`crate::memory::cell_index`] of its address.
     pub bytes: *mut u8,
     /// 16 access counters, one a bank.
     pub accesses: *mut u64,
@@ -328,6 +332,50 @@ impl<'m> Port<'m> {
             };
             self.bounds.turn[b].set(turn);
             self.bounds.until[b].set(until);
+        }
+    }
+
+    /// For the cores of `group` running in lockstep (the horizon leaves them out): the
+    /// first cycle from which a plain `ld`/`st` by some core k of the group to its own bank
+    /// k might not proceed exactly as [`SharedMemory::perform`] would commit it: core k's
+    /// turn on bank k ends, the bank has an open sequence (or the bank-conflict model
+    /// arbitrates it), or core k holds a lock. Before it, compiled code may perform such a
+    /// row of accesses itself (see [`Port::own_bank_rows`]).
+    pub fn own_banks_until(&self, group: u16) -> u64 {
+        let gate = self.memory.gate();
+        let mut until = u64::MAX;
+        let mut lanes = group;
+        while lanes != 0 {
+            let k = lanes.trailing_zeros() as u8;
+            lanes &= lanes - 1;
+            if gate & (1 << k) != 0 || gate & holding_bit(k) != 0 {
+                return 0;
+            }
+            let turn = EventKey::from_raw(self.horizon[usize::from(k)]).first_cycle_at_or_past(k);
+            until = until.min(turn);
+        }
+        until
+    }
+
+    /// The memory's cells, for lockstep code that performs rows of own-bank accesses below
+    /// [`Port::own_banks_until`]: byte `addr` is at offset
+    /// [`crate::memory::cell_index`]`(addr)`, so row r of all banks is the 16 bytes from
+    /// `16 * r`, bank k's byte at `16 * r + k`. Derived from a shared reference to the
+    /// cells, which the memory changes only through shared references too, so the pointer
+    /// stays valid, and sees every change, while the port lives.
+    pub fn own_bank_rows(&self) -> *mut u8 {
+        self.memory.cells().bytes.as_ptr().cast::<u8>().cast_mut()
+    }
+
+    /// Count `n` accesses to each bank of `banks`, performed by compiled code through
+    /// [`Port::own_bank_rows`].
+    pub fn count_own_bank_accesses(&self, banks: u16, n: u64) {
+        let accesses = &self.memory.cells().accesses;
+        let mut m = banks;
+        while m != 0 {
+            let b = m.trailing_zeros() as usize;
+            m &= m - 1;
+            accesses[b].set(accesses[b].get() + n);
         }
     }
 

@@ -25,6 +25,15 @@ pub fn bank_of(addr: u16) -> usize {
     usize::from((addr >> 8) & 0xF)
 }
 
+/// Where the byte at `addr` lives among the memory's cells: row-major (row * 16 + bank),
+/// so that one row of all 16 banks is 16 contiguous bytes, which lockstep code moves as one
+/// vector when each core of a group reads or writes its own bank. Compiled code computes
+/// the same index (`jit/src/compile.rs`, `Inline::perform`).
+#[inline]
+pub fn cell_index(addr: u16) -> usize {
+    (usize::from(addr & 0xFF) << 4) | usize::from((addr >> 8) & 0xF)
+}
+
 /// The gate bits of every bank.
 const ALL_BANKS: u32 = 0xFFFF;
 
@@ -176,6 +185,7 @@ pub struct MemoryStats {
 
 /// What compiled code reads and writes in place: the bytes and the access counters.
 pub(crate) struct Cells {
+    /// The 4096 bytes, at [`cell_index`] of their address.
     pub(crate) bytes: [Cell<u8>; MEMORY_BYTES],
     pub(crate) accesses: [Cell<u64>; BANKS],
 }
@@ -209,7 +219,10 @@ impl SharedMemory {
     /// Memory initialised from an image of at most 4096 bytes, zero past its end.
     pub fn new(image: &[u8], bank_conflicts: bool) -> SharedMemory {
         let cells = Rc::new(Cells {
-            bytes: std::array::from_fn(|i| Cell::new(image.get(i).copied().unwrap_or(0))),
+            bytes: std::array::from_fn(|i| {
+                let addr = ((i & 0xF) << 8) | (i >> 4);
+                Cell::new(image.get(addr).copied().unwrap_or(0))
+            }),
             accesses: Default::default(),
         });
         SharedMemory {
@@ -227,12 +240,14 @@ impl SharedMemory {
 
     /// A copy of the 4096 bytes.
     pub fn bytes(&self) -> Box<[u8; MEMORY_BYTES]> {
-        Box::new(std::array::from_fn(|i| self.cells.bytes[i].get()))
+        Box::new(std::array::from_fn(|addr| {
+            self.cells.bytes[cell_index(addr as u16)].get()
+        }))
     }
 
     /// The byte at `addr` (taken modulo 4096).
     pub fn byte(&self, addr: u16) -> u8 {
-        self.cells.bytes[usize::from(addr & 0xFFF)].get()
+        self.cells.bytes[cell_index(addr)].get()
     }
 
     /// The counters so far: accesses, lock acquisitions and hold cycles per bank.
@@ -331,7 +346,7 @@ impl SharedMemory {
     #[inline]
     fn commit(&mut self, id: u8, cycle: u64, op: MemOp, addr: u16, value: u8) -> Performed {
         let bank = bank_of(addr);
-        let cell = &self.cells.bytes[usize::from(addr)];
+        let cell = &self.cells.bytes[cell_index(addr)];
         let count = &self.cells.accesses[bank];
         count.set(count.get() + 1);
         if self.bank_conflicts {
@@ -402,6 +417,23 @@ mod tests {
                 "core {core}"
             );
         }
+    }
+
+    #[test]
+    fn cells_are_row_major() {
+        // Hand-worked: bank 0x3, row 0x21 is cell 0x21 * 16 + 3; every cell is used once.
+        assert_eq!(cell_index(0x321), 0x213);
+        assert_eq!(cell_index(0xF00), 0x00F);
+        assert_eq!(cell_index(0x0FF), 0xFF0);
+        let mut seen = [false; MEMORY_BYTES];
+        for addr in 0..MEMORY_BYTES as u16 {
+            assert!(!std::mem::replace(&mut seen[cell_index(addr)], true));
+        }
+        // An image goes in and comes out by address.
+        let image: Vec<u8> = (0..MEMORY_BYTES).map(|i| (i * 7 + i / 256) as u8).collect();
+        let m = SharedMemory::new(&image, false);
+        assert_eq!(m.bytes().to_vec(), image);
+        assert_eq!(m.byte(0x321), image[0x321]);
     }
 
     #[test]

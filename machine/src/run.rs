@@ -441,7 +441,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         }
         let (frame, state) = (self.cores.part[i].frame, &self.cores.state[i]);
         let mut group = 0u16;
-        let (mut seen, mut shares_banks) = (0u16, false);
+        let (mut seen, mut shares_banks, mut own_banks) = (0u16, false, true);
         for j in i..16 {
             let other = &self.cores.state[j];
             if self.cores.mode(j) == Mode::Runnable
@@ -452,12 +452,14 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                 group |= 1 << j;
                 shares_banks |= seen & self.cores.banks[j] != 0;
                 seen |= self.cores.banks[j];
+                own_banks &= self.cores.banks[j] & !(1 << j) == 0;
             }
         }
         let shape = GroupShape {
             cores: group,
             touches_memory: seen != 0,
             shares_banks,
+            own_banks,
         };
         self.backend.takes_group(shape).then_some(group)
     }
