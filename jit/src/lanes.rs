@@ -152,7 +152,7 @@ impl LaneFile {
     fn load(cores: &[CoreState; 16], group: u16, port: &Port<'_>) -> LaneFile {
         let lead = group.trailing_zeros() as usize;
         LaneFile {
-            regs: std::array::from_fn(|r| std::array::from_fn(|k| cores[k].regs[r])),
+            regs: transpose(&std::array::from_fn(|k| cores[k].regs)),
             lanes: std::array::from_fn(|k| if group & (1 << k) != 0 { 0xFF } else { 0 }),
             row: [0; 16],
             bank: [0; 16],
@@ -190,16 +190,68 @@ impl LaneFile {
     /// Write the group's lanes back, with the IP and cycle the code stopped at and the
     /// instructions it executed.
     fn store(&self, cores: &mut [CoreState; 16], group: u16, ran: u64) {
+        let by_core = transpose(&self.regs);
         for (k, core) in cores.iter_mut().enumerate() {
             if group & (1 << k) != 0 {
-                for (r, reg) in core.regs.iter_mut().enumerate() {
-                    *reg = self.regs[r][k];
-                }
+                core.regs = by_core[k];
                 core.cycle = self.cycle;
                 core.ip = self.ip as u8;
                 core.instructions += ran;
             }
         }
+    }
+}
+
+/// The 16 x 16 byte matrix `m` transposed (registers by core to registers by lane and
+/// back). Each 8 x 8 block is eight little-endian words, transposed by three rounds of
+/// swaps, which keeps an entry's two transpositions to a few dozen word operations rather
+/// than 512 byte moves.
+fn transpose(m: &[[u8; 16]; 16]) -> [[u8; 16]; 16] {
+    let mut out = [[0u8; 16]; 16];
+    for bi in 0..2 {
+        for bj in 0..2 {
+            let mut x: [u64; 8] = std::array::from_fn(|i| {
+                let mut word = [0u8; 8];
+                word.copy_from_slice(&m[8 * bi + i][8 * bj..8 * bj + 8]);
+                u64::from_le_bytes(word)
+            });
+            // Swap the off-diagonal 4 x 4, then 2 x 2, then 1 x 1 blocks.
+            for (shift, mask, pairs) in [
+                (
+                    32,
+                    0x0000_0000_FFFF_FFFF_u64,
+                    [(0, 4), (1, 5), (2, 6), (3, 7)],
+                ),
+                (16, 0x0000_FFFF_0000_FFFF, [(0, 2), (1, 3), (4, 6), (5, 7)]),
+                (8, 0x00FF_00FF_00FF_00FF, [(0, 1), (2, 3), (4, 5), (6, 7)]),
+            ] {
+                for (a, b) in pairs {
+                    let t = ((x[a] >> shift) ^ x[b]) & mask;
+                    x[a] ^= t << shift;
+                    x[b] ^= t;
+                }
+            }
+            for (i, word) in x.iter().enumerate() {
+                out[8 * bj + i][8 * bi..8 * bi + 8].copy_from_slice(&word.to_le_bytes());
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn transpose_moves_every_byte_across_the_diagonal() {
+        let m: [[u8; 16]; 16] =
+            std::array::from_fn(|i| std::array::from_fn(|j| (i * 16 + j) as u8));
+        let t = super::transpose(&m);
+        for i in 0..16 {
+            for j in 0..16 {
+                assert_eq!(t[i][j], (j * 16 + i) as u8, "({i}, {j})");
+            }
+        }
+        assert_eq!(super::transpose(&t), m);
     }
 }
 
