@@ -114,8 +114,11 @@ pub(crate) extern "C" fn lane_access(
                 None => break,
             }
         }
-        // A sync access or a wake-up may have moved the bound.
-        file.rows_until = port.own_banks_until(file.mask as u16);
+        // A sync access (and the wake-ups of its close) may have moved the bound; a plain
+        // access changes neither the gate nor a horizon.
+        if op.is_sync() {
+            file.rows_until = port.own_banks_until(file.mask as u16);
+        }
         done
     }));
     result.unwrap_or_else(|payload| {
@@ -178,6 +181,9 @@ impl LaneFile {
     /// the group's lanes, which change only in `lane_leave`, so this runs before that, at
     /// every callback and at the end of the entry.
     fn count_rows(&mut self) {
+        if self.rows_done == 0 {
+            return;
+        }
         let mut lanes = self.mask;
         while lanes != 0 {
             let l = lanes.trailing_zeros() as usize;
