@@ -7,6 +7,9 @@
 //! (`compile::shape`). What differs:
 //! - every register write keeps the lanes outside the group (a `bitselect` with the group's
 //!   lane mask);
+//! - a plain `ld`/`st` whose bank may be each core's own (`FrameBanks::may_reach_own_bank`)
+//!   first tries the row path: where every lane k reaches bank k in one row, in time
+//!   (`LaneFile::rows`), it is one vector load, or a `bitselect` and one store, of the row;
 //! - a memory instruction stores its row, bank and value vectors to the lane file and calls
 //!   `lanes::lane_access`, which performs the lanes in ascending core id; lanes it could not
 //!   perform end the run (`EXIT_PARKED`);
@@ -25,6 +28,7 @@ use cranelift_codegen::ir::{
 use cranelift_codegen::isa::TargetFrontendConfig;
 use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
+use gpu16_machine::banks::FrameBanks;
 use gpu16_machine::isa::{Instr, FRAME_INSTRS, REGS};
 use gpu16_machine::semantics::{step, Effect, Semantics};
 use std::mem::offset_of;
@@ -41,6 +45,8 @@ pub(crate) fn build(
 ) {
     let ptr = module_config.pointer_type();
     let shape = shape(instrs);
+    // The row path is emitted only where the analysis says it can apply.
+    let banks = FrameBanks::analyse(instrs);
     let mut b = FunctionBuilder::new(&mut ctx.func, fctx);
     let flags = MemFlagsData::trusted();
     let at = |field: usize| field as i32;
@@ -182,7 +188,7 @@ pub(crate) fn build(
             };
             // After the access, by the row fast path or the callback.
             let next = b.create_block();
-            if !access.op.is_sync() {
+            if !access.op.is_sync() && banks.may_reach_own_bank(j) {
                 // Own-bank rows: every lane k of the group reaches bank k, all in one row,
                 // in time (see `LaneFile::rows`): one vector load or store of the row.
                 let lanes = b.use_var(lanes_var);

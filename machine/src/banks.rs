@@ -172,6 +172,9 @@ impl Semantics for Symbolic {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FrameBanks {
     banks: Vec<Val>,
+    /// The IPs of memory instructions whose bank is the core id, or a starting register
+    /// (which may hold it): where the cores of a group may each reach their own bank.
+    own_bank_ips: u16,
 }
 
 impl FrameBanks {
@@ -211,9 +214,19 @@ impl FrameBanks {
                 }
             }
         }
+        let own_bank_ips = (0..FRAME_INSTRS)
+            .filter(|&ip| matches!(banks[ip], Some(Val::CoreId | Val::Init(..))))
+            .fold(0u16, |m, ip| m | 1 << ip);
         FrameBanks {
             banks: banks.into_iter().flatten().collect(),
+            own_bank_ips,
         }
+    }
+
+    /// Whether the memory instruction at `ip` may reach, for every core of a group, the
+    /// bank numbered like the core: its bank is the core id or a starting register.
+    pub fn may_reach_own_bank(&self, ip: usize) -> bool {
+        self.own_bank_ips & (1 << (ip & 0xF)) != 0
     }
 
     /// The banks core `id` can touch in this task, starting from registers `regs`.
@@ -256,6 +269,28 @@ mod tests {
         let b = FrameBanks::analyse(&f);
         assert_eq!(b.for_core(3, &[0; 16]), 1 << 3);
         assert_eq!(b.for_core(15, &[0; 16]), 1 << 15);
+    }
+
+    #[test]
+    fn own_bank_candidates_are_core_id_and_starting_register_banks() {
+        // IP 1: bank r1 = core id; IP 2: bank r0, a starting register; IP 4: bank r2 = 0.
+        let f = frame(&[
+            Instr::SetConst { k: 0, d: 1 },
+            mem(MemOp::Ld, 9, 1),
+            mem(MemOp::St, 9, 0),
+            Instr::Alu {
+                op: AluOp::Xor,
+                a: 2,
+                b: 2,
+                c: 2,
+            },
+            mem(MemOp::Ld, 9, 2),
+        ]);
+        let b = FrameBanks::analyse(&f);
+        let own: Vec<usize> = (0..FRAME_INSTRS)
+            .filter(|&ip| b.may_reach_own_bank(ip))
+            .collect();
+        assert_eq!(own, vec![1, 2]);
     }
 
     #[test]
