@@ -245,22 +245,6 @@ fn transpose(m: &[[u8; 16]; 16]) -> [[u8; 16]; 16] {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn transpose_moves_every_byte_across_the_diagonal() {
-        let m: [[u8; 16]; 16] =
-            std::array::from_fn(|i| std::array::from_fn(|j| (i * 16 + j) as u8));
-        let t = super::transpose(&m);
-        for i in 0..16 {
-            for j in 0..16 {
-                assert_eq!(t[i][j], (j * 16 + i) as u8, "({i}, {j})");
-            }
-        }
-        assert_eq!(super::transpose(&t), m);
-    }
-}
-
 /// Run `group` in `code`'s lockstep form (see `Backend::run_group`).
 pub(crate) fn enter(
     code: &LaneCode,
@@ -352,4 +336,20 @@ pub(crate) fn enter(
         _ => unreachable!("lockstep code returns only the exit codes of lanes.rs"),
     }
     exits
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn transpose_moves_every_byte_across_the_diagonal() {
+        let m: [[u8; 16]; 16] =
+            std::array::from_fn(|i| std::array::from_fn(|j| (i * 16 + j) as u8));
+        let t = super::transpose(&m);
+        for (i, row) in t.iter().enumerate() {
+            for (j, &byte) in row.iter().enumerate() {
+                assert_eq!(byte, (j * 16 + i) as u8, "({i}, {j})");
+            }
+        }
+        assert_eq!(super::transpose(&t), m);
+    }
 }
