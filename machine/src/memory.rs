@@ -219,12 +219,15 @@ impl SharedMemory {
     /// Memory initialised from an image of at most 4096 bytes, zero past its end.
     pub fn new(image: &[u8], bank_conflicts: bool) -> SharedMemory {
         let cells = Rc::new(Cells {
-            bytes: std::array::from_fn(|i| {
-                let addr = ((i & 0xF) << 8) | (i >> 4);
-                Cell::new(image.get(addr).copied().unwrap_or(0))
-            }),
+            bytes: std::array::from_fn(|_| Cell::new(0)),
             accesses: Default::default(),
         });
+        // Only the image's nonzero bytes need placing: most runs start from zeros.
+        for (addr, &byte) in image.iter().take(MEMORY_BYTES).enumerate() {
+            if byte != 0 {
+                cells.bytes[cell_index(addr as u16)].set(byte);
+            }
+        }
         SharedMemory {
             cells,
             bank_lock: [None; BANKS],
@@ -240,9 +243,14 @@ impl SharedMemory {
 
     /// A copy of the 4096 bytes.
     pub fn bytes(&self) -> Box<[u8; MEMORY_BYTES]> {
-        Box::new(std::array::from_fn(|addr| {
-            self.cells.bytes[cell_index(addr as u16)].get()
-        }))
+        // Row by row through the cells (row-major), each row's 16 bytes to their banks.
+        let mut out = Box::new([0u8; MEMORY_BYTES]);
+        for (row, cells) in self.cells.bytes.chunks_exact(BANKS).enumerate() {
+            for (bank, cell) in cells.iter().enumerate() {
+                out[bank << 8 | row] = cell.get();
+            }
+        }
+        out
     }
 
     /// The byte at `addr` (taken modulo 4096).
