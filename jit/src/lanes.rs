@@ -266,9 +266,12 @@ pub(crate) fn enter(
     // SAFETY: `code.entry` was emitted by `lanes_compile::build` with exactly the
     // `LaneEntryFn` signature and is kept executable by the module `code` holds alive.
     // `file` and `ctx` are locals that outlive the call; compiled code reads and writes
-    // only `file`'s fields at the `repr(C)` offsets it was compiled with (vector accesses
-    // at 16-byte aligned offsets of a 16-byte aligned struct) and hands `ctx` and `file` to
-    // `lane_access`, which catches every panic, so nothing unwinds through it.
+    // `file`'s fields at the `repr(C)` offsets it was compiled with (vector accesses at
+    // 16-byte aligned offsets of a 16-byte aligned struct), and the 16 bytes at
+    // `file.rows + 16 * row` for a row byte (so within the 4096 cells `Port::own_bank_rows`
+    // points at, which the port keeps alive and changes only through `Cell`s), and hands
+    // `ctx` and `file` to `lane_access`, which catches every panic, so nothing unwinds
+    // through it.
     let rc = unsafe { (code.entry)(&mut file, &mut ctx, limit) };
     if let Some(payload) = ctx.panic {
         resume_unwind(payload);
