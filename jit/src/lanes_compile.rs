@@ -30,7 +30,7 @@ use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use gpu16_machine::banks::FrameBanks;
 use gpu16_machine::isa::{Instr, FRAME_INSTRS, REGS};
-use gpu16_machine::semantics::{step, Effect, Semantics};
+use gpu16_machine::semantics::{step, Access, Effect, Semantics};
 use std::mem::offset_of;
 
 const V: types::Type = types::I8X16;
@@ -220,15 +220,7 @@ pub(crate) fn build(
                 let cell = b.ins().iadd(rows, offset);
                 let old = b.ins().load(V, flags, cell, 0);
                 if access.op.is_read() {
-                    access.complete(
-                        &mut VectorLowering {
-                            b: &mut b,
-                            regs: &regs,
-                            active: lanes,
-                            core_id,
-                        },
-                        old,
-                    );
+                    complete_access(&mut b, &regs, core_id, &access, lanes, old);
                 } else {
                     let new = b.ins().bitselect(lanes, value, old);
                     b.ins().store(flags, new, cell, 0);
@@ -269,27 +261,11 @@ pub(crate) fn build(
             let performed = b
                 .ins()
                 .load(V, flags, file, at(offset_of!(LaneFile, performed)));
-            access.complete(
-                &mut VectorLowering {
-                    b: &mut b,
-                    regs: &regs,
-                    active: performed,
-                    core_id,
-                },
-                loaded,
-            );
+            complete_access(&mut b, &regs, core_id, &access, performed, loaded);
             to_exit(&mut b, j, EXIT_PARKED, when, done);
             b.switch_to_block(complete);
             let lanes = b.use_var(lanes_var);
-            access.complete(
-                &mut VectorLowering {
-                    b: &mut b,
-                    regs: &regs,
-                    active: lanes,
-                    core_id,
-                },
-                loaded,
-            );
+            complete_access(&mut b, &regs, core_id, &access, lanes, loaded);
             b.ins().jump(next, &[]);
             b.switch_to_block(next);
         }
@@ -390,6 +366,27 @@ fn zeros(b: &mut FunctionBuilder) -> Value {
 
 /// The lockstep domain of the one instruction definition: a register value is an `i8x16`
 /// of every core's value; writes touch only the `active` lanes (0xFF where active).
+/// Finish a memory instruction's `access` in the lanes of `active`: a load writes `byte`
+/// (lane k the byte of core k) to its register there.
+fn complete_access(
+    b: &mut FunctionBuilder,
+    regs: &[Variable],
+    core_id: Value,
+    access: &Access<Value>,
+    active: Value,
+    byte: Value,
+) {
+    access.complete(
+        &mut VectorLowering {
+            b,
+            regs,
+            active,
+            core_id,
+        },
+        byte,
+    );
+}
+
 struct VectorLowering<'a, 'f> {
     b: &'a mut FunctionBuilder<'f>,
     regs: &'a [Variable],
