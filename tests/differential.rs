@@ -133,3 +133,37 @@ fn every_jit_engine_equals_interpreter_on_past_divergences() {
         }
     }
 }
+
+/// The interpreter's group form (a group, and a cohort once a core of it falls asleep on a
+/// lock) is the reference for the lockstep engine, so it is held to the per-core
+/// interpreter first: the same outcome and the same events, on every profile.
+#[test]
+fn interpreter_in_lockstep_equals_interpreter_one_core_at_a_time() {
+    use gpu16_interp::Interpreter;
+    use gpu16_machine::{run_observed, Event, Program};
+    let per = 6000 / Profile::ALL.len() as u64;
+    for (k, profile) in Profile::ALL.into_iter().enumerate() {
+        let base = 27_000_000 + k as u64 * 1_000_000;
+        for seed in base..base + per {
+            let c = case(seed, Some(profile));
+            let Ok(program) = Program::from_image(&c.image) else {
+                continue;
+            };
+            let run = |mut backend: Interpreter| {
+                let mut events: Vec<Event> = Vec::new();
+                let result =
+                    run_observed(&mut backend, &program, &c.memory, &c.config, &mut events);
+                let mut events: Vec<String> = events.iter().map(|e| format!("{e:?}")).collect();
+                events.sort();
+                (result, events)
+            };
+            let (one, one_events) = run(Interpreter::new());
+            let (group, group_events) = run(Interpreter::lockstep());
+            assert_eq!(one, group, "seed {seed} ({profile:?})");
+            assert_eq!(
+                one_events, group_events,
+                "events, seed {seed} ({profile:?})"
+            );
+        }
+    }
+}

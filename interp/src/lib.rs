@@ -10,7 +10,7 @@ use gpu16_machine::isa::{execute, Instr, FRAME_INSTRS};
 use gpu16_machine::semantics::Concrete;
 use gpu16_machine::{
     retire, Backend, BackendError, CoreExit, CoreState, Effect, GroupExit, GroupShape, InstrFrame,
-    Port,
+    Port, PortAccess,
 };
 use std::rc::Rc;
 
@@ -105,7 +105,9 @@ pub fn interpret(
 /// Run the cores of `group` (all at one IP in one cycle) together, one cycle at a time,
 /// until they split, park, end or reach the cycle limit (see `Backend::run_group`). In each
 /// cycle the cores execute the group's instruction in ascending id, so their accesses reach
-/// memory in the (cycle, core id) order.
+/// memory in the (cycle, core id) order. A core whose access stalls on a lock in its turn
+/// sleeps, and the group goes on as a cohort ([`interpret_cohort`]) until it converges
+/// again.
 pub fn interpret_group(
     code: &[Instr; FRAME_INSTRS],
     group: u16,
@@ -113,6 +115,28 @@ pub fn interpret_group(
     port: &mut Port<'_>,
 ) -> GroupExit {
     let mut exits: GroupExit = [None; 16];
+    let mut group = group;
+    loop {
+        let Some((awake, asleep)) = step_group(code, group, cores, port, &mut exits) else {
+            return exits;
+        };
+        match interpret_cohort(code, awake, asleep, cores, port, &mut exits) {
+            Some(converged) => group = converged,
+            None => return exits,
+        }
+    }
+}
+
+/// [`interpret_group`]'s steps in group form. Returns `None` when the group stopped (its
+/// cores' exits are in `exits`), or the cores still awake and those asleep where some
+/// slept in a cycle that every other core completed.
+fn step_group(
+    code: &[Instr; FRAME_INSTRS],
+    group: u16,
+    cores: &mut [CoreState; 16],
+    port: &mut Port<'_>,
+    exits: &mut GroupExit,
+) -> Option<(u16, u16)> {
     let lanes = || (0..16usize).filter(move |l| group & (1 << l) != 0);
     let limit = port.limit();
     loop {
@@ -121,25 +145,30 @@ pub fn interpret_group(
             for l in lanes() {
                 exits[l] = Some(CoreExit::Parked);
             }
-            return exits;
+            return None;
         }
         let instr = code[usize::from(cores[lead].ip & 0xF)];
         let mut flows = [Flow::Next; 16];
-        let mut parked = 0u16;
+        let (mut parked, mut asleep) = (0u16, 0u16);
         for l in lanes() {
             let core = &mut cores[l];
             let effect = execute(instr, &mut core.regs, core.id);
             if let Effect::Memory(access) = effect {
                 let value = access.value.unwrap_or(0);
-                match port.access(core.id, core.cycle, access.op, access.address(), value) {
-                    Some(byte) => access.complete(
+                match port.access_or_sleep(core.id, core.cycle, access.op, access.address(), value)
+                {
+                    PortAccess::Done(byte) => access.complete(
                         &mut Concrete {
                             regs: &mut core.regs,
                             core_id: core.id,
                         },
                         byte,
                     ),
-                    None => {
+                    PortAccess::Slept => {
+                        asleep |= 1 << l;
+                        continue;
+                    }
+                    PortAccess::Parked => {
                         // This core and every later one wait for their turn.
                         parked = group & !((1 << l) - 1);
                         break;
@@ -148,23 +177,157 @@ pub fn interpret_group(
             }
             flows[l] = effect.flow();
         }
-        let mut split = parked != 0;
-        let mut ended = false;
+        let mut split = parked != 0 || asleep != 0;
+        let mut ended = 0u16;
+        let flow = flows[(group & !asleep).trailing_zeros() as usize & 0xF];
         for l in lanes() {
             if parked & (1 << l) != 0 {
                 exits[l] = Some(CoreExit::Parked);
                 continue;
             }
-            if flows[l] != flows[lead] {
+            if asleep & (1 << l) != 0 {
+                exits[l] = Some(CoreExit::Asleep);
+                continue;
+            }
+            if flows[l] != flow {
                 split = true;
             }
             if let Some(exit) = retire(&mut cores[l], flows[l]) {
                 exits[l] = Some(exit);
-                ended = true;
+                ended |= 1 << l;
             }
         }
-        if split || ended {
-            return exits;
+        if asleep != 0 && parked == 0 {
+            return Some((group & !asleep & !ended, asleep));
+        }
+        if split || ended != 0 {
+            return None;
         }
     }
+}
+
+/// Cycles a cohort runs on with no core falling asleep before it hands its cores back to
+/// the run loop: contention is over, and the cores, each at its own IP, run faster alone.
+const QUIET_CYCLES: u64 = 64;
+
+/// Run a cohort: the cores of a group that parted ways because some of them fell asleep on
+/// a lock, each now at its own IP. The cores `awake` are all in one cycle; those `asleep`
+/// sleep in the port. Each cycle, every awake core executes its own instruction, in
+/// ascending id, so accesses still reach memory in the (cycle, core id) order; a sleeper
+/// woken by a `st_sync` of the cohort retries in the cycle [`Port::retry_cycle`] gives it,
+/// in its turn within that cycle, and may fall asleep again. Sleepers cost nothing.
+///
+/// Returns the cores as a group again (`Some`) once none sleeps and all are at one IP, or
+/// `None` once the cohort stopped: an access parked, every core slept, a core ended
+/// holding a lock, the cycle limit, or [`QUIET_CYCLES`] without a sleep. Exits go into
+/// `exits`: `None` for a core that goes on from its IP and cycle.
+pub fn interpret_cohort(
+    code: &[Instr; FRAME_INSTRS],
+    awake: u16,
+    asleep: u16,
+    cores: &mut [CoreState; 16],
+    port: &mut Port<'_>,
+    exits: &mut GroupExit,
+) -> Option<u16> {
+    let (mut awake, mut asleep) = (awake, asleep);
+    let limit = port.limit();
+    let mut quiet = 0u64;
+    if awake == 0 {
+        return None;
+    }
+    let mut cycle = cores[first_of(awake)].cycle;
+    loop {
+        if asleep == 0 {
+            let ip = cores[first_of(awake)].ip;
+            if awake != 0 && lanes_of(awake).all(|l| cores[l].ip == ip) {
+                return Some(awake);
+            }
+        }
+        if awake == 0 || quiet >= QUIET_CYCLES {
+            return None;
+        }
+        if cycle >= limit {
+            for l in lanes_of(awake) {
+                exits[l] = Some(CoreExit::Parked);
+            }
+            return None;
+        }
+        let (mut todo, mut next) = (awake, 0u16);
+        let mut stop = false;
+        quiet += 1;
+        while todo != 0 {
+            let l = todo.trailing_zeros() as usize;
+            todo &= todo - 1;
+            let core = &mut cores[l];
+            debug_assert_eq!(core.cycle, cycle, "core {l} of a cohort");
+            let effect = execute(code[usize::from(core.ip & 0xF)], &mut core.regs, core.id);
+            if let Effect::Memory(access) = effect {
+                let value = access.value.unwrap_or(0);
+                match port.access_or_sleep(core.id, cycle, access.op, access.address(), value) {
+                    PortAccess::Done(byte) => access.complete(
+                        &mut Concrete {
+                            regs: &mut core.regs,
+                            core_id: core.id,
+                        },
+                        byte,
+                    ),
+                    PortAccess::Slept => {
+                        asleep |= 1 << l;
+                        exits[l] = Some(CoreExit::Asleep);
+                        quiet = 0;
+                        continue;
+                    }
+                    PortAccess::Parked => {
+                        // This core waits for its turn; the later ones of this cycle have
+                        // not acted yet and go on from where they are.
+                        exits[l] = Some(CoreExit::Parked);
+                        return None;
+                    }
+                }
+                let woken = port.take_running_wakes();
+                if woken != 0 {
+                    asleep &= !woken;
+                    for w in lanes_of(woken) {
+                        exits[w] = None;
+                        let at = port.retry_cycle(w as u8);
+                        cores[w].cycle = at;
+                        if at == cycle {
+                            todo |= 1 << w;
+                        } else {
+                            next |= 1 << w;
+                        }
+                    }
+                }
+            }
+            let core = &mut cores[l];
+            match retire(core, effect.flow()) {
+                Some(exit) => {
+                    exits[l] = Some(exit);
+                    stop |= port.holds(l as u8);
+                }
+                None => next |= 1 << l,
+            }
+        }
+        awake = next;
+        cycle += 1;
+        if stop {
+            return None;
+        }
+    }
+}
+
+fn first_of(lanes: u16) -> usize {
+    lanes.trailing_zeros() as usize & 0xF
+}
+
+/// The cores of a mask, in ascending id.
+fn lanes_of(lanes: u16) -> impl Iterator<Item = usize> {
+    let mut m = lanes;
+    std::iter::from_fn(move || {
+        (m != 0).then(|| {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            l
+        })
+    })
 }

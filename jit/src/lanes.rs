@@ -6,9 +6,9 @@
 //! in `lanes_compile.rs`.
 
 use crate::cache::LaneCode;
-use gpu16_interp::interpret_group;
+use gpu16_interp::{interpret_cohort, interpret_group};
 use gpu16_machine::isa::{address, Flow, Instr, MemOp, FRAME_INSTRS};
-use gpu16_machine::{retire, CoreExit, CoreState, GroupExit, Port};
+use gpu16_machine::{retire, CoreExit, CoreState, GroupExit, Port, PortAccess};
 use std::any::Any;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
@@ -76,8 +76,9 @@ pub(crate) struct LaneCtx<'p, 'm> {
 }
 
 /// Perform one memory instruction of the group for compiled code: lane by lane in
-/// ascending core id, until a lane cannot go now. Fills `loaded` and `performed`; returns
-/// the mask of lanes that performed. Never unwinds: a panic is stored and reported as no
+/// ascending core id, until a lane cannot go now; a lane that stalls on a lock in its turn
+/// may sleep (`Port::access_or_sleep`), and the later ones go on. Fills `loaded` and
+/// `performed`; returns the mask of lanes that performed. Never unwinds: a panic is stored and reported as no
 /// lane performed, then re-raised by `enter`.
 pub(crate) extern "C" fn lane_access(
     ctx: *mut LaneCtx<'_, '_>,
@@ -105,13 +106,15 @@ pub(crate) extern "C" fn lane_access(
             let l = lanes.trailing_zeros() as usize;
             lanes &= lanes - 1;
             let addr = address(file.bank[l], file.row[l]);
-            match port.access(l as u8, cycle, op, addr, file.value[l]) {
-                Some(byte) => {
+            match port.access_or_sleep(l as u8, cycle, op, addr, file.value[l]) {
+                PortAccess::Done(byte) => {
                     file.loaded[l] = byte;
                     file.performed[l] = 0xFF;
                     done |= 1 << l;
                 }
-                None => break,
+                // Asleep on a lock: the later lanes still act in this cycle.
+                PortAccess::Slept => {}
+                PortAccess::Parked => break,
             }
         }
         // A sync access (and the wake-ups of its close) may have moved the bound; a plain
@@ -245,7 +248,9 @@ fn transpose(m: &[[u8; 16]; 16]) -> [[u8; 16]; 16] {
     out
 }
 
-/// Run `group` in `code`'s lockstep form (see `Backend::run_group`).
+/// Run `group` in `code`'s lockstep form (see `Backend::run_group`). Where some of its
+/// cores fall asleep on a lock, the rest go on as a cohort (`interpret_cohort`), and they
+/// come back to compiled code once they converge again.
 pub(crate) fn enter(
     code: &LaneCode,
     instrs: &[Instr; FRAME_INSTRS],
@@ -254,6 +259,33 @@ pub(crate) fn enter(
     port: &mut Port<'_>,
     row_accesses: &mut u64,
 ) -> GroupExit {
+    let mut exits: GroupExit = [None; 16];
+    let mut group = group;
+    loop {
+        let Some((awake, asleep)) =
+            enter_once(code, instrs, group, cores, port, row_accesses, &mut exits)
+        else {
+            return exits;
+        };
+        match interpret_cohort(instrs, awake, asleep, cores, port, &mut exits) {
+            Some(converged) => group = converged,
+            None => return exits,
+        }
+    }
+}
+
+/// One entry into compiled code for `group`. Returns `None` when the group stopped (its
+/// cores' exits are in `exits`), or the cores awake and those asleep where some fell
+/// asleep on a lock in a memory instruction that every other core performed.
+fn enter_once(
+    code: &LaneCode,
+    instrs: &[Instr; FRAME_INSTRS],
+    group: u16,
+    cores: &mut [CoreState; 16],
+    port: &mut Port<'_>,
+    row_accesses: &mut u64,
+    exits: &mut GroupExit,
+) -> Option<(u16, u16)> {
     let mut file = LaneFile::load(cores, group, port);
     let start = file.cycle;
     let limit = port.limit();
@@ -286,7 +318,6 @@ pub(crate) fn enter(
         }
     }
     file.store(cores, group, file.cycle - start);
-    let mut exits: GroupExit = [None; 16];
     let left = file.left as u16 & group;
     for (k, core) in cores.iter_mut().enumerate() {
         if left & (1 << k) != 0 {
@@ -308,12 +339,22 @@ pub(crate) fn enter(
             }
         }
         EXIT_PARKED => {
+            let asleep = port.asleep() & group;
+            let mut ended = 0u16;
             for k in lanes {
                 exits[k] = if file.done & (1 << k) != 0 {
-                    retire(&mut cores[k], Flow::Next)
+                    let exit = retire(&mut cores[k], Flow::Next);
+                    ended |= u16::from(exit.is_some()) << k;
+                    exit
+                } else if asleep & (1 << k) != 0 {
+                    Some(CoreExit::Asleep)
                 } else {
                     Some(CoreExit::Parked)
                 };
+            }
+            let done = file.done as u16 & group;
+            if asleep != 0 && group & !done & !asleep == 0 {
+                return Some((done & !ended, asleep));
             }
         }
         EXIT_SPLIT => {
@@ -338,7 +379,7 @@ pub(crate) fn enter(
         EXIT_SLOW => {}
         _ => unreachable!("lockstep code returns only the exit codes of lanes.rs"),
     }
-    exits
+    None
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@
 use crate::config::INSTRUCTION_CYCLES;
 use crate::frame::InstrFrame;
 use crate::isa::{Flow, MemOp, FRAME_INSTRS};
-use crate::memory::{bank_of, holding_bit, SharedMemory, Wakes, BANKS};
+use crate::memory::{bank_of, holding_bit, Refusal, SharedMemory, Stall, Wakes, BANKS};
 use std::cell::Cell;
 
 /// The architectural state of one core plus its clock and counter. `repr(C)` so that compiled
@@ -98,6 +98,31 @@ pub enum CoreExit {
     /// The core's part ended with the instruction executed in `cycle - 1`: `ready` (then `ip`
     /// still points at it) or the last instruction of the frame.
     Ended { by_ready: bool },
+    /// Asleep on a lock: the memory instruction at `ip` stalled in its turn
+    /// ([`Port::access_or_sleep`]), and the core sleeps until the sequence closes. Only a
+    /// group ([`Backend::run_group`]) sleeps a core.
+    Asleep,
+}
+
+/// What became of an access offered through [`Port::access_or_sleep`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PortAccess {
+    /// Performed: the byte loaded (or stored).
+    Done(u8),
+    /// Stalled on a lock in its turn: the core sleeps until the sequence closes.
+    Slept,
+    /// Not now: the core parks before the instruction, as for [`Port::access`]'s `None`.
+    Parked,
+}
+
+/// One stretch of cycles a running core slept on a lock, from its stalled attempt up to
+/// (not including) the retry its wake-up gave it; the run loop counts it as stalls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LockStall {
+    pub core: u8,
+    pub from: u64,
+    pub to: u64,
+    pub addr: u16,
 }
 
 /// A backend's failure that is not the program's fault, e.g. a frame the JIT could not
@@ -271,6 +296,22 @@ pub struct Port<'m> {
     pub(crate) retry_at: [u64; 16],
     /// Banks on which an access through this port opened a sequence.
     pub(crate) opened: u16,
+    /// The cores the backend runs: a sleeper among them is the backend's to retry, so its
+    /// wake-up tightens no horizon.
+    running: u16,
+    /// Running cores asleep on a lock ([`Port::access_or_sleep`]), and for each the cycle
+    /// of its stalled attempt and its access (op, address).
+    pub(crate) asleep: u16,
+    pub(crate) since: [u64; 16],
+    pub(crate) sleep_access: [(MemOp, u16); 16],
+    /// The sleepers of `asleep` whose access is an `ld_sync`.
+    ld_sync_sleepers: u16,
+    /// Running sleepers woken since [`Port::take_running_wakes`] last took them.
+    running_woken: u16,
+    /// Cycles each running core slept on locks, up to the retries its wake-ups gave it.
+    pub(crate) stalled: [u64; 16],
+    /// Each such sleep, where the run loop reports events.
+    lock_stalls: Option<&'m mut Vec<LockStall>>,
 }
 
 impl<'m> Port<'m> {
@@ -280,6 +321,8 @@ impl<'m> Port<'m> {
         banks: &'m [u16; 16],
         bounds: &'m DirectBounds,
         limit: u64,
+        running: u16,
+        lock_stalls: Option<&'m mut Vec<LockStall>>,
     ) -> Port<'m> {
         Port {
             memory,
@@ -291,6 +334,14 @@ impl<'m> Port<'m> {
             woken: 0,
             retry_at: [0; 16],
             opened: 0,
+            running,
+            asleep: 0,
+            since: [0; 16],
+            sleep_access: [(MemOp::Ld, 0); 16],
+            ld_sync_sleepers: 0,
+            running_woken: 0,
+            stalled: [0; 16],
+            lock_stalls,
         }
     }
 
@@ -389,11 +440,83 @@ impl<'m> Port<'m> {
     /// neither stall nor fault. Returns the byte loaded (or stored); `None` means park.
     #[inline]
     pub fn access(&mut self, id: u8, cycle: u64, op: MemOp, addr: u16, value: u8) -> Option<u8> {
+        self.offer(id, cycle, op, addr, value).ok()
+    }
+
+    /// [`Port::access`] for a core of a group, which may also sleep: where the access is in
+    /// its turn and stalls on a lock that another running core holds, the core sleeps from
+    /// `cycle`, exactly as the run loop would put it to sleep performing it in turn, and
+    /// wakes when that core closes the sequence ([`Port::take_running_wakes`]). A lock held
+    /// outside the running cores parks (when it closes is the run loop's to know), and so
+    /// do a fault and a bank-conflict stall, which the run loop reports in turn.
+    pub fn access_or_sleep(
+        &mut self,
+        id: u8,
+        cycle: u64,
+        op: MemOp,
+        addr: u16,
+        value: u8,
+    ) -> PortAccess {
+        match self.offer(id, cycle, op, addr, value) {
+            Ok(byte) => PortAccess::Done(byte),
+            Err(Some(Stall::Lock { holder, .. }))
+                if self.running & (1 << id) != 0 && self.running & (1 << holder) != 0 =>
+            {
+                let addr = addr & 0xFFF;
+                self.memory.sleep_on(bank_of(addr), id);
+                self.asleep |= 1 << id;
+                self.ld_sync_sleepers &= !(1 << id);
+                self.ld_sync_sleepers |= u16::from(op == MemOp::LdSync) << id;
+                self.since[usize::from(id)] = cycle;
+                self.sleep_access[usize::from(id)] = (op, addr);
+                PortAccess::Slept
+            }
+            Err(_) => PortAccess::Parked,
+        }
+    }
+
+    /// The running cores asleep on a lock, as a mask.
+    pub fn asleep(&self) -> u16 {
+        self.asleep
+    }
+
+    /// The running sleepers woken since the last call, as a mask; each retries in
+    /// [`Port::retry_cycle`].
+    pub fn take_running_wakes(&mut self) -> u16 {
+        std::mem::take(&mut self.running_woken)
+    }
+
+    /// The cycle in which woken core `core` retries its access.
+    pub fn retry_cycle(&self, core: u8) -> u64 {
+        self.retry_at[usize::from(core & 0xF)]
+    }
+
+    /// Whether core `core` holds a lock (ending its part now would fault).
+    pub fn holds(&self, core: u8) -> bool {
+        self.memory.held(core).is_some()
+    }
+
+    /// Offer the access to memory if it is in turn: the byte, or why not (`None`: out of
+    /// turn or past the limit; a stall; a fault reads as `None` too, for the run loop to
+    /// report in turn).
+    #[inline]
+    fn offer(
+        &mut self,
+        id: u8,
+        cycle: u64,
+        op: MemOp,
+        addr: u16,
+        value: u8,
+    ) -> Result<u8, Option<Stall>> {
         let addr = addr & 0xFFF;
         if cycle >= self.limit || EventKey::new(cycle, id).raw() >= self.horizon[bank_of(addr)] {
-            return None;
+            return Err(None);
         }
-        let performed = self.memory.perform(id, cycle, op, addr, value).ok()?;
+        let performed = match self.memory.perform(id, cycle, op, addr, value) {
+            Ok(performed) => performed,
+            Err(Refusal::Stall(stall)) => return Err(Some(stall)),
+            Err(Refusal::Fault(_)) => return Err(None),
+        };
         if !performed.wakes.is_empty() {
             self.wake(performed.wakes);
         }
@@ -403,13 +526,63 @@ impl<'m> Port<'m> {
             }
             self.refresh_until();
         }
-        Some(performed.value)
+        Ok(performed.value)
     }
 
-    /// Sleepers on a sequence this core closed retry when [`Wakes::iter`] says; from then
-    /// on they may touch their banks, which tightens those banks' horizons.
+    /// Sleepers on a sequence this core closed retry when [`Wakes::iter`] says. One of the
+    /// running cores is the backend's to retry; any other may touch its banks from then on,
+    /// which tightens those banks' horizons.
+    ///
+    /// A herd is served at once: where every core the close wakes is a running core
+    /// waiting to `ld_sync` (with no bank-conflict model, and both retry cycles below the
+    /// limit), the first retry either opens the bank's next sequence or finds one opened
+    /// since, and that sequence cannot close before the last retry (it closes at the
+    /// earliest in the cycle after it opened, from its holder, who acts after every retry
+    /// of that cycle). So every other retry stalls on it, and each of those cores sleeps
+    /// again from its retry cycle now, as it would retrying in turn; only the first retry
+    /// is the backend's to make.
     fn wake(&mut self, wakes: Wakes) {
-        for (w, at) in wakes.iter() {
+        let running = wakes.mask() & self.asleep;
+        if running != 0 {
+            let herd = wakes.mask() & !(self.asleep & self.ld_sync_sleepers) == 0
+                && !self.memory.bank_conflicts()
+                && wakes.cycle() + 1 < self.limit;
+            let again = match wakes.first() {
+                Some(first) if herd => running & !(1 << first),
+                _ => 0,
+            };
+            let mut m = running;
+            while m != 0 {
+                let w = m.trailing_zeros() as u8;
+                m &= m - 1;
+                let (i, at) = (usize::from(w), wakes.retry(w));
+                self.stalled[i] += at - self.since[i];
+                if let Some(log) = &mut self.lock_stalls {
+                    log.push(LockStall {
+                        core: w,
+                        from: self.since[i],
+                        to: at,
+                        addr: self.sleep_access[i].1,
+                    });
+                }
+                self.retry_at[i] = at;
+                self.since[i] = at;
+            }
+            let retrying = running & !again;
+            self.asleep &= !retrying;
+            self.running_woken |= retrying;
+            if again != 0 {
+                let first_again = usize::from(again.trailing_zeros() as u8);
+                self.memory
+                    .sleep_all_on(bank_of(self.sleep_access[first_again].1), again);
+            }
+        }
+        let mut outside = wakes.mask() & !running;
+        while outside != 0 {
+            let w = outside.trailing_zeros() as u8;
+            outside &= outside - 1;
+            let at = wakes.retry(w);
+            self.retry_at[usize::from(w)] = at;
             let key = EventKey::new(at, w).raw();
             let mut banks = self.banks[usize::from(w)];
             while banks != 0 {
@@ -418,7 +591,6 @@ impl<'m> Port<'m> {
                 self.horizon[b] = self.horizon[b].min(key);
             }
             self.woken |= 1 << w;
-            self.retry_at[usize::from(w)] = at;
         }
         self.refresh_until();
     }

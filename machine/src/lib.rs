@@ -19,7 +19,7 @@ pub mod semantics;
 
 pub use backend::{
     retire, Backend, BackendError, CoreExit, CoreState, DirectAccess, DirectBounds, EventKey,
-    GroupExit, GroupShape, Port,
+    GroupExit, GroupShape, LockStall, Port, PortAccess,
 };
 pub use config::{Config, IssuePolicy, TaskLog, Timing};
 pub use frame::{ControlFrame, Fence, FrameKind, InstrFrame, LoadError, Program};

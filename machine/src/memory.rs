@@ -153,9 +153,37 @@ impl Wakes {
         self.mask == 0
     }
 
-    /// Each woken core and the cycle of its retry: a sleeper acts after the closer in the
-    /// (cycle, core id) order, so one with a higher id retries in the closing cycle itself
-    /// and one with a lower id in the next.
+    /// The woken cores, as a mask.
+    pub fn mask(&self) -> u16 {
+        self.mask
+    }
+
+    /// The cycle in which the sequence closed.
+    pub fn cycle(&self) -> u64 {
+        self.cycle
+    }
+
+    /// The woken core whose retry comes first in the (cycle, core id) order ([`Wakes::iter`]
+    /// gives each retry's cycle): the lowest above the closer, else the lowest.
+    pub fn first(&self) -> Option<u8> {
+        let above = self.mask & !((2u32 << self.closer) - 1) as u16;
+        let m = if above != 0 { above } else { self.mask };
+        (m != 0).then(|| m.trailing_zeros() as u8)
+    }
+
+    /// The cycle of woken core `w`'s retry: a sleeper acts after the closer in the (cycle,
+    /// core id) order, so one with a higher id retries in the closing cycle itself and one
+    /// with a lower id in the next.
+    #[inline]
+    pub fn retry(&self, w: u8) -> u64 {
+        if w > self.closer {
+            self.cycle
+        } else {
+            self.cycle + 1
+        }
+    }
+
+    /// Each woken core and the cycle of its retry ([`Wakes::retry`]).
     pub fn iter(&self) -> impl Iterator<Item = (u8, u64)> + '_ {
         let mut mask = self.mask;
         std::iter::from_fn(move || {
@@ -164,12 +192,7 @@ impl Wakes {
             }
             let w = mask.trailing_zeros() as u8;
             mask &= mask - 1;
-            let at = if w > self.closer {
-                self.cycle
-            } else {
-                self.cycle + 1
-            };
-            Some((w, at))
+            Some((w, self.retry(w)))
         })
     }
 }
@@ -401,9 +424,19 @@ impl SharedMemory {
         Performed { value, wakes }
     }
 
+    /// Whether the bank-conflict model is on.
+    pub fn bank_conflicts(&self) -> bool {
+        self.bank_conflicts
+    }
+
     /// Put a core to sleep until the sequence open on `bank` closes.
     pub fn sleep_on(&mut self, bank: usize, core: u8) {
         self.waiters[bank] |= 1 << core;
+    }
+
+    /// Put the cores of `cores` (a mask) to sleep until the sequence open on `bank` closes.
+    pub fn sleep_all_on(&mut self, bank: usize, cores: u16) {
+        self.waiters[bank] |= cores;
     }
 }
 

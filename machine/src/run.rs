@@ -4,7 +4,7 @@
 //! access, a deferred fault, the watchdog), so every backend sees the same interleaving.
 
 use crate::backend::{
-    retire, Backend, CoreExit, DirectBounds, EventKey, GroupExit, GroupShape, Port,
+    retire, Backend, CoreExit, DirectBounds, EventKey, GroupExit, GroupShape, LockStall, Port,
 };
 use crate::banks::FrameBanks;
 use crate::config::{Config, INSTRUCTION_CYCLES, MAX_CYCLE_LIMIT};
@@ -76,6 +76,7 @@ pub fn run_observed<B: Backend, O: Observer>(
         bank_cache: HashMap::new(),
         retrying: 0,
         retry: [(MemOp::Ld, 0); 16],
+        lock_stalls: Vec::new(),
     };
     let outcome = run.go();
     let mut failure = match outcome {
@@ -151,6 +152,8 @@ struct Run<'a, B: Backend, O: Observer> {
     retrying: u16,
     /// The access (op, address) each sleeping or retrying core waits to perform.
     retry: [(MemOp, u16); 16],
+    /// Sleeps of running cores that ended while a backend ran them (lent to each port).
+    lock_stalls: Vec<LockStall>,
 }
 
 /// Frames whose bank analysis is kept; the cache starts over when it is full.
@@ -481,6 +484,8 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             &self.cores.banks,
             &self.bounds,
             self.config.max_cycles,
+            cores,
+            O::WANTS_EVENTS.then_some(&mut self.lock_stalls),
         );
         let exits = if together {
             self.backend
@@ -492,16 +497,42 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             exits
         };
         let (mut woken, retry_at, opened) = (port.woken, port.retry_at, port.opened);
+        let (asleep, since, sleep_access) = (port.asleep, port.since, port.sleep_access);
+        let stalled = port.stalled;
         while woken != 0 {
             let w = woken.trailing_zeros() as usize;
             woken &= woken - 1;
             self.wake(w as u8, retry_at[w]);
+        }
+        for (j, &n) in stalled.iter().enumerate() {
+            self.counters[j].stalls += n;
+            self.counters[j].lock_stalls += n;
+        }
+        for LockStall {
+            core,
+            from,
+            to,
+            addr,
+        } in self.lock_stalls.drain(..)
+        {
+            self.observer.event(Event::Stall {
+                core,
+                from,
+                to,
+                cause: StallCause::Lock,
+                addr,
+            });
         }
         for (j, exit) in exits.into_iter().enumerate() {
             if cores & (1 << j) == 0 {
                 continue;
             }
             match exit {
+                Some(CoreExit::Asleep) => {
+                    debug_assert!(asleep & (1 << j) != 0, "core {j} exits asleep");
+                    let (op, addr) = sleep_access[j];
+                    self.asleep(j, op, since[j], addr);
+                }
                 Some(exit) => self.after_exit(j, exit),
                 None => self.cores.set_mode(j, Mode::Runnable),
             }
@@ -518,6 +549,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     fn after_exit(&mut self, i: usize, exit: CoreExit) {
         match exit {
             CoreExit::Parked => self.cores.set_mode(i, Mode::Parked { bank_retry: false }),
+            CoreExit::Asleep => unreachable!("run_cores puts a core to sleep from its port"),
             CoreExit::Ended { by_ready } => {
                 let end = self.cores.state[i].cycle - 1;
                 if let Some(held) = self.memory.held(i as u8) {
@@ -609,14 +641,19 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     /// Core `i`'s access in `cycle` to `addr` stalled on a lock: it sleeps from `cycle` until
     /// the sequence closes.
     fn sleep(&mut self, i: usize, op: MemOp, cycle: u64, addr: u16) {
-        let bank = bank_of(addr);
-        self.memory.sleep_on(bank, i as u8);
+        self.memory.sleep_on(bank_of(addr), i as u8);
+        self.asleep(i, op, cycle, addr);
+    }
+
+    /// Core `i`, already among the sequence's sleepers in memory, sleeps from `cycle` on its
+    /// access `op` of `addr`.
+    fn asleep(&mut self, i: usize, op: MemOp, cycle: u64, addr: u16) {
         self.retrying &= !(1 << i);
         self.retry[i] = (op, addr);
         self.cores.set_mode(
             i,
             Mode::Sleeping {
-                bank,
+                bank: bank_of(addr),
                 since: cycle,
                 addr,
             },
@@ -669,18 +706,24 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     fn wake(&mut self, w: u8, at: u64) {
         let w = usize::from(w);
         if let Mode::Sleeping { since, addr, .. } = self.cores.mode(w) {
-            self.observer.event(Event::Stall {
-                core: w as u8,
-                from: since,
-                to: at,
-                cause: StallCause::Lock,
-                addr,
-            });
-            self.counters[w].stalls += at - since;
-            self.counters[w].lock_stalls += at - since;
+            self.count_lock_stall(w as u8, since, at, addr);
             self.cores.park_at(w, at, false);
             self.retrying |= 1 << w;
         }
+    }
+
+    /// Core `core` slept on a lock on `addr` from `from` up to (not including) `to`.
+    fn count_lock_stall(&mut self, core: u8, from: u64, to: u64, addr: u16) {
+        self.observer.event(Event::Stall {
+            core,
+            from,
+            to,
+            cause: StallCause::Lock,
+            addr,
+        });
+        let c = &mut self.counters[usize::from(core)];
+        c.stalls += to - from;
+        c.lock_stalls += to - from;
     }
 
     fn fault(&self, i: usize, rule: FaultRule, cycle: u64, addr: Option<u16>) -> RunError {
