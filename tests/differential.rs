@@ -136,7 +136,8 @@ fn every_jit_engine_equals_interpreter_on_past_divergences() {
 
 /// The interpreter's group form (a group, and a cohort once a core of it falls asleep on a
 /// lock) is the reference for the lockstep engine, so it is held to the per-core
-/// interpreter first: the same outcome and the same events, on every profile.
+/// interpreter first: the same outcome (and, for a run that completes, the same events) on
+/// every profile.
 #[test]
 fn interpreter_in_lockstep_equals_interpreter_one_core_at_a_time() {
     use gpu16_interp::Interpreter;
@@ -159,11 +160,15 @@ fn interpreter_in_lockstep_equals_interpreter_one_core_at_a_time() {
             };
             let (one, one_events) = run(Interpreter::new());
             let (group, group_events) = run(Interpreter::lockstep());
+            // A run that fails reports the state of its failing cycle, but how far cores
+            // had run ahead, and so which later events were seen, is the engine's.
+            if one.is_ok() {
+                assert_eq!(
+                    one_events, group_events,
+                    "events, seed {seed} ({profile:?})"
+                );
+            }
             assert_eq!(one, group, "seed {seed} ({profile:?})");
-            assert_eq!(
-                one_events, group_events,
-                "events, seed {seed} ({profile:?})"
-            );
         }
     }
 }

@@ -102,12 +102,12 @@ pub fn interpret(
     }
 }
 
-/// Run the cores of `group` (all at one IP in one cycle) together, one cycle at a time,
-/// until they split, park, end or reach the cycle limit (see `Backend::run_group`). In each
-/// cycle the cores execute the group's instruction in ascending id, so their accesses reach
-/// memory in the (cycle, core id) order. A core whose access stalls on a lock in its turn
-/// sleeps, and the group goes on as a cohort ([`interpret_cohort`]) until it converges
-/// again.
+/// Run the cores of `group` (all in one cycle) together, one cycle at a time, until they
+/// split, park, end or reach the cycle limit (see `Backend::run_group`). In each cycle the
+/// cores execute their instructions in ascending id, so their accesses reach memory in the
+/// (cycle, core id) order. At one IP they run as a group; where some fall asleep on a lock,
+/// or where they start at several IPs, they run as a cohort ([`interpret_cohort`]) until
+/// they converge again.
 pub fn interpret_group(
     code: &[Instr; FRAME_INSTRS],
     group: u16,
@@ -115,14 +115,50 @@ pub fn interpret_group(
     port: &mut Port<'_>,
 ) -> GroupExit {
     let mut exits: GroupExit = [None; 16];
-    let mut group = group;
+    run_lockstep(
+        code,
+        group,
+        cores,
+        port,
+        &mut exits,
+        |g, cores, port, exits| step_group(code, g, cores, port, exits),
+    );
+    exits
+}
+
+/// Drive `cores` (all in one cycle) between group form and cohort form until they stop.
+/// `group_form` runs cores at one IP as a group (the interpreter's [`interpret_group`]
+/// steps, or an engine's compiled form of them); it returns `None` when they stopped, or
+/// the cores awake and those asleep where some fell asleep on a lock, which then go on
+/// as a cohort. Exits go into `exits`.
+pub fn run_lockstep(
+    code: &[Instr; FRAME_INSTRS],
+    cores_mask: u16,
+    cores: &mut [CoreState; 16],
+    port: &mut Port<'_>,
+    exits: &mut GroupExit,
+    mut group_form: impl FnMut(
+        u16,
+        &mut [CoreState; 16],
+        &mut Port<'_>,
+        &mut GroupExit,
+    ) -> Option<(u16, u16)>,
+) {
+    let ip = cores[first_of(cores_mask)].ip;
+    let (mut awake, mut asleep) = (cores_mask, 0u16);
+    if lanes_of(cores_mask).all(|l| cores[l].ip == ip) {
+        match group_form(cores_mask, cores, port, exits) {
+            Some(split) => (awake, asleep) = split,
+            None => return,
+        }
+    }
     loop {
-        let Some((awake, asleep)) = step_group(code, group, cores, port, &mut exits) else {
-            return exits;
+        let Some(group) = interpret_cohort(code, awake, asleep, cores, port, exits) else {
+            return;
         };
-        match interpret_cohort(code, awake, asleep, cores, port, &mut exits) {
-            Some(converged) => group = converged,
-            None => return exits,
+        match group_form(group, cores, port, exits) {
+            Some(split) => (awake, asleep) = split,
+            None => return,
         }
     }
 }

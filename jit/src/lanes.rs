@@ -6,7 +6,7 @@
 //! in `lanes_compile.rs`.
 
 use crate::cache::LaneCode;
-use gpu16_interp::{interpret_cohort, interpret_group};
+use gpu16_interp::{interpret_group, run_lockstep};
 use gpu16_machine::isa::{address, Flow, Instr, MemOp, FRAME_INSTRS};
 use gpu16_machine::{retire, CoreExit, CoreState, GroupExit, Port, PortAccess};
 use std::any::Any;
@@ -249,8 +249,8 @@ fn transpose(m: &[[u8; 16]; 16]) -> [[u8; 16]; 16] {
 }
 
 /// Run `group` in `code`'s lockstep form (see `Backend::run_group`). Where some of its
-/// cores fall asleep on a lock, the rest go on as a cohort (`interpret_cohort`), and they
-/// come back to compiled code once they converge again.
+/// cores fall asleep on a lock, or where they start at several IPs, they go on as a cohort
+/// (`interpret_cohort`), and come back to compiled code once they converge again.
 pub(crate) fn enter(
     code: &LaneCode,
     instrs: &[Instr; FRAME_INSTRS],
@@ -260,18 +260,15 @@ pub(crate) fn enter(
     row_accesses: &mut u64,
 ) -> GroupExit {
     let mut exits: GroupExit = [None; 16];
-    let mut group = group;
-    loop {
-        let Some((awake, asleep)) =
-            enter_once(code, instrs, group, cores, port, row_accesses, &mut exits)
-        else {
-            return exits;
-        };
-        match interpret_cohort(instrs, awake, asleep, cores, port, &mut exits) {
-            Some(converged) => group = converged,
-            None => return exits,
-        }
-    }
+    run_lockstep(
+        instrs,
+        group,
+        cores,
+        port,
+        &mut exits,
+        |g, cores, port, exits| enter_once(code, instrs, g, cores, port, row_accesses, exits),
+    );
+    exits
 }
 
 /// One entry into compiled code for `group`. Returns `None` when the group stopped (its

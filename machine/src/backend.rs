@@ -172,6 +172,9 @@ pub struct GroupShape {
     /// memory instruction's accesses can be one row of the 16 banks (see
     /// [`Port::own_bank_rows`]).
     pub own_banks: bool,
+    /// All the cores are at one IP. Otherwise they are a cohort (see
+    /// [`Backend::run_group`]).
+    pub one_ip: bool,
 }
 
 /// An execution engine for cores.
@@ -213,6 +216,13 @@ pub trait Backend {
     /// where an access cannot be performed now (that core and the higher ones park before
     /// it), where the parts end, or at the cycle limit. The port's horizon leaves out the
     /// group's own cores. Called only for groups [`Backend::takes_group`] accepts.
+    ///
+    /// A core whose access stalls in its turn on a lock another core of the group holds
+    /// may sleep ([`Port::access_or_sleep`]; its exit is then [`CoreExit::Asleep`]), and
+    /// the cores then go on as a cohort: each at its own IP, still one cycle at a time and
+    /// in ascending id. The run loop may also offer a cohort from the start (the cores of
+    /// one frame in one cycle at several IPs, [`GroupShape::one_ip`] false), where cores
+    /// at different instructions take turns on memory within each cycle.
     fn run_group(
         &mut self,
         code: &Self::Code,

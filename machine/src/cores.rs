@@ -31,6 +31,9 @@ pub(crate) struct Part<C> {
     pub(crate) frame: usize,
     /// The cycle of its first instruction.
     pub(crate) start: u64,
+    /// The frame has atomic sequences (`ld_sync`, `st_sync`), so its cores may take turns
+    /// on locks at different instructions: the run loop offers them as a cohort.
+    pub(crate) sync: bool,
 }
 
 /// Every core's state, mode, task and event key.
@@ -55,6 +58,7 @@ impl<C> CoreTable<C> {
                 instrs: [Instr::Nop; FRAME_INSTRS],
                 frame: 0,
                 start: 0,
+                sync: false,
             }),
             banks: [0; CORES],
             mode: [Mode::Idle; CORES],

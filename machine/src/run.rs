@@ -203,6 +203,21 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                     Some(group) => self.run_cores(group, true, &ts),
                     None => self.run_cores(1 << i, false, &ts),
                 },
+                // Cores parked at one access in one cycle go on as a group where the backend
+                // takes it. If the first of them makes no progress (its access stalls on a
+                // lock held outside the group, faults or conflicts), nothing else moved,
+                // and the loop performs it itself.
+                Mode::Parked { bank_retry: false } => match self.group_of(i) {
+                    Some(group) if group != 1 << i => {
+                        self.run_cores(group, true, &ts);
+                        if self.cores.mode(i) == (Mode::Parked { bank_retry: false })
+                            && self.cores.key(i) == key
+                        {
+                            self.perform_parked(i)?;
+                        }
+                    }
+                    _ => self.perform_parked(i)?,
+                },
                 Mode::Parked { .. } => self.perform_parked(i)?,
                 Mode::Idle | Mode::Sleeping { .. } => {
                     return Err(RunError::Internal {
@@ -262,6 +277,15 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                     }
                     let f = self.program.instr(frame);
                     let frame_banks = self.frame_banks(&f);
+                    let sync = f.instrs.iter().any(|instr| {
+                        matches!(
+                            instr,
+                            Instr::Mem {
+                                op: MemOp::LdSync | MemOp::StSync,
+                                ..
+                            }
+                        )
+                    });
                     let code = self.backend.prepare(&f).map_err(|e| RunError::Backend {
                         frame: Some(frame),
                         message: e.to_string(),
@@ -277,6 +301,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                                 instrs: f.instrs,
                                 frame,
                                 start,
+                                sync,
                             };
                             self.cores.start(c, part, banks);
                             self.lb[c] = start;
@@ -436,23 +461,33 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         h.map(|x| x.min(any).raw())
     }
 
-    /// The group core `i` (the earliest event) leads: every runnable core at the same IP of
-    /// the same frame in the same cycle, if the backend takes it.
+    /// The group core `i` (the earliest event) leads: every core at the same IP of the same
+    /// frame in the same cycle, runnable or parked there (a parked core is stopped before
+    /// that instruction, so running it from there performs its access), if the backend
+    /// takes it. Where `i` is parked in a frame with atomic sequences, the cores of the
+    /// frame in that cycle at other IPs join as a cohort: cores at different memory
+    /// instructions in one cycle then take turns inside the backend instead of one access
+    /// per trip through the loop.
     fn group_of(&self, i: usize) -> Option<u16> {
         if !self.backend.takes_groups() {
             return None;
         }
         let (frame, state) = (self.cores.part[i].frame, &self.cores.state[i]);
+        let cohort = self.cores.part[i].sync && matches!(self.cores.mode(i), Mode::Parked { .. });
         let mut group = 0u16;
         let (mut seen, mut shares_banks, mut own_banks) = (0u16, false, true);
+        let mut one_ip = true;
         for j in i..16 {
             let other = &self.cores.state[j];
-            if self.cores.mode(j) == Mode::Runnable
-                && self.cores.part[j].frame == frame
-                && other.ip == state.ip
+            if matches!(
+                self.cores.mode(j),
+                Mode::Runnable | Mode::Parked { bank_retry: false }
+            ) && self.cores.part[j].frame == frame
                 && other.cycle == state.cycle
+                && (other.ip == state.ip || cohort)
             {
                 group |= 1 << j;
+                one_ip &= other.ip == state.ip;
                 shares_banks |= seen & self.cores.banks[j] != 0;
                 seen |= self.cores.banks[j];
                 own_banks &= self.cores.banks[j] & !(1 << j) == 0;
@@ -463,6 +498,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             touches_memory: seen != 0,
             shares_banks,
             own_banks,
+            one_ip,
         };
         self.backend.takes_group(shape).then_some(group)
     }
@@ -470,6 +506,8 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     /// Run `cores`: one core alone through [`Backend::run_core`], or a group together
     /// through [`Backend::run_group`]; then apply what became of each core.
     fn run_cores(&mut self, cores: u16, together: bool, ts: &SchedulerBound) {
+        // A parked retry that runs is no longer the loop's to settle.
+        self.retrying &= !cores;
         let lanes = (0..16).filter(|j| cores & (1 << j) != 0);
         let ts_bound = lanes.map(|j| ts.before[j]).min().unwrap_or(EventKey::NEVER);
         let horizon = self.bank_horizon(cores, ts_bound);
