@@ -1,6 +1,7 @@
 //! The progress bar of long runs: on stderr, shown only once a run has taken a second, only
-//! when stderr is a terminal, and never with `--quiet`. It reports frames and tasks done and
-//! the emulated instruction rate.
+//! when stderr is a terminal, and never with `--quiet`. It reports frames and tasks done, the
+//! emulated cycle (which moves during a long frame too, at each checkpoint) and the emulated
+//! instruction rate.
 
 use gpu16_machine::{Observer, Progress};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -12,6 +13,8 @@ pub struct ProgressDisplay {
     total_frames: u64,
     started: Instant,
     last_draw: Instant,
+    /// The checkpoint cycle of the last report: a new one comes from inside a long frame.
+    last_cycle: u64,
     bar: Option<ProgressBar>,
 }
 
@@ -24,6 +27,7 @@ impl ProgressDisplay {
             total_frames,
             started: now,
             last_draw: now,
+            last_cycle: 0,
             bar: None,
         }
     }
@@ -41,7 +45,10 @@ impl Observer for ProgressDisplay {
     const WANTS_PROGRESS: bool = true;
 
     fn progress(&mut self, p: Progress) {
-        if !self.enabled || !p.frames.is_multiple_of(64) {
+        // Frames come by the million in a stream: look at the clock every 64th only.
+        let at_checkpoint = p.cycle != self.last_cycle;
+        self.last_cycle = p.cycle;
+        if !self.enabled || !(at_checkpoint || p.frames.is_multiple_of(64)) {
             return;
         }
         let now = Instant::now();
@@ -64,6 +71,11 @@ impl Observer for ProgressDisplay {
         });
         bar.set_position(p.frames);
         let rate = p.instructions as f64 / elapsed.as_secs_f64();
-        bar.set_message(format!("{} tasks  {:.1} M instr/s", p.tasks, rate / 1e6));
+        bar.set_message(format!(
+            "{} tasks  cycle {}  {:.1} M instr/s",
+            p.tasks,
+            p.cycle,
+            rate / 1e6
+        ));
     }
 }

@@ -50,6 +50,9 @@ impl Default for Timing {
 
 /// Default watchdog: a run may take at most 2^32 cycles.
 pub const DEFAULT_MAX_CYCLES: u64 = 1 << 32;
+/// Default spacing of checkpoints: 2^16 cycles, rare enough to cost nothing measurable,
+/// frequent enough that a spinning run is proven endless within a fraction of a second.
+pub const DEFAULT_CHECKPOINT_CYCLES: u64 = 1 << 16;
 /// The largest cycle limit accepted (cycle numbers are packed with a core id into 64 bits).
 pub const MAX_CYCLE_LIMIT: u64 = 1 << 58;
 
@@ -74,6 +77,11 @@ pub struct Config {
     pub max_cycles: u64,
     pub timing: Timing,
     pub tasks: TaskLog,
+    /// Checkpoints: every core of a frame that can loop stops at each multiple of this many
+    /// cycles (at least 1), where the run loop shows it the progress bar and proves loops
+    /// that can never end (`livelock`). Changes the run's speed and the cycle a livelock is
+    /// reported at, never anything else.
+    pub checkpoint_cycles: u64,
 }
 
 impl Default for Config {
@@ -84,6 +92,7 @@ impl Default for Config {
             max_cycles: DEFAULT_MAX_CYCLES,
             timing: Timing::default(),
             tasks: TaskLog::All,
+            checkpoint_cycles: DEFAULT_CHECKPOINT_CYCLES,
         }
     }
 }

@@ -6,6 +6,7 @@
 
 use crate::backend::{CoreState, EventKey};
 use crate::isa::{Instr, FRAME_INSTRS};
+use crate::livelock::FrameLoops;
 use crate::memory::{FaultRule, CORES};
 
 /// What a core is doing, as the run loop sees it.
@@ -22,6 +23,11 @@ pub(crate) enum Mode {
     Sleeping { bank: usize, since: u64, addr: u16 },
     /// Broke a rule in `cycle`; reported when that is the earliest event.
     Faulted { rule: FaultRule, cycle: u64 },
+    /// Proven to repeat its registers and IP every `period` cycles without touching memory
+    /// (see `livelock`): its part can never end. Reported, as a livelock of the run, when
+    /// its cycle is the earliest event.
+    /// `polls`: the proof is the frozen-memory one, over every running core together.
+    Looping { period: u64, polls: bool },
 }
 
 /// The task a core runs.
@@ -34,6 +40,8 @@ pub(crate) struct Part<C> {
     /// The frame has atomic sequences (`ld_sync`, `st_sync`), so its cores may take turns
     /// on locks at different instructions: the run loop offers them as a cohort.
     pub(crate) sync: bool,
+    /// Whether the frame can loop, and where its cores run register instructions only.
+    pub(crate) loops: FrameLoops,
 }
 
 /// Every core's state, mode, task and event key.
@@ -59,6 +67,7 @@ impl<C> CoreTable<C> {
                 frame: 0,
                 start: 0,
                 sync: false,
+                loops: FrameLoops::default(),
             }),
             banks: [0; CORES],
             mode: [Mode::Idle; CORES],
@@ -80,7 +89,9 @@ impl<C> CoreTable<C> {
     pub(crate) fn set_mode(&mut self, i: usize, mode: Mode) {
         self.mode[i] = mode;
         self.keys[i] = match mode {
-            Mode::Runnable | Mode::Parked { .. } => EventKey::new(self.state[i].cycle, i as u8),
+            Mode::Runnable | Mode::Parked { .. } | Mode::Looping { .. } => {
+                EventKey::new(self.state[i].cycle, i as u8)
+            }
             Mode::Faulted { cycle, .. } => EventKey::new(cycle, i as u8),
             Mode::Idle | Mode::Sleeping { .. } => EventKey::NEVER,
         };

@@ -10,6 +10,7 @@ pub mod config;
 mod cores;
 pub mod frame;
 pub mod isa;
+mod livelock;
 pub mod memory;
 pub mod observe;
 pub mod report;

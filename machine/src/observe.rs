@@ -93,6 +93,9 @@ pub struct Progress {
     pub tasks: u64,
     /// Instructions executed so far (cores may have run ahead of the scheduler).
     pub instructions: u64,
+    /// The last checkpoint cycle the run has passed (every event before it is done); it
+    /// moves during long frames, which run no scheduler step.
+    pub cycle: u64,
 }
 
 /// Receives a run's events. Every method has a default that ignores them.

@@ -103,6 +103,23 @@ pub enum RunError {
         cores: Vec<UnfinishedCore>,
         next_frame: Option<usize>,
     },
+    /// The run was proven never to end: core `core`, in `frame` at `ip`, repeats its
+    /// registers and IP every `period` cycles with register instructions only, so its part,
+    /// its task and the run can never end. Found at checkpoint `cycle`, where the run stops;
+    /// `cores` lists every unfinished core as the watchdog would at that cycle.
+    /// `polls`: the cores together repeat, reading memory that no core can write any more
+    /// (the run has issued every frame, and no running core can reach a store); `core` is
+    /// the lowest of them.
+    Livelock {
+        core: u8,
+        frame: usize,
+        ip: u8,
+        period: u64,
+        polls: bool,
+        cycle: u64,
+        cores: Vec<UnfinishedCore>,
+        next_frame: Option<usize>,
+    },
     /// The backend could not run the program (not the program's fault): the JIT cannot
     /// start on this host, or could not compile a frame. `frame` is the instruction frame
     /// it was preparing, if any.
@@ -147,32 +164,39 @@ impl fmt::Display for RunError {
                 if let Some(n) = next_frame {
                     write!(f, "; the task scheduler had not processed frame {n}")?;
                 }
-                if cores.is_empty() {
-                    write!(f, "; no core was running")?;
-                }
-                for c in cores {
+                write_unfinished(f, cores)
+            }
+            RunError::Livelock {
+                core,
+                frame,
+                ip,
+                period,
+                polls,
+                cycle,
+                cores,
+                next_frame,
+            } => {
+                let s = if *period == 1 { "" } else { "s" };
+                if *polls {
                     write!(
                         f,
-                        "\n  core {:>2}: frame {}, IP {}, ",
-                        c.core, c.frame, c.ip
+                        "livelock: every running core (the first: core {core}, frame {frame}, \
+                         IP {ip}) repeats its registers and IP every {period} cycle{s}, and none \
+                         can write memory or end, so the run can never end; it stopped at \
+                         cycle {cycle}"
                     )?;
-                    match &c.wait {
-                        CoreWait::Running => write!(f, "running")?,
-                        CoreWait::NotStarted { start } => {
-                            write!(f, "not started (due to start in cycle {start})")?
-                        }
-                        CoreWait::Lock {
-                            addr,
-                            holder,
-                            since,
-                        } => write!(
-                            f,
-                            "stalled since cycle {since} on byte 0x{addr:03x}, locked by core {holder}"
-                        )?,
-                        CoreWait::BankConflict => write!(f, "stalled on a bank conflict")?,
-                    }
+                } else {
+                    write!(
+                        f,
+                        "livelock: core {core} (frame {frame}, IP {ip}) repeats its registers \
+                         and IP every {period} cycle{s} without touching memory, so its task \
+                         can never end; the run stopped at cycle {cycle}"
+                    )?;
                 }
-                Ok(())
+                if let Some(n) = next_frame {
+                    write!(f, "; the task scheduler had not processed frame {n}")?;
+                }
+                write_unfinished(f, cores)
             }
             RunError::Backend { frame, message } => match frame {
                 Some(frame) => write!(f, "frame {frame}: backend error: {message}"),
@@ -195,6 +219,7 @@ impl RunError {
         match self {
             RunError::Fault { rule, .. } => rule.name(),
             RunError::Watchdog { .. } => "watchdog",
+            RunError::Livelock { .. } => "livelock",
             RunError::Backend { .. } => "backend",
             RunError::Internal { .. } => "internal",
         }
@@ -203,7 +228,7 @@ impl RunError {
     /// The frame the failure names, if any.
     pub fn frame(&self) -> Option<usize> {
         match self {
-            RunError::Fault { frame, .. } => Some(*frame),
+            RunError::Fault { frame, .. } | RunError::Livelock { frame, .. } => Some(*frame),
             RunError::Watchdog { .. } => None,
             RunError::Backend { frame, .. } | RunError::Internal { frame, .. } => *frame,
         }
@@ -211,6 +236,36 @@ impl RunError {
 }
 
 impl std::error::Error for RunError {}
+
+/// The unfinished cores of a watchdog or livelock report, one line each.
+fn write_unfinished(f: &mut fmt::Formatter<'_>, cores: &[UnfinishedCore]) -> fmt::Result {
+    if cores.is_empty() {
+        write!(f, "; no core was running")?;
+    }
+    for c in cores {
+        write!(
+            f,
+            "\n  core {:>2}: frame {}, IP {}, ",
+            c.core, c.frame, c.ip
+        )?;
+        match &c.wait {
+            CoreWait::Running => write!(f, "running")?,
+            CoreWait::NotStarted { start } => {
+                write!(f, "not started (due to start in cycle {start})")?
+            }
+            CoreWait::Lock {
+                addr,
+                holder,
+                since,
+            } => write!(
+                f,
+                "stalled since cycle {since} on byte 0x{addr:03x}, locked by core {holder}"
+            )?,
+            CoreWait::BankConflict => write!(f, "stalled on a bank conflict")?,
+        }
+    }
+    Ok(())
+}
 
 /// A failed run: the error and the machine's state when it happened.
 #[derive(Clone, Debug, PartialEq, Eq)]

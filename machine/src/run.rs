@@ -11,6 +11,7 @@ use crate::config::{Config, INSTRUCTION_CYCLES, MAX_CYCLE_LIMIT};
 use crate::cores::{CoreTable, Mode, Part};
 use crate::frame::{FrameKind, InstrFrame, Program};
 use crate::isa::{execute, Flow, Instr, MemOp, FRAME_INSTRS};
+use crate::livelock::{FrameLoops, LoopWatch, MachineWatch};
 use crate::memory::{bank_of, Attempt, FaultRule, Refusal, SharedMemory, Stall, Wakes, BANKS};
 use crate::observe::{Event, Observer, Progress, StallCause};
 use crate::report::{CoreCounters, CoreWait, RunError, RunFailure, RunReport, UnfinishedCore};
@@ -59,6 +60,7 @@ pub fn run_observed<B: Backend, O: Observer>(
         shared.closed = Some(Vec::new());
     }
     config.max_cycles = config.max_cycles.min(MAX_CYCLE_LIMIT);
+    config.checkpoint_cycles = config.checkpoint_cycles.max(1);
     let mut run = Run {
         ts: TaskScheduler::new(program, &config),
         backend,
@@ -77,13 +79,18 @@ pub fn run_observed<B: Backend, O: Observer>(
         retrying: 0,
         retry: [(MemOp::Ld, 0); 16],
         lock_stalls: Vec::new(),
+        watch: [LoopWatch::default(); 16],
+        machine_watch: MachineWatch::default(),
+        machine_checked: None,
+        progress_cycle: 0,
+        next_checkpoint: 0,
     };
     let outcome = run.go();
     let mut failure = match outcome {
         Ok(()) => return Ok(run.report()),
         Err(error) => {
             let cycle = match &error {
-                RunError::Fault { cycle, .. } => *cycle,
+                RunError::Fault { cycle, .. } | RunError::Livelock { cycle, .. } => *cycle,
                 RunError::Watchdog { limit, .. } => *limit,
                 RunError::Backend { .. } | RunError::Internal { .. } => run.end_cycle(),
             };
@@ -93,11 +100,34 @@ pub fn run_observed<B: Backend, O: Observer>(
         }
     };
     drop(run);
-    if let RunError::Fault { cycle, .. } = failure.error {
-        if config.max_cycles > cycle {
-            failure.state = state_when_cycle_began(backend, program, memory, &config, cycle)
-                .unwrap_or(failure.state);
+    match &mut failure.error {
+        RunError::Fault { cycle, .. } if config.max_cycles > *cycle => {
+            if let Some(stop) = state_when_cycle_began(backend, program, memory, &config, *cycle) {
+                failure.state = stop.state;
+            }
         }
+        // Cores other than the looping one may have run past the checkpoint when it was
+        // proven; the unfinished cores are listed as they stood when its cycle began.
+        RunError::Livelock {
+            cycle,
+            cores,
+            next_frame,
+            ..
+        } => {
+            if let Some(stop) = state_when_cycle_began(backend, program, memory, &config, *cycle) {
+                if let RunError::Watchdog {
+                    cores: at,
+                    next_frame: next,
+                    ..
+                } = stop.error
+                {
+                    *cores = at;
+                    *next_frame = next;
+                }
+                failure.state = stop.state;
+            }
+        }
+        _ => {}
     }
     Err(failure)
 }
@@ -106,24 +136,23 @@ pub fn run_observed<B: Backend, O: Observer>(
 /// executed, none of `cycle` and later. How far cores had run ahead when a fault showed
 /// depends on the engine (one core at a time, or groups in lockstep), so the state a fault
 /// leaves is taken from a second run that stops at the fault's cycle, which every engine
-/// reaches exactly. `None` if that run does not stop there as the watchdog (it always
-/// should).
+/// reaches exactly; that run's watchdog failure is returned. `None` if that run does not
+/// stop there as the watchdog (it always should).
 fn state_when_cycle_began<B: Backend>(
     backend: &mut B,
     program: &Program,
     memory: &[u8],
     config: &Config,
     cycle: u64,
-) -> Option<RunReport> {
+) -> Option<RunFailure> {
     let stop = Config {
         max_cycles: cycle,
         ..*config
     };
     match run_observed(backend, program, memory, &stop, &mut ()) {
-        Err(f) if matches!(f.error, RunError::Watchdog { .. }) => {
-            let mut state = f.state;
-            state.config = *config;
-            Some(state)
+        Err(mut f) if matches!(f.error, RunError::Watchdog { .. }) => {
+            f.state.config = *config;
+            Some(*f)
         }
         _ => None,
     }
@@ -154,6 +183,15 @@ struct Run<'a, B: Backend, O: Observer> {
     retry: [(MemOp, u16); 16],
     /// Sleeps of running cores that ended while a backend ran them (lent to each port).
     lock_stalls: Vec<LockStall>,
+    /// Each core's watch for a loop that can never end, over the checkpoints.
+    watch: [LoopWatch; 16],
+    /// The frozen-memory watch over all cores together, and the checkpoint it last saw.
+    machine_watch: MachineWatch,
+    machine_checked: Option<u64>,
+    /// The last checkpoint reported to the progress bar.
+    progress_cycle: u64,
+    /// No event before this cycle is at a checkpoint.
+    next_checkpoint: u64,
 }
 
 /// Frames whose bank analysis is kept; the cache starts over when it is full.
@@ -190,6 +228,19 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             if key.cycle() >= limit {
                 return Err(self.watchdog());
             }
+            // Every event of a checkpoint cycle offers the checkpoint, since a core may come
+            // to it (a task starting there) after the first; past it, the next one is due.
+            let cycle = key.cycle();
+            if cycle >= self.next_checkpoint {
+                let every = self.config.checkpoint_cycles;
+                if cycle % every == 0 {
+                    if self.checkpoint(cycle) {
+                        continue;
+                    }
+                } else {
+                    self.next_checkpoint = (cycle / every + 1).saturating_mul(every);
+                }
+            }
             let i = usize::from(key.core());
             debug_assert!(
                 key < ts.before[i],
@@ -199,6 +250,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             let ends = self.ends;
             match self.cores.mode(i) {
                 Mode::Faulted { rule, cycle } => return Err(self.fault(i, rule, cycle, None)),
+                Mode::Looping { period, polls } => return Err(self.livelock(i, period, polls)),
                 Mode::Runnable => match self.group_of(i) {
                     Some(group) => self.run_cores(group, true, &ts),
                     None => self.run_cores(1 << i, false, &ts),
@@ -240,11 +292,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             let step = self.ts.step(&self.lb);
             if O::WANTS_PROGRESS && matches!(step, Step::Control { .. } | Step::Issue { .. }) {
                 self.frames_done += 1;
-                self.observer.progress(Progress {
-                    frames: self.frames_done,
-                    tasks: self.ts.summary.tasks,
-                    instructions: self.cores.state.iter().map(|c| c.instructions).sum(),
-                });
+                self.observer.progress(self.progress());
             }
             match step {
                 Step::Control { frame, cycle, wait } => {
@@ -277,6 +325,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                     }
                     let f = self.program.instr(frame);
                     let frame_banks = self.frame_banks(&f);
+                    let loops = FrameLoops::of(&f.instrs);
                     let sync = f.instrs.iter().any(|instr| {
                         matches!(
                             instr,
@@ -302,6 +351,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                                 frame,
                                 start,
                                 sync,
+                                loops,
                             };
                             self.cores.start(c, part, banks);
                             self.lb[c] = start;
@@ -394,9 +444,10 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         for i in 0..16 {
             self.lb[i] = match self.cores.mode(i) {
                 Mode::Idle => 0,
-                Mode::Runnable | Mode::Parked { .. } | Mode::Faulted { .. } => {
-                    self.cores.key(i).cycle()
-                }
+                Mode::Runnable
+                | Mode::Parked { .. }
+                | Mode::Faulted { .. }
+                | Mode::Looping { .. } => self.cores.key(i).cycle(),
                 Mode::Sleeping { bank, since, .. } => since.max(self.wake_key(i, bank).cycle()),
             };
         }
@@ -440,7 +491,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             match self.cores.mode(j) {
                 Mode::Idle => {}
                 Mode::Runnable | Mode::Parked { .. } => add(self.cores.key(j), self.cores.banks[j]),
-                Mode::Faulted { .. } => add(self.cores.key(j), 0xFFFF),
+                Mode::Faulted { .. } | Mode::Looping { .. } => add(self.cores.key(j), 0xFFFF),
                 Mode::Sleeping { bank, .. } => {
                     sleepers[bank] |= self.cores.banks[j];
                     asleep |= 1 << bank;
@@ -508,20 +559,29 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     fn run_cores(&mut self, cores: u16, together: bool, ts: &SchedulerBound) {
         // A parked retry that runs is no longer the loop's to settle.
         self.retrying &= !cores;
-        let lanes = (0..16).filter(|j| cores & (1 << j) != 0);
-        let ts_bound = lanes.map(|j| ts.before[j]).min().unwrap_or(EventKey::NEVER);
+        let ts_bound = lanes_of(cores)
+            .map(|j| ts.before[j])
+            .min()
+            .unwrap_or(EventKey::NEVER);
         let horizon = self.bank_horizon(cores, ts_bound);
         let lead = cores.trailing_zeros() as usize;
         let code = self.cores.part[lead]
             .code
             .as_ref()
             .expect("a runnable core has code");
+        // Cores of a frame that can loop stop at the next checkpoint (see `checkpoint`).
+        let mut limit = self.config.max_cycles;
+        if lanes_of(cores).any(|j| self.cores.part[j].loops.cyclic) {
+            let every = self.config.checkpoint_cycles;
+            let cycle = self.cores.state[lead].cycle;
+            limit = limit.min((cycle / every + 1).saturating_mul(every));
+        }
         let mut port = Port::new(
             &mut self.memory,
             horizon,
             &self.cores.banks,
             &self.bounds,
-            self.config.max_cycles,
+            limit,
             cores,
             O::WANTS_EVENTS.then_some(&mut self.lock_stalls),
         );
@@ -586,6 +646,13 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
 
     fn after_exit(&mut self, i: usize, exit: CoreExit) {
         match exit {
+            // Stopped at a checkpoint before a register instruction: it simply goes on.
+            CoreExit::Parked
+                if !self.cores.part[i].instrs[usize::from(self.cores.state[i].ip & 0xF)]
+                    .is_memory() =>
+            {
+                self.cores.set_mode(i, Mode::Runnable)
+            }
             CoreExit::Parked => self.cores.set_mode(i, Mode::Parked { bank_retry: false }),
             CoreExit::Asleep => unreachable!("run_cores puts a core to sleep from its port"),
             CoreExit::Ended { by_ready } => {
@@ -775,6 +842,127 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         }
     }
 
+    /// Every event before checkpoint `cycle` is done, and the earliest is in it. Show each
+    /// runnable core of a frame that can loop, stopped there, to its loop watch (a core
+    /// cannot pass a checkpoint without stopping at it: `run_cores` limits it there), and the
+    /// progress bar the cycle. Returns whether a core was proven to loop for ever; it is then
+    /// [`Mode::Looping`], and reported when it is the earliest event.
+    fn checkpoint(&mut self, cycle: u64) -> bool {
+        if O::WANTS_PROGRESS && cycle > self.progress_cycle {
+            self.progress_cycle = cycle;
+            self.observer.progress(self.progress());
+        }
+        let mut proven = false;
+        for j in 0..16 {
+            let part = &self.cores.part[j];
+            let state = &self.cores.state[j];
+            // Only before a register instruction: there a core is runnable in every engine
+            // (before a memory instruction it may be parked in one and runnable in another).
+            if !part.loops.cyclic
+                || state.cycle != cycle
+                || self.cores.mode(j) != Mode::Runnable
+                || part.instrs[usize::from(state.ip & 0xF)].is_memory()
+            {
+                continue;
+            }
+            if let Some(p) = self.watch[j].checkpoint(
+                &part.instrs,
+                part.loops,
+                (part.frame, part.start),
+                state.id,
+                state.regs,
+                state.ip,
+                cycle,
+                self.config.checkpoint_cycles,
+            ) {
+                self.cores.set_mode(
+                    j,
+                    Mode::Looping {
+                        period: p.period,
+                        polls: false,
+                    },
+                );
+                proven = true;
+            }
+        }
+        proven || self.frozen_checkpoint(cycle)
+    }
+
+    /// The frozen-memory proof at checkpoint `cycle` (see `livelock`), made at the first
+    /// event of the checkpoint, when every running core of a frame that can loop stands at
+    /// it and none has acted in it.
+    fn frozen_checkpoint(&mut self, cycle: u64) -> bool {
+        if self.machine_checked == Some(cycle) {
+            return false;
+        }
+        self.machine_checked = Some(cycle);
+        let mut running = Vec::new();
+        let mut frozen = self.ts.next_frame().is_none();
+        for j in 0..16 {
+            if !frozen {
+                break;
+            }
+            let (part, state) = (&self.cores.part[j], &self.cores.state[j]);
+            match self.cores.mode(j) {
+                Mode::Idle | Mode::Sleeping { .. } => {}
+                Mode::Runnable | Mode::Parked { bank_retry: false }
+                    if part.loops.cyclic
+                        && state.cycle == cycle
+                        && part.loops.read_only >> (state.ip & 0xF) & 1 != 0 =>
+                {
+                    running.push((j as u8, (state.regs, state.ip)));
+                }
+                _ => frozen = false,
+            }
+        }
+        frozen &= !running.is_empty();
+        let every = self.config.checkpoint_cycles;
+        let Some(period) = self.machine_watch.checkpoint(frozen, running, cycle, every) else {
+            return false;
+        };
+        let first = (0..16)
+            .find(|&j| matches!(self.cores.mode(j), Mode::Runnable | Mode::Parked { .. }))
+            .expect("a frozen machine has a running core");
+        self.cores.set_mode(
+            first,
+            Mode::Looping {
+                period,
+                polls: true,
+            },
+        );
+        true
+    }
+
+    /// Where the run stands, for the progress bar.
+    fn progress(&self) -> Progress {
+        Progress {
+            frames: self.frames_done,
+            tasks: self.ts.summary.tasks,
+            instructions: self.cores.state.iter().map(|c| c.instructions).sum(),
+            cycle: self.progress_cycle,
+        }
+    }
+
+    /// Core `i` was proven to repeat every `period` cycles (see [`Run::checkpoint`]).
+    fn livelock(&self, i: usize, period: u64, polls: bool) -> RunError {
+        let RunError::Watchdog {
+            cores, next_frame, ..
+        } = self.watchdog()
+        else {
+            unreachable!("watchdog() makes a watchdog report")
+        };
+        RunError::Livelock {
+            core: i as u8,
+            frame: self.cores.part[i].frame,
+            ip: self.cores.state[i].ip,
+            period,
+            polls,
+            cycle: self.cores.state[i].cycle,
+            cores,
+            next_frame,
+        }
+    }
+
     fn watchdog(&self) -> RunError {
         let mut cores = Vec::new();
         for i in 0..16 {
@@ -785,9 +973,10 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                 Mode::Runnable if core.cycle == part.start => {
                     CoreWait::NotStarted { start: part.start }
                 }
-                Mode::Runnable | Mode::Parked { bank_retry: false } | Mode::Faulted { .. } => {
-                    CoreWait::Running
-                }
+                Mode::Runnable
+                | Mode::Parked { bank_retry: false }
+                | Mode::Faulted { .. }
+                | Mode::Looping { .. } => CoreWait::Running,
                 Mode::Parked { bank_retry: true } => CoreWait::BankConflict,
                 Mode::Sleeping { bank, since, .. } => {
                     let (holder, addr) = self.memory.bank_lock(bank).unwrap_or((i as u8, 0));
@@ -839,4 +1028,9 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             memory_stats: self.memory.stats(),
         }
     }
+}
+
+/// The cores of a mask, lowest first.
+fn lanes_of(cores: u16) -> impl Iterator<Item = usize> {
+    (0..16).filter(move |j| cores & (1 << j) != 0)
 }

@@ -16,6 +16,7 @@ mod builder;
 mod faults;
 mod frames;
 mod isa;
+mod livelock;
 mod scheduler;
 mod watchdog;
 
@@ -157,6 +158,13 @@ macro_rules! backend_suite {
                     exact_limit_for_a_core,
                     exact_limit_for_the_scheduler,
                     bank_stalled_cores_are_reported,
+                }
+                livelock {
+                    register_spin_is_proven_at_its_second_checkpoint,
+                    checkpoints_follow_brents_schedule,
+                    replay_proves_a_holder_that_spins_before_its_st_sync,
+                    cores_polling_frozen_memory_are_proven_together,
+                    loops_that_end_are_never_livelocks,
                 }
             }
         }
