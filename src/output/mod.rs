@@ -1,7 +1,10 @@
 //! Presenting a run: the human report and the JSON object scripts read, statistics, and the
-//! pictures of a run (trace, timeline, memory image, waveform).
+//! pictures of a run (trace, timeline, memory image, waveform), and the one way a file the
+//! user named is written (`file`).
 
 pub mod events;
+pub mod file;
+pub mod file_id;
 pub mod human;
 pub mod json;
 pub mod png;
