@@ -35,7 +35,11 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // Not `Cli::parse`: it would ignore a failed write of `--help` to stdout.
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return commands::stdout::clap_message(e),
+    };
     commands::status::exit(match cli.command {
         Command::Run(args) => commands::run::run(args),
         Command::Asm(args) => commands::asm::asm(args),

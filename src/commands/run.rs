@@ -1,16 +1,23 @@
-//! `gpu16 run`: load a program and a memory image, run them, print the report.
+//! `gpu16 run`: load a program and a memory image, check and prepare the output files, run,
+//! write the outputs (for a failed run too) and print the report.
 
 use super::machine_args::MachineArgs;
+use super::outputs::{check_distinct, source_inputs, Named};
 use super::see_args::SeeArgs;
+use super::stdout::Stdout;
 use super::value_enums::BackendArg;
 use super::{emit, CliError, Finished};
 use clap::{Args, ValueEnum};
 use gpu16::input::{load_memory, load_program};
 use gpu16::machine::{Config, TaskLog};
 use gpu16::output;
+use gpu16::output::file::OutputFile;
+use gpu16::output::run_files::{self, Planned, RunFile, Written};
+use gpu16::output::see::SeeOptions;
 use gpu16::progress::ProgressDisplay;
 use gpu16::BackendKind;
-use std::path::PathBuf;
+use serde_json::json;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -35,10 +42,12 @@ pub struct RunArgs {
     /// How much of the task timeline to keep and print.
     #[arg(long, value_enum, default_value_t = Tasks::All)]
     pub tasks: Tasks,
-    /// Print one JSON object on stdout instead of the report.
+    /// Print one JSON object on stdout instead of the report (also when the run fails or
+    /// cannot start: it then has an `error` key).
     #[arg(long)]
     pub json: bool,
-    /// Write the final shared memory (4096 bytes) to FILE.
+    /// Write the final shared memory (4096 bytes) to FILE; for a failed run, the memory when
+    /// it stopped.
     #[arg(long, value_name = "FILE")]
     pub dump_mem: Option<PathBuf>,
     /// No progress bar and no timing line.
@@ -49,11 +58,15 @@ pub struct RunArgs {
 }
 
 /// `gpu16 run`: status 0 for a run that finished, 1 for a load error, a failed run or an
-/// output that cannot be written.
+/// output that cannot be written, 2 for outputs naming an input or each other. Outputs are
+/// checked before the run and written after it, finished or failed.
 pub fn run(args: RunArgs) -> Result<Finished, CliError> {
-    let program = load_program(&args.program).map_err(CliError::failed)?;
+    let json = args.json;
+    let loaded =
+        |e: gpu16::input::InputError| refuse(json, "load", CliError::failed(&e), Some(&e.path));
+    let program = load_program(&args.program).map_err(loaded)?;
     let memory = match &args.mem {
-        Some(p) => load_memory(p).map_err(CliError::failed)?,
+        Some(p) => load_memory(p).map_err(loaded)?,
         None => Vec::new(),
     };
     let config = Config {
@@ -64,9 +77,11 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
         },
         ..args.machine.config()
     };
+    let see = args.see.clone().options();
+    let planned =
+        plan(&args, &see).map_err(|(stage, e, file)| refuse(json, stage, e, file.as_deref()))?;
     let started = Instant::now();
     let mut progress = ProgressDisplay::new(program.len() as u64, args.quiet);
-    let see = args.see.options();
     let (outcome, mut events) = see.run(
         args.machine.runner(args.backend.0),
         &program,
@@ -76,52 +91,138 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
     );
     progress.finish();
     let wall = started.elapsed();
-    see.write_files(&mut events, &outcome)
-        .map_err(CliError::Failed)?;
+    let written = run_files::write(&planned, &mut events, &outcome);
+    let unwritten: Vec<String> = written
+        .iter()
+        .filter_map(|w| w.result.as_ref().err().map(ToString::to_string))
+        .collect();
+    let mut out = Stdout::default();
     if let Some(chart) = see.timeline(&mut events, &program, &outcome) {
-        emit(&chart).map_err(CliError::failed)?;
+        out.print(&chart);
     }
     if let Some(note) = see.cut_note(&events) {
         eprintln!("{note}");
     }
-    match outcome {
+    let failed = match &outcome {
         Ok(report) => {
-            if let Some(path) = &args.dump_mem {
-                std::fs::write(path, &report.memory[..]).map_err(|e| {
-                    CliError::Failed(format!("{}: cannot write: {e}", path.display()))
-                })?;
-            }
-            if args.json {
-                emit(&format!("{}\n", output::json::report(&report))).map_err(CliError::failed)?;
-            } else {
-                let secs = wall.as_secs_f64();
-                let rate = if secs > 0.0 {
-                    report.instructions as f64 / secs
-                } else {
-                    0.0
-                };
-                let mut text = output::human::report(&report, &memory);
-                if !args.quiet {
-                    text += &format!(
-                        "\nwall {:.3} ms, {:.1} M emulated instructions/s\n",
-                        secs * 1e3,
-                        rate / 1e6
-                    );
+            if json {
+                let mut v = output::json::report(report);
+                v["outputs"] = output::json::outputs(&written);
+                if !unwritten.is_empty() {
+                    v["error"] = json!({"rule": "output", "message": unwritten.join("\n")});
                 }
-                emit(&text).map_err(CliError::failed)?;
+                out.print(&format!("{v}\n"));
+            } else {
+                out.print(&human(report, &memory, wall.as_secs_f64(), args.quiet));
             }
-            Ok(Finished::Success)
+            (!unwritten.is_empty()).then(|| CliError::failed(unwritten.join("\nerror: ")))
         }
         Err(failure) => {
-            if args.json {
-                emit(&format!("{}\n", output::json::failure(&failure)))
-                    .map_err(CliError::failed)?;
+            if json {
+                let mut v = output::json::failure(failure);
+                v["outputs"] = output::json::outputs(&written);
+                out.print(&format!("{v}\n"));
             }
-            Err(CliError::Failed(format!(
-                "{}: {}",
-                args.program.display(),
-                failure.error
+            Some(CliError::failed(failed_run(
+                &args.program,
+                &failure.error,
+                &written,
+                &unwritten,
             )))
         }
+    };
+    match (failed, out.finish()) {
+        (None, Ok(())) => Ok(Finished::Success),
+        (None, Err(stdout)) => Err(CliError::failed(stdout)),
+        (Some(e), Ok(())) => Err(e),
+        (Some(e), Err(stdout)) => Err(e.and(stdout)),
+    }
+}
+
+/// The human report, with the wall-time line unless `quiet`.
+fn human(report: &gpu16::machine::RunReport, memory: &[u8], secs: f64, quiet: bool) -> String {
+    let mut text = output::human::report(report, memory);
+    if !quiet {
+        let rate = if secs > 0.0 {
+            report.instructions as f64 / secs
+        } else {
+            0.0
+        };
+        text += &format!(
+            "\nwall {:.3} ms, {:.1} M emulated instructions/s\n",
+            secs * 1e3,
+            rate / 1e6
+        );
+    }
+    text
+}
+
+/// The message of a failed run: the file and the failure, then which outputs hold the state
+/// at the failure and which could not be written.
+fn failed_run(
+    program: &Path,
+    error: &gpu16::machine::RunError,
+    written: &[Written],
+    unwritten: &[String],
+) -> String {
+    let mut message = format!("{}: {error}", program.display());
+    if let Some(wrote) = run_files::wrote(written) {
+        message += &format!("\n{wrote}");
+    }
+    for e in unwritten {
+        message += &format!("\nerror: {e}");
+    }
+    message
+}
+
+/// Why the run cannot start: the stage (`load`, `usage`, `output`), the error and the file
+/// it names.
+type Refusal = (&'static str, CliError, Option<PathBuf>);
+
+/// The files this run writes, checked against its inputs and each other and prepared, before
+/// it starts.
+fn plan(args: &RunArgs, see: &SeeOptions) -> Result<Vec<Planned>, Refusal> {
+    let wanted: Vec<(&'static str, RunFile, &PathBuf)> = [
+        ("--dump-mem", RunFile::MemoryDump, args.dump_mem.as_ref()),
+        (
+            "--mem-png",
+            RunFile::MemoryPicture(see.palette),
+            see.mem_png.as_ref(),
+        ),
+        ("--trace", RunFile::Trace, see.trace.as_ref()),
+        ("--vcd", RunFile::Waveform, see.vcd.as_ref()),
+    ]
+    .into_iter()
+    .filter_map(|(flag, file, path)| Some((flag, file, path?)))
+    .collect();
+    if wanted.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut inputs = source_inputs("PROGRAM", &args.program);
+    if let Some(m) = &args.mem {
+        inputs.push(Named::new("--mem", m));
+    }
+    let outputs: Vec<Named> = wanted.iter().map(|(f, _, p)| Named::new(*f, p)).collect();
+    check_distinct(&inputs, &outputs).map_err(|e| ("usage", CliError::usage(e), None))?;
+    wanted
+        .into_iter()
+        .map(|(flag, file, path)| {
+            let output = OutputFile::prepare(path)
+                .map_err(|e| ("output", CliError::failed(&e), Some(path.clone())))?;
+            Ok(Planned { flag, file, output })
+        })
+        .collect()
+}
+
+/// The run never started: print the `--json` object for it if asked, and give back the
+/// error.
+fn refuse(json: bool, stage: &str, error: CliError, file: Option<&Path>) -> CliError {
+    if !json {
+        return error;
+    }
+    let v = output::json::not_run(stage, &error.to_string(), file);
+    match emit(&format!("{v}\n")) {
+        Ok(()) => error,
+        Err(stdout) => error.and(stdout),
     }
 }

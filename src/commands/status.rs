@@ -6,12 +6,15 @@
 //!   what it found: diagnostics (`asm`, `check`) or a divergence (`diff`, `fuzz`).
 //! - `Err(CliError::Failed)`: status 1. `main` prints `error: <message>`. This covers a bad
 //!   input file, a run that faulted or hit the watchdog, and an output that could not be
-//!   written.
+//!   written (or whose directory is missing, checked before the command starts its work).
+//! - `Err(CliError::Usage)`: status 2, with the same message: flags that cannot go together
+//!   which clap cannot see, such as an output naming an input or two outputs naming one file.
 //! - `Err(CliError::CannotCompare)`: status 2, with the same message. Only `diff` and `fuzz`
 //!   return it, when they could not compare: they could not load the program or memory
 //!   file, start their workers, write a reproducer or write to stdout.
 //!
-//! clap's own usage errors also exit with 2, before any command runs.
+//! clap's own usage errors also exit with 2, before any command runs. `--help` and
+//! `--version` exit with 0, or 1 if stdout cannot be written.
 
 use std::fmt;
 use std::process::ExitCode;
@@ -43,6 +46,9 @@ pub enum CliError {
     Failed(String),
     /// Status 2: `diff` or `fuzz` could not compare, so there is no verdict.
     CannotCompare(String),
+    /// Status 2: the flags ask for something that cannot be done, such as an output that
+    /// would overwrite an input.
+    Usage(String),
 }
 
 impl CliError {
@@ -56,11 +62,27 @@ impl CliError {
         CliError::CannotCompare(reason.to_string())
     }
 
+    /// [`CliError::Usage`] with `reason` as its message.
+    pub fn usage(reason: impl fmt::Display) -> CliError {
+        CliError::Usage(reason.to_string())
+    }
+
+    /// The same error, with a second one that came after it (such as stdout failing while
+    /// the first was reported) on a line of its own.
+    pub fn and(self, then: impl fmt::Display) -> CliError {
+        let add = |m: String| format!("{m}\nerror: {then}");
+        match self {
+            CliError::Failed(m) => CliError::Failed(add(m)),
+            CliError::CannotCompare(m) => CliError::CannotCompare(add(m)),
+            CliError::Usage(m) => CliError::Usage(add(m)),
+        }
+    }
+
     /// The process exit status.
     pub fn status(&self) -> u8 {
         match self {
             CliError::Failed(_) => 1,
-            CliError::CannotCompare(_) => 2,
+            CliError::CannotCompare(_) | CliError::Usage(_) => 2,
         }
     }
 }
@@ -68,7 +90,7 @@ impl CliError {
 impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            CliError::Failed(m) | CliError::CannotCompare(m) => f.write_str(m),
+            CliError::Failed(m) | CliError::CannotCompare(m) | CliError::Usage(m) => f.write_str(m),
         }
     }
 }
@@ -95,6 +117,13 @@ mod tests {
         assert_eq!(Finished::Reported.status(), 1);
         assert_eq!(CliError::failed("x").status(), 1);
         assert_eq!(CliError::cannot_compare("x").status(), 2);
+        assert_eq!(CliError::usage("x").status(), 2);
+        let both = CliError::failed("p.s: fault").and("cannot write to standard output: full");
+        assert_eq!(both.status(), 1);
+        assert_eq!(
+            both.to_string(),
+            "p.s: fault\nerror: cannot write to standard output: full"
+        );
         assert_eq!(
             CliError::cannot_compare("p.bin: gone").to_string(),
             "p.bin: gone"

@@ -5,9 +5,13 @@
 //! had. Any other failure (a full disk, `> /dev/full`) is an error the caller turns into its
 //! command's status. Rust ignores SIGPIPE, so a closed pipe shows up as `BrokenPipe` here
 //! instead of killing the process.
+//!
+//! clap's `--help` and `--version` text goes to stdout too, so it follows the same rule
+//! ([`clap_message`]) rather than clap's own, which ignores a failed write and exits 0.
 
 use std::fmt;
 use std::io::{self, Write};
+use std::process::ExitCode;
 
 /// Stdout could not be written, for a reason other than a closed pipe.
 #[derive(Debug)]
@@ -23,6 +27,45 @@ impl fmt::Display for StdoutError {
 pub fn emit(text: &str) -> Result<(), StdoutError> {
     let mut out = io::stdout().lock();
     quiet_on_closed_pipe(out.write_all(text.as_bytes()).and_then(|()| out.flush()))
+}
+
+/// Stdout for a command that has more to do after printing: it writes until a write fails,
+/// then stops writing and keeps that first error for the end, so the command can still
+/// finish its work and report both.
+#[derive(Debug, Default)]
+pub struct Stdout {
+    failed: Option<StdoutError>,
+}
+
+impl Stdout {
+    /// [`emit`] `text`, unless an earlier write failed.
+    pub fn print(&mut self, text: &str) {
+        if self.failed.is_none() {
+            self.failed = emit(text).err();
+        }
+    }
+
+    /// The first failed write, if any.
+    pub fn finish(self) -> Result<(), StdoutError> {
+        self.failed.map_or(Ok(()), Err)
+    }
+}
+
+/// What clap stopped parsing for: a usage error goes to stderr with status 2 as clap does
+/// it; `--help` or `--version` text goes to stdout, status 0, or 1 with
+/// `error: cannot write to standard output: <reason>` if stdout cannot take it.
+pub fn clap_message(e: clap::Error) -> ExitCode {
+    if e.use_stderr() {
+        e.exit();
+    }
+    let written = e.print().and_then(|()| io::stdout().flush());
+    match quiet_on_closed_pipe(written) {
+        Ok(()) => ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(1)),
+        Err(failed) => {
+            eprintln!("error: {failed}");
+            ExitCode::from(1)
+        }
+    }
 }
 
 /// A write's result, with a closed pipe turned into success.

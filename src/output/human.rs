@@ -25,7 +25,7 @@ pub fn report(r: &RunReport, initial: &[u8]) -> String {
                 t.fence.name(),
                 t.issue,
                 t.start,
-                t.end
+                super::tasks::end(t).map_or("-".to_string(), |e| e.to_string())
             );
         }
     }

@@ -2,10 +2,18 @@
 //! `tasks`, `instructions`, `stalls`, `backend`, `stats`; more may be added, none renamed or
 //! dropped. `tasks` is the per-task list under `--tasks all` (the default) and `null` when
 //! the run kept no list (`--tasks summary|none`, see `task_log`), so a script cannot mistake
-//! an unkept list for an empty one.
+//! an unkept list for an empty one. A task that had not finished when a run failed has
+//! `"end": null`.
+//!
+//! `error` is on every object of a command that did not succeed: for a run that failed, an
+//! object with `rule` and `message` and the failure's own fields ([`failure`]); for a run
+//! that never started (a file it cannot load, outputs it cannot write), a string, the message
+//! stderr gets, with `stage` and the `file` it names ([`not_run`]).
 
-use gpu16_machine::{RunError, RunFailure, RunReport, TaskLog};
+use super::run_files::Written;
+use gpu16_machine::{CoreWait, RunError, RunFailure, RunReport, TaskLog, UnfinishedCore};
 use serde_json::{json, Value};
+use std::path::Path;
 
 fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write;
@@ -69,7 +77,7 @@ pub fn report(r: &RunReport) -> Value {
                     "fence": t.fence.name(),
                     "issue": t.issue,
                     "start": t.start,
-                    "end": t.end,
+                    "end": super::tasks::end(t),
                 })
             })
             .collect();
@@ -106,10 +114,25 @@ pub fn failure(f: &RunFailure) -> Value {
         } => {
             e["limit"] = json!(limit);
             e["next_frame"] = json!(next_frame);
-            e["cores"] = cores
-                .iter()
-                .map(|c| json!({"core": c.core, "frame": c.frame, "ip": c.ip, "state": format!("{:?}", c.wait)}))
-                .collect();
+            e["cores"] = unfinished(cores);
+        }
+        RunError::Livelock {
+            core,
+            frame,
+            ip,
+            period,
+            cycle,
+            cores,
+            next_frame,
+            ..
+        } => {
+            e["core"] = json!(core);
+            e["frame"] = json!(frame);
+            e["ip"] = json!(ip);
+            e["period"] = json!(period);
+            e["cycle"] = json!(cycle);
+            e["next_frame"] = json!(next_frame);
+            e["cores"] = unfinished(cores);
         }
         RunError::Backend { frame, .. } | RunError::Internal { frame, .. } => {
             e["frame"] = json!(frame)
@@ -117,4 +140,118 @@ pub fn failure(f: &RunFailure) -> Value {
     }
     v["error"] = e;
     v
+}
+
+/// The cores a run left unfinished (the watchdog's or a livelock's list), each an object
+/// with `core`, `frame`, `ip` and `state`, plus what the state has: `running`,
+/// `not_started` (with `start`, the cycle it was due to start), `stalled` on a lock (with
+/// `addr`, the `holder` core and `since`, the cycle it stalled) or `bank_conflict`.
+pub fn unfinished(cores: &[UnfinishedCore]) -> Value {
+    cores
+        .iter()
+        .map(|c| {
+            let mut v = json!({"core": c.core, "frame": c.frame, "ip": c.ip});
+            match c.wait {
+                CoreWait::Running => v["state"] = json!("running"),
+                CoreWait::NotStarted { start } => {
+                    v["state"] = json!("not_started");
+                    v["start"] = json!(start);
+                }
+                CoreWait::Lock {
+                    addr,
+                    holder,
+                    since,
+                } => {
+                    v["state"] = json!("stalled");
+                    v["addr"] = json!(addr);
+                    v["holder"] = json!(holder);
+                    v["since"] = json!(since);
+                }
+                CoreWait::BankConflict => v["state"] = json!("bank_conflict"),
+            }
+            v
+        })
+        .collect()
+}
+
+/// Why a run never started, for `--json`: `error` is the message stderr gets, `stage` says
+/// what stopped it (`load`: a program or memory file; `usage`: the flags, such as an output
+/// naming an input; `output`: an output file it cannot write) and `file` is the file the
+/// message names, if one.
+pub fn not_run(stage: &str, message: &str, file: Option<&Path>) -> Value {
+    let mut v = json!({"error": message, "stage": stage});
+    if let Some(file) = file {
+        v["file"] = json!(file.display().to_string());
+    }
+    v
+}
+
+/// The output files a run was asked for, for `--json`'s `outputs`: each with the `flag`
+/// that asked, the `file` and whether it was `written`, with the `error` if it was not.
+pub fn outputs(written: &[Written]) -> Value {
+    written
+        .iter()
+        .map(|w| {
+            let mut v = json!({
+                "flag": w.planned.flag,
+                "file": w.planned.output.path().display().to_string(),
+                "written": w.result.is_ok(),
+            });
+            if let Err(e) = &w.result {
+                v["error"] = json!(e.to_string());
+            }
+            v
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unfinished_cores_are_objects_with_their_state() {
+        let core = |core, wait| UnfinishedCore {
+            core,
+            frame: 1,
+            ip: 5,
+            wait,
+        };
+        let v = unfinished(&[
+            core(0, CoreWait::Running),
+            core(1, CoreWait::NotStarted { start: 7 }),
+            core(
+                13,
+                CoreWait::Lock {
+                    addr: 0,
+                    holder: 12,
+                    since: 99,
+                },
+            ),
+            core(14, CoreWait::BankConflict),
+        ]);
+        assert_eq!(
+            v,
+            json!([
+                {"core": 0, "frame": 1, "ip": 5, "state": "running"},
+                {"core": 1, "frame": 1, "ip": 5, "state": "not_started", "start": 7},
+                {"core": 13, "frame": 1, "ip": 5, "state": "stalled", "addr": 0,
+                 "holder": 12, "since": 99},
+                {"core": 14, "frame": 1, "ip": 5, "state": "bank_conflict"},
+            ])
+        );
+    }
+
+    #[test]
+    fn a_run_that_never_started_has_an_error_string() {
+        let v = not_run("load", "p.bin: cannot read", Some(Path::new("p.bin")));
+        assert_eq!(
+            v,
+            json!({"error": "p.bin: cannot read", "stage": "load", "file": "p.bin"})
+        );
+        assert_eq!(
+            not_run("usage", "x", None),
+            json!({"error": "x", "stage": "usage"})
+        );
+    }
 }

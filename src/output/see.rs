@@ -1,19 +1,17 @@
 //! Showing the machine (`--trace`, `--timeline`, `--mem-png`, `--vcd` and their options),
 //! and running with the event recorder only when one of the event outputs is asked for, so
 //! plain runs keep the machine's no-op observer. The binary's `SeeArgs` parses the flags
-//! into a [`SeeOptions`]; this module writes the files and renders the chart, and the caller
-//! prints the chart and the note.
+//! into a [`SeeOptions`]; this module renders the chart, [`super::run_files`] writes the
+//! files, and the caller prints the chart and the note.
 //!
-//! The outputs are written for failed runs too: a trace of a run that faulted or hit the
+//! The outputs are made for failed runs too: a trace of a run that faulted or hit the
 //! watchdog is often the quickest way to see why.
 
 use super::events::Recorder;
 use super::png::Palette;
 use crate::Runner;
 use gpu16_machine::{Config, Observer, Program, RunFailure, RunReport};
-use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Which pictures of a run to make, and where to write them.
 #[derive(Clone, Debug)]
@@ -63,35 +61,6 @@ impl SeeOptions {
         (outcome, Some(both.0))
     }
 
-    /// Write the requested files of a run (or of a failed run's state). Errors name the
-    /// file.
-    pub fn write_files(
-        &self,
-        events: &mut Option<Recorder>,
-        outcome: &Outcome,
-    ) -> Result<(), String> {
-        let state = state_of(outcome);
-        if let Some(path) = &self.mem_png {
-            to_file(path, |w| {
-                super::png::write(w, &state.memory, self.palette).map_err(|e| e.to_string())
-            })?;
-        }
-        let Some(rec) = events else {
-            return Ok(());
-        };
-        if let Some(path) = &self.trace {
-            to_file(path, |w| {
-                super::trace::write(w, rec, state).map_err(|e| e.to_string())
-            })?;
-        }
-        if let Some(path) = &self.vcd {
-            to_file(path, |w| {
-                super::vcd::write(w, rec, state.cycles).map_err(|e| e.to_string())
-            })?;
-        }
-        Ok(())
-    }
-
     /// The timeline chart with its final newline, if it was asked for.
     pub fn timeline(
         &self,
@@ -120,20 +89,9 @@ impl SeeOptions {
 }
 
 /// The machine a run left behind, finished or failed.
-fn state_of(outcome: &Outcome) -> &RunReport {
+pub fn state_of(outcome: &Outcome) -> &RunReport {
     match outcome {
         Ok(r) => r,
         Err(f) => &f.state,
     }
-}
-
-fn to_file(
-    path: &Path,
-    body: impl FnOnce(&mut BufWriter<File>) -> Result<(), String>,
-) -> Result<(), String> {
-    let fail = |e: String| format!("{}: cannot write: {e}", path.display());
-    let file = File::create(path).map_err(|e| fail(e.to_string()))?;
-    let mut w = BufWriter::new(file);
-    body(&mut w).map_err(fail)?;
-    w.flush().map_err(|e| fail(e.to_string()))
 }

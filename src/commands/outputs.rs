@@ -1,0 +1,123 @@
+//! The files a command reads and writes, checked before it does any work: no output may name
+//! an input or another output (a usage error, status 2, naming both flags), and every output
+//! must be writable ([`OutputFile::prepare`]), so a long run never ends in a file it cannot
+//! write and a mistyped flag never overwrites the program.
+
+use super::includes::included_files;
+use gpu16::output::file::{OutputError, OutputFile};
+use gpu16::output::file_id::FileId;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// A file named on the command line, and the flag or argument that named it.
+#[derive(Clone, Debug)]
+pub struct Named {
+    /// `--dump-mem`, `PROGRAM`, ...
+    pub flag: String,
+    pub path: PathBuf,
+}
+
+impl Named {
+    pub fn new(flag: impl Into<String>, path: &Path) -> Named {
+        Named {
+            flag: flag.into(),
+            path: path.to_path_buf(),
+        }
+    }
+
+    fn shown(&self) -> String {
+        format!("{} {}", self.flag, self.path.display())
+    }
+}
+
+/// An error message if an output names the same file as an input or as another output.
+pub fn check_distinct(inputs: &[Named], outputs: &[Named]) -> Result<(), String> {
+    let ids: Vec<FileId> = outputs.iter().map(|o| FileId::of(&o.path)).collect();
+    for input in inputs {
+        let id = FileId::of(&input.path);
+        if let Some(i) = ids.iter().position(|o| o.same(&id)) {
+            return Err(format!(
+                "{} and {} name the same file: an output must not overwrite an input",
+                outputs[i].shown(),
+                input.shown()
+            ));
+        }
+    }
+    for (i, a) in ids.iter().enumerate() {
+        if let Some(j) = ids[i + 1..].iter().position(|b| a.same(b)) {
+            return Err(format!(
+                "{} and {} name the same file: give each output its own",
+                outputs[i].shown(),
+                outputs[i + 1 + j].shown()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The files of an assembly source (`SOURCE`, and each file it includes) as inputs.
+pub fn source_inputs(flag: &str, source: &Path) -> Vec<Named> {
+    let mut inputs = vec![Named::new(flag, source)];
+    for file in included_files(source) {
+        inputs.push(Named::new(".include", &file));
+    }
+    inputs
+}
+
+/// Write files that belong together (a program and its memory image): each is staged in
+/// full first, and only when all are, put in place, so a failure leaves the old pair.
+pub fn write_together(files: &[(&OutputFile, &[u8])]) -> Result<(), OutputError> {
+    let staged = files
+        .iter()
+        .map(|(file, bytes)| file.stage(|w| w.write_all(bytes)))
+        .collect::<Result<Vec<_>, _>>()?;
+    staged.into_iter().try_for_each(|s| s.commit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn collisions_name_both_flags() {
+        let d = std::env::temp_dir().join(format!("gpu16-outputs-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let p = d.join("p.s");
+        let n = |flag: &str, name: &str| Named::new(flag, &d.join(name));
+        let e = check_distinct(&[n("PROGRAM", "p.s")], &[n("--dump-mem", "./p.s")]).unwrap_err();
+        assert!(
+            e.starts_with("--dump-mem ") && e.contains(&format!("and PROGRAM {}", p.display())),
+            "{e}"
+        );
+        let e = check_distinct(
+            &[],
+            &[n("--trace", "f"), n("--mem-png", "g"), n("--vcd", "f")],
+        )
+        .unwrap_err();
+        assert!(
+            e.starts_with("--trace ") && e.contains(" and --vcd "),
+            "{e}"
+        );
+        assert!(check_distinct(&[n("PROGRAM", "p.s")], &[n("--vcd", "f")]).is_ok());
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_pair_is_put_in_place_only_when_both_are_written() {
+        let d = std::env::temp_dir().join(format!("gpu16-pair-{}", std::process::id()));
+        std::fs::create_dir_all(d.join("sub")).unwrap();
+        let (a, b) = (d.join("a.bin"), d.join("sub/b.bin"));
+        std::fs::write(&a, b"old a").unwrap();
+        let fa = OutputFile::prepare(&a).unwrap();
+        let fb = OutputFile::prepare(&b).unwrap();
+        write_together(&[(&fa, b"new a"), (&fb, b"new b")]).unwrap();
+        assert_eq!(std::fs::read(&a).unwrap(), b"new a");
+        assert_eq!(std::fs::read(&b).unwrap(), b"new b");
+        // The second cannot be staged any more (its directory is gone): the first keeps its
+        // old bytes.
+        std::fs::remove_dir_all(d.join("sub")).unwrap();
+        assert!(write_together(&[(&fa, b"newer a"), (&fb, b"x")]).is_err());
+        assert_eq!(std::fs::read(&a).unwrap(), b"new a");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}

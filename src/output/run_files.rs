@@ -1,0 +1,108 @@
+//! The files a run writes: `--dump-mem` (the final shared memory, 4096 bytes), `--mem-png`,
+//! `--trace` and `--vcd`. The command prepares each one ([`OutputFile::prepare`]) before the
+//! run starts; afterwards [`write`] writes them all, for a failed run too, from the state at
+//! the failure: the memory dump and picture hold the memory when the run stopped, the trace
+//! and the waveform go up to that cycle. A file that cannot be written does not stop the
+//! others.
+
+use super::events::Recorder;
+use super::file::{OutputError, OutputFile};
+use super::png::Palette;
+use super::see::{state_of, Outcome};
+use std::io::Write;
+
+/// One kind of file a run can write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunFile {
+    /// The shared memory, 4096 raw bytes.
+    MemoryDump,
+    /// The shared memory as a 64x64 PNG in a palette.
+    MemoryPicture(Palette),
+    /// Chrome trace events of the run.
+    Trace,
+    /// A value-change dump of the run.
+    Waveform,
+}
+
+impl RunFile {
+    /// What the file holds, as messages name it.
+    pub fn what(self) -> &'static str {
+        match self {
+            RunFile::MemoryDump => "memory dump",
+            RunFile::MemoryPicture(_) => "memory picture",
+            RunFile::Trace => "trace",
+            RunFile::Waveform => "waveform",
+        }
+    }
+
+    /// Whether the file is drawn from the run's events (the event recorder must run).
+    pub fn needs_events(self) -> bool {
+        matches!(self, RunFile::Trace | RunFile::Waveform)
+    }
+}
+
+/// A file to write after the run: the flag that asked for it, what and where.
+#[derive(Debug)]
+pub struct Planned {
+    pub flag: &'static str,
+    pub file: RunFile,
+    pub output: OutputFile,
+}
+
+/// What became of a planned file.
+#[derive(Debug)]
+pub struct Written<'a> {
+    pub planned: &'a Planned,
+    pub result: Result<(), OutputError>,
+}
+
+/// Write every planned file of a run's outcome, finished or failed.
+pub fn write<'a>(
+    planned: &'a [Planned],
+    events: &mut Option<Recorder>,
+    outcome: &Outcome,
+) -> Vec<Written<'a>> {
+    let state = state_of(outcome);
+    planned
+        .iter()
+        .map(|p| {
+            let result = p.output.write(|w| -> Result<(), String> {
+                match (p.file, events.as_mut()) {
+                    (RunFile::MemoryDump, _) => {
+                        w.write_all(&state.memory[..]).map_err(|e| e.to_string())
+                    }
+                    (RunFile::MemoryPicture(palette), _) => {
+                        super::png::write(w, &state.memory, palette).map_err(|e| e.to_string())
+                    }
+                    (RunFile::Trace, Some(rec)) => {
+                        super::trace::write(w, rec, state).map_err(|e| e.to_string())
+                    }
+                    (RunFile::Waveform, Some(rec)) => {
+                        super::vcd::write(w, rec, state.cycles).map_err(|e| e.to_string())
+                    }
+                    (RunFile::Trace | RunFile::Waveform, None) => {
+                        Err("the run recorded no events (a bug in gpu16)".into())
+                    }
+                }
+            });
+            Written { planned: p, result }
+        })
+        .collect()
+}
+
+/// The files that were written, for a failed run's message: "wrote memory dump to m.bin,
+/// trace to t.json"; `None` if none was.
+pub fn wrote(written: &[Written]) -> Option<String> {
+    let done: Vec<String> = written
+        .iter()
+        .filter(|w| w.result.is_ok())
+        .map(|w| {
+            format!(
+                "{} to {}",
+                w.planned.file.what(),
+                w.planned.output.path().display()
+            )
+        })
+        .collect();
+    (!done.is_empty()).then(|| format!("wrote {}", done.join(", ")))
+}
