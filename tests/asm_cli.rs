@@ -163,7 +163,8 @@ fn refuses_to_overwrite_the_source() {
     let src = d.join("p.s");
     std::fs::write(&src, PROGRAM).unwrap();
     let out = gpu16(&["asm", s(&src), "-o", s(&src)]);
-    assert_eq!(out.status.code(), Some(1));
+    // An output naming an input is a usage error (tests/safe_outputs.rs has the rest).
+    assert_eq!(out.status.code(), Some(2));
     assert_eq!(std::fs::read_to_string(&src).unwrap(), PROGRAM);
 }
 

@@ -1,11 +1,13 @@
 //! `gpu16 asm`, `gpu16 disasm` and `gpu16 check`: thin shells over the gpu16-asm crate that
 //! choose files and formats, print diagnostics and set the exit status.
 
+use super::outputs::{check_distinct, source_inputs, write_together, Named};
 use super::{emit, CliError, Finished};
 use clap::Args;
 use gpu16::input::{load_program, ProgramFormat};
 use gpu16::machine::Program;
-use std::path::{Path, PathBuf};
+use gpu16::output::file::OutputFile;
+use std::path::PathBuf;
 
 #[derive(Args)]
 pub struct AsmArgs {
@@ -56,54 +58,71 @@ fn hex_text(program: &Program) -> String {
     out
 }
 
-fn write(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
-    std::fs::write(path, bytes)
-        .map_err(|e| CliError::Failed(format!("{}: cannot write: {e}", path.display())))
+/// The output file `output` names, checked against `inputs` (a usage error, status 2) and
+/// prepared (status 1 if it cannot be written), before the command does its work.
+fn output_file(inputs: &[Named], output: &Named) -> Result<OutputFile, CliError> {
+    check_distinct(inputs, std::slice::from_ref(output)).map_err(CliError::usage)?;
+    OutputFile::prepare(&output.path).map_err(CliError::failed)
 }
 
-/// `gpu16 asm`: status 0, or 1 for errors in the source or an output it cannot write.
+fn write(file: &OutputFile, bytes: &[u8]) -> Result<(), CliError> {
+    write_together(&[(file, bytes)]).map_err(CliError::failed)
+}
+
+/// `gpu16 asm`: status 0, 1 for errors in the source or an output it cannot write, 2 for
+/// an output naming the source or a file it includes.
 pub fn asm(args: AsmArgs) -> Result<Finished, CliError> {
+    let out = match (&args.output, args.hex) {
+        (None, true) => None,
+        (Some(p), _) => Some(Named::new("-o", p)),
+        (None, false) => Some(Named::new(
+            "-o (default)",
+            &args.source.with_extension("bin"),
+        )),
+    };
+    let file = match &out {
+        Some(out) => Some(output_file(&source_inputs("SOURCE", &args.source), out)?),
+        None => None,
+    };
     let assembly = match gpu16_asm::assemble_file(&args.source) {
         Ok(a) => a,
         Err(d) => return Ok(fail(&d)),
     };
     let program = &assembly.program;
-    let out = match (&args.output, args.hex) {
-        (None, true) => {
-            emit(&hex_text(program)).map_err(CliError::failed)?;
-            return Ok(Finished::Success);
-        }
-        (Some(p), _) => p.clone(),
-        (None, false) => args.source.with_extension("bin"),
+    let Some(file) = file else {
+        emit(&hex_text(program)).map_err(CliError::failed)?;
+        return Ok(Finished::Success);
     };
-    if out == args.source {
-        return Err(CliError::Failed(format!(
-            "{}: the output would overwrite the source; name one with -o",
-            out.display()
-        )));
-    }
     if args.hex {
-        write(&out, hex_text(program).as_bytes())?;
+        write(&file, hex_text(program).as_bytes())?;
     } else {
-        write(&out, &program.image())?;
+        write(&file, &program.image())?;
     }
     emit(&format!(
         "{}: {} frames ({} bytes) -> {}\n",
         args.source.display(),
         program.len(),
         program.len() * 32,
-        out.display()
+        file.path().display()
     ))
     .map_err(CliError::failed)?;
     Ok(Finished::Success)
 }
 
-/// `gpu16 disasm`: status 0, or 1 for a bad image or an output it cannot write.
+/// `gpu16 disasm`: status 0, 1 for a bad image or an output it cannot write, 2 for an
+/// output naming the image.
 pub fn disasm(args: DisasmArgs) -> Result<Finished, CliError> {
+    let file = match &args.output {
+        Some(p) => Some(output_file(
+            &source_inputs("IMAGE", &args.image),
+            &Named::new("-o", p),
+        )?),
+        None => None,
+    };
     let program = load_program(&args.image).map_err(CliError::failed)?;
     let text = gpu16_asm::disassemble(&program);
-    match &args.output {
-        Some(p) => write(p, text.as_bytes())?,
+    match &file {
+        Some(file) => write(file, text.as_bytes())?,
         None => emit(&text).map_err(CliError::failed)?,
     }
     Ok(Finished::Success)

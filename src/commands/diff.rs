@@ -14,9 +14,11 @@ use std::path::PathBuf;
 
 #[derive(Args)]
 pub struct DiffArgs {
-    /// Program: .bin/.tm, .hex or assembly.
+    /// Program: .bin/.tm (at most 1 GiB), .hex (at most 2^22 words) or assembly (at most
+    /// 256 MiB).
     pub program: PathBuf,
-    /// Initial shared memory.
+    /// Initial shared memory: raw bytes (at most 4096) or .hex bytes (at most 1 MiB of
+    /// text).
     #[arg(long, value_name = "SM")]
     pub mem: Option<PathBuf>,
     /// The two backends to compare.

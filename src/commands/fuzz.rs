@@ -3,11 +3,13 @@
 //! program diverged, 1 on a divergence, 2 when it could not compare.
 
 use super::gen::parse_profile;
+use super::outputs::write_together;
 use super::stdout::StdoutError;
 use super::value_enums::{BackendArg, EngineArg};
 use super::{emit, CliError, Finished};
 use clap::Args;
 use gpu16::fuzz::{case, diverge, shrink_divergence, Case};
+use gpu16::output::file::{check_directory, OutputFile};
 use gpu16::{Engine, Runner};
 use gpu16_gen::Profile;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -40,7 +42,8 @@ pub struct FuzzArgs {
     /// one core at a time.
     #[arg(long, value_enum, value_name = "ENGINE", default_value_t = EngineArg(Engine::default()))]
     pub jit_engine: EngineArg,
-    /// Where a shrunk reproducer is written.
+    /// Where a shrunk reproducer is written (created when one is; checked before the
+    /// campaign starts).
     #[arg(long, value_name = "DIR", default_value = "fuzz-repro")]
     pub out: PathBuf,
     /// No progress bar.
@@ -63,6 +66,8 @@ fn parse_shard(s: &str) -> Result<(u64, u64), String> {
 /// `gpu16 fuzz`. Every error is [`CliError::CannotCompare`]: the campaign did not give a
 /// verdict it could report.
 pub fn fuzz(args: FuzzArgs) -> Result<Finished, CliError> {
+    // A campaign may run for hours: know now that its reproducer can be written.
+    check_directory(&args.out).map_err(CliError::cannot_compare)?;
     let runner = |backend| Runner {
         backend,
         engine: args.jit_engine.0,
@@ -161,11 +166,10 @@ fn report(
         .map_err(|e| CliError::cannot_compare(format!("{}: cannot create: {e}", dir.display())))?;
     let prog = dir.join(format!("seed-{}.bin", c.seed));
     let mem = dir.join(format!("seed-{}.mem.bin", c.seed));
-    for (path, bytes) in [(&prog, &found.image), (&mem, &found.memory)] {
-        std::fs::write(path, bytes).map_err(|e| {
-            CliError::cannot_compare(format!("{}: cannot write: {e}", path.display()))
-        })?;
-    }
+    let prog_file = OutputFile::prepare(&prog).map_err(CliError::cannot_compare)?;
+    let mem_file = OutputFile::prepare(&mem).map_err(CliError::cannot_compare)?;
+    write_together(&[(&prog_file, &found.image), (&mem_file, &found.memory)])
+        .map_err(CliError::cannot_compare)?;
     let cfg = &c.config;
     out(&format!(
         "divergence at seed {} (profile {}, violation {:?}): {}\nshrunk to {} frames: {}\nreproduce: gpu16 diff {} --mem {} --backends {} {} --jit-engine {} --issue {} {}--max-cycles {}\n",

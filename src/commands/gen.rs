@@ -1,7 +1,9 @@
 //! `gpu16 gen`: write a generated program (and its memory image) for a seed.
 
+use super::outputs::{check_distinct, write_together, Named};
 use super::{CliError, Finished};
 use clap::Args;
+use gpu16::output::file::OutputFile;
 use gpu16_gen::{generate, generate_violating, Profile, Violation};
 use std::path::PathBuf;
 
@@ -46,19 +48,26 @@ fn parse_violation(s: &str) -> Result<Violation, String> {
     })
 }
 
-/// `gpu16 gen`: status 0, or 1 for an output it cannot write.
+/// `gpu16 gen`: status 0, 1 for an output it cannot write, 2 for `-o` and `--mem-out`
+/// naming one file. The program and its memory image are put in place together, or neither
+/// is.
 pub fn gen(args: GenArgs) -> Result<Finished, CliError> {
+    let mut named = vec![Named::new("-o", &args.out)];
+    if let Some(m) = &args.mem_out {
+        named.push(Named::new("--mem-out", m));
+    }
+    check_distinct(&[], &named).map_err(CliError::usage)?;
+    let files = named
+        .iter()
+        .map(|n| OutputFile::prepare(&n.path))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(CliError::failed)?;
     let g = match args.violation {
         Some(v) => generate_violating(args.seed, args.groups, args.profile, v),
         None => generate(args.seed, args.groups, args.profile),
     };
-    let write = |path: &PathBuf, bytes: &[u8]| {
-        std::fs::write(path, bytes)
-            .map_err(|e| CliError::Failed(format!("{}: cannot write: {e}", path.display())))
-    };
-    write(&args.out, &g.image)?;
-    if let Some(m) = &args.mem_out {
-        write(m, &g.memory)?;
-    }
+    let contents = [&g.image[..], &g.memory[..]];
+    let pairs: Vec<(&OutputFile, &[u8])> = files.iter().zip(contents).collect();
+    write_together(&pairs).map_err(CliError::failed)?;
     Ok(Finished::Success)
 }

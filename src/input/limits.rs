@@ -1,0 +1,178 @@
+//! How big each kind of input file may be, and the one way input files are read: through a
+//! reader that takes at most the limit plus one byte, so an oversized or endless input
+//! (`/dev/zero`, a FIFO that never closes) fails fast instead of filling memory.
+//!
+//! A regular file whose length is already past its limit is refused before a byte of it is
+//! read; anything else (a device, a pipe, a file that grows while it is read) is refused as
+//! soon as the byte past the limit arrives.
+
+use super::{err, InputError};
+use std::io::Read;
+use std::path::Path;
+
+/// The most bytes one kind of input file may have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limit {
+    /// What the file is, as the error names it: "a raw memory image".
+    pub what: &'static str,
+    /// The most bytes it may have.
+    pub bytes: u64,
+}
+
+const KIB: u64 = 1 << 10;
+const MIB: u64 = 1 << 20;
+const GIB: u64 = 1 << 30;
+
+/// A raw shared-memory image: the 4096 bytes of shared memory. Longer files are an error
+/// (memory past a shorter image is zero).
+pub const MEMORY_IMAGE: Limit = Limit {
+    what: "a raw memory image",
+    bytes: gpu16_machine::memory::MEMORY_BYTES as u64,
+};
+
+/// A `.hex` shared-memory text: it describes at most 4096 bytes, so 1 MiB leaves room for a
+/// comment of about 250 characters on every byte.
+pub const MEMORY_HEX: Limit = Limit {
+    what: "a .hex memory text",
+    bytes: MIB,
+};
+
+/// A binary program image (`.bin`, `.tm`): 1 GiB, 33,554,432 frames. Streams of tens of
+/// megabytes are run today; this is the most the CLI holds in memory at once (it keeps the
+/// image and the program's own copy of the frames, about 2.1 GiB at the limit).
+pub const PROGRAM_IMAGE: Limit = Limit {
+    what: "a program image",
+    bytes: GIB,
+};
+
+/// A `.hex` program text. The image it may describe is bounded separately
+/// ([`super::hex::MAX_PROGRAM_WORDS`]); the text may be larger for its comments.
+pub const PROGRAM_HEX: Limit = Limit {
+    what: "a .hex program text",
+    bytes: 256 * MIB,
+};
+
+/// An assembly source, and each file it `.include`s.
+pub const SOURCE: Limit = Limit {
+    what: "an assembly source",
+    bytes: 256 * MIB,
+};
+
+/// `bytes` for a reader: the count, and the largest binary unit that divides it if there is
+/// one ("4096 bytes (4 KiB)", "100 bytes").
+pub fn size(bytes: u64) -> String {
+    let unit = [(GIB, "GiB"), (MIB, "MiB"), (KIB, "KiB")]
+        .into_iter()
+        .find(|&(u, _)| bytes >= u && bytes.is_multiple_of(u));
+    match unit {
+        Some((u, name)) => format!("{bytes} bytes ({} {name})", bytes / u),
+        None => format!("{bytes} bytes"),
+    }
+}
+
+/// The error for a file past `limit`; `len` is its length when it is known.
+fn too_large(path: &Path, limit: Limit, len: Option<u64>) -> InputError {
+    let has = match len {
+        Some(len) => format!("this file has {len}"),
+        None => "this input has more".to_string(),
+    };
+    err(
+        path,
+        format!(
+            "too large: {} may have at most {}; {has}",
+            limit.what,
+            size(limit.bytes)
+        ),
+    )
+}
+
+/// The bytes of the file at `path`, at most `limit.bytes` of them; a longer input is an
+/// error naming the file and the limit, found after reading at most one byte past it.
+pub fn read(path: &Path, limit: Limit) -> Result<Vec<u8>, InputError> {
+    let cannot = |e: std::io::Error| err(path, format!("cannot read: {e}"));
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    let known = file
+        .metadata()
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.len());
+    if let Some(len) = known.filter(|&len| len > limit.bytes) {
+        return Err(too_large(path, limit, Some(len)));
+    }
+    // The known length is at most the limit, so the capacity is too.
+    let mut bytes = Vec::with_capacity(known.unwrap_or(0) as usize);
+    file.take(limit.bytes + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    if bytes.len() as u64 > limit.bytes {
+        return Err(too_large(path, limit, None));
+    }
+    Ok(bytes)
+}
+
+/// [`read`], as UTF-8 text.
+pub fn read_text(path: &Path, limit: Limit) -> Result<String, InputError> {
+    String::from_utf8(read(path, limit)?).map_err(|e| {
+        err(
+            path,
+            format!(
+                "not UTF-8 text (invalid byte at offset {})",
+                e.utf8_error().valid_up_to()
+            ),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> std::path::PathBuf {
+        std::env::temp_dir().join(format!("gpu16-limits-{}-{name}", std::process::id()))
+    }
+
+    const TINY: Limit = Limit {
+        what: "a test input",
+        bytes: 8,
+    };
+
+    #[test]
+    fn a_file_at_the_limit_is_read_whole() {
+        let p = scratch("at");
+        std::fs::write(&p, [7u8; 8]).unwrap();
+        assert_eq!(read(&p, TINY).unwrap(), [7u8; 8]);
+        std::fs::remove_file(&p).unwrap();
+    }
+
+    #[test]
+    fn a_file_past_the_limit_names_the_file_the_limit_and_its_length() {
+        let p = scratch("past");
+        std::fs::write(&p, [7u8; 9]).unwrap();
+        let e = read(&p, TINY).unwrap_err();
+        assert_eq!(e.path, p);
+        assert_eq!(
+            e.message,
+            "too large: a test input may have at most 8 bytes; this file has 9"
+        );
+        std::fs::remove_file(&p).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_endless_input_stops_one_byte_past_the_limit() {
+        let e = read(Path::new("/dev/zero"), MEMORY_IMAGE).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "/dev/zero: too large: a raw memory image may have at most 4096 bytes (4 KiB); \
+             this input has more"
+        );
+    }
+
+    #[test]
+    fn sizes_use_the_largest_unit_that_divides() {
+        assert_eq!(size(PROGRAM_IMAGE.bytes), "1073741824 bytes (1 GiB)");
+        assert_eq!(size(SOURCE.bytes), "268435456 bytes (256 MiB)");
+        assert_eq!(size(4096), "4096 bytes (4 KiB)");
+        assert_eq!(size(1000), "1000 bytes");
+    }
+}
