@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 #[derive(Args)]
 pub struct AsmArgs {
-    /// Assembly source file.
+    /// Assembly source file (at most 256 MiB, as is each file it includes).
     pub source: PathBuf,
     /// Output file (default: SOURCE with the extension .bin, or stdout with --hex).
     #[arg(short, long, value_name = "OUT")]
@@ -23,7 +23,7 @@ pub struct AsmArgs {
 
 #[derive(Args)]
 pub struct DisasmArgs {
-    /// Program image (.bin, .tm or .hex).
+    /// Program image (.bin or .tm: at most 1 GiB; .hex: at most 2^22 words).
     pub image: PathBuf,
     /// Write the source here instead of stdout.
     #[arg(short, long, value_name = "OUT")]
@@ -32,7 +32,8 @@ pub struct DisasmArgs {
 
 #[derive(Args)]
 pub struct CheckArgs {
-    /// Program (.bin, .tm, .hex or assembly).
+    /// Program (.bin or .tm: at most 1 GiB; .hex: at most 2^22 words; assembly: at most
+    /// 256 MiB).
     pub program: PathBuf,
 }
 
@@ -84,7 +85,7 @@ pub fn asm(args: AsmArgs) -> Result<Finished, CliError> {
         Some(out) => Some(output_file(&source_inputs("SOURCE", &args.source), out)?),
         None => None,
     };
-    let assembly = match gpu16_asm::assemble_file(&args.source) {
+    let assembly = match gpu16::input::assemble_file(&args.source) {
         Ok(a) => a,
         Err(d) => return Ok(fail(&d)),
     };
@@ -137,7 +138,7 @@ pub fn check(args: CheckArgs) -> Result<Finished, CliError> {
         Ok(ProgramFormat::Assembly)
     );
     let (program, map) = if is_source {
-        match gpu16_asm::assemble_file(&args.program) {
+        match gpu16::input::assemble_file(&args.program) {
             Ok(a) => (a.program, Some(a.source_map)),
             Err(d) => return Ok(fail(&d)),
         }
