@@ -19,6 +19,13 @@ pub const RESERVED_CF_PCT: u64 = 5;
 /// Percentage of the short groups of a stream that have no instruction frame.
 const SHORT_EMPTY_PCT: u64 = 15;
 
+/// The most full groups a program may ask for: 65,536. A full group has at most 5 frames
+/// (a control frame and up to 4 instruction frames), so a program is at most 327,680 frames
+/// (10 MiB), well inside what the CLI loads, and takes a fraction of a second to generate.
+/// [`generate`] clamps `groups` to `1..=MAX_GROUPS`, so no caller can make it run for hours
+/// or allocate without bound; `gpu16 gen --groups` refuses larger values.
+pub const MAX_GROUPS: usize = 1 << 16;
+
 /// What kind of programs to favour.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Profile {
@@ -542,9 +549,10 @@ fn instr_frame(rng: &mut Rng, knobs: Knobs, shared_pct: u64, short: bool) -> [u8
     frame_bytes(rng, instrs)
 }
 
-/// Generate a program of `groups` control frames with their instruction frames. Now and then
-/// (per the profile) short groups pad it into a stream longer than the hardware task memory,
-/// the `groups` full groups spread among them.
+/// Generate a program of `groups` control frames with their instruction frames (`groups`
+/// clamped to `1..=`[`MAX_GROUPS`]). Now and then (per the profile) short groups pad it into
+/// a stream longer than the hardware task memory, the `groups` full groups spread among
+/// them.
 pub fn generate(seed: u64, groups: usize, profile: Profile) -> Generated {
     let mut rng = Rng::new(seed);
     let knobs = Knobs::of(profile);
@@ -556,7 +564,7 @@ pub fn generate(seed: u64, groups: usize, profile: Profile) -> Generated {
     } else {
         0
     };
-    let mut full_left = groups.max(1) as u64;
+    let mut full_left = groups.clamp(1, MAX_GROUPS) as u64;
     let mut ifs = 0usize;
     while full_left > 0 || frames.len() < target {
         let short = if full_left == 0 {

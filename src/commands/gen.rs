@@ -4,7 +4,7 @@ use super::outputs::{check_distinct, write_together, Named};
 use super::{CliError, Finished};
 use clap::Args;
 use gpu16::output::file::OutputFile;
-use gpu16_gen::{generate, generate_violating, Profile, Violation};
+use gpu16_gen::{generate, generate_violating, Profile, Violation, MAX_GROUPS};
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -12,10 +12,12 @@ pub struct GenArgs {
     /// Seed: the same seed gives the same bytes on every machine.
     #[arg(long)]
     pub seed: u64,
-    /// Number of full control-frame groups (at least 1); a program the profile pads into a
-    /// stream past the 64-frame task memory has short groups besides.
+    /// Number of full control-frame groups, 1 to 65536 (a group is at most 5 frames); a
+    /// program the profile pads into a stream past the 64-frame task memory has short
+    /// groups besides.
     #[arg(long, default_value_t = 3,
-          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new()
+              .range(1..=MAX_GROUPS as u64))]
     pub groups: usize,
     /// What to favour: alu, memory, atomics, scheduler or mixed.
     #[arg(long, default_value = "mixed", value_parser = parse_profile)]
