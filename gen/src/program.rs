@@ -20,10 +20,10 @@ pub const RESERVED_CF_PCT: u64 = 5;
 const SHORT_EMPTY_PCT: u64 = 15;
 
 /// The most full groups a program may ask for: 65,536. A full group has at most 5 frames
-/// (a control frame and up to 4 instruction frames), so a program is at most 327,680 frames
-/// (10 MiB), well inside what the CLI loads, and takes a fraction of a second to generate.
-/// [`generate`] clamps `groups` to `1..=MAX_GROUPS`, so no caller can make it run for hours
-/// or allocate without bound; `gpu16 gen --groups` refuses larger values.
+/// (a control frame and up to 4 instruction frames), so a program is at most about 327,680
+/// frames (10 MiB), well inside what the CLI loads, and takes about 5 seconds to generate in
+/// a debug build. [`generate`] clamps `groups` to `1..=MAX_GROUPS`, so no caller can make it
+/// run for hours or allocate without bound; `gpu16 gen --groups` refuses larger values.
 pub const MAX_GROUPS: usize = 1 << 16;
 
 /// What kind of programs to favour.
