@@ -2,6 +2,7 @@
 //! every core, stopping at the first divergence with a shrunk reproducer. Status 0 when no
 //! program diverged, 1 on a divergence, 2 when it could not compare.
 
+use super::bounds::{MAX_COUNT, MAX_JOBS};
 use super::gen::parse_profile;
 use super::outputs::write_together;
 use super::stdout::StdoutError;
@@ -20,11 +21,12 @@ use std::time::Instant;
 
 #[derive(Args)]
 pub struct FuzzArgs {
-    /// Programs to generate and diff (before sharding).
-    #[arg(long)]
+    /// Programs to generate and diff (before sharding), at most 2^48.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(..=MAX_COUNT))]
     pub count: u64,
-    /// Worker threads (default: all cores).
-    #[arg(long)]
+    /// Worker threads, 1 to 256 (default: all cores).
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new()
+              .range(1..=MAX_JOBS as u64))]
     pub jobs: Option<usize>,
     /// Run only shard I of K (0-based): seeds whose index is I modulo K.
     #[arg(long, value_name = "I/K", value_parser = parse_shard)]

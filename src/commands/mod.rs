@@ -1,7 +1,8 @@
-//! One module per subcommand, the clap arguments they share, how they write to stdout and
-//! how their results become exit statuses.
+//! One module per subcommand, the clap arguments they share and their bounds, how they
+//! write to stdout and how their results become exit statuses.
 
 pub mod asm;
+pub mod bounds;
 pub mod diff;
 pub mod fuzz;
 pub mod gen;

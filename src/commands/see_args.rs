@@ -2,6 +2,7 @@
 //! `--width`, `--mem-png`, `--palette` and `--vcd`. They are parsed here and handed to the
 //! library as a [`SeeOptions`], which does the work.
 
+use super::bounds::{MAX_TRACE_LIMIT, MAX_WIDTH};
 use super::value_enums::PaletteArg;
 use clap::Args;
 use gpu16::output::events::DEFAULT_LIMIT;
@@ -17,15 +18,17 @@ pub struct SeeArgs {
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
     /// Keep at most N run events for --trace, --timeline and --vcd: the earliest cycles; the
-    /// outputs say where they were cut.
+    /// outputs say where they were cut. N is 1 to 10000000.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_LIMIT as u64,
-          value_parser = clap::value_parser!(u64).range(1..))]
+          value_parser = clap::value_parser!(u64).range(1..=MAX_TRACE_LIMIT))]
     pub trace_limit: u64,
     /// Print a chart of tasks per core over the cycles (for short programs).
     #[arg(long, conflicts_with = "json")]
     pub timeline: bool,
-    /// Width of the --timeline chart in columns [default: $COLUMNS, else 100].
-    #[arg(long, value_name = "N", requires = "timeline")]
+    /// Width of the --timeline chart in columns, 1 to 100000 [default: $COLUMNS, else 100].
+    #[arg(long, value_name = "N", requires = "timeline",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new()
+              .range(1..=MAX_WIDTH as u64))]
     pub width: Option<usize>,
     /// Write the final shared memory as a 64x64 PNG (a pixel a byte, address y*64+x).
     #[arg(long, value_name = "FILE")]
