@@ -3,14 +3,9 @@
 //! it is asked for, which is what the assembler itself resolves (nested includes, includes
 //! inside `.repeat`), and it is only done when the command writes files.
 
-use gpu16::input::ProgramFormat;
+use gpu16::input::{limits, ProgramFormat};
 use std::cell::RefCell;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-
-/// The most bytes read of one file here: the assembler's own limit on a source, so a file
-/// that changed since the program was loaded cannot make this read without end.
-const MOST_BYTES: u64 = 256 << 20;
 
 /// Every file `program` includes, directly or not, if it is assembly; none otherwise.
 pub fn included_files(program: &Path) -> Vec<PathBuf> {
@@ -33,12 +28,10 @@ pub fn included_files(program: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// A source read as the loader reads it, within its limit, so a file that changed since the
+/// program was loaded cannot make this read without end.
 fn read(path: &Path) -> Result<String, String> {
-    let mut text = String::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(MOST_BYTES).read_to_string(&mut text))
-        .map_err(|e| e.to_string())?;
-    Ok(text)
+    limits::read_text(path, limits::SOURCE).map_err(|e| e.message)
 }
 
 #[cfg(test)]
