@@ -1,5 +1,8 @@
 //! Fuzz cases: each seed names one generated program, memory image and machine
 //! configuration, so a campaign is a range of seeds that any machine can split and replay.
+//! [`targets`] holds the bodies of the coverage-guided fuzz targets.
+
+pub mod targets;
 
 use crate::diff::{first_divergence, Outcome};
 use crate::Runner;
