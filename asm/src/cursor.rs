@@ -1,8 +1,12 @@
 //! Walking the tokens of one statement, and the small expression language of operands:
 //! numbers, `.equ` names, `+ - * / % << >> & | ^ ~` and parentheses, with C precedence.
+//! Arithmetic is checked: a result that does not fit 64 bits is an error, never a wrapped
+//! value, and nesting is bounded by [`MAX_EXPR_DEPTH`] so the recursion cannot overflow the
+//! stack.
 
 use crate::diagnostics::{Diagnostic, Span};
-use crate::lexer::{Tok, Token};
+use crate::lexer::{quote, shorten, Tok, Token};
+use crate::limits::MAX_EXPR_DEPTH;
 use std::collections::HashMap;
 
 /// Names a statement can refer to while it is being expanded.
@@ -18,13 +22,24 @@ pub struct Cursor<'a> {
     toks: &'a [Token],
     pos: usize,
     line: &'a Span,
+    /// Parentheses and unary operators open in the expression being read.
+    depth: usize,
 }
 
 pub type PResult<T> = Result<T, Diagnostic>;
 
+/// What the expression evaluator returns: its error boxed, so the frames of its
+/// recursion stay small.
+type Eval<T> = Result<T, Box<Diagnostic>>;
+
 impl<'a> Cursor<'a> {
     pub fn new(toks: &'a [Token], line: &'a Span) -> Cursor<'a> {
-        Cursor { toks, pos: 0, line }
+        Cursor {
+            toks,
+            pos: 0,
+            line,
+            depth: 0,
+        }
     }
 
     pub fn peek(&self) -> Option<&'a Token> {
@@ -134,7 +149,7 @@ impl<'a> Cursor<'a> {
     /// An expression, checked to lie in `lo..=hi`.
     pub fn value(&mut self, env: &Env, lo: i64, hi: i64, what: &str) -> PResult<(i64, Span)> {
         let start = self.here();
-        let v = self.expr(env, 0)?;
+        let v = self.expr(env, 0).map_err(|d| *d)?;
         let end = self.toks[self.pos - 1].col + self.toks[self.pos - 1].len;
         let span = start.at(start.col, end - start.col);
         if v < lo || v > hi {
@@ -143,14 +158,12 @@ impl<'a> Cursor<'a> {
         Ok((v, span))
     }
 
-    fn expr(&mut self, env: &Env, min_prec: u8) -> PResult<i64> {
+    fn expr(&mut self, env: &Env, min_prec: u8) -> Eval<i64> {
         let mut lhs = self.unary(env)?;
-        while let Some(
-            t @ Token {
-                tok: Tok::Punct(op),
-                ..
-            },
-        ) = self.peek()
+        while let Some(Token {
+            tok: Tok::Punct(op),
+            ..
+        }) = self.peek()
         {
             let op = *op;
             let prec = match op {
@@ -165,62 +178,141 @@ impl<'a> Cursor<'a> {
             if prec <= min_prec {
                 break;
             }
-            let span = self.span(t);
+            let at = self.pos;
             self.pos += 1;
             let rhs = self.expr(env, prec)?;
-            lhs = match op {
-                "|" => lhs | rhs,
-                "^" => lhs ^ rhs,
-                "&" => lhs & rhs,
-                "<<" | ">>" => {
-                    if !(0..63).contains(&rhs) {
-                        return self.error(&span, format!("shift by {rhs} is out of range"));
-                    }
-                    if op == "<<" {
-                        lhs.checked_shl(rhs as u32).unwrap_or(0)
-                    } else {
-                        lhs >> rhs
-                    }
-                }
-                "+" => lhs.wrapping_add(rhs),
-                "-" => lhs.wrapping_sub(rhs),
-                "*" => lhs.wrapping_mul(rhs),
-                _ => {
-                    if rhs == 0 {
-                        return self.error(&span, "division by zero in a constant expression");
-                    }
-                    if op == "/" {
-                        lhs.wrapping_div(rhs)
-                    } else {
-                        lhs.wrapping_rem(rhs)
-                    }
-                }
+            lhs = match binary(op, lhs, rhs) {
+                Ok(v) => v,
+                Err(msg) => return Err(self.fail(at, msg)),
             };
         }
         Ok(lhs)
     }
 
-    fn unary(&mut self, env: &Env) -> PResult<i64> {
-        let here = self.here();
+    /// Prefix operators and their operand. A run of `-` and `~` is read in a loop and
+    /// applied innermost first, so only parentheses recurse.
+    fn unary(&mut self, env: &Env) -> Eval<i64> {
+        let (first, depth) = (self.pos, self.depth);
+        while self
+            .peek()
+            .is_some_and(|t| t.is_punct("-") || t.is_punct("~"))
+        {
+            self.enter(self.pos)?;
+            self.pos += 1;
+        }
+        let prefix = first..self.pos;
+        let mut v = self.operand(env)?;
+        for at in prefix.rev() {
+            v = if self.toks[at].is_punct("~") {
+                !v
+            } else {
+                match v.checked_neg() {
+                    Some(n) => n,
+                    None => return Err(self.fail(at, overflow(format!("-({v})")))),
+                }
+            };
+        }
+        self.depth = depth;
+        Ok(v)
+    }
+
+    /// Open one more level of the expression at token `at`, unless that passes
+    /// [`MAX_EXPR_DEPTH`]: checked before recursing, so 20,000 `(` are an error, not a stack
+    /// overflow.
+    fn enter(&mut self, at: usize) -> Eval<()> {
+        if self.depth == MAX_EXPR_DEPTH {
+            return Err(self.fail(
+                at,
+                format!("the expression nests deeper than {MAX_EXPR_DEPTH} levels (the limit of parentheses and unary operators)"),
+            ));
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    /// A number, a constant or a parenthesized expression.
+    fn operand(&mut self, env: &Env) -> Eval<i64> {
+        let at = self.pos;
         let Some(t) = self.next() else {
-            return self.error(&here, "expected a number, found the end of the line");
+            return Err(self.fail(at, "expected a number, found the end of the line".into()));
         };
         match &t.tok {
             Tok::Num(n) => Ok(*n),
-            Tok::Punct("-") => Ok(self.unary(env)?.wrapping_neg()),
-            Tok::Punct("~") => Ok(!self.unary(env)?),
             Tok::Punct("(") => {
+                self.enter(at)?;
                 let v = self.expr(env, 0)?;
-                self.expect(")", "to close `(`")?;
+                self.expect(")", "to close `(`").map_err(Box::new)?;
+                self.depth -= 1;
                 Ok(v)
             }
             Tok::Ident(name) => match env.consts.get(name) {
                 Some(v) => Ok(*v),
-                None => self.error(&here, format!("`{name}` is not defined (no `.equ {name}`)")),
+                None => Err(self.fail(at, undefined(name))),
             },
-            _ => self.error(&here, format!("expected a number, found {}", t.describe())),
+            _ => Err(self.fail(at, format!("expected a number, found {}", t.describe()))),
         }
     }
+
+    /// An error at token `at` (or past the last). Kept out of the recursive functions so
+    /// their stack frames stay small.
+    #[cold]
+    #[inline(never)]
+    fn fail(&self, at: usize, msg: String) -> Box<Diagnostic> {
+        let span = match self.toks.get(at) {
+            Some(t) => self.span(t),
+            None => self.here(),
+        };
+        Box::new(Diagnostic::error(&span, msg))
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn undefined(name: &str) -> String {
+    format!(
+        "{} is not defined (no `.equ {}`)",
+        quote(name),
+        shorten(name)
+    )
+}
+
+fn overflow(what: String) -> String {
+    format!("constant expression overflows 64 bits: {what} is not in -2^63..2^63-1")
+}
+
+/// `lhs op rhs` for a binary operator, or why it has no 64-bit value.
+fn binary(op: &str, lhs: i64, rhs: i64) -> Result<i64, String> {
+    let checked = match op {
+        "|" => Some(lhs | rhs),
+        "^" => Some(lhs ^ rhs),
+        "&" => Some(lhs & rhs),
+        "<<" | ">>" => {
+            if !(0..64).contains(&rhs) {
+                return Err(format!("shift by {rhs} is out of range (0..63)"));
+            }
+            if op == ">>" {
+                Some(lhs >> rhs)
+            } else {
+                // Bits shifted out, the sign bit included, are an overflow.
+                Some(lhs << rhs).filter(|v| v >> rhs == lhs)
+            }
+        }
+        "+" => lhs.checked_add(rhs),
+        "-" => lhs.checked_sub(rhs),
+        "*" => lhs.checked_mul(rhs),
+        _ => {
+            if rhs == 0 {
+                return Err("division by zero in a constant expression".into());
+            }
+            // Only i64::MIN / -1 overflows; i64::MIN % -1 is 0, which wrapping_rem gives.
+            if op == "/" {
+                lhs.checked_div(rhs)
+            } else {
+                Some(lhs.wrapping_rem(rhs))
+            }
+        }
+    };
+    checked.ok_or_else(|| overflow(format!("{lhs} {op} {rhs}")))
 }
 
 /// `Some(Some(n))` for `r0`..`r15`, `Some(None)` for something that looks like a register

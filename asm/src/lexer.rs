@@ -1,6 +1,8 @@
 //! Splitting one source line into tokens with their columns. Comments (`;` or `//` to the
 //! end of the line) are dropped here, so nothing later has to know about them.
 
+use crate::limits::MAX_LINE_TOKENS;
+
 /// What a token is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Tok {
@@ -35,12 +37,29 @@ impl Token {
     /// How the token reads in a message.
     pub fn describe(&self) -> String {
         match &self.tok {
-            Tok::Ident(s) => format!("`{s}`"),
+            Tok::Ident(s) => quote(s),
             Tok::Num(n) => format!("`{n}`"),
-            Tok::Str(s) => format!("\"{s}\""),
+            Tok::Str(s) => format!("\"{}\"", shorten(s)),
             Tok::Punct(p) => format!("`{p}`"),
         }
     }
+}
+
+/// The most characters of a name or string a message quotes.
+const QUOTED_CHARS: usize = 40;
+
+/// `s` cut to [`QUOTED_CHARS`] characters, with `…` where it was cut: a message about a
+/// name need not carry a megabyte of it.
+pub fn shorten(s: &str) -> std::borrow::Cow<'_, str> {
+    match s.char_indices().nth(QUOTED_CHARS) {
+        None => s.into(),
+        Some((end, _)) => format!("{}…", &s[..end]).into(),
+    }
+}
+
+/// `s` in backticks, for a message, [`shorten`]ed.
+pub fn quote(s: &str) -> String {
+    format!("`{}`", shorten(s))
 }
 
 /// A lexical error: column, length and message.
@@ -78,92 +97,98 @@ pub fn number(text: &str) -> Option<i64> {
         .and_then(|v| i64::try_from(v).ok())
 }
 
-/// Tokens of `line`, or the first lexical error on it.
+/// Tokens of `line`, or the first lexical error on it. The line is walked character by
+/// character and never copied whole, so a huge line costs only what its tokens hold, and
+/// at most [`MAX_LINE_TOKENS`] of those.
 pub fn lex(line: &str) -> Result<Vec<Token>, LexError> {
-    let chars: Vec<char> = line.chars().collect();
+    // Byte offset and 1-based column of each character still to read.
+    let mut chars = line.char_indices().zip(1..).peekable();
     let mut out = Vec::new();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        let col = i + 1;
+    while let Some(((at, c), col)) = chars.next() {
         if c.is_whitespace() {
-            i += 1;
             continue;
         }
-        if c == ';' || (c == '/' && chars.get(i + 1) == Some(&'/')) {
+        let next = chars.peek().map(|&((_, n), _)| n);
+        if c == ';' || (c == '/' && next == Some('/')) {
             break;
         }
-        if ident_start(c) {
-            let start = i;
-            while i < chars.len() && ident_char(chars[i]) {
-                i += 1;
-            }
-            let s: String = chars[start..i].iter().collect();
-            out.push(Token {
-                tok: Tok::Ident(s),
+        if out.len() == MAX_LINE_TOKENS {
+            return Err((
                 col,
-                len: i - start,
-            });
-            continue;
+                1,
+                format!("more than {MAX_LINE_TOKENS} tokens on one line (the limit of a line)"),
+            ));
         }
-        if c.is_ascii_digit() {
-            let start = i;
-            while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {
-                i += 1;
+        // Consume the characters after `c` that `more` accepts: the token's byte end and
+        // its length in characters.
+        let mut run = |more: &dyn Fn(char) -> bool| {
+            let mut end = at + c.len_utf8();
+            let mut len = 1;
+            while let Some(&((i, n), _)) = chars.peek() {
+                if !more(n) {
+                    break;
+                }
+                chars.next();
+                end = i + n.len_utf8();
+                len += 1;
             }
-            let s: String = chars[start..i].iter().collect();
-            let n = number(&s).ok_or_else(|| {
+            (end, len)
+        };
+        let token = if ident_start(c) {
+            let (end, len) = run(&ident_char);
+            Token {
+                tok: Tok::Ident(line[at..end].to_string()),
+                col,
+                len,
+            }
+        } else if c.is_ascii_digit() {
+            let (end, len) = run(&|n| n.is_ascii_alphanumeric() || n == '_');
+            let s = &line[at..end];
+            let n = number(s).ok_or_else(|| {
                 (
                     col,
-                    i - start,
-                    format!("`{s}` is not a number (decimal, 0x hex or 0b binary, at most 2^63-1)"),
+                    len,
+                    format!(
+                        "{} is not a number (decimal, 0x hex or 0b binary, at most 2^63-1)",
+                        quote(s)
+                    ),
                 )
             })?;
-            out.push(Token {
+            Token {
                 tok: Tok::Num(n),
                 col,
-                len: i - start,
-            });
-            continue;
-        }
-        if c == '"' {
-            let start = i;
-            i += 1;
-            while i < chars.len() && chars[i] != '"' {
-                i += 1;
+                len,
             }
-            if i == chars.len() {
-                return Err((col, chars.len() - start, "unterminated string".into()));
+        } else if c == '"' {
+            let (end, len) = run(&|n| n != '"');
+            if chars.next().is_none() {
+                return Err((col, len, "unterminated string".into()));
             }
-            let s: String = chars[start + 1..i].iter().collect();
-            i += 1;
-            out.push(Token {
-                tok: Tok::Str(s),
+            Token {
+                tok: Tok::Str(line[at + 1..end].to_string()),
                 col,
-                len: i - start,
-            });
-            continue;
-        }
-        let two: String = chars[i..(i + 2).min(chars.len())].iter().collect();
-        if let Some(p) = PUNCT2.iter().find(|p| **p == two) {
-            out.push(Token {
+                len: len + 1,
+            }
+        } else if let Some(p) = PUNCT2
+            .iter()
+            .find(|p| Some(p.as_bytes()[1] as char) == next && p.starts_with(c))
+        {
+            chars.next();
+            Token {
                 tok: Tok::Punct(p),
                 col,
                 len: 2,
-            });
-            i += 2;
-            continue;
-        }
-        if let Some(p) = PUNCT1.iter().chain(["~"].iter()).find(|p| p.starts_with(c)) {
-            out.push(Token {
+            }
+        } else if let Some(p) = PUNCT1.iter().chain(["~"].iter()).find(|p| p.starts_with(c)) {
+            Token {
                 tok: Tok::Punct(p),
                 col,
                 len: 1,
-            });
-            i += 1;
-            continue;
-        }
-        return Err((col, 1, format!("unexpected character `{c}`")));
+            }
+        } else {
+            return Err((col, 1, format!("unexpected character `{c}`")));
+        };
+        out.push(token);
     }
     Ok(out)
 }

@@ -11,6 +11,7 @@ mod cursor;
 pub mod diagnostics;
 mod disasm;
 mod lexer;
+pub mod limits;
 mod operands;
 mod source;
 
