@@ -4,6 +4,7 @@
 
 use crate::diagnostics::{Diagnostic, Severity, Span};
 use crate::operands::{Item, Target};
+use crate::report::Report;
 use gpu16_machine::frame::FRAME_BYTES;
 use gpu16_machine::isa::FRAME_INSTRS;
 use gpu16_machine::Program;
@@ -51,14 +52,14 @@ struct OpenIf {
 struct Builder<'d> {
     frames: Vec<[u8; FRAME_BYTES]>,
     map: SourceMap,
-    diags: &'d mut Vec<Diagnostic>,
+    diags: &'d mut Report,
     /// The frame index of the open group's CF and how many IFs it has so far.
     group: Option<(usize, usize)>,
     open: Option<OpenIf>,
 }
 
 /// Build the frames of `items`; problems go to `diags`.
-pub fn build(items: Vec<Item>, file: &str, diags: &mut Vec<Diagnostic>) -> Option<Assembly> {
+pub fn build(items: Vec<Item>, file: &str, diags: &mut Report) -> Option<Assembly> {
     let mut b = Builder {
         frames: Vec::new(),
         map: SourceMap::default(),
@@ -67,6 +68,9 @@ pub fn build(items: Vec<Item>, file: &str, diags: &mut Vec<Diagnostic>) -> Optio
         open: None,
     };
     for item in items {
+        if b.diags.stopped() {
+            return None;
+        }
         b.item(item);
     }
     b.close_if();
@@ -80,7 +84,7 @@ pub fn build(items: Vec<Item>, file: &str, diags: &mut Vec<Diagnostic>) -> Optio
         ));
         return None;
     }
-    if b.frames.is_empty() || b.diags.iter().any(|d| d.severity == Severity::Error) {
+    if b.frames.is_empty() || b.diags.has_errors() {
         return None;
     }
     match Program::from_frames(b.frames) {

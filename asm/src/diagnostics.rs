@@ -1,12 +1,17 @@
 //! Source positions and the messages reported against them: `file:line:col: error: ...`,
 //! then the source line and a caret under the column, so a user can find every problem
-//! without counting characters.
+//! without counting characters. A message quotes at most a bounded, escaped excerpt of its
+//! line (see `excerpt.rs`), so no input makes a huge or terminal-hostile message.
 
+use crate::excerpt::{escape, excerpt, MESSAGE_CHARS};
 use std::fmt;
 use std::sync::Arc;
 
 /// A place in a source file: 1-based line and column (in characters), the length of the
-/// marked text, and the whole line so a message can quote it.
+/// marked text, and the line's text so a message can quote it. In a [`Diagnostic`], `text`
+/// is only what the message shows of the line: at most
+/// [`EXCERPT_WIDTH`](crate::excerpt::EXCERPT_WIDTH) characters around the column, control
+/// characters escaped, `…` where it was cut.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Span {
     pub file: Arc<str>,
@@ -31,6 +36,9 @@ impl Span {
 pub enum Severity {
     Error,
     Warning,
+    /// Not a problem of the source: something about the report itself (that it stopped
+    /// early at the limit of diagnostics).
+    Note,
 }
 
 impl Severity {
@@ -38,6 +46,7 @@ impl Severity {
         match self {
             Severity::Error => "error",
             Severity::Warning => "warning",
+            Severity::Note => "note",
         }
     }
 }
@@ -47,10 +56,20 @@ impl Severity {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
     pub severity: Severity,
+    /// Where the problem is. In the diagnostics an assembly returns, its `text` is only
+    /// the excerpt of the line that is shown.
     pub span: Option<Span>,
     /// Where the problem is when there is no source line: `file` or `file: frame 3`.
     pub location: String,
+    /// What is wrong; in the diagnostics an assembly returns, with control characters
+    /// escaped and at most [`MESSAGE_CHARS`](crate::excerpt::MESSAGE_CHARS) characters.
     pub message: String,
+    /// Once `span.text` is cut to the excerpt: how many of its characters come before the
+    /// caret, and how many carets. Cutting waits until a diagnostic is kept, so a line
+    /// inside `.repeat` that fails on every pass costs little on each.
+    /// (Both are at most a few hundred; `u32` keeps `Diagnostic` small, which every
+    /// `Result` carrying one pays for.)
+    caret: Option<(u32, u32)>,
 }
 
 impl Diagnostic {
@@ -60,6 +79,7 @@ impl Diagnostic {
             span: Some(span.clone()),
             location: String::new(),
             message: message.into(),
+            caret: None,
         }
     }
 
@@ -68,6 +88,12 @@ impl Diagnostic {
             severity: Severity::Warning,
             ..Diagnostic::error(span, message)
         }
+    }
+
+    /// An error at `span`, whose `text` is ignored, on the line `line`: for lines the
+    /// assembler does not keep, so that reporting one never copies it whole.
+    pub(crate) fn error_in(span: &Span, line: &str, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::error(span, message).cut(line)
     }
 
     /// A problem with no source line to point at.
@@ -79,39 +105,74 @@ impl Diagnostic {
         Diagnostic {
             severity,
             span: None,
-            location: location.into(),
+            location: escape(&location.into(), MESSAGE_CHARS).into_owned(),
             message: message.into(),
+            caret: None,
         }
+        .shrunk()
     }
 
     /// `(line, col)` of the problem, for tests and sorting.
     pub fn position(&self) -> Option<(usize, usize)> {
         self.span.as_ref().map(|s| (s.line, s.col))
     }
+
+    /// The same diagnostic holding no more than it shows: the message escaped and cut,
+    /// the line cut to its excerpt.
+    pub(crate) fn shrunk(self) -> Diagnostic {
+        match &self.span {
+            Some(s) if self.caret.is_none() => {
+                let line = s.text.clone();
+                self.cut(&line)
+            }
+            _ => Diagnostic {
+                message: escape(&self.message, MESSAGE_CHARS).into_owned(),
+                ..self
+            },
+        }
+    }
+
+    /// [`shrunk`](Self::shrunk), quoting `line` (the line `span` is on).
+    fn cut(self, line: &str) -> Diagnostic {
+        let Some(span) = &self.span else {
+            return self.shrunk();
+        };
+        let shown = excerpt(line, span.col, span.len);
+        Diagnostic {
+            span: Some(Span {
+                text: shown.text.into(),
+                ..span.clone()
+            }),
+            message: escape(&self.message, MESSAGE_CHARS).into_owned(),
+            caret: Some((shown.caret as u32, shown.marks as u32)),
+            ..self
+        }
+    }
 }
 
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.caret.is_none() && self.span.is_some() {
+            return self.clone().shrunk().fmt(f);
+        }
         let sev = self.severity.name();
         let Some(s) = &self.span else {
             return write!(f, "{}: {sev}: {}", self.location, self.message);
         };
-        writeln!(
-            f,
-            "{}:{}:{}: {sev}: {}",
-            s.file, s.line, s.col, self.message
-        )?;
+        let file = escape(&s.file, MESSAGE_CHARS);
+        writeln!(f, "{file}:{}:{}: {sev}: {}", s.line, s.col, self.message)?;
         writeln!(f, "    {}", s.text)?;
         // Tabs are copied into the padding so the caret lines up however the terminal
         // expands them.
+        let (caret, marks) = self.caret.unwrap_or((0, 1));
+        let (caret, marks) = (caret as usize, marks as usize);
         let pad: String = s
             .text
             .chars()
-            .take(s.col.saturating_sub(1))
+            .take(caret)
             .map(|c| if c == '\t' { '\t' } else { ' ' })
             .collect();
-        let marks = "^".repeat(s.len.max(1));
-        write!(f, "    {pad}{marks}")
+        write!(f, "    {pad}{}", "^".repeat(marks))
     }
 }
 

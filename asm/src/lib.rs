@@ -10,9 +10,11 @@ mod check;
 mod cursor;
 pub mod diagnostics;
 mod disasm;
+mod excerpt;
 mod lexer;
 pub mod limits;
 mod operands;
+mod report;
 mod source;
 
 pub use assemble::{Assembly, FrameSource, SourceMap, MAX_GROUP};
@@ -40,16 +42,14 @@ pub fn assemble_with(
 ) -> Result<Assembly, Diagnostics> {
     let mut ex = source::Expander::new(load);
     ex.file(source, file);
-    let mut diags = std::mem::take(&mut ex.diags);
-    let assembly = assemble::build(ex.items, file, &mut diags);
-    // Expansion and frame building report in two passes; file order reads best.
-    diags.sort_by(|a, b| {
-        let key = |d: &Diagnostic| d.span.as_ref().map(|s| (s.file.clone(), s.line, s.col));
-        key(a).cmp(&key(b))
-    });
-    // A line inside `.repeat` fails the same way on every pass; say it once.
-    let mut seen = std::collections::HashSet::new();
-    diags.retain(|d| seen.insert(d.to_string()));
+    let mut report = std::mem::take(&mut ex.report);
+    // Past the limit of diagnostics the assembler stops: the frames would only add more.
+    let assembly = if report.stopped() {
+        None
+    } else {
+        assemble::build(std::mem::take(&mut ex.items), file, &mut report)
+    };
+    let diags = report.finish(file);
     match assembly {
         Some(a) if diags.is_empty() => Ok(a),
         _ => Err(Diagnostics(diags)),

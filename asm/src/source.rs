@@ -6,6 +6,7 @@ use crate::cursor::{Cursor, Env};
 use crate::diagnostics::{Diagnostic, Span};
 use crate::lexer::{lex, Tok, Token};
 use crate::operands::{self, Item};
+use crate::report::Report;
 use gpu16_machine::ControlFrame;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -33,25 +34,35 @@ pub struct Stmt {
     pub args: Vec<Token>,
 }
 
-/// Split `text` into lines of statements; lexical errors go to `diags`.
-pub fn parse_lines(text: &str, file: &str, diags: &mut Vec<Diagnostic>) -> Vec<Line> {
+/// Split `text` into lines of statements; lexical errors go to `report`. Stops when the
+/// report does.
+pub fn parse_lines(text: &str, file: &str, report: &mut Report) -> Vec<Line> {
     let file: Arc<str> = file.into();
     let mut out = Vec::new();
     for (n, raw) in text.lines().enumerate() {
-        let span = Span {
+        if report.stopped() {
+            break;
+        }
+        // Only a line that is kept is copied, so an erroneous huge line costs nothing.
+        let mut span = Span {
             file: file.clone(),
             line: n + 1,
             col: 1,
-            len: raw.chars().count(),
-            text: raw.into(),
+            len: 0,
+            text: Arc::from(""),
         };
         let toks = match lex(raw) {
             Ok(t) => t,
             Err((col, len, msg)) => {
-                diags.push(Diagnostic::error(&span.at(col, len), msg));
+                report.push(Diagnostic::error_in(&span.at(col, len), raw, msg));
                 continue;
             }
         };
+        if toks.is_empty() {
+            continue;
+        }
+        span.len = raw.chars().count();
+        span.text = raw.into();
         let mut labels = Vec::new();
         let mut i = 0;
         while let (Some(Tok::Ident(name)), Some(colon)) =
@@ -72,7 +83,7 @@ pub fn parse_lines(text: &str, file: &str, diags: &mut Vec<Diagnostic>) -> Vec<L
                     args: toks[i + 1..].to_vec(),
                 }),
                 _ => {
-                    diags.push(Diagnostic::error(
+                    report.push(Diagnostic::error(
                         &span.at(t.col, t.len),
                         format!(
                             "expected an instruction, a directive or a label, found {}",
@@ -94,7 +105,7 @@ pub fn parse_lines(text: &str, file: &str, diags: &mut Vec<Diagnostic>) -> Vec<L
 pub struct Expander<'a> {
     pub env: Env,
     pub items: Vec<Item>,
-    pub diags: Vec<Diagnostic>,
+    pub report: Report,
     loader: Loader<'a>,
     includes: Vec<PathBuf>,
     overflowed: bool,
@@ -105,16 +116,17 @@ impl<'a> Expander<'a> {
         Expander {
             env: Env::default(),
             items: Vec::new(),
-            diags: Vec::new(),
+            report: Report::default(),
             loader,
             includes: Vec::new(),
             overflowed: false,
         }
     }
 
-    /// Expand a whole file's text.
+    /// Expand a whole file's text; a leading byte order mark is not part of it.
     pub fn file(&mut self, text: &str, file: &str) {
-        let lines = parse_lines(text, file, &mut self.diags);
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let lines = parse_lines(text, file, &mut self.report);
         self.includes.push(PathBuf::from(file));
         self.lines(&lines);
         self.includes.pop();
@@ -123,7 +135,7 @@ impl<'a> Expander<'a> {
     fn lines(&mut self, lines: &[Line]) {
         let mut i = 0;
         while i < lines.len() {
-            if self.overflowed {
+            if self.overflowed || self.report.stopped() {
                 return;
             }
             let line = &lines[i];
@@ -173,7 +185,7 @@ impl<'a> Expander<'a> {
                 },
             };
             if let Err(d) = result {
-                self.diags.push(d);
+                self.report.push(d);
             }
         }
     }
@@ -182,7 +194,7 @@ impl<'a> Expander<'a> {
         if self.items.len() >= MAX_ITEMS {
             if !self.overflowed {
                 let span = item.span().clone();
-                self.diags.push(Diagnostic::error(
+                self.report.push(Diagnostic::error(
                     &span,
                     format!("the program expands to more than {MAX_ITEMS} statements"),
                 ));
