@@ -22,10 +22,23 @@ pub use check::{check, lint, Finding};
 pub use diagnostics::{Diagnostic, Diagnostics, Severity, Span};
 pub use disasm::{control_line, disassemble, frame_lines};
 
+use limits::MAX_FILE_BYTES;
+use std::io::Read;
 use std::path::Path;
 
+/// The text of the file at `path`, read through a reader that stops one byte past
+/// [`MAX_FILE_BYTES`], so an endless file (`/dev/zero`) fails at once instead of filling
+/// the memory.
 fn read_file(path: &Path) -> Result<String, String> {
-    std::fs::read_to_string(path).map_err(|e| e.to_string())
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() > MAX_FILE_BYTES {
+        return Err(source::too_big());
+    }
+    String::from_utf8(bytes).map_err(|_| "the file is not UTF-8 text".to_string())
 }
 
 /// Assemble `source` (named `file` in diagnostics). `.include` paths are read from the
@@ -34,7 +47,8 @@ pub fn assemble(source: &str, file: &str) -> Result<Assembly, Diagnostics> {
     assemble_with(source, file, &read_file)
 }
 
-/// Assemble with `load` reading included files (tests give an in-memory one).
+/// Assemble with `load` reading included files (tests give an in-memory one). Whatever
+/// `load` returns is held to the limits of [`limits`] like a file read from disk.
 pub fn assemble_with(
     source: &str,
     file: &str,
@@ -43,8 +57,8 @@ pub fn assemble_with(
     let mut ex = source::Expander::new(load);
     ex.file(source, file);
     let mut report = std::mem::take(&mut ex.report);
-    // Past the limit of diagnostics the assembler stops: the frames would only add more.
-    let assembly = if report.stopped() {
+    // Items cut short by a limit would only make frames with more (false) problems.
+    let assembly = if report.stopped() || ex.exhausted() {
         None
     } else {
         assemble::build(std::mem::take(&mut ex.items), file, &mut report)

@@ -1,10 +1,15 @@
 //! Reading source text into statements and expanding the directives that only rearrange
 //! source: `.include`, `.equ`, `.reg` and `.repeat` ... `.end`. What comes out is a flat list
-//! of frame-level items ([`Item`]) with every operand evaluated.
+//! of frame-level items ([`Item`]) with every operand evaluated. Every statement processed
+//! is paid for from one [`Budget`] before it is processed, so no input expands for long.
 
 use crate::cursor::{Cursor, Env};
 use crate::diagnostics::{Diagnostic, Span};
 use crate::lexer::{lex, Tok, Token};
+use crate::limits::{
+    Budget, MAX_FILE_BYTES, MAX_INCLUDE_BYTES, MAX_INCLUDE_DEPTH, MAX_ITEMS, MAX_REPEAT_DEPTH,
+    MAX_STATEMENTS,
+};
 use crate::operands::{self, Item};
 use crate::report::Report;
 use gpu16_machine::ControlFrame;
@@ -14,19 +19,37 @@ use std::sync::Arc;
 /// Reads an included file: its text, or why it cannot be read.
 pub type Loader<'a> = &'a dyn Fn(&Path) -> Result<String, String>;
 
-/// Expansion stops here, so `.repeat 1000000000` reports instead of eating the memory.
-pub const MAX_ITEMS: usize = 1 << 22;
-const MAX_INCLUDE_DEPTH: usize = 16;
-
 /// One source line: the labels it defines and its statement, if any.
 #[derive(Clone, Debug)]
 pub struct Line {
     pub span: Span,
     pub labels: Vec<(String, Span)>,
     pub stmt: Option<Stmt>,
+    /// Characters up to the end of the last token: what processing the line costs.
+    pub chars: usize,
+    /// For a `.repeat` with its `.end`: the body, and what one pass over it costs at least.
+    pub block: Option<Block>,
 }
 
-/// A mnemonic or directive (lower-cased) and the tokens after it.
+/// The body of a `.repeat`: the lines after it up to its `.end`.
+#[derive(Clone, Copy, Debug)]
+pub struct Block {
+    /// How many lines the body has (the `.end` follows them).
+    pub lines: usize,
+    /// Statements and characters of the body's own lines, not counting the bodies of
+    /// `.repeat`s nested in it: a pass processes at least these.
+    pub statements: usize,
+    pub chars: usize,
+}
+
+/// A `.repeat` whose `.end` is not found yet, while blocks are matched.
+struct Open {
+    line: usize,
+    statements: usize,
+    chars: usize,
+}
+
+/// A statement's name (lower-cased) and the tokens after it.
 #[derive(Clone, Debug)]
 pub struct Stmt {
     pub name: String,
@@ -34,11 +57,13 @@ pub struct Stmt {
     pub args: Vec<Token>,
 }
 
-/// Split `text` into lines of statements; lexical errors go to `report`. Stops when the
-/// report does.
+/// Split `text` into lines of statements, each `.repeat` matched with its `.end`;
+/// lexical errors go to `report`. Stops when the report does, or at a file with more
+/// statements than one assembly may process.
 pub fn parse_lines(text: &str, file: &str, report: &mut Report) -> Vec<Line> {
     let file: Arc<str> = file.into();
-    let mut out = Vec::new();
+    let mut out: Vec<Line> = Vec::new();
+    let mut kept = Budget::default();
     for (n, raw) in text.lines().enumerate() {
         if report.stopped() {
             break;
@@ -58,8 +83,11 @@ pub fn parse_lines(text: &str, file: &str, report: &mut Report) -> Vec<Line> {
                 continue;
             }
         };
-        if toks.is_empty() {
-            continue;
+        let Some(last) = toks.last() else { continue };
+        let chars = last.col + last.len - 1;
+        if let Err(msg) = kept.spend(1, chars) {
+            report.push(Diagnostic::error_in(&span.at(1, chars), raw, msg));
+            break;
         }
         span.len = raw.chars().count();
         span.text = raw.into();
@@ -95,10 +123,48 @@ pub fn parse_lines(text: &str, file: &str, report: &mut Report) -> Vec<Line> {
             },
         };
         if stmt.is_some() || !labels.is_empty() {
-            out.push(Line { span, labels, stmt });
+            out.push(Line {
+                span,
+                labels,
+                stmt,
+                chars,
+                block: None,
+            });
         }
     }
+    match_blocks(&mut out);
     out
+}
+
+/// Match each `.repeat` with its `.end` (innermost first, as they nest) in one pass, so
+/// even thousands of unclosed `.repeat`s cost linear time. An unmatched one keeps no
+/// block and is reported when it is reached.
+fn match_blocks(lines: &mut [Line]) {
+    let mut open: Vec<Open> = Vec::new();
+    for i in 0..lines.len() {
+        let name = lines[i].stmt.as_ref().map(|s| s.name.as_str());
+        if name == Some(".end") {
+            if let Some(o) = open.pop() {
+                lines[o.line].block = Some(Block {
+                    lines: i - o.line - 1,
+                    statements: o.statements,
+                    chars: o.chars,
+                });
+            }
+            continue;
+        }
+        if let Some(o) = open.last_mut() {
+            o.statements += 1;
+            o.chars += lines[i].chars;
+        }
+        if name == Some(".repeat") {
+            open.push(Open {
+                line: i,
+                statements: 0,
+                chars: 0,
+            });
+        }
+    }
 }
 
 /// The state of one expansion.
@@ -108,7 +174,13 @@ pub struct Expander<'a> {
     pub report: Report,
     loader: Loader<'a>,
     includes: Vec<PathBuf>,
-    overflowed: bool,
+    /// Bytes of included text read so far.
+    included: usize,
+    /// `.repeat`s open around the line being expanded.
+    repeats: usize,
+    budget: Budget,
+    /// A limit of the whole assembly was reached: nothing more is expanded.
+    exhausted: bool,
 }
 
 impl<'a> Expander<'a> {
@@ -119,7 +191,10 @@ impl<'a> Expander<'a> {
             report: Report::default(),
             loader,
             includes: Vec::new(),
-            overflowed: false,
+            included: 0,
+            repeats: 0,
+            budget: Budget::default(),
+            exhausted: false,
         }
     }
 
@@ -132,14 +207,34 @@ impl<'a> Expander<'a> {
         self.includes.pop();
     }
 
+    /// Whether a limit of the whole assembly was reached, so the items are cut short.
+    pub fn exhausted(&self) -> bool {
+        self.exhausted
+    }
+
+    /// Whether expansion must stop: a limit of the assembly was reached.
+    fn done(&self) -> bool {
+        self.exhausted || self.report.stopped()
+    }
+
+    /// Report that a limit of the whole assembly was reached, and stop.
+    fn exhaust(&mut self, d: Diagnostic) {
+        self.report.push(d);
+        self.exhausted = true;
+    }
+
     fn lines(&mut self, lines: &[Line]) {
         let mut i = 0;
         while i < lines.len() {
-            if self.overflowed || self.report.stopped() {
+            if self.done() {
                 return;
             }
             let line = &lines[i];
             i += 1;
+            if let Err(msg) = self.budget.spend(1, line.chars) {
+                self.exhaust(Diagnostic::error(&line.span.at(1, line.chars), msg));
+                return;
+            }
             for (name, span) in &line.labels {
                 self.push(Item::Label {
                     name: name.clone(),
@@ -149,11 +244,11 @@ impl<'a> Expander<'a> {
             let Some(stmt) = &line.stmt else { continue };
             let mut cur = Cursor::new(&stmt.args, &line.span);
             let result = match stmt.name.as_str() {
-                ".repeat" => match matching_end(lines, i) {
-                    Some(end) => {
-                        let body = &lines[i..end];
-                        i = end + 1;
-                        self.repeat(&mut cur, body)
+                ".repeat" => match line.block {
+                    Some(block) => {
+                        let body = &lines[i..i + block.lines];
+                        i += block.lines + 1;
+                        self.repeat(&mut cur, body, block)
                     }
                     None => Err(Diagnostic::error(
                         &stmt.span,
@@ -191,22 +286,23 @@ impl<'a> Expander<'a> {
     }
 
     fn push(&mut self, item: Item) {
+        if self.exhausted {
+            return;
+        }
         if self.items.len() >= MAX_ITEMS {
-            if !self.overflowed {
-                let span = item.span().clone();
-                self.report.push(Diagnostic::error(
-                    &span,
-                    format!("the program expands to more than {MAX_ITEMS} statements"),
-                ));
-            }
-            self.overflowed = true;
+            let span = item.span().clone();
+            self.exhaust(Diagnostic::error(
+                &span,
+                format!("the program expands to more than {MAX_ITEMS} items (the limit of instructions, `.word` values, labels and frames)"),
+            ));
             return;
         }
         self.items.push(item);
     }
 
-    fn repeat(&mut self, cur: &mut Cursor, body: &[Line]) -> Result<(), Diagnostic> {
-        let (count, _) = cur.value(&self.env, 0, MAX_ITEMS as i64, "the repeat count")?;
+    fn repeat(&mut self, cur: &mut Cursor, body: &[Line], block: Block) -> Result<(), Diagnostic> {
+        let (count, count_span) =
+            cur.value(&self.env, 0, MAX_STATEMENTS as i64, "the repeat count")?;
         let counter = if cur.eat(",") {
             let here = cur.here();
             match cur.next().and_then(Token::ident) {
@@ -217,18 +313,43 @@ impl<'a> Expander<'a> {
             None
         };
         cur.expect_end("the repeat count")?;
+        if self.repeats == MAX_REPEAT_DEPTH {
+            return cur.error(
+                &count_span,
+                format!("`.repeat` nests deeper than {MAX_REPEAT_DEPTH} levels (the limit of nested `.repeat`s)"),
+            );
+        }
+        // Each pass costs its `.end` and at least the body's own lines: refuse at once what
+        // cannot fit rather than expanding until the budget runs out.
+        let count = count as usize;
+        let statements = count.saturating_mul(block.statements + 1);
+        let chars = count.saturating_mul(block.chars);
+        if !self.budget.allows(statements, chars) {
+            let msg = self.budget.exceeded(statements);
+            self.exhaust(Diagnostic::error(
+                &count_span,
+                format!("this `.repeat` would go past the limit: {msg}"),
+            ));
+            return Ok(());
+        }
         let saved = counter
             .as_ref()
             .and_then(|c| self.env.consts.get(c).copied());
+        self.repeats += 1;
         for k in 0..count {
-            if let Some(c) = &counter {
-                self.env.consts.insert(c.clone(), k);
-            }
-            self.lines(body);
-            if self.overflowed {
+            if self.done() {
                 break;
             }
+            if let Err(msg) = self.budget.spend(1, 0) {
+                self.exhaust(Diagnostic::error(&count_span, msg));
+                break;
+            }
+            if let Some(c) = &counter {
+                self.env.consts.insert(c.clone(), k as i64);
+            }
+            self.lines(body);
         }
+        self.repeats -= 1;
         if let Some(c) = &counter {
             match saved {
                 Some(v) => self.env.consts.insert(c.clone(), v),
@@ -298,27 +419,30 @@ impl<'a> Expander<'a> {
         if self.includes.len() > MAX_INCLUDE_DEPTH {
             return cur.error(
                 &here,
-                format!("includes nest deeper than {MAX_INCLUDE_DEPTH}"),
+                format!("includes nest deeper than {MAX_INCLUDE_DEPTH} levels (the limit of nested `.include`s)"),
             );
         }
-        let text = (self.loader)(&path).map_err(|e| {
-            Diagnostic::error(&here, format!("cannot include `{}`: {e}", path.display()))
-        })?;
-        self.file(&text, &path.display().to_string());
+        let shown = path.display().to_string();
+        let cannot =
+            |why: String| Diagnostic::error(&here, format!("cannot include `{shown}`: {why}"));
+        let text = (self.loader)(&path).map_err(cannot)?;
+        // A loader may hand back anything; the default one stops reading past the limit.
+        if text.len() > MAX_FILE_BYTES {
+            return Err(cannot(too_big()));
+        }
+        if self.included + text.len() > MAX_INCLUDE_BYTES {
+            let msg =
+                format!("the included files exceed the limit of {MAX_INCLUDE_BYTES} bytes in all");
+            self.exhaust(cannot(msg));
+            return Ok(());
+        }
+        self.included += text.len();
+        self.file(&text, &shown);
         Ok(())
     }
 }
 
-/// The index of the `.end` closing a `.repeat` whose body starts at `from`.
-fn matching_end(lines: &[Line], from: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    for (i, line) in lines.iter().enumerate().skip(from) {
-        match line.stmt.as_ref().map(|s| s.name.as_str()) {
-            Some(".repeat") => depth += 1,
-            Some(".end") if depth == 0 => return Some(i),
-            Some(".end") => depth -= 1,
-            _ => {}
-        }
-    }
-    None
+/// Why a file over [`MAX_FILE_BYTES`] is refused.
+pub fn too_big() -> String {
+    format!("the file exceeds the limit of {MAX_FILE_BYTES} bytes")
 }
