@@ -58,9 +58,10 @@ pub struct Stmt {
 }
 
 /// Split `text` into lines of statements, each `.repeat` matched with its `.end`;
-/// lexical errors go to `report`. Stops when the report does, or at a file with more
-/// statements than one assembly may process.
-pub fn parse_lines(text: &str, file: &str, report: &mut Report) -> Vec<Line> {
+/// lexical errors go to `report`. Stops when the report does; `None` (reported) for a file
+/// with more statements than one assembly may process, which would only be expanded to
+/// the same end.
+pub fn parse_lines(text: &str, file: &str, report: &mut Report) -> Option<Vec<Line>> {
     let file: Arc<str> = file.into();
     let mut out: Vec<Line> = Vec::new();
     let mut kept = Budget::default();
@@ -87,7 +88,7 @@ pub fn parse_lines(text: &str, file: &str, report: &mut Report) -> Vec<Line> {
         let chars = last.col + last.len - 1;
         if let Err(msg) = kept.spend(1, chars) {
             report.push(Diagnostic::error_in(&span.at(1, chars), raw, msg));
-            break;
+            return None;
         }
         span.len = raw.chars().count();
         span.text = raw.into();
@@ -133,7 +134,7 @@ pub fn parse_lines(text: &str, file: &str, report: &mut Report) -> Vec<Line> {
         }
     }
     match_blocks(&mut out);
-    out
+    Some(out)
 }
 
 /// Match each `.repeat` with its `.end` (innermost first, as they nest) in one pass, so
@@ -201,7 +202,10 @@ impl<'a> Expander<'a> {
     /// Expand a whole file's text; a leading byte order mark is not part of it.
     pub fn file(&mut self, text: &str, file: &str) {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        let lines = parse_lines(text, file, &mut self.report);
+        let Some(lines) = parse_lines(text, file, &mut self.report) else {
+            self.exhausted = true;
+            return;
+        };
         self.includes.push(PathBuf::from(file));
         self.lines(&lines);
         self.includes.pop();

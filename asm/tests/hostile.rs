@@ -147,6 +147,10 @@ fn repeat_budget_counts_every_statement() {
     assert_eq!(d.0[0].position(), Some((3, 9)));
     assert!(d.0[0].message.contains(&statements), "{d}");
     assert_eq!(d.0[1].message, "unknown instruction `bogus`");
+    // A file of more statements than the budget is refused as it is read.
+    let (l, _, m) = only(&"nop\n".repeat(MAX_STATEMENTS + 1));
+    assert_eq!(l, MAX_STATEMENTS + 1);
+    assert!(m.contains(&statements), "{m}");
     // Nesting is bounded, and thousands of unclosed `.repeat`s cost linear time.
     let src = format!(
         "{}.equ x, 1\n{}",
