@@ -135,6 +135,8 @@ fn the_cli_reports_a_spinning_run_as_a_livelock_at_once() {
         assert_eq!(e["cycle"], 1 << 17, "{backend}");
         assert_eq!(e["period"], 1, "{backend}");
         assert_eq!(e["core"], 0, "{backend}");
+        assert_eq!(e["polls"], false, "{backend}");
+        assert_eq!(e["cores"][15]["state"], "running", "{backend}");
         assert_eq!(v["cycles"], 1 << 17, "{backend}");
         // Each core ran from cycle 6 (IP 1) after set_const at 5: 2^17 - 5 instructions.
         assert_eq!(v["instructions"], 16 * ((1u64 << 17) - 5), "{backend}");

@@ -121,11 +121,12 @@ pub fn failure(f: &RunFailure) -> Value {
             frame,
             ip,
             period,
+            polls,
             cycle,
             cores,
             next_frame,
-            ..
         } => {
+            e["polls"] = json!(polls);
             e["core"] = json!(core);
             e["frame"] = json!(frame);
             e["ip"] = json!(ip);
