@@ -15,10 +15,9 @@ pub const MAX_JOBS: usize = 256;
 /// 190 a second is 47,000 years), which is a typo rather than a plan.
 pub const MAX_COUNT: u64 = 1 << 48;
 
-/// `run --width`: columns of the `--timeline` chart. Each of its up to 17 rows is allocated
-/// at the full width; 100,000 columns is one column a cycle for a run of 100,000 cycles,
-/// and about 14 MB.
-pub const MAX_WIDTH: usize = 100_000;
+/// `run --width`: columns of the `--timeline` chart (the chart's own bound, which `$COLUMNS`
+/// obeys too).
+pub use gpu16::output::timeline::MAX_WIDTH;
 
 /// `run --trace-limit`: events kept for `--trace`, `--timeline` and `--vcd`. The recorder
 /// holds up to twice the limit before it cuts, a few dozen bytes an event, so 10,000,000 (50

@@ -30,8 +30,13 @@ fn wait_char(cause: WaitCause) -> char {
     }
 }
 
+/// The widest chart: each of its up to 17 rows is allocated at the full width; 100,000
+/// columns is one column a cycle for a run of 100,000 cycles, and about 14 MB. `--width`
+/// refuses more, and a larger `$COLUMNS` is cut to it.
+pub const MAX_WIDTH: usize = 100_000;
+
 /// The chart width when `--width` is not given: the terminal's width when stdout is one,
-/// else $COLUMNS, else 100.
+/// else $COLUMNS (at most [`MAX_WIDTH`]), else 100.
 pub fn default_width() -> usize {
     let term = console::Term::stdout();
     if let Some((_, cols)) = term.is_term().then(|| term.size_checked()).flatten() {
@@ -43,7 +48,7 @@ pub fn default_width() -> usize {
         .ok()
         .and_then(|c| c.trim().parse().ok())
         .filter(|&c: &usize| c > 0)
-        .unwrap_or(100)
+        .map_or(100, |c| c.min(MAX_WIDTH))
 }
 
 /// Cycles (first, last) of a frame's broadcast and of its cores' parts.
