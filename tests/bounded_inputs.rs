@@ -134,12 +134,12 @@ fn oversized_and_endless_input_files_fail_fast_naming_the_file_and_the_limit() {
         1,
         &["big.hex: too large", "a .hex program text", "(256 MiB)"],
     );
-    let source = sparse(&d, "big.s", 256 * mib + 1);
+    let source = sparse(&d, "big.s", 16 * mib + 1);
     for command in ["run", "asm", "check"] {
         expect(
             &[command, s(&source)],
             1,
-            &["big.s", "too large", "an assembly source", "(256 MiB)"],
+            &["big.s", "too large", "an assembly source", "(16 MiB)"],
         );
     }
     // An included file is read within the same limit.

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 #[derive(Args)]
 pub struct AsmArgs {
-    /// Assembly source file (at most 256 MiB, as is each file it includes).
+    /// Assembly source file (at most 16 MiB, as is each file it includes).
     pub source: PathBuf,
     /// Output file (default: SOURCE with the extension .bin, or stdout with --hex).
     #[arg(short, long, value_name = "OUT")]
@@ -33,7 +33,7 @@ pub struct DisasmArgs {
 #[derive(Args)]
 pub struct CheckArgs {
     /// Program (.bin or .tm: at most 1 GiB; .hex: at most 2^22 words; assembly: at most
-    /// 256 MiB).
+    /// 16 MiB).
     pub program: PathBuf,
 }
 

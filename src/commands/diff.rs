@@ -15,7 +15,7 @@ use std::path::PathBuf;
 #[derive(Args)]
 pub struct DiffArgs {
     /// Program: .bin/.tm (at most 1 GiB), .hex (at most 2^22 words) or assembly (at most
-    /// 256 MiB).
+    /// 16 MiB).
     pub program: PathBuf,
     /// Initial shared memory: raw bytes (at most 4096) or .hex bytes (at most 1 MiB of
     /// text).

@@ -30,7 +30,7 @@ pub enum Tasks {
 #[derive(Args)]
 pub struct RunArgs {
     /// Program: .bin/.tm (raw 32-byte frames, at most 1 GiB), .hex (16-bit words: at most
-    /// 2^22 of them, in at most 256 MiB of text) or .s/.asm (assembly, at most 256 MiB).
+    /// 2^22 of them, in at most 256 MiB of text) or .s/.asm (assembly, at most 16 MiB).
     pub program: PathBuf,
     /// Initial shared memory: raw bytes (at most 4096) or .hex bytes (at most 1 MiB of
     /// text); zero past its end.

@@ -52,10 +52,12 @@ pub const PROGRAM_HEX: Limit = Limit {
     bytes: 256 * MIB,
 };
 
-/// An assembly source, and each file it `.include`s.
+/// An assembly source, and each file it `.include`s: the assembler's own bound on one
+/// source file (`gpu16_asm::limits::MAX_FILE_BYTES`, 16 MiB), so the CLI never reads more
+/// of a file than the assembler would accept.
 pub const SOURCE: Limit = Limit {
     what: "an assembly source",
-    bytes: 256 * MIB,
+    bytes: gpu16_asm::limits::MAX_FILE_BYTES as u64,
 };
 
 /// `bytes` for a reader: the count, and the largest binary unit that divides it if there is
@@ -171,7 +173,7 @@ mod tests {
     #[test]
     fn sizes_use_the_largest_unit_that_divides() {
         assert_eq!(size(PROGRAM_IMAGE.bytes), "1073741824 bytes (1 GiB)");
-        assert_eq!(size(SOURCE.bytes), "268435456 bytes (256 MiB)");
+        assert_eq!(size(SOURCE.bytes), "16777216 bytes (16 MiB)");
         assert_eq!(size(4096), "4096 bytes (4 KiB)");
         assert_eq!(size(1000), "1000 bytes");
     }
