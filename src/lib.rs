@@ -9,6 +9,7 @@ pub mod fuzz;
 pub mod input;
 pub mod output;
 pub mod progress;
+pub mod stop;
 
 pub use gpu16_machine as machine;
 

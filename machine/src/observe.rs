@@ -108,6 +108,31 @@ pub trait Observer {
     fn start(&mut self, _config: &Config) {}
     fn event(&mut self, _event: Event) {}
     fn progress(&mut self, _progress: Progress) {}
+    /// Asked where progress is reported (so only when [`Observer::WANTS_PROGRESS`]): a
+    /// cause stops the run soon after, as [`RunError::Stopped`](crate::RunError::Stopped),
+    /// like the watchdog would at the cycle the run had reached.
+    fn stop_requested(&mut self) -> Option<StopCause> {
+        None
+    }
+}
+
+/// Why a run was stopped from outside the machine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StopCause {
+    /// Its wall-clock limit passed (`--timeout`).
+    Timeout,
+    /// The user interrupted it (Ctrl-C).
+    Interrupt,
+}
+
+impl StopCause {
+    /// A short stable name: `timeout` or `interrupted`.
+    pub fn name(self) -> &'static str {
+        match self {
+            StopCause::Timeout => "timeout",
+            StopCause::Interrupt => "interrupted",
+        }
+    }
 }
 
 /// An observer lent to a run.
@@ -122,6 +147,9 @@ impl<T: Observer> Observer for &mut T {
     }
     fn progress(&mut self, progress: Progress) {
         (**self).progress(progress);
+    }
+    fn stop_requested(&mut self) -> Option<StopCause> {
+        (**self).stop_requested()
     }
 }
 
@@ -144,6 +172,20 @@ impl<A: Observer, B: Observer> Observer for (A, B) {
     fn progress(&mut self, progress: Progress) {
         self.0.progress(progress);
         self.1.progress(progress);
+    }
+    fn stop_requested(&mut self) -> Option<StopCause> {
+        let a = if A::WANTS_PROGRESS {
+            self.0.stop_requested()
+        } else {
+            None
+        };
+        a.or_else(|| {
+            if B::WANTS_PROGRESS {
+                self.1.stop_requested()
+            } else {
+                None
+            }
+        })
     }
 }
 

@@ -4,6 +4,7 @@
 
 use crate::config::Config;
 use crate::memory::{FaultRule, MemoryStats, MEMORY_BYTES};
+use crate::observe::StopCause;
 use crate::scheduler::{TaskRecord, TaskSummary};
 use std::fmt;
 
@@ -120,6 +121,15 @@ pub enum RunError {
         cores: Vec<UnfinishedCore>,
         next_frame: Option<usize>,
     },
+    /// The run was stopped from outside (`cause`: a wall-clock limit, or the user) at
+    /// `cycle`, where it had come: it ends as the watchdog would with that limit, with every
+    /// unfinished core listed, and the state is the machine's when that cycle began.
+    Stopped {
+        cause: StopCause,
+        cycle: u64,
+        cores: Vec<UnfinishedCore>,
+        next_frame: Option<usize>,
+    },
     /// The backend could not run the program (not the program's fault): the JIT cannot
     /// start on this host, or could not compile a frame. `frame` is the instruction frame
     /// it was preparing, if any.
@@ -198,6 +208,26 @@ impl fmt::Display for RunError {
                 }
                 write_unfinished(f, cores)
             }
+            RunError::Stopped {
+                cause,
+                cycle,
+                cores,
+                next_frame,
+            } => {
+                match cause {
+                    StopCause::Timeout => write!(
+                        f,
+                        "timeout: the run passed its wall-clock limit and stopped at cycle {cycle}"
+                    )?,
+                    StopCause::Interrupt => {
+                        write!(f, "interrupted: the run was stopped at cycle {cycle}")?
+                    }
+                }
+                if let Some(n) = next_frame {
+                    write!(f, "; the task scheduler had not processed frame {n}")?;
+                }
+                write_unfinished(f, cores)
+            }
             RunError::Backend { frame, message } => match frame {
                 Some(frame) => write!(f, "frame {frame}: backend error: {message}"),
                 None => write!(f, "backend error: {message}"),
@@ -220,6 +250,7 @@ impl RunError {
             RunError::Fault { rule, .. } => rule.name(),
             RunError::Watchdog { .. } => "watchdog",
             RunError::Livelock { .. } => "livelock",
+            RunError::Stopped { cause, .. } => cause.name(),
             RunError::Backend { .. } => "backend",
             RunError::Internal { .. } => "internal",
         }
@@ -229,7 +260,7 @@ impl RunError {
     pub fn frame(&self) -> Option<usize> {
         match self {
             RunError::Fault { frame, .. } | RunError::Livelock { frame, .. } => Some(*frame),
-            RunError::Watchdog { .. } => None,
+            RunError::Watchdog { .. } | RunError::Stopped { .. } => None,
             RunError::Backend { frame, .. } | RunError::Internal { frame, .. } => *frame,
         }
     }

@@ -13,7 +13,7 @@ use crate::frame::{FrameKind, InstrFrame, Program};
 use crate::isa::{execute, Flow, Instr, MemOp, FRAME_INSTRS};
 use crate::livelock::{FrameLoops, LoopWatch, MachineWatch};
 use crate::memory::{bank_of, Attempt, FaultRule, Refusal, SharedMemory, Stall, Wakes, BANKS};
-use crate::observe::{Event, Observer, Progress, StallCause};
+use crate::observe::{Event, Observer, Progress, StallCause, StopCause};
 use crate::report::{CoreCounters, CoreWait, RunError, RunFailure, RunReport, UnfinishedCore};
 use crate::scheduler::{Step, TaskScheduler, Wait};
 use crate::semantics::{Access, Concrete, Effect};
@@ -82,6 +82,9 @@ pub fn run_observed<B: Backend, O: Observer>(
         watch: [LoopWatch::default(); 16],
         machine_watch: MachineWatch::default(),
         machine_checked: None,
+        stopped: None,
+        asked_limit: config.max_cycles,
+        pending_polls: 0,
         progress_cycle: 0,
         next_checkpoint: 0,
     };
@@ -92,6 +95,7 @@ pub fn run_observed<B: Backend, O: Observer>(
             let cycle = match &error {
                 RunError::Fault { cycle, .. } | RunError::Livelock { cycle, .. } => *cycle,
                 RunError::Watchdog { limit, .. } => *limit,
+                RunError::Stopped { cycle, .. } => *cycle,
                 RunError::Backend { .. } | RunError::Internal { .. } => run.end_cycle(),
             };
             let mut state = run.report();
@@ -188,6 +192,12 @@ struct Run<'a, B: Backend, O: Observer> {
     /// The frozen-memory watch over all cores together, and the checkpoint it last saw.
     machine_watch: MachineWatch,
     machine_checked: Option<u64>,
+    /// Why the run was stopped from outside, once it was; the watchdog limit is then lowered
+    /// to the cycle the run had reached, and `asked_limit` keeps the one the config asked.
+    stopped: Option<StopCause>,
+    asked_limit: u64,
+    /// Progress reports since the observer was last asked whether to stop.
+    pending_polls: u32,
     /// The last checkpoint reported to the progress bar.
     progress_cycle: u64,
     /// No event before this cycle is at a checkpoint.
@@ -199,7 +209,6 @@ const BANK_CACHE_FRAMES: usize = 4096;
 
 impl<B: Backend, O: Observer> Run<'_, B, O> {
     fn go(&mut self) -> Result<(), RunError> {
-        let limit = self.config.max_cycles;
         let mut ts = SchedulerBound {
             before: [EventKey::from_raw(0); 16],
             state: SchedulerState::Blocked,
@@ -209,6 +218,9 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             // The scheduler's bound stays valid as cores advance (it is a lower bound on its
             // next decision); it is recomputed when a core's end may let it act, or when the
             // earliest core event reaches it.
+            if self.stopped.is_none() && self.poll_stop() {
+                ts_fresh = false;
+            }
             let mut earliest = self.cores.earliest(None);
             if !ts_fresh || earliest.is_some_and(|k| k >= ts.before[usize::from(k.core())]) {
                 ts = self.advance_scheduler()?;
@@ -218,15 +230,15 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             let Some(key) = earliest else {
                 return match ts.state {
                     SchedulerState::Done => Ok(()),
-                    SchedulerState::Limit => Err(self.watchdog()),
+                    SchedulerState::Limit => Err(self.limit_reached()),
                     SchedulerState::Blocked => Err(RunError::Internal {
                         frame: self.ts.next_frame(),
                         message: "the scheduler waits on no running core".into(),
                     }),
                 };
             };
-            if key.cycle() >= limit {
-                return Err(self.watchdog());
+            if key.cycle() >= self.config.max_cycles {
+                return Err(self.limit_reached());
             }
             // Every event of a checkpoint cycle offers the checkpoint, since a core may come
             // to it (a task starting there) after the first; past it, the next one is due.
@@ -293,6 +305,8 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             if O::WANTS_PROGRESS && matches!(step, Step::Control { .. } | Step::Issue { .. }) {
                 self.frames_done += 1;
                 self.observer.progress(self.progress());
+                self.pending_polls += 1;
+                self.pending_polls += 1;
             }
             match step {
                 Step::Control { frame, cycle, wait } => {
@@ -851,6 +865,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         if O::WANTS_PROGRESS && cycle > self.progress_cycle {
             self.progress_cycle = cycle;
             self.observer.progress(self.progress());
+            self.pending_polls += 1;
         }
         let mut proven = false;
         for j in 0..16 {
@@ -963,6 +978,58 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         }
     }
 
+    /// Whether the observer asks to stop the run; if it does, the watchdog limit comes down
+    /// to the cycle the run has reached: the earliest pending event, or any later cycle a
+    /// core or the scheduler has already acted in. Asked only where the observer hears of
+    /// progress, so at most once a frame or a checkpoint.
+    fn poll_stop(&mut self) -> bool {
+        if !O::WANTS_PROGRESS || self.pending_polls == 0 {
+            return false;
+        }
+        self.pending_polls = 0;
+        let Some(cause) = self.observer.stop_requested() else {
+            return false;
+        };
+        let mut reached = self.cores.earliest(None).map_or(0, EventKey::cycle);
+        for j in 0..16 {
+            if matches!(self.cores.mode(j), Mode::Runnable | Mode::Parked { .. }) {
+                reached = reached.max(self.cores.state[j].cycle);
+            }
+        }
+        if let Some(t) = self.ts.last_activity() {
+            reached = reached.max(t + 1);
+        }
+        if let Some(c) = self.last_core_cycle {
+            reached = reached.max(c + 1);
+        }
+        let limit = self.config.max_cycles.min(reached);
+        self.config.max_cycles = limit;
+        self.ts.lower_limit(limit);
+        self.stopped = Some(cause);
+        true
+    }
+
+    /// The run reached its watchdog limit: the watchdog, or the stop that lowered it.
+    fn limit_reached(&self) -> RunError {
+        let watchdog = self.watchdog();
+        match (self.stopped, watchdog) {
+            (
+                Some(cause),
+                RunError::Watchdog {
+                    limit,
+                    cores,
+                    next_frame,
+                },
+            ) => RunError::Stopped {
+                cause,
+                cycle: limit,
+                cores,
+                next_frame,
+            },
+            (_, w) => w,
+        }
+    }
+
     fn watchdog(&self) -> RunError {
         let mut cores = Vec::new();
         for i in 0..16 {
@@ -1016,7 +1083,10 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         }
         RunReport {
             backend: self.backend.name().to_string(),
-            config: self.config,
+            config: Config {
+                max_cycles: self.asked_limit,
+                ..self.config
+            },
             cycles: self.end_cycle(),
             registers: std::array::from_fn(|i| self.cores.state[i].regs),
             memory: self.memory.bytes(),

@@ -171,6 +171,11 @@ impl<'p> TaskScheduler<'p> {
         self.last_activity
     }
 
+    /// Lower the watchdog limit (a run stopped from outside ends at the cycle it reached).
+    pub(crate) fn lower_limit(&mut self, limit: u64) {
+        self.limit = self.limit.min(limit);
+    }
+
     /// The first frame not yet processed, if any.
     pub fn next_frame(&self) -> Option<usize> {
         (self.head < self.program.len()).then_some(self.head)

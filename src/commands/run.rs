@@ -9,12 +9,13 @@ use super::value_enums::BackendArg;
 use super::{emit, CliError, Finished};
 use clap::{Args, ValueEnum};
 use gpu16::input::{load_memory, load_program};
-use gpu16::machine::{Config, TaskLog};
+use gpu16::machine::{Config, RunError, StopCause, TaskLog};
 use gpu16::output;
 use gpu16::output::file::OutputFile;
 use gpu16::output::run_files::{self, Planned, RunFile, Written};
 use gpu16::output::see::SeeOptions;
 use gpu16::progress::ProgressDisplay;
+use gpu16::stop::StopSignal;
 use gpu16::BackendKind;
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -55,6 +56,11 @@ pub struct RunArgs {
     /// No progress bar and no timing line.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Wall-clock limit in seconds (a decimal number, at most 1e9): past it the run ends
+    /// like the watchdog, at the cycle it reached, with every unfinished core listed, and
+    /// exits 1. Ctrl-C ends a run the same way, and exits 130.
+    #[arg(long, value_name = "SECS", value_parser = gpu16::stop::parse_timeout)]
+    pub timeout: Option<std::time::Duration>,
     #[command(flatten)]
     pub see: SeeArgs,
 }
@@ -82,8 +88,17 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
     let see = args.see.clone().options();
     let planned =
         plan(&args, &see).map_err(|(stage, e, file)| refuse(json, stage, e, file.as_deref()))?;
+    let stop = StopSignal::new();
+    if let Some(limit) = args.timeout {
+        stop.arm_timeout(limit);
+    }
+    // Without a handler Ctrl-C kills the process, which is no worse: only a run reports.
+    let _ = stop.on_ctrl_c();
     let started = Instant::now();
-    let mut progress = ProgressDisplay::new(program.len() as u64, args.quiet);
+    let mut progress = (
+        ProgressDisplay::new(program.len() as u64, args.quiet),
+        stop.clone(),
+    );
     let (outcome, mut events) = see.run(
         args.machine.runner(args.backend.0),
         &program,
@@ -91,7 +106,7 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
         &config,
         &mut progress,
     );
-    progress.finish();
+    progress.0.finish();
     let wall = started.elapsed();
     let written = run_files::write(&planned, &mut events, &outcome);
     let unwritten: Vec<String> = written
@@ -125,12 +140,14 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
                 v["outputs"] = output::json::outputs(&written);
                 out.print(&format!("{v}\n"));
             }
-            Some(CliError::failed(failed_run(
-                &args.program,
-                &failure.error,
-                &written,
-                &unwritten,
-            )))
+            let message = failed_run(&args.program, &failure.error, &written, &unwritten);
+            Some(match failure.error {
+                RunError::Stopped {
+                    cause: StopCause::Interrupt,
+                    ..
+                } => CliError::Interrupted(message),
+                _ => CliError::failed(message),
+            })
         }
     };
     match (failed, out.finish()) {

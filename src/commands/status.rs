@@ -9,6 +9,8 @@
 //!   written (or whose directory is missing, checked before the command starts its work).
 //! - `Err(CliError::Usage)`: status 2, with the same message: flags that cannot go together
 //!   which clap cannot see, such as an output naming an input or two outputs naming one file.
+//! - `Err(CliError::Interrupted)`: status 130 (128 + SIGINT, as a shell reports Ctrl-C): a
+//!   run the user stopped with Ctrl-C, reported like the watchdog.
 //! - `Err(CliError::CannotCompare)`: status 2, with the same message. Only `diff` and `fuzz`
 //!   return it, when they could not compare: they could not load the program or memory
 //!   file, start their workers, write a reproducer or write to stdout.
@@ -49,6 +51,8 @@ pub enum CliError {
     /// Status 2: the flags ask for something that cannot be done, such as an output that
     /// would overwrite an input.
     Usage(String),
+    /// Status 130: the user stopped the command with Ctrl-C.
+    Interrupted(String),
 }
 
 impl CliError {
@@ -75,6 +79,7 @@ impl CliError {
             CliError::Failed(m) => CliError::Failed(add(m)),
             CliError::CannotCompare(m) => CliError::CannotCompare(add(m)),
             CliError::Usage(m) => CliError::Usage(add(m)),
+            CliError::Interrupted(m) => CliError::Interrupted(add(m)),
         }
     }
 
@@ -83,6 +88,7 @@ impl CliError {
         match self {
             CliError::Failed(_) => 1,
             CliError::CannotCompare(_) | CliError::Usage(_) => 2,
+            CliError::Interrupted(_) => 130,
         }
     }
 }
@@ -90,7 +96,10 @@ impl CliError {
 impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            CliError::Failed(m) | CliError::CannotCompare(m) | CliError::Usage(m) => f.write_str(m),
+            CliError::Failed(m)
+            | CliError::CannotCompare(m)
+            | CliError::Usage(m)
+            | CliError::Interrupted(m) => f.write_str(m),
         }
     }
 }
@@ -118,6 +127,7 @@ mod tests {
         assert_eq!(CliError::failed("x").status(), 1);
         assert_eq!(CliError::cannot_compare("x").status(), 2);
         assert_eq!(CliError::usage("x").status(), 2);
+        assert_eq!(CliError::Interrupted("x".into()).status(), 130);
         let both = CliError::failed("p.s: fault").and("cannot write to standard output: full");
         assert_eq!(both.status(), 1);
         assert_eq!(

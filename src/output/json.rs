@@ -135,6 +135,16 @@ pub fn failure(f: &RunFailure) -> Value {
             e["next_frame"] = json!(next_frame);
             e["cores"] = unfinished(cores);
         }
+        RunError::Stopped {
+            cycle,
+            cores,
+            next_frame,
+            ..
+        } => {
+            e["cycle"] = json!(cycle);
+            e["next_frame"] = json!(next_frame);
+            e["cores"] = unfinished(cores);
+        }
         RunError::Backend { frame, .. } | RunError::Internal { frame, .. } => {
             e["frame"] = json!(frame)
         }

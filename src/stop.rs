@@ -1,0 +1,119 @@
+//! Stopping a run from outside the machine: a wall-clock limit (`--timeout`) and Ctrl-C.
+//! Either sets one shared flag; the run loop asks for it where it reports progress, then
+//! ends the run like the watchdog at the cycle it had reached (`RunError::Stopped`), so the
+//! report lists every unfinished core. A second Ctrl-C ends the process at once.
+
+use gpu16_machine::{Observer, StopCause};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+const NONE: u8 = 0;
+const TIMEOUT: u8 = 1;
+const INTERRUPT: u8 = 2;
+
+/// The largest `--timeout`, in seconds (about 31 years): past it a timeout is no limit.
+pub const MAX_TIMEOUT_SECS: f64 = 1e9;
+
+/// The flag a timer or a Ctrl-C handler raises and a run polls; as an [`Observer`], it
+/// hears nothing and answers [`Observer::stop_requested`].
+#[derive(Clone, Debug, Default)]
+pub struct StopSignal {
+    raised: Arc<AtomicU8>,
+}
+
+impl StopSignal {
+    /// A signal nobody has raised.
+    pub fn new() -> StopSignal {
+        StopSignal::default()
+    }
+
+    /// Why it was raised, if it was: the first cause wins.
+    pub fn cause(&self) -> Option<StopCause> {
+        match self.raised.load(Ordering::Relaxed) {
+            TIMEOUT => Some(StopCause::Timeout),
+            INTERRUPT => Some(StopCause::Interrupt),
+            _ => None,
+        }
+    }
+
+    /// Raise it for `cause`, unless it already was.
+    pub fn raise(&self, cause: StopCause) {
+        let code = match cause {
+            StopCause::Timeout => TIMEOUT,
+            StopCause::Interrupt => INTERRUPT,
+        };
+        let _ = self
+            .raised
+            .compare_exchange(NONE, code, Ordering::Relaxed, Ordering::Relaxed);
+    }
+
+    /// Raise it as a timeout after `limit` of wall-clock time, from a timer thread that
+    /// lives no longer than the process needs it (it holds nothing the process waits on).
+    pub fn arm_timeout(&self, limit: Duration) {
+        let signal = self.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(limit);
+            signal.raise(StopCause::Timeout);
+        });
+    }
+
+    /// Raise it on Ctrl-C; a second Ctrl-C, while the first is being served, exits with
+    /// status 130 at once. Fails only if a handler was already installed.
+    pub fn on_ctrl_c(&self) -> Result<(), String> {
+        let signal = self.clone();
+        ctrlc::set_handler(move || {
+            if signal.cause() == Some(StopCause::Interrupt) {
+                std::process::exit(130);
+            }
+            signal.raise(StopCause::Interrupt);
+        })
+        .map_err(|e| format!("cannot handle Ctrl-C: {e}"))
+    }
+}
+
+impl Observer for StopSignal {
+    const WANTS_EVENTS: bool = false;
+    const WANTS_PROGRESS: bool = true;
+
+    fn stop_requested(&mut self) -> Option<StopCause> {
+        self.cause()
+    }
+}
+
+/// Parse a `--timeout` value: seconds, a decimal number greater than 0 and at most
+/// [`MAX_TIMEOUT_SECS`].
+pub fn parse_timeout(text: &str) -> Result<Duration, String> {
+    let secs: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number of seconds"))?;
+    if !(secs > 0.0 && secs <= MAX_TIMEOUT_SECS) {
+        return Err(format!(
+            "{text} is not in the range of a timeout: more than 0 and at most {MAX_TIMEOUT_SECS:e} seconds"
+        ));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_cause_wins() {
+        let s = StopSignal::new();
+        assert_eq!(s.cause(), None);
+        s.raise(StopCause::Timeout);
+        s.raise(StopCause::Interrupt);
+        assert_eq!(s.clone().stop_requested(), Some(StopCause::Timeout));
+    }
+
+    #[test]
+    fn timeouts_are_positive_and_bounded() {
+        assert_eq!(parse_timeout("1.5"), Ok(Duration::from_millis(1500)));
+        for bad in ["0", "-1", "nan", "inf", "1e10", "soon", ""] {
+            assert!(parse_timeout(bad).is_err(), "{bad}");
+        }
+    }
+}
