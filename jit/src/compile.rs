@@ -231,6 +231,18 @@ pub(crate) fn shape(instrs: &[Instr; FRAME_INSTRS]) -> Shape {
     }
 }
 
+/// From `ip`, a point where compiled code cannot be entered (a core stopped mid-segment at
+/// a checkpoint), the cycles of its segment's rest: after them the core stands at a leader,
+/// or has parked at a memory instruction, or its part has ended. `None` at an entry point.
+pub(crate) fn cycles_to_entry(instrs: &[Instr; FRAME_INSTRS], ip: u8) -> Option<u64> {
+    let s = shape(instrs);
+    let ip = usize::from(ip & 0xF);
+    if s.leader[ip] || s.resume[ip] {
+        return None;
+    }
+    Some((s.end[ip] + 1 - ip) as u64 * INSTRUCTION_CYCLES)
+}
+
 fn terminates(instr: &Instr) -> bool {
     matches!(instr, Instr::Bnz { .. } | Instr::Ready)
 }

@@ -6,6 +6,7 @@
 //! in `lanes_compile.rs`.
 
 use crate::cache::LaneCode;
+use crate::compile::cycles_to_entry;
 use gpu16_interp::{interpret_group, run_lockstep};
 use gpu16_machine::isa::{address, Flow, Instr, MemOp, FRAME_INSTRS};
 use gpu16_machine::{retire, CoreExit, CoreState, GroupExit, Port, PortAccess};
@@ -368,7 +369,14 @@ fn enter_once(
             }
         }
         EXIT_SLOW if group != 0 => {
-            let rest = interpret_group(instrs, group, cores, port);
+            // As in the per-core form (`runtime::enter`): from mid-segment, interpreted only
+            // up to the next entry point.
+            let rest = match cycles_to_entry(instrs, file.ip as u8) {
+                Some(n) => port.within(file.cycle.saturating_add(n), |port| {
+                    interpret_group(instrs, group, cores, port)
+                }),
+                None => interpret_group(instrs, group, cores, port),
+            };
             for k in lanes {
                 exits[k] = rest[k];
             }

@@ -4,6 +4,7 @@
 //! finalized address into a function, freeing a module's code).
 
 use crate::cache::{CompiledFrame, ScalarCode};
+use crate::compile::cycles_to_entry;
 use gpu16_interp::interpret;
 use gpu16_machine::config::INSTRUCTION_CYCLES;
 use gpu16_machine::isa::{address, MemOp};
@@ -115,8 +116,21 @@ pub(crate) fn enter(
         EXIT_PARKED => CoreExit::Parked,
         EXIT_ENDED => CoreExit::Ended { by_ready: false },
         EXIT_READY => CoreExit::Ended { by_ready: true },
-        // SAFETY: compiled code has returned; `ctx.port` is again the only path to the port.
-        EXIT_SLOW => interpret(&code.instrs, core, unsafe { &mut *ctx.port }),
+        EXIT_SLOW => {
+            // SAFETY: compiled code has returned; `ctx.port` is again the only path to the
+            // port.
+            let port = unsafe { &mut *ctx.port };
+            // Entered mid-segment (stopped there at a checkpoint), the interpreter takes the
+            // core only to its next entry point, and compiled code goes on from there on the
+            // next run; at an entry point, the segment crosses the limit, and the
+            // interpreter runs up to it.
+            match cycles_to_entry(&code.instrs, core.ip) {
+                Some(n) => port.within(core.cycle.saturating_add(n), |port| {
+                    interpret(&code.instrs, core, port)
+                }),
+                None => interpret(&code.instrs, core, port),
+            }
+        }
         _ => unreachable!("compiled code returns only the exit codes of runtime.rs"),
     }
 }

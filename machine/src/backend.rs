@@ -20,6 +20,7 @@ use std::cell::Cell;
 #[repr(C)]
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CoreState {
+    /// Registers r0..r15, one byte each (r0 is the one a CF's R0 init sets).
     pub regs: [u8; 16],
     /// The cycle in which the instruction at `ip` executes.
     pub cycle: u64,
@@ -27,6 +28,8 @@ pub struct CoreState {
     pub instructions: u64,
     /// The next instruction's IP, 0..15.
     pub ip: u8,
+    /// The core's id, 0..15: its bit in a task mask and its place in the (cycle, core id)
+    /// order.
     pub id: u8,
 }
 
@@ -97,7 +100,10 @@ pub enum CoreExit {
     Parked,
     /// The core's part ended with the instruction executed in `cycle - 1`: `ready` (then `ip`
     /// still points at it) or the last instruction of the frame.
-    Ended { by_ready: bool },
+    Ended {
+        /// `true` if a `ready` instruction ended it, `false` if it ran past IP 15.
+        by_ready: bool,
+    },
     /// Asleep on a lock: the memory instruction at `ip` stalled in its turn
     /// ([`Port::access_or_sleep`]), and the core sleeps until the sequence closes. Only a
     /// group ([`Backend::run_group`]) sleeps a core.
@@ -119,9 +125,13 @@ pub enum PortAccess {
 /// (not including) the retry its wake-up gave it; the run loop counts it as stalls.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LockStall {
+    /// The core that slept.
     pub core: u8,
+    /// The cycle of its stalled attempt, the first stalled cycle.
     pub from: u64,
+    /// The cycle of its retry (exclusive): `to - from` stalled cycles.
     pub to: u64,
+    /// The byte address (0..4095) whose lock it waited for.
     pub addr: u16,
 }
 
@@ -444,6 +454,18 @@ impl<'m> Port<'m> {
     #[inline]
     pub fn limit(&self) -> u64 {
         self.limit
+    }
+
+    /// Run `f` with the limit lowered to `limit` (never raised), then restore it. A backend
+    /// hands a core to the interpreter for a short stretch this way: the core stops at the
+    /// lower limit as it would at the watchdog's, parked before its next instruction, and
+    /// the run loop lets it go on from there.
+    pub fn within<R>(&mut self, limit: u64, f: impl FnOnce(&mut Port<'m>) -> R) -> R {
+        let asked = self.limit;
+        self.limit = asked.min(limit);
+        let r = f(self);
+        self.limit = asked;
+        r
     }
 
     /// Perform core `id`'s memory instruction in `cycle` if that is safe now and it would
