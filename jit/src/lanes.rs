@@ -259,6 +259,7 @@ pub(crate) fn enter(
     cores: &mut [CoreState; 16],
     port: &mut Port<'_>,
     row_accesses: &mut u64,
+    handed_over: &mut u64,
 ) -> GroupExit {
     let mut exits: GroupExit = [None; 16];
     run_lockstep(
@@ -267,7 +268,17 @@ pub(crate) fn enter(
         cores,
         port,
         &mut exits,
-        |g, cores, port, exits| enter_once(code, instrs, g, cores, port, row_accesses, exits),
+        |g, cores, port, exits| {
+            enter_once(
+                code,
+                instrs,
+                g,
+                cores,
+                port,
+                (row_accesses, &mut *handed_over),
+                exits,
+            )
+        },
     );
     exits
 }
@@ -281,7 +292,7 @@ fn enter_once(
     group: u16,
     cores: &mut [CoreState; 16],
     port: &mut Port<'_>,
-    row_accesses: &mut u64,
+    (row_accesses, handed_over): (&mut u64, &mut u64),
     exits: &mut GroupExit,
 ) -> Option<(u16, u16)> {
     let mut file = LaneFile::load(cores, group, port);
@@ -371,12 +382,16 @@ fn enter_once(
         EXIT_SLOW if group != 0 => {
             // As in the per-core form (`runtime::enter`): from mid-segment, interpreted only
             // up to the next entry point.
+            let count =
+                |cores: &[CoreState; 16]| -> u64 { cores.iter().map(|c| c.instructions).sum() };
+            let before = count(cores);
             let rest = match cycles_to_entry(instrs, file.ip as u8) {
                 Some(n) => port.within(file.cycle.saturating_add(n), |port| {
                     interpret_group(instrs, group, cores, port)
                 }),
                 None => interpret_group(instrs, group, cores, port),
             };
+            *handed_over += count(cores) - before;
             for k in lanes {
                 exits[k] = rest[k];
             }

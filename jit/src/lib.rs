@@ -95,6 +95,8 @@ pub struct Jit {
     engine: Engine,
     /// See [`Jit::row_accesses`].
     row_accesses: u64,
+    /// See [`Jit::handed_over`].
+    handed_over: u64,
 }
 
 impl Jit {
@@ -110,6 +112,7 @@ impl Jit {
             cache: Cache::new(compiler, options.frames_per_module, options.max_modules),
             engine: options.engine,
             row_accesses: 0,
+            handed_over: 0,
         })
     }
 
@@ -122,6 +125,13 @@ impl Jit {
     /// per core and access; see `GroupShape::own_banks`), in every run so far.
     pub fn row_accesses(&self) -> u64 {
         self.row_accesses
+    }
+
+    /// Instructions compiled code handed to the interpreter, in every run so far: where a
+    /// segment would cross the limit, and from an IP compiled code cannot be entered at (a
+    /// core stopped mid-segment at a checkpoint), up to its next entry point only.
+    pub fn handed_over(&self) -> u64 {
+        self.handed_over
     }
 
     /// Compile `frame`'s per-core form, or its lockstep form, now rather than when a core
@@ -161,7 +171,7 @@ impl Jit {
         port: &mut Port<'_>,
     ) -> CoreExit {
         match self.cache.scalar(code) {
-            Ok(scalar) => runtime::enter(&scalar, code, core, port),
+            Ok(scalar) => runtime::enter(&scalar, code, core, port, &mut self.handed_over),
             Err(e) => {
                 warn_once(code, &e);
                 gpu16_interp::interpret(&code.instrs, core, port)
@@ -186,6 +196,7 @@ impl Jit {
                 cores,
                 port,
                 &mut self.row_accesses,
+                &mut self.handed_over,
             ),
             Err(e) => {
                 warn_once(code, &e);

@@ -81,6 +81,7 @@ pub(crate) fn enter(
     code: &CompiledFrame,
     core: &mut CoreState,
     port: &mut Port<'_>,
+    handed_over: &mut u64,
 ) -> CoreExit {
     let start = core.cycle;
     let limit = port.limit();
@@ -124,12 +125,15 @@ pub(crate) fn enter(
             // core only to its next entry point, and compiled code goes on from there on the
             // next run; at an entry point, the segment crosses the limit, and the
             // interpreter runs up to it.
-            match cycles_to_entry(&code.instrs, core.ip) {
+            let before = core.instructions;
+            let exit = match cycles_to_entry(&code.instrs, core.ip) {
                 Some(n) => port.within(core.cycle.saturating_add(n), |port| {
                     interpret(&code.instrs, core, port)
                 }),
                 None => interpret(&code.instrs, core, port),
-            }
+            };
+            *handed_over += core.instructions - before;
+            exit
         }
         _ => unreachable!("compiled code returns only the exit codes of runtime.rs"),
     }
