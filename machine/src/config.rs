@@ -13,6 +13,8 @@ pub enum IssuePolicy {
 }
 
 impl IssuePolicy {
+    /// The policy's name as the CLI's `--issue` takes it and reports print it: `in-order`
+    /// or `lookahead`.
     pub fn name(self) -> &'static str {
         match self {
             IssuePolicy::InOrder => "in-order",
@@ -71,11 +73,19 @@ pub enum TaskLog {
 /// Everything that selects a machine's behaviour besides the program and memory image.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Config {
+    /// How the task scheduler picks the next frame (default: in order, as the spec says).
     pub issue: IssuePolicy,
+    /// Whether the bank-conflict model is on (default off): a bank then serves one access
+    /// a cycle, reads of one byte together, and every other access to it stalls a cycle
+    /// and retries (`docs/semantics.md`, section 6).
     pub bank_conflicts: bool,
     /// The watchdog: any activity in a cycle at or past this limit stops the run.
     pub max_cycles: u64,
+    /// The task scheduler's latencies (CF 1 cycle, broadcast 4 cycles by default).
     pub timing: Timing,
+    /// How much of the task timeline the report keeps ([`RunReport::tasks`]).
+    ///
+    /// [`RunReport::tasks`]: crate::RunReport::tasks
     pub tasks: TaskLog,
     /// Checkpoints: every core of a frame that can loop stops at each multiple of this many
     /// cycles (at least 1), where the run loop shows it the progress bar and proves loops

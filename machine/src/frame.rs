@@ -23,6 +23,7 @@ pub enum Fence {
 }
 
 impl Fence {
+    /// The fence as the assembler writes it (`fence=no|acq|rel`): `no`, `acq` or `rel`.
     pub fn name(self) -> &'static str {
         match self {
             Fence::No => "no",
@@ -30,6 +31,7 @@ impl Fence {
             Fence::Rel => "rel",
         }
     }
+    /// Its value in the control frame's header bits 7:6: 0, 1 or 2 (3 is reserved).
     pub fn bits(self) -> u8 {
         match self {
             Fence::No => 0,
@@ -42,10 +44,18 @@ impl Fence {
 /// A decoded control frame.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ControlFrame {
+    /// IF_Num, header bits 5:0: how many instruction frames follow it (0..63), each a
+    /// task on the `active` cores.
     pub if_num: u8,
+    /// Header bits 7:6: the fence of every task of its group.
     pub fence: Fence,
+    /// Core_Active_Vect (bytes 2..4, little-endian): bit k set runs core k in the group's
+    /// tasks.
     pub active: u16,
+    /// Init_R0_Vect (bytes 4..6): bit k set initialises core k's R0 (only for an active core,
+    /// see [`ControlFrame::r0_init_mask`]).
     pub init_vect: u16,
+    /// Init_R0 (bytes 16..32): the value for core k's R0 is byte k.
     pub init_r0: [u8; 16],
     /// Header bits 15:8, reserved.
     pub reserved_header: u8,
@@ -79,6 +89,8 @@ impl ControlFrame {
         self.init_vect & self.active
     }
 
+    /// Decode a control frame's 32 bytes, keeping reserved bits. The only error is the
+    /// reserved fence value, returned as `Err(3)`.
     pub fn decode(bytes: &[u8; FRAME_BYTES]) -> Result<ControlFrame, u8> {
         let header = u16::from_le_bytes([bytes[0], bytes[1]]);
         let fence = match (header >> 6) & 3 {
@@ -102,6 +114,8 @@ impl ControlFrame {
         })
     }
 
+    /// The frame's 32 bytes, reserved bits included, so `decode(encode(f)) == f` whenever
+    /// `if_num` is below 64 (only its low 6 bits are stored).
     pub fn encode(&self) -> [u8; FRAME_BYTES] {
         let mut b = [0u8; FRAME_BYTES];
         let header = u16::from(self.if_num & 0x3F)
@@ -119,7 +133,10 @@ impl ControlFrame {
 /// An instruction frame: its raw words and their decoding.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InstrFrame {
+    /// The 16 instruction words as stored (little-endian, instruction k at bytes 2k..2k+2),
+    /// ignored bits included.
     pub words: [u16; FRAME_INSTRS],
+    /// The decoding of each word; IP k executes `instrs[k]`.
     pub instrs: [Instr; FRAME_INSTRS],
 }
 
@@ -145,6 +162,7 @@ impl InstrFrame {
         InstrFrame::from_instrs(instrs)
     }
 
+    /// The frame of these 16 instructions, each encoded with its ignored bits zero.
     pub fn from_instrs(instrs: [Instr; FRAME_INSTRS]) -> InstrFrame {
         InstrFrame {
             words: instrs.map(|i| i.encode()),
@@ -152,6 +170,7 @@ impl InstrFrame {
         }
     }
 
+    /// The frame's 32 bytes, from its `words`.
     pub fn bytes(&self) -> [u8; FRAME_BYTES] {
         let mut b = [0u8; FRAME_BYTES];
         for (i, w) in self.words.iter().enumerate() {
@@ -164,9 +183,11 @@ impl InstrFrame {
 /// What a frame of an image is, by its position.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FrameKind {
+    /// A control frame, which leads a group.
     Control,
     /// An instruction frame and the index of the control frame that leads its group.
     Instr {
+        /// The index of its group's control frame.
         control: usize,
     },
 }
@@ -184,24 +205,39 @@ pub struct Program {
 /// A malformed program image.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LoadError {
+    /// The image is not a whole number of 32-byte frames.
     Length {
+        /// The image's length in bytes.
         bytes: usize,
     },
+    /// The image has no frames.
     Empty,
+    /// A control frame announces more instruction frames than the image has left.
     GroupPastEnd {
+        /// The control frame's index.
         frame: usize,
+        /// The number of instruction frames it announces.
         if_num: u8,
+        /// The number of frames in the image.
         frames: usize,
     },
+    /// A control frame has the reserved fence value 3.
     ReservedFence {
+        /// The control frame's index.
         frame: usize,
     },
+    /// The image has more frames than the machine model indexes (2^32 - 1 at most).
     TooLong {
+        /// The number of frames in the image.
         frames: usize,
     },
+    /// An instruction word is `ld` or `st` with a reserved mode (2 or 3).
     ReservedMode {
+        /// The instruction frame's index.
         frame: usize,
+        /// The instruction's IP in the frame, 0..15.
         slot: usize,
+        /// The word and its mode.
         detail: crate::isa::ReservedMode,
     },
 }
@@ -252,6 +288,7 @@ impl Program {
         Program::from_frames(frames)
     }
 
+    /// Check and take an image already split into frames (as [`Program::from_image`]).
     pub fn from_frames(frames: Vec<[u8; FRAME_BYTES]>) -> Result<Program, LoadError> {
         if frames.is_empty() {
             return Err(LoadError::Empty);
@@ -288,14 +325,18 @@ impl Program {
         Ok(Program { frames, group })
     }
 
+    /// The number of frames, control and instruction.
     pub fn len(&self) -> usize {
         self.frames.len()
     }
 
+    /// Whether it has no frames (never true for a loaded program: an empty image is
+    /// [`LoadError::Empty`]; only [`Program::default`] is empty).
     pub fn is_empty(&self) -> bool {
         self.frames.is_empty()
     }
 
+    /// What frame `frame` is, by its position in the image. Panics if `frame >= len()`.
     pub fn kind(&self, frame: usize) -> FrameKind {
         let control = self.group[frame] as usize;
         if control == frame {
@@ -305,6 +346,7 @@ impl Program {
         }
     }
 
+    /// The 32 bytes of frame `frame` as loaded.
     pub fn raw(&self, frame: usize) -> &[u8; FRAME_BYTES] {
         &self.frames[frame]
     }

@@ -14,12 +14,19 @@ pub const FRAME_INSTRS: usize = 16;
 /// A two-operand register operation `R[c] = R[a] op R[b]` that writes one byte.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AluOp {
+    /// `add` (opcode 0x1): `R[a] + R[b]` modulo 256.
     Add,
+    /// `sub` (opcode 0x2): `R[a] - R[b]` modulo 256.
     Sub,
+    /// `div` (opcode 0x4): unsigned `R[a] / R[b]`, rounded down; 0xFF when `R[b]` is 0.
     Div,
+    /// `cmpge` (opcode 0x5): 1 if `R[a] >= R[b]` unsigned, else 0.
     Cmpge,
+    /// `and` (opcode 0x8): bitwise and.
     And,
+    /// `or` (opcode 0x9): bitwise or.
     Or,
+    /// `xor` (opcode 0xa): bitwise exclusive or (`xor r, r, r` clears `r`).
     Xor,
 }
 
@@ -55,6 +62,7 @@ impl AluOp {
         }
     }
 
+    /// The assembly name (`add`, `sub`, `div`, `cmpge`, `and`, `or`, `xor`).
     pub fn mnemonic(self) -> &'static str {
         match self {
             AluOp::Add => "add",
@@ -67,6 +75,7 @@ impl AluOp {
         }
     }
 
+    /// Every operation, in opcode order.
     pub const ALL: [AluOp; 7] = [
         AluOp::Add,
         AluOp::Sub,
@@ -82,9 +91,15 @@ impl AluOp {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum MemOp {
+    /// `ld` (opcode 0xb, mode 0): load a byte into a register.
     Ld = 0,
+    /// `ld_sync` (opcode 0xb, mode 1): load a byte and lock it for this core, opening an
+    /// atomic sequence; other cores' accesses to the byte stall until the `st_sync`.
     LdSync = 1,
+    /// `st` (opcode 0xd, mode 0): store a register's byte.
     St = 2,
+    /// `st_sync` (opcode 0xd, mode 1): store a byte and release the lock this core holds on
+    /// it, closing its atomic sequence.
     StSync = 3,
 }
 
@@ -136,50 +151,76 @@ impl Access<u8> {
 /// A decoded instruction. Register fields are 0..15; `hi` of a memory instruction is 0..3.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Instr {
+    /// `nop` (opcode 0x0): does nothing for one cycle.
     Nop,
+    /// A register operation `R[c] = R[a] op R[b]` (format F1).
     Alu {
+        /// Which operation.
         op: AluOp,
+        /// The first source register.
         a: u8,
+        /// The second source register.
         b: u8,
+        /// The destination register.
         c: u8,
     },
     /// `R[c] = low byte, R[(c+1) % 16] = high byte` of `R[a] * R[b]`.
     Mul {
+        /// The first source register.
         a: u8,
+        /// The second source register.
         b: u8,
+        /// The register of the low byte; the high byte goes to the next one.
         c: u8,
     },
     /// `R[c] = R[a] << k` or `>> k`; `k` is an immediate 0..7.
     Shift {
+        /// `lshft` (opcode 0x7) if true, `rshft` (0x6, logical) if false.
         left: bool,
+        /// The source register.
         a: u8,
+        /// The shift amount, 0..7 (bits 6:4 of the word).
         k: u8,
+        /// The destination register.
         c: u8,
     },
     /// `ld`/`ld_sync`/`st`/`st_sync`: address `{R[hi][3:0], R[a]}`; `r` is the destination of
     /// a load or the value register of a store.
     Mem {
+        /// Which of the four operations.
         op: MemOp,
+        /// The register holding the row, address bits 7:0.
         a: u8,
+        /// The register (r0..r3) whose low four bits are the bank, address bits 11:8.
         hi: u8,
+        /// The register a load writes or a store reads.
         r: u8,
     },
     /// `set_const k, d`: `d < 8` loads the core id, `d >= 8` loads `k`.
     SetConst {
+        /// The 8-bit constant (ignored when `d < 8`).
         k: u8,
+        /// The destination register.
         d: u8,
     },
+    /// `bnz target, a` (opcode 0xe): jump to IP `target` if `R[a]` is nonzero, else go on.
     Bnz {
+        /// The register tested.
         a: u8,
+        /// The IP (0..15) jumped to.
         target: u8,
     },
+    /// `ready` (opcode 0xf): this core's part of the task ends, and the core is free for the
+    /// next task from the following cycle.
     Ready,
 }
 
 /// Why a 16-bit word is not an instruction of the machine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReservedMode {
+    /// The whole instruction word.
     pub word: u16,
+    /// Its mode, bits 7:6: 2 or 3, which no `ld` or `st` defines.
     pub mode: u8,
 }
 
@@ -283,6 +324,7 @@ impl Instr {
         }
     }
 
+    /// The assembly name of the instruction (`lshft`/`rshft` for a shift).
     pub fn mnemonic(&self) -> &'static str {
         match self {
             Instr::Nop => "nop",
@@ -297,6 +339,8 @@ impl Instr {
         }
     }
 
+    /// Whether it accesses shared memory (`ld`, `ld_sync`, `st`, `st_sync`): the only
+    /// instructions other cores can observe.
     pub fn is_memory(&self) -> bool {
         matches!(self, Instr::Mem { .. })
     }

@@ -3,6 +3,7 @@
 //! reports a run produces. Backends (the interpreter, the JIT) plug in through [`Backend`].
 
 #![forbid(unsafe_code)]
+#![deny(missing_docs)]
 
 pub mod backend;
 pub mod banks;

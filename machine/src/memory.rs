@@ -16,10 +16,14 @@ use std::cell::Cell;
 use std::fmt;
 use std::rc::Rc;
 
+/// Size of shared memory in bytes (4 KiB: 12-bit addresses 0x000..=0xfff).
 pub const MEMORY_BYTES: usize = 4096;
+/// Number of memory banks, each 256 one-byte rows; bank = address bits 11:8.
 pub const BANKS: usize = 16;
+/// Number of cores of the machine (ids 0..15).
 pub const CORES: usize = 16;
 
+/// The bank (0..15) of address `addr`: bits 11:8 (higher bits are ignored).
 #[inline]
 pub fn bank_of(addr: u16) -> usize {
     usize::from((addr >> 8) & 0xF)
@@ -49,15 +53,30 @@ pub enum FaultRule {
     /// `st_sync` with no open atomic sequence.
     StSyncWithoutSequence,
     /// `st_sync` to another byte than the one its `ld_sync` locked.
-    StSyncWrongAddress { held: u16 },
+    StSyncWrongAddress {
+        /// The address the core's `ld_sync` locked.
+        held: u16,
+    },
     /// `ld_sync` while the core already holds a lock (nested sequence).
-    LdSyncWhileHolding { held: u16 },
+    LdSyncWhileHolding {
+        /// The address the core already holds locked.
+        held: u16,
+    },
     /// `ld` or `st` inside an atomic sequence.
-    AccessWhileHolding { held: u16 },
+    AccessWhileHolding {
+        /// The address the core holds locked.
+        held: u16,
+    },
     /// `ready` inside an atomic sequence.
-    ReadyWhileHolding { held: u16 },
+    ReadyWhileHolding {
+        /// The address still locked.
+        held: u16,
+    },
     /// The frame's code ended (after IP 15) inside an atomic sequence.
-    FrameEndWhileHolding { held: u16 },
+    FrameEndWhileHolding {
+        /// The address still locked.
+        held: u16,
+    },
 }
 
 impl FaultRule {
@@ -108,7 +127,12 @@ impl fmt::Display for FaultRule {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stall {
     /// The bank has an open sequence of `holder` on byte `locked` that this access must wait for.
-    Lock { locked: u16, holder: u8 },
+    Lock {
+        /// The locked byte's address.
+        locked: u16,
+        /// The core (0..15) whose `ld_sync` locked it.
+        holder: u8,
+    },
     /// Bank-conflict model: the bank already served another row (or a write) this cycle.
     BankConflict,
 }
@@ -116,8 +140,11 @@ pub enum Stall {
 /// The outcome of presenting an access to memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Attempt {
+    /// The access can be performed in this cycle.
     Proceed,
+    /// The access must wait: the core stalls this cycle and retries.
     Stall(Stall),
+    /// The access breaks a rule: the run stops with this fault.
     Fault(FaultRule),
 }
 
@@ -200,7 +227,9 @@ impl Wakes {
 /// Counters kept by the memory as accesses are served.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MemoryStats {
+    /// Accesses performed per bank (stalled attempts are not counted, their retry is).
     pub accesses_per_bank: [u64; BANKS],
+    /// `ld_sync`s performed per bank: atomic sequences opened.
     pub lock_acquisitions_per_bank: [u64; BANKS],
     /// Sum over sequences of (st_sync cycle - ld_sync cycle), per bank.
     pub lock_hold_cycles_per_bank: [u64; BANKS],

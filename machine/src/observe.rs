@@ -17,6 +17,7 @@ pub enum WaitCause {
 }
 
 impl WaitCause {
+    /// A short name for reports and charts: `cores busy`, `acq fence` or `rel fence`.
     pub fn name(self) -> &'static str {
         match self {
             WaitCause::CoresBusy => "cores busy",
@@ -36,50 +37,84 @@ impl WaitCause {
 /// Why a core stalled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum StallCause {
+    /// Its access waited for a byte another core's atomic sequence locked (`ld_sync`
+    /// until its `st_sync`).
     Lock,
+    /// Bank-conflict model ([`Config::bank_conflicts`]): its bank already served another
+    /// access in that cycle.
     BankConflict,
 }
 
 /// Something that happened during a run. Intervals are inclusive of both ends unless noted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
-    /// The scheduler processed a control frame in `cycle`.
-    ControlFrame { frame: usize, cycle: u64 },
-    /// The scheduler broadcast an instruction frame's code in cycles `from..=to`.
-    Broadcast {
+    /// The scheduler processed a control frame in `cycle` (one cycle by default; R0 init
+    /// happens in it).
+    ControlFrame {
+        /// The control frame's index in the program (0 is the first frame).
         frame: usize,
+        /// The cycle it was processed in.
+        cycle: u64,
+    },
+    /// The scheduler broadcast an instruction frame's code in cycles `from..=to` (4 cycles
+    /// by default); the task's cores start in `to + 1`.
+    Broadcast {
+        /// The instruction frame's index in the program.
+        frame: usize,
+        /// The task's cores: bit k set for core k (its control frame's Core_Active_Vect).
         mask: u16,
+        /// The fence of its control frame.
         fence: Fence,
+        /// The first broadcast cycle, the task's issue cycle.
         from: u64,
+        /// The last broadcast cycle.
         to: u64,
     },
     /// The scheduler was free but waited in cycles `from..to` (end exclusive) for `frame`.
     SchedulerWait {
+        /// The frame it waited to process (a CF or an IF).
         frame: usize,
+        /// The first cycle waited.
         from: u64,
+        /// The cycle it processed the frame in, after waiting `to - from` cycles.
         to: u64,
+        /// What it waited for.
         cause: WaitCause,
     },
     /// A core's part of the task of `frame` ran in cycles `start..=end`.
     CorePart {
+        /// The core, 0..15.
         core: u8,
+        /// The task's instruction frame, by index in the program.
         frame: usize,
+        /// The cycle of its first instruction (the cycle after the broadcast).
         start: u64,
+        /// The cycle of its last instruction (`ready`, or IP 15 run past); stalls included.
         end: u64,
     },
     /// A core held the lock of `addr` from its ld_sync in `from` to its st_sync in `to`.
+    /// The statistics' hold time of the sequence is `to - from` cycles.
     LockHeld {
+        /// The core whose atomic sequence it was.
         core: u8,
+        /// The locked byte's address (0..4095).
         addr: u16,
+        /// The cycle of the `ld_sync`.
         from: u64,
+        /// The cycle of the `st_sync`.
         to: u64,
     },
     /// A core stalled in cycles `from..to` (end exclusive).
     Stall {
+        /// The core, 0..15.
         core: u8,
+        /// The first stalled cycle.
         from: u64,
+        /// The cycle its access was retried in: `to - from` stalled cycles.
         to: u64,
+        /// Why it stalled.
         cause: StallCause,
+        /// The address its access was for.
         addr: u16,
     },
 }
@@ -106,7 +141,11 @@ pub trait Observer {
     const WANTS_PROGRESS: bool = false;
     /// Called once before the run starts.
     fn start(&mut self, _config: &Config) {}
+    /// Called with each event as the run produces it, in no global cycle order (see the
+    /// module docs); only called when [`Observer::WANTS_EVENTS`].
     fn event(&mut self, _event: Event) {}
+    /// Called as the run advances (once a processed frame, and at checkpoints), only when
+    /// [`Observer::WANTS_PROGRESS`].
     fn progress(&mut self, _progress: Progress) {}
     /// Asked where progress is reported (so only when [`Observer::WANTS_PROGRESS`]): a
     /// cause stops the run soon after, as [`RunError::Stopped`](crate::RunError::Stopped),

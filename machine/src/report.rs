@@ -11,6 +11,7 @@ use std::fmt;
 /// Per-core counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CoreCounters {
+    /// Instructions the core executed, one per cycle it was not stalled.
     pub instructions: u64,
     /// One per stalled cycle (lock or bank conflict).
     pub stalls: u64,
@@ -29,17 +30,29 @@ pub struct CoreCounters {
 /// The machine's state and history after a run (or at the point it failed).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunReport {
+    /// The name of the backend that ran it (`interp`, `jit` or `auto`).
     pub backend: String,
+    /// The configuration it ran with.
     pub config: Config,
+    /// The run's length in cycles: 1 + the last cycle in which a core executed an
+    /// instruction or the scheduler processed a frame (cycles it only waited do not count).
+    /// For a failed run, the cycle it stopped at.
     pub cycles: u64,
+    /// Every core's registers: `registers[core][r]` is register `r` of core `core`.
     pub registers: [[u8; 16]; 16],
+    /// Shared memory, all 4096 bytes, indexed by address (bank * 256 + row).
     pub memory: Box<[u8; MEMORY_BYTES]>,
     /// Every task in issue order (empty unless the task log is `All`).
     pub tasks: Vec<TaskRecord>,
+    /// Task counts and aggregates, kept whatever the task log.
     pub task_summary: TaskSummary,
+    /// Instructions executed, summed over the cores.
     pub instructions: u64,
+    /// Stalled cycles, summed over the cores (one per core per stalled cycle).
     pub stalls: u64,
+    /// Each core's counters, indexed by core id.
     pub cores: [CoreCounters; 16],
+    /// Per-bank access and lock counters of shared memory.
     pub memory_stats: MemoryStats,
 }
 
@@ -71,18 +84,34 @@ pub enum CoreWait {
     /// Executing; the instruction at `ip` was due in the limit cycle.
     Running,
     /// Its task was issued but its cores start only at this cycle.
-    NotStarted { start: u64 },
+    NotStarted {
+        /// The cycle its first instruction is due in.
+        start: u64,
+    },
     /// Stalled on a byte locked by another core's atomic sequence.
-    Lock { addr: u16, holder: u8, since: u64 },
+    Lock {
+        /// The locked byte's address.
+        addr: u16,
+        /// The core holding the lock.
+        holder: u8,
+        /// The first cycle it stalled in.
+        since: u64,
+    },
     /// Retrying after a bank conflict.
     BankConflict,
 }
 
+/// A core whose part of a task had not ended when the run stopped (watchdog, livelock,
+/// or a stop from outside).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnfinishedCore {
+    /// The core, 0..15.
     pub core: u8,
+    /// The instruction frame of its task, by index in the program.
     pub frame: usize,
+    /// The IP of its next instruction, 0..15.
     pub ip: u8,
+    /// What it was doing.
     pub wait: CoreWait,
 }
 
@@ -91,17 +120,27 @@ pub struct UnfinishedCore {
 pub enum RunError {
     /// The program broke a runtime rule.
     Fault {
+        /// The rule broken.
         rule: FaultRule,
+        /// The instruction frame of the faulting core's task.
         frame: usize,
+        /// The faulting core.
         core: u8,
+        /// The IP of the faulting instruction.
         ip: u8,
+        /// The cycle of the faulting instruction (the earliest fault in (cycle, core id)
+        /// order is the one reported).
         cycle: u64,
+        /// The address of the faulting access, if it was a memory instruction.
         addr: Option<u16>,
     },
     /// The run reached its cycle limit.
     Watchdog {
+        /// The limit, [`Config::max_cycles`]: no activity may happen in this cycle or later.
         limit: u64,
+        /// Every core whose part had not ended, with what it was doing.
         cores: Vec<UnfinishedCore>,
+        /// The first frame the scheduler had not processed, if any.
         next_frame: Option<usize>,
     },
     /// The run was proven never to end: core `core`, in `frame` at `ip`, repeats its
@@ -112,35 +151,51 @@ pub enum RunError {
     /// (the run has issued every frame, and no running core can reach a store); `core` is
     /// the lowest of them.
     Livelock {
+        /// The looping core (the lowest, if `polls`).
         core: u8,
+        /// The instruction frame it runs.
         frame: usize,
+        /// Its IP at the checkpoint.
         ip: u8,
+        /// The length of its loop in cycles.
         period: u64,
+        /// Whether the proof is over all cores polling memory no one can write any more.
         polls: bool,
+        /// The checkpoint cycle at which it was proven and the run stopped.
         cycle: u64,
+        /// Every unfinished core, as the watchdog would list them at `cycle`.
         cores: Vec<UnfinishedCore>,
+        /// The first frame the scheduler had not processed, if any.
         next_frame: Option<usize>,
     },
     /// The run was stopped from outside (`cause`: a wall-clock limit, or the user) at
     /// `cycle`, where it had come: it ends as the watchdog would with that limit, with every
     /// unfinished core listed, and the state is the machine's when that cycle began.
     Stopped {
+        /// Why it was stopped.
         cause: StopCause,
+        /// The cycle it had reached, where it stopped.
         cycle: u64,
+        /// Every unfinished core, as the watchdog would list them at `cycle`.
         cores: Vec<UnfinishedCore>,
+        /// The first frame the scheduler had not processed, if any.
         next_frame: Option<usize>,
     },
     /// The backend could not run the program (not the program's fault): the JIT cannot
     /// start on this host, or could not compile a frame. `frame` is the instruction frame
     /// it was preparing, if any.
     Backend {
+        /// The instruction frame it was preparing, if any.
         frame: Option<usize>,
+        /// What went wrong, for people.
         message: String,
     },
     /// The emulator broke one of its own invariants, or panicked (a bug, never the
     /// program's fault). `frame` is where it showed, if known.
     Internal {
+        /// Where it showed, if known.
         frame: Option<usize>,
+        /// What went wrong, for the bug report.
         message: String,
     },
 }
@@ -301,7 +356,10 @@ fn write_unfinished(f: &mut fmt::Formatter<'_>, cores: &[UnfinishedCore]) -> fmt
 /// A failed run: the error and the machine's state when it happened.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunFailure {
+    /// Why the run stopped.
     pub error: RunError,
+    /// The machine when it stopped: for a fault, the state when the fault's cycle began;
+    /// `cycles` is the cycle it stopped at.
     pub state: RunReport,
 }
 

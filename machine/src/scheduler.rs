@@ -17,7 +17,9 @@ use std::collections::VecDeque;
 pub struct TaskRecord {
     /// Index of the instruction frame in the image.
     pub frame: usize,
+    /// Its cores: bit k set for core k (the Core_Active_Vect of its control frame).
     pub mask: u16,
+    /// The fence of its control frame.
     pub fence: Fence,
     /// First cycle of its code broadcast (the scheduler's decision).
     pub issue: u64,
@@ -30,7 +32,9 @@ pub struct TaskRecord {
 /// Aggregates over every task, kept whatever the task log.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TaskSummary {
+    /// Tasks issued: instruction frames the scheduler processed.
     pub tasks: u64,
+    /// Control frames the scheduler processed.
     pub control_frames: u64,
     /// Tasks per fence kind: no, acq, rel.
     pub by_fence: [u64; 3],
@@ -47,24 +51,35 @@ pub struct TaskSummary {
 pub enum Step {
     /// Processed the control frame at `frame` in `cycle`; the caller applies its R0 init.
     Control {
+        /// The control frame's index in the program.
         frame: usize,
+        /// The cycle it was processed in.
         cycle: u64,
+        /// The wait before it, if the scheduler was free and waited.
         wait: Option<Wait>,
     },
     /// Issued the instruction frame `frame` on `mask`, broadcast from `issue`; its cores
     /// start in `start`.
     Issue {
+        /// The instruction frame's index in the program.
         frame: usize,
+        /// The task's cores, bit k for core k.
         mask: u16,
+        /// The first broadcast cycle.
         issue: u64,
+        /// The cycle its cores execute their first instruction in.
         start: u64,
+        /// The wait before it, if the scheduler was free and waited.
         wait: Option<Wait>,
     },
     /// Nothing can be decided until cores run further. As seen from core `c`, no core of a
     /// task not yet issued acts before cycle `starts[c]` (the earliest decision plus the
     /// broadcast): a frame that waits for `c` to end counts as never, since whatever it
     /// starts comes after everything `c` does in its task.
-    Blocked { starts: [u64; 16] },
+    Blocked {
+        /// Per core, the earliest cycle in which a core of a task not yet issued can act.
+        starts: [u64; 16],
+    },
     /// Every frame is processed.
     Done,
     /// The next frame would be processed at or past the watchdog limit.
@@ -74,8 +89,11 @@ pub enum Step {
 /// The scheduler was free in `from..to` (end exclusive) but waited for `cause`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Wait {
+    /// The first cycle the scheduler was free.
     pub from: u64,
+    /// The cycle it processed the frame in (`to - from` cycles waited).
     pub to: u64,
+    /// What it waited for.
     pub cause: WaitCause,
 }
 
@@ -116,6 +134,11 @@ impl Avail {
     }
 }
 
+/// The task scheduler of one run over `program`: the run loop asks it to [`step`] and tells
+/// it when cores end ([`core_ended`]); it keeps the task timeline of the report.
+///
+/// [`step`]: TaskScheduler::step
+/// [`core_ended`]: TaskScheduler::core_ended
 pub struct TaskScheduler<'p> {
     program: &'p Program,
     policy: IssuePolicy,
@@ -138,11 +161,16 @@ pub struct TaskScheduler<'p> {
     free_from: [u64; 16],
     last_activity: Option<u64>,
     first_frame: Option<usize>,
+    /// Every issued task in issue order, when the task log is [`TaskLog::All`] (else empty);
+    /// a task still running shows its last broadcast cycle as `end` until its last core ends.
     pub records: Vec<TaskRecord>,
+    /// Counts and aggregates over all tasks so far.
     pub summary: TaskSummary,
 }
 
 impl<'p> TaskScheduler<'p> {
+    /// A scheduler at cycle 0 before the first frame of `program`, with the issue policy,
+    /// latencies, watchdog limit and task log of `config`.
     pub fn new(program: &'p Program, config: &Config) -> TaskScheduler<'p> {
         TaskScheduler {
             program,

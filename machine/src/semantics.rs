@@ -62,6 +62,7 @@ pub trait Semantics {
 /// The address is `bank << 8 | row` (bank = A\[11:8\], row = A\[7:0\]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Access<V> {
+    /// Which of `ld`, `ld_sync`, `st`, `st_sync`.
     pub op: MemOp,
     /// The low address byte, `R[a]`.
     pub row: V,
@@ -90,7 +91,12 @@ pub enum Effect<V> {
     /// Go on with the next instruction (or end the part after IP 15).
     Next,
     /// `bnz`: continue at `target` if `cond` is nonzero, else as [`Effect::Next`].
-    Branch { cond: V, target: u8 },
+    Branch {
+        /// The tested register's value.
+        cond: V,
+        /// The IP (0..15) to continue at if it is nonzero.
+        target: u8,
+    },
     /// `ready`: the core's part of the task ends.
     Ready,
     /// A memory instruction: the caller performs the access through shared memory, then
@@ -194,7 +200,9 @@ pub fn step<S: Semantics>(instr: Instr, s: &mut S) -> Effect<S::V> {
 
 /// Concrete execution on a core's register file: the interpreter's domain.
 pub struct Concrete<'r> {
+    /// The core's registers r0..r15, read and written in place.
     pub regs: &'r mut [u8; REGS],
+    /// The executing core's id (0..15), which `set_const` into r0..r7 loads.
     pub core_id: u8,
 }
 
