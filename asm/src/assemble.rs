@@ -10,20 +10,24 @@ use gpu16_machine::isa::FRAME_INSTRS;
 use gpu16_machine::Program;
 use std::collections::HashMap;
 
-/// IF_Num is a 6-bit field.
+/// The most `.if` frames one `.cf` can lead: IF_Num is a 6-bit field.
 pub const MAX_GROUP: usize = 63;
 const READY: u16 = 0xf000;
 
 /// Where a frame came from: its `.cf`/`.if` directive and the source of each slot it used.
 #[derive(Clone, Debug)]
 pub struct FrameSource {
+    /// The frame's `.cf` or `.if` directive.
     pub span: Span,
+    /// The instruction written for each slot, in IP order; slots past its end are `ready`
+    /// fill. Empty for a control frame.
     pub slots: Vec<Span>,
 }
 
 /// Frame index -> source, for every frame of an assembled program.
 #[derive(Clone, Debug, Default)]
 pub struct SourceMap {
+    /// One entry per frame of the program, in frame order.
     pub frames: Vec<FrameSource>,
 }
 
@@ -39,7 +43,10 @@ impl SourceMap {
 /// An assembled program and where each frame and slot came from.
 #[derive(Clone, Debug)]
 pub struct Assembly {
+    /// The program image, ready to run (`gpu16_machine::run`) or to write out
+    /// ([`Program::image`]).
     pub program: Program,
+    /// Where each frame and slot came from, for [`check`](crate::check) and tools.
     pub source_map: SourceMap,
 }
 

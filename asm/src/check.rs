@@ -13,8 +13,11 @@ use gpu16_machine::{FrameKind, InstrFrame, Program};
 /// One lint finding: the frame, the instruction slot if it is about one, and the message.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Finding {
+    /// The frame's index in the program.
     pub frame: usize,
+    /// The instruction's IP in the frame, 0..15, when the finding is about one.
     pub slot: Option<usize>,
+    /// What looks wrong, one sentence without a location.
     pub message: String,
 }
 

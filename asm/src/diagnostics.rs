@@ -10,14 +10,19 @@ use std::sync::Arc;
 /// A place in a source file: 1-based line and column (in characters), the length of the
 /// marked text, and the line's text so a message can quote it. In a [`Diagnostic`], `text`
 /// is only what the message shows of the line: at most
-/// [`EXCERPT_WIDTH`](crate::excerpt::EXCERPT_WIDTH) characters around the column, control
-/// characters escaped, `…` where it was cut.
+/// 100 characters around the column, control characters escaped, `…` where it was cut.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Span {
+    /// The file's name as given to the assembler (or an `.include` path resolved against
+    /// it).
     pub file: Arc<str>,
+    /// The line, counted from 1.
     pub line: usize,
+    /// The column of the marked text's first character, counted from 1.
     pub col: usize,
+    /// The length of the marked text in characters.
     pub len: usize,
+    /// The line's text, without its line break.
     pub text: Arc<str>,
 }
 
@@ -32,9 +37,12 @@ impl Span {
     }
 }
 
+/// How bad a [`Diagnostic`] is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Severity {
+    /// The source cannot be assembled (or the image cannot be loaded).
     Error,
+    /// A likely mistake that still assembles: what `gpu16 check` reports.
     Warning,
     /// Not a problem of the source: something about the report itself (that it stopped
     /// early at the limit of diagnostics).
@@ -42,6 +50,7 @@ pub enum Severity {
 }
 
 impl Severity {
+    /// The word a message shows: `error`, `warning` or `note`.
     pub fn name(self) -> &'static str {
         match self {
             Severity::Error => "error",
@@ -55,6 +64,7 @@ impl Severity {
 /// empty file has no line to point at, a binary image has no lines at all).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
+    /// Error, warning or note.
     pub severity: Severity,
     /// Where the problem is. In the diagnostics an assembly returns, its `text` is only
     /// the excerpt of the line that is shown.
@@ -62,7 +72,7 @@ pub struct Diagnostic {
     /// Where the problem is when there is no source line: `file` or `file: frame 3`.
     pub location: String,
     /// What is wrong; in the diagnostics an assembly returns, with control characters
-    /// escaped and at most [`MESSAGE_CHARS`](crate::excerpt::MESSAGE_CHARS) characters.
+    /// escaped and at most 400 characters.
     pub message: String,
     /// Once `span.text` is cut to the excerpt: how many of its characters come before the
     /// caret, and how many carets. Cutting waits until a diagnostic is kept, so a line
@@ -73,6 +83,7 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
+    /// An error at `span`.
     pub fn error(span: &Span, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
             severity: Severity::Error,
@@ -83,6 +94,7 @@ impl Diagnostic {
         }
     }
 
+    /// A warning at `span`.
     pub fn warning(span: &Span, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
             severity: Severity::Warning,
@@ -181,18 +193,21 @@ impl fmt::Display for Diagnostic {
 pub struct Diagnostics(pub Vec<Diagnostic>);
 
 impl Diagnostics {
+    /// How many are errors.
     pub fn errors(&self) -> usize {
         self.0
             .iter()
             .filter(|d| d.severity == Severity::Error)
             .count()
     }
+    /// How many are warnings.
     pub fn warnings(&self) -> usize {
         self.0
             .iter()
             .filter(|d| d.severity == Severity::Warning)
             .count()
     }
+    /// Whether there are none at all (of any severity).
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

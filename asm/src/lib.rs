@@ -1,9 +1,11 @@
 //! Assembler, disassembler and checker for gpu16 programs. Source text goes through the
-//! lexer, the directive expander and the frame builder to a [`Program`]; the disassembler
+//! lexer, the directive expander and the frame builder to a
+//! [`Program`](gpu16_machine::Program); the disassembler
 //! turns any loadable image back into source that re-assembles to the same bytes; the
 //! checker lints a program, from source or binary. `docs/assembly.md` is the reference.
 
 #![forbid(unsafe_code)]
+#![deny(missing_docs)]
 
 mod assemble;
 mod check;
