@@ -14,11 +14,18 @@ use std::panic::AssertUnwindSafe;
 /// One generated test case.
 #[derive(Clone, Debug)]
 pub struct Case {
+    /// The seed that names it: the same seed gives the same case on every machine.
     pub seed: u64,
+    /// The generator profile the program was drawn from.
     pub profile: Profile,
+    /// The one rule the program breaks on purpose, if any (about one case in ten).
     pub violation: Option<Violation>,
+    /// The program image, a whole number of 32-byte frames.
     pub image: Vec<u8>,
+    /// The shared-memory image it starts from (at most 4096 bytes; the rest is zero).
     pub memory: Vec<u8>,
+    /// The machine options: issue policy, bank conflicts and a watchdog limit, which is
+    /// sometimes small so that the watchdog's exact stop is tested too.
     pub config: Config,
 }
 

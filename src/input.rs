@@ -41,12 +41,17 @@ fn err(path: &Path, message: impl Into<String>) -> InputError {
 /// How a program file is read, by its extension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ProgramFormat {
+    /// `.bin` or `.tm`: a raw image of 32-byte frames.
     Binary,
+    /// `.hex`: 16-bit words in `$readmemh` style, 16 words a frame.
     Hex,
+    /// `.s` or `.asm`: assembly source.
     Assembly,
 }
 
 impl ProgramFormat {
+    /// The format of `path`, by its extension (in any case); an unknown extension is an
+    /// error naming the ones accepted.
     pub fn of(path: &Path) -> Result<ProgramFormat, InputError> {
         let ext = path
             .extension()

@@ -1,8 +1,102 @@
 //! The gpu16 facade: load a program and a memory image from files and run them on a chosen
 //! backend. The `gpu16` binary is built on this; tests and tools can use it too. The
 //! library does not use clap: the binary's command line gives its enums their flags.
+//!
+//! The pieces:
+//! - [`gpu16_asm::assemble`] turns assembly source into a [`Program`] (or
+//!   [`input::load_program`] reads a `.s`, `.bin`/`.tm` or `.hex` file);
+//! - [`run`] runs it on a [`BackendKind`] under a [`Config`] (issue policy, bank conflicts,
+//!   watchdog), starting from a shared-memory image of at most 4096 bytes;
+//! - the [`RunReport`] holds the final registers and memory, the cycle count, the task
+//!   timeline and counters; a failed run gives a [`RunFailure`]: the
+//!   [`RunError`](machine::RunError) and the state when it stopped;
+//! - [`run_observed`] also hands every [`Event`](machine::Event) of the run (control frames,
+//!   broadcasts, task parts, locks, stalls) to an [`Observer`].
+//!
+//! The machine model, and the types above, are the `gpu16-machine` crate, re-exported as
+//! [`machine`]. `docs/semantics.md` states the machine's rules; `docs/assembly.md` the
+//! source language.
+//!
+//! # Example
+//!
+//! One core adds 2 and 3 and stores the sum at address 0x010. By the timing model the
+//! control frame is processed in cycle 0, the instruction frame is broadcast in cycles 1 to
+//! 4, and core 0 executes its six instructions in cycles 5 to 10, one a cycle, so the run
+//! takes 5 + 6 = 11 cycles.
+//!
+//! ```
+//! use gpu16::machine::{Config, Event, Observer};
+//! use gpu16::BackendKind;
+//!
+//! let source = "
+//!     .cf mask=0x0001          ; frame 0: a control frame for core 0
+//!     .if                      ; frame 1: its task
+//!         set_const 2, r8      ; cycle 5
+//!         set_const 3, r9      ; cycle 6
+//!         add r8, r9, r3       ; cycle 7: r3 = 2 + 3
+//!         set_const 0x10, r10  ; cycle 8
+//!         st [r10, r1], r3     ; cycle 9: memory[r1 << 8 | r10] = memory[0x010] = r3
+//!         ready                ; cycle 10: core 0's part ends
+//! ";
+//! let program = gpu16_asm::assemble(source, "add.s").expect("it assembles").program;
+//! assert_eq!(program.len(), 2);
+//!
+//! // Run it: all registers and memory start at zero (`memory` may give up to 4096 bytes).
+//! let config = Config { max_cycles: 1_000, ..Config::default() };
+//! let report = gpu16::run(BackendKind::Auto, &program, &[], &config).expect("it runs");
+//! assert_eq!(report.cycles, 11);
+//! assert_eq!(report.instructions, 6);
+//! assert_eq!(report.registers[0][3], 5); // core 0, r3
+//! assert_eq!(report.memory[0x010], 5);
+//! let task = report.tasks[0]; // one task: frame 1 on core 0
+//! assert_eq!((task.frame, task.mask), (1, 0x0001));
+//! assert_eq!((task.issue, task.start, task.end), (1, 5, 10));
+//!
+//! // Observe it: an observer receives the run's events as they happen.
+//! #[derive(Default)]
+//! struct Parts(Vec<(u8, usize, u64, u64)>);
+//!
+//! impl Observer for Parts {
+//!     fn event(&mut self, event: Event) {
+//!         if let Event::CorePart { core, frame, start, end } = event {
+//!             self.0.push((core, frame, start, end));
+//!         }
+//!     }
+//! }
+//!
+//! let mut parts = Parts::default();
+//! let again = gpu16::run_observed(BackendKind::Interp, &program, &[], &config, &mut parts)
+//!     .expect("it runs");
+//! assert_eq!(parts.0, [(0, 1, 5, 10)]); // core 0 ran frame 1 in cycles 5..=10
+//! assert_eq!(again.registers, report.registers); // the backends agree
+//!
+//! // `Vec<Event>` is an observer that keeps every event.
+//! let mut events: Vec<Event> = Vec::new();
+//! gpu16::run_observed(BackendKind::Interp, &program, &[], &config, &mut events).unwrap();
+//! assert!(events.contains(&Event::ControlFrame { frame: 0, cycle: 0 }));
+//! let broadcast = |e: &Event| matches!(e, Event::Broadcast { frame: 1, from: 1, to: 4, .. });
+//! assert!(events.iter().any(broadcast));
+//! ```
+//!
+//! A failed run is an `Err` holding the state too: with `max_cycles: 8` the same program
+//! stops at the watchdog, its `cycles` being the limit.
+//!
+//! ```
+//! # let source = ".cf mask=1\n.if\nset_const 2, r8\nset_const 3, r9\nadd r8, r9, r3\n\
+//! #               set_const 0x10, r10\nst [r10, r1], r3\nready\n";
+//! # let program = gpu16_asm::assemble(source, "add.s").unwrap().program;
+//! use gpu16::machine::{Config, RunError};
+//!
+//! let config = Config { max_cycles: 8, ..Config::default() };
+//! let failure = gpu16::run(gpu16::BackendKind::Interp, &program, &[], &config).unwrap_err();
+//! assert!(matches!(failure.error, RunError::Watchdog { limit: 8, .. }));
+//! assert_eq!(failure.state.cycles, 8);
+//! assert_eq!(failure.state.registers[0][3], 5); // the add ran in cycle 7
+//! assert_eq!(failure.state.memory[0x010], 0); // the store was due in cycle 9
+//! ```
 
 #![forbid(unsafe_code)]
+#![deny(missing_docs)]
 
 pub mod diff;
 pub mod fuzz;
@@ -47,7 +141,10 @@ pub use gpu16_jit::Engine;
 /// default engine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Runner {
+    /// The backend that runs the program.
     pub backend: BackendKind,
+    /// How the JIT's compiled code runs the cores of a task (`lockstep`, `percore` or
+    /// `adaptive`, the default); it changes speed, never a result.
     pub engine: Engine,
 }
 

@@ -1,6 +1,6 @@
 //! The files a run writes: `--dump-mem` (the final shared memory, 4096 bytes), `--mem-png`,
 //! `--trace` and `--vcd`. The command prepares each one ([`OutputFile::prepare`]) before the
-//! run starts; afterwards [`write`] writes them all, for a failed run too, from the state at
+//! run starts; afterwards [`write()`] writes them all, for a failed run too, from the state at
 //! the failure: the memory dump and picture hold the memory when the run stopped, the trace
 //! and the waveform go up to that cycle. A file that cannot be written does not stop the
 //! others.
@@ -44,15 +44,20 @@ impl RunFile {
 /// A file to write after the run: the flag that asked for it, what and where.
 #[derive(Debug)]
 pub struct Planned {
+    /// The command-line flag that asked for it (`--dump-mem`, `--trace`, ...), for messages.
     pub flag: &'static str,
+    /// What to write.
     pub file: RunFile,
+    /// Where, checked and prepared before the run.
     pub output: OutputFile,
 }
 
 /// What became of a planned file.
 #[derive(Debug)]
 pub struct Written<'a> {
+    /// The file it was.
     pub planned: &'a Planned,
+    /// Whether it was written, or why not.
     pub result: Result<(), OutputError>,
 }
 

@@ -12,29 +12,40 @@ use std::fmt::Write;
 /// One core's row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CoreStats {
+    /// The core's id, 0..15.
     pub core: usize,
+    /// Whether it ran any task.
     pub ran: bool,
+    /// Tasks it took part in.
     pub tasks: u64,
+    /// Instructions it executed.
     pub instructions: u64,
     /// Cycles from the start to the end of its parts of tasks, stalls included.
     pub busy: u64,
     /// Cycles of the run in which it ran no part of a task.
     pub idle: u64,
+    /// Stalled cycles, lock and bank together.
     pub stalls: u64,
+    /// Cycles stalled on a byte another core's atomic sequence locked.
     pub lock_stalls: u64,
+    /// Cycles stalled on a bank conflict (only with the bank-conflict model on).
     pub bank_stalls: u64,
 }
 
 /// One bank's row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BankStats {
+    /// The bank, 0..15 (address bits 11:8).
     pub bank: usize,
+    /// Accesses it served.
     pub accesses: u64,
+    /// Atomic sequences opened on it (`ld_sync`s performed).
     pub lock_acquisitions: u64,
     /// Sum over its atomic sequences of (st_sync cycle - ld_sync cycle).
     pub lock_hold_cycles: u64,
 }
 
+/// One row per core, all 16 in id order, from a run's report (finished or failed).
 pub fn cores(r: &RunReport) -> Vec<CoreStats> {
     r.cores
         .iter()
@@ -54,6 +65,7 @@ pub fn cores(r: &RunReport) -> Vec<CoreStats> {
         .collect()
 }
 
+/// One row per bank, all 16 in bank order.
 pub fn banks(r: &RunReport) -> Vec<BankStats> {
     let m = &r.memory_stats;
     (0..BANKS)
