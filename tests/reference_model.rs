@@ -299,7 +299,9 @@ fn emulator(backend: BackendKind, program: &Program, memory: &[u8], config: &Con
             // The model runs on to its watchdog; a livelock is the emulator proving early
             // that the run would reach it.
             RunError::Watchdog { .. } | RunError::Livelock { .. } => Outcome::Watchdog,
-            e @ (RunError::Backend { .. } | RunError::Internal { .. }) => panic!("{e}"),
+            e @ (RunError::Backend { .. }
+            | RunError::Internal { .. }
+            | RunError::Stopped { .. }) => panic!("{e}"),
         },
     }
 }

@@ -59,6 +59,9 @@ fn compiled_code_resumes_after_every_checkpoint() {
             jit.handed_over(),
             report.instructions
         );
-        assert!(report.instructions > 100 * bound, "the loops are long enough");
+        assert!(
+            report.instructions > 100 * bound,
+            "the loops are long enough"
+        );
     }
 }

@@ -13,7 +13,7 @@ use crate::frame::{FrameKind, InstrFrame, Program};
 use crate::isa::{execute, Flow, Instr, MemOp, FRAME_INSTRS};
 use crate::livelock::{FrameLoops, LoopWatch, MachineWatch};
 use crate::memory::{bank_of, Attempt, FaultRule, Refusal, SharedMemory, Stall, Wakes, BANKS};
-use crate::observe::{Event, Observer, Progress, StallCause, StopCause};
+use crate::observe::{Event, Executed, Observer, Progress, StallCause, StopCause};
 use crate::report::{CoreCounters, CoreWait, RunError, RunFailure, RunReport, UnfinishedCore};
 use crate::scheduler::{Step, TaskScheduler, Wait};
 use crate::semantics::{Access, Concrete, Effect};
@@ -85,6 +85,7 @@ pub fn run_observed<B: Backend, O: Observer>(
         stopped: None,
         asked_limit: config.max_cycles,
         pending_polls: 0,
+        stepping: O::WANTS_EXECUTED,
         progress_cycle: 0,
         next_checkpoint: 0,
     };
@@ -198,6 +199,9 @@ struct Run<'a, B: Backend, O: Observer> {
     asked_limit: u64,
     /// Progress reports since the observer was last asked whether to stop.
     pending_polls: u32,
+    /// Every run of cores executes one instruction each, reported to the observer
+    /// ([`Observer::executed`]), until it has enough.
+    stepping: bool,
     /// The last checkpoint reported to the progress bar.
     progress_cycle: u64,
     /// No event before this cycle is at a checkpoint.
@@ -305,7 +309,6 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             if O::WANTS_PROGRESS && matches!(step, Step::Control { .. } | Step::Issue { .. }) {
                 self.frames_done += 1;
                 self.observer.progress(self.progress());
-                self.pending_polls += 1;
                 self.pending_polls += 1;
             }
             match step {
@@ -590,6 +593,12 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             let cycle = self.cores.state[lead].cycle;
             limit = limit.min((cycle / every + 1).saturating_mul(every));
         }
+        let before = if self.stepping {
+            limit = limit.min(self.cores.state[lead].cycle + INSTRUCTION_CYCLES);
+            Some(self.cores.state.clone())
+        } else {
+            None
+        };
         let mut port = Port::new(
             &mut self.memory,
             horizon,
@@ -611,6 +620,11 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         let (mut woken, retry_at, opened) = (port.woken, port.retry_at, port.opened);
         let (asleep, since, sleep_access) = (port.asleep, port.since, port.sleep_access);
         let stalled = port.stalled;
+        if let Some(before) = before {
+            for j in lanes_of(cores) {
+                self.log_executed(j, &before[j]);
+            }
+        }
         while woken != 0 {
             let w = woken.trailing_zeros() as usize;
             woken &= woken - 1;
@@ -717,6 +731,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     /// Perform the memory instruction a parked core stopped at; it is the earliest event.
     fn perform_parked(&mut self, i: usize) -> Result<(), RunError> {
         let access = self.parked_access(i)?;
+        let before = self.stepping.then(|| self.cores.state[i].clone());
         self.retrying &= !(1 << i);
         let cycle = self.cores.state[i].cycle;
         let addr = access.address();
@@ -729,7 +744,11 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                     core_id: core.id,
                 };
                 access.complete(&mut regs, performed.value);
-                match retire(core, Flow::Next) {
+                let exit = retire(core, Flow::Next);
+                if let Some(before) = before {
+                    self.log_executed(i, &before);
+                }
+                match exit {
                     Some(exit) => self.after_exit(i, exit),
                     None => self.cores.set_mode(i, Mode::Runnable),
                 }
@@ -755,6 +774,21 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             Err(Refusal::Fault(rule)) => return Err(self.fault(i, rule, cycle, Some(addr))),
         }
         Ok(())
+    }
+
+    /// Report core `i`'s instruction since `before`, if it executed one.
+    fn log_executed(&mut self, i: usize, before: &crate::backend::CoreState) {
+        if self.cores.state[i].instructions == before.instructions {
+            return;
+        }
+        let instr = self.cores.part[i].instrs[usize::from(before.ip & 0xF)];
+        let e = Executed::between(
+            instr,
+            self.cores.part[i].frame,
+            before,
+            &self.cores.state[i],
+        );
+        self.stepping &= self.observer.executed(&e);
     }
 
     /// Core `i`'s access in `cycle` to `addr` stalled on a lock: it sleeps from `cycle` until
