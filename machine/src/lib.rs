@@ -27,7 +27,7 @@ pub use config::{Config, IssuePolicy, TaskLog, Timing};
 pub use frame::{ControlFrame, Fence, FrameKind, InstrFrame, LoadError, Program};
 pub use isa::{AluOp, Flow, Instr, MemOp};
 pub use memory::{FaultRule, Performed, SharedMemory, Wakes};
-pub use observe::{Event, Observer, Progress, StallCause, StopCause, WaitCause};
+pub use observe::{Event, Executed, Observer, Progress, StallCause, StopCause, WaitCause};
 pub use report::{CoreCounters, CoreWait, RunError, RunFailure, RunReport, UnfinishedCore};
 pub use run::{run, run_observed};
 pub use scheduler::{TaskRecord, TaskSummary};

@@ -2,8 +2,11 @@
 //! waveforms. Cores run ahead of one another, so events arrive grouped per core rather than
 //! in global cycle order; each carries its cycles, and consumers order them as they need.
 
+use crate::backend::CoreState;
 use crate::config::Config;
 use crate::frame::Fence;
+use crate::isa::{execute, Instr, MemOp};
+use crate::semantics::Effect;
 
 /// Why the task scheduler waited before processing a frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -133,12 +136,80 @@ pub struct Progress {
     pub cycle: u64,
 }
 
+/// One executed instruction and what it did, for an execution log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Executed {
+    /// The cycle it executed in.
+    pub cycle: u64,
+    /// The core that executed it.
+    pub core: u8,
+    /// The instruction frame the core was running.
+    pub frame: usize,
+    /// Its IP in the frame.
+    pub ip: u8,
+    /// The instruction.
+    pub instr: Instr,
+    /// The registers it wrote and their new values, in register order: one, or two for
+    /// `mul`, or none.
+    pub writes: [Option<(u8, u8)>; 2],
+    /// Its memory access: the operation, the address and the byte loaded or stored.
+    pub memory: Option<(MemOp, u16, u8)>,
+}
+
+impl Executed {
+    /// What `instr` of `frame` did, from the core's state before it (`before`) and after
+    /// (`after`); its meaning comes from the one definition of each instruction
+    /// ([`execute`]), which names the registers written and the address accessed.
+    pub(crate) fn between(
+        instr: Instr,
+        frame: usize,
+        before: &CoreState,
+        after: &CoreState,
+    ) -> Executed {
+        let mut writes = [None; 2];
+        let mut m = instr.writes();
+        for w in &mut writes {
+            if m == 0 {
+                break;
+            }
+            let r = m.trailing_zeros() as u8;
+            m &= m - 1;
+            *w = Some((r, after.regs[usize::from(r)]));
+        }
+        let mut regs = before.regs;
+        let memory = match (execute(instr, &mut regs, before.id), instr) {
+            (Effect::Memory(access), Instr::Mem { op, r, .. }) => {
+                let byte = if op.is_read() {
+                    after.regs
+                } else {
+                    before.regs
+                };
+                Some((op, access.address(), byte[usize::from(r & 0xF)]))
+            }
+            _ => None,
+        };
+        Executed {
+            cycle: before.cycle,
+            core: before.id,
+            frame,
+            ip: before.ip,
+            instr,
+            writes,
+            memory,
+        }
+    }
+}
+
 /// Receives a run's events. Every method has a default that ignores them.
 pub trait Observer {
     /// Whether the run should collect events at all (lets the no-op observer cost nothing).
     const WANTS_EVENTS: bool = true;
     /// Whether the run should report progress (once per processed frame).
     const WANTS_PROGRESS: bool = false;
+    /// Whether the run should report every executed instruction ([`Observer::executed`]).
+    /// The run then executes one instruction per core per trip through its loop, which is
+    /// slow, until the observer says it has enough.
+    const WANTS_EXECUTED: bool = false;
     /// Called once before the run starts.
     fn start(&mut self, _config: &Config) {}
     /// Called with each event as the run produces it, in no global cycle order (see the
@@ -152,6 +223,12 @@ pub trait Observer {
     /// like the watchdog would at the cycle the run had reached.
     fn stop_requested(&mut self) -> Option<StopCause> {
         None
+    }
+    /// Called with every executed instruction, in (cycle, core id) order, the order of
+    /// decisions.md, only when [`Observer::WANTS_EXECUTED`]. Returns whether it wants
+    /// more; once it does not, the run goes on at full speed and calls it no more.
+    fn executed(&mut self, _executed: &Executed) -> bool {
+        false
     }
 }
 
@@ -190,6 +267,10 @@ impl<T: Observer> Observer for &mut T {
     fn stop_requested(&mut self) -> Option<StopCause> {
         (**self).stop_requested()
     }
+    const WANTS_EXECUTED: bool = T::WANTS_EXECUTED;
+    fn executed(&mut self, executed: &Executed) -> bool {
+        (**self).executed(executed)
+    }
 }
 
 /// Two observers at once (say, a trace writer and a progress bar).
@@ -225,6 +306,12 @@ impl<A: Observer, B: Observer> Observer for (A, B) {
                 None
             }
         })
+    }
+    const WANTS_EXECUTED: bool = A::WANTS_EXECUTED || B::WANTS_EXECUTED;
+    fn executed(&mut self, executed: &Executed) -> bool {
+        let a = A::WANTS_EXECUTED && self.0.executed(executed);
+        let b = B::WANTS_EXECUTED && self.1.executed(executed);
+        a || b
     }
 }
 

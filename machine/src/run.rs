@@ -86,10 +86,17 @@ pub fn run_observed<B: Backend, O: Observer>(
         asked_limit: config.max_cycles,
         pending_polls: 0,
         stepping: O::WANTS_EXECUTED,
+        executed: Vec::new(),
         progress_cycle: 0,
         next_checkpoint: 0,
     };
     let outcome = run.go();
+    // A fault or a livelock leaves the state as its cycle began (see below), so the log
+    // leaves out the instructions lower cores executed in that cycle.
+    if let Err(RunError::Fault { cycle, .. } | RunError::Livelock { cycle, .. }) = &outcome {
+        run.executed.retain(|e| e.cycle < *cycle);
+    }
+    run.report_executed();
     let mut failure = match outcome {
         Ok(()) => return Ok(run.report()),
         Err(error) => {
@@ -202,6 +209,10 @@ struct Run<'a, B: Backend, O: Observer> {
     /// Every run of cores executes one instruction each, reported to the observer
     /// ([`Observer::executed`]), until it has enough.
     stepping: bool,
+    /// The instructions of the latest cycle executed, not yet reported: groups of one cycle
+    /// run in the order of their lowest cores, so the cycle's instructions are put in core
+    /// order before they are reported.
+    executed: Vec<Executed>,
     /// The last checkpoint reported to the progress bar.
     progress_cycle: u64,
     /// No event before this cycle is at a checkpoint.
@@ -788,7 +799,20 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             before,
             &self.cores.state[i],
         );
-        self.stepping &= self.observer.executed(&e);
+        if self.executed.first().is_some_and(|f| f.cycle != e.cycle) {
+            self.report_executed();
+        }
+        self.executed.push(e);
+    }
+
+    /// Report the buffered instructions of one cycle in core order.
+    fn report_executed(&mut self) {
+        self.executed.sort_unstable_by_key(|e| e.core);
+        for e in std::mem::take(&mut self.executed) {
+            if self.stepping && !self.observer.executed(&e) {
+                self.stepping = false;
+            }
+        }
     }
 
     /// Core `i`'s access in `cycle` to `addr` stalled on a lock: it sleeps from `cycle` until

@@ -11,6 +11,7 @@ use clap::{Args, ValueEnum};
 use gpu16::input::{load_memory, load_program};
 use gpu16::machine::{Config, RunError, StopCause, TaskLog};
 use gpu16::output;
+use gpu16::output::exec_log::ExecLog;
 use gpu16::output::file::OutputFile;
 use gpu16::output::run_files::{self, Planned, RunFile, Written};
 use gpu16::output::see::SeeOptions;
@@ -61,6 +62,15 @@ pub struct RunArgs {
     /// exits 1. Ctrl-C ends a run the same way, and exits 130.
     #[arg(long, value_name = "SECS", value_parser = gpu16::stop::parse_timeout)]
     pub timeout: Option<std::time::Duration>,
+    /// Write one line per executed instruction to FILE (`-`: stdout, before the report), in
+    /// (cycle, core id) order: `CYCLE CORE FRAME IP  instruction  effect`. The run executes
+    /// one instruction per core at a time while it logs, which is slow.
+    #[arg(long, value_name = "FILE")]
+    pub exec_log: Option<PathBuf>,
+    /// Lines the execution log keeps: the first N (1..=10,000,000).
+    #[arg(long, value_name = "N", default_value_t = output::exec_log::DEFAULT_LIMIT,
+          value_parser = clap::value_parser!(u64).range(1..=output::exec_log::MAX_LIMIT))]
+    pub exec_log_limit: u64,
     #[command(flatten)]
     pub see: SeeArgs,
 }
@@ -99,21 +109,38 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
         ProgressDisplay::new(program.len() as u64, args.quiet),
         stop.clone(),
     );
-    let (outcome, mut events) = see.run(
-        args.machine.runner(args.backend.0),
-        &program,
-        &memory,
-        &config,
-        &mut progress,
-    );
+    let runner = args.machine.runner(args.backend.0);
+    // A separate path with the log: only an observer that wants each instruction makes
+    // the run go one instruction at a time.
+    let (outcome, mut events, exec_log) = match &args.exec_log {
+        Some(_) => {
+            let mut both = (&mut progress, ExecLog::new(args.exec_log_limit));
+            let (outcome, events) = see.run(runner, &program, &memory, &config, &mut both);
+            (outcome, events, Some(both.1))
+        }
+        None => {
+            let (outcome, events) = see.run(runner, &program, &memory, &config, &mut progress);
+            (outcome, events, None)
+        }
+    };
     progress.0.finish();
     let wall = started.elapsed();
-    let written = run_files::write(&planned, &mut events, &outcome);
+    let written = run_files::write(&planned, &mut events, exec_log.as_ref(), &outcome);
     let unwritten: Vec<String> = written
         .iter()
         .filter_map(|w| w.result.as_ref().err().map(ToString::to_string))
         .collect();
     let mut out = Stdout::default();
+    if let Some(log) = &exec_log {
+        if args.exec_log.as_deref() == Some(Path::new("-")) {
+            let mut text = Vec::new();
+            let _ = log.write(&mut text);
+            out.print(&String::from_utf8_lossy(&text));
+        }
+        if let Some(note) = log.cut_note() {
+            eprintln!("{note}");
+        }
+    }
     if let Some(chart) = see.timeline(&mut events, &program, &outcome) {
         out.print(&chart);
     }
@@ -210,6 +237,11 @@ fn plan(args: &RunArgs, see: &SeeOptions) -> Result<Vec<Planned>, Refusal> {
         ),
         ("--trace", RunFile::Trace, see.trace.as_ref()),
         ("--vcd", RunFile::Waveform, see.vcd.as_ref()),
+        (
+            "--exec-log",
+            RunFile::ExecLog,
+            args.exec_log.as_ref().filter(|p| p.as_os_str() != "-"),
+        ),
     ]
     .into_iter()
     .filter_map(|(flag, file, path)| Some((flag, file, path?)))

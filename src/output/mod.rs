@@ -3,6 +3,7 @@
 //! user named is written (`file`).
 
 pub mod events;
+pub mod exec_log;
 pub mod file;
 pub mod file_id;
 pub mod human;

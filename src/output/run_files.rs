@@ -6,6 +6,7 @@
 //! others.
 
 use super::events::Recorder;
+use super::exec_log::ExecLog;
 use super::file::{OutputError, OutputFile};
 use super::png::Palette;
 use super::see::{state_of, Outcome};
@@ -22,6 +23,8 @@ pub enum RunFile {
     Trace,
     /// A value-change dump of the run.
     Waveform,
+    /// The execution log, one line per executed instruction.
+    ExecLog,
 }
 
 impl RunFile {
@@ -32,6 +35,7 @@ impl RunFile {
             RunFile::MemoryPicture(_) => "memory picture",
             RunFile::Trace => "trace",
             RunFile::Waveform => "waveform",
+            RunFile::ExecLog => "execution log",
         }
     }
 
@@ -65,6 +69,7 @@ pub struct Written<'a> {
 pub fn write<'a>(
     planned: &'a [Planned],
     events: &mut Option<Recorder>,
+    exec_log: Option<&ExecLog>,
     outcome: &Outcome,
 ) -> Vec<Written<'a>> {
     let state = state_of(outcome);
@@ -88,6 +93,10 @@ pub fn write<'a>(
                     (RunFile::Trace | RunFile::Waveform, None) => {
                         Err("the run recorded no events (a bug in gpu16)".into())
                     }
+                    (RunFile::ExecLog, _) => match exec_log {
+                        Some(log) => log.write(w).map_err(|e| e.to_string()),
+                        None => Err("the run kept no execution log (a bug in gpu16)".into()),
+                    },
                 }
             });
             Written { planned: p, result }
