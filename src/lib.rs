@@ -104,6 +104,7 @@ pub mod input;
 pub mod output;
 pub mod progress;
 pub mod stop;
+pub mod timing;
 
 pub use gpu16_machine as machine;
 

@@ -3,7 +3,7 @@
 use super::value_enums::EngineArg;
 use clap::{Args, ValueEnum};
 use gpu16::machine::config::{DEFAULT_MAX_CYCLES, MAX_CYCLE_LIMIT};
-use gpu16::machine::{Config, IssuePolicy};
+use gpu16::machine::{Config, IssuePolicy, Timing};
 use gpu16::{BackendKind, Engine, Runner};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -24,6 +24,9 @@ pub struct MachineArgs {
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CYCLES,
           value_parser = clap::value_parser!(u64).range(..=MAX_CYCLE_LIMIT))]
     pub max_cycles: u64,
+    #[arg(long, value_name = "KEY=VALUE,...", value_parser = gpu16::timing::parse,
+          help = gpu16::timing::help())]
+    pub timing: Option<Timing>,
     /// How compiled code (jit, auto) runs the cores of a task; the interpreter always runs
     /// one core at a time. Results are the same with every engine.
     #[arg(long, value_enum, value_name = "ENGINE", default_value_t = EngineArg(Engine::default()))]
@@ -48,6 +51,7 @@ impl MachineArgs {
             },
             bank_conflicts: self.bank_conflicts,
             max_cycles: self.max_cycles,
+            timing: self.timing.unwrap_or_default(),
             ..Config::default()
         }
     }

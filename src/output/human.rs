@@ -2,7 +2,7 @@
 //! bytes of shared memory that changed, and the run's statistics.
 
 use gpu16_machine::memory::MEMORY_BYTES;
-use gpu16_machine::{RunReport, TaskLog};
+use gpu16_machine::{RunReport, TaskLog, Timing};
 use std::fmt::Write;
 
 /// Render a report. `initial` is the memory image the run started from.
@@ -13,6 +13,9 @@ pub fn report(r: &RunReport, initial: &[u8]) -> String {
         "cycles {}   instructions {}   stalls {}   tasks {}   backend {}",
         r.cycles, r.instructions, r.stalls, r.task_summary.tasks, r.backend
     );
+    if r.config.timing != Timing::default() {
+        let _ = writeln!(s, "timing {}", crate::timing::spec(&r.config.timing));
+    }
     if r.config.tasks == TaskLog::All && !r.tasks.is_empty() {
         let _ = writeln!(s, "\ntasks (issue order)");
         let _ = writeln!(s, "  frame  cores   fence  issue  start    end");

@@ -5,6 +5,9 @@
 //! an unkept list for an empty one. A task that had not finished when a run failed has
 //! `"end": null`.
 //!
+//! `config` echoes the machine configuration; `config.timing` has every `--timing` key
+//! ([`crate::timing::KEYS`]) with its value, default or set.
+//!
 //! `error` is on every object of a command that did not succeed: for a run that failed, an
 //! object with `rule` and `message` and the failure's own fields ([`failure`]); for a run
 //! that never started (a file it cannot load, outputs it cannot write), a string, the message
@@ -40,6 +43,9 @@ pub fn report(r: &RunReport) -> Value {
             "max_cycles": r.config.max_cycles,
             "control_frame_cycles": r.config.timing.control_frame_cycles,
             "broadcast_cycles": r.config.timing.broadcast_cycles,
+            "timing": crate::timing::values(&r.config.timing)
+                .map(|(k, v)| (k.to_string(), json!(v)))
+                .collect::<serde_json::Map<_, _>>(),
         },
         "cores": r.cores.iter().enumerate().map(|(i, c)| json!({
             "core": i,
