@@ -8,7 +8,7 @@ pub mod limits;
 
 pub use hex::{parse_hex_bytes, parse_hex_words, MAX_PROGRAM_WORDS};
 
-use gpu16_asm::{Assembly, Diagnostic, Diagnostics, Severity};
+use gpu16_asm::{Assembly, Diagnostic, Diagnostics, Severity, SourceMap};
 use gpu16_machine::Program;
 use limits::{read, read_text};
 use std::fmt;
@@ -71,17 +71,25 @@ impl ProgramFormat {
 
 /// Load a program image from any supported format, each within its limits.
 pub fn load_program(path: &Path) -> Result<Program, InputError> {
+    load_program_with_map(path).map(|(program, _)| program)
+}
+
+/// [`load_program`], with the assembler's source map when the program is assembly (so a
+/// failure can name the `file:line:col` of an instruction); `None` for an image.
+pub fn load_program_with_map(path: &Path) -> Result<(Program, Option<SourceMap>), InputError> {
     let image = match ProgramFormat::of(path)? {
         ProgramFormat::Binary => read(path, limits::PROGRAM_IMAGE)?,
         ProgramFormat::Hex => parse_hex_words(path, &read_text(path, limits::PROGRAM_HEX)?)?,
         ProgramFormat::Assembly => {
             let source = read_text(path, limits::SOURCE)?;
             return assemble_bounded(&source, path)
-                .map(|a| a.program)
+                .map(|a| (a.program, Some(a.source_map)))
                 .map_err(|d| err(path, format!("assembly failed\n{d}")));
         }
     };
-    Program::from_image(&image).map_err(|e| err(path, e.to_string()))
+    Program::from_image(&image)
+        .map(|p| (p, None))
+        .map_err(|e| err(path, e.to_string()))
 }
 
 /// Assemble the source file at `path`, it and every file it includes read within

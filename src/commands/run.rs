@@ -8,7 +8,7 @@ use super::stdout::Stdout;
 use super::value_enums::BackendArg;
 use super::{emit, CliError, Finished};
 use clap::{Args, ValueEnum};
-use gpu16::input::{load_memory, load_program};
+use gpu16::input::{load_memory, load_program_with_map};
 use gpu16::machine::{Config, RunError, StopCause, TaskLog};
 use gpu16::output;
 use gpu16::output::exec_log::ExecLog;
@@ -82,7 +82,7 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
     let json = args.json;
     let loaded =
         |e: gpu16::input::InputError| refuse(json, "load", CliError::failed(&e), Some(&e.path));
-    let program = load_program(&args.program).map_err(loaded)?;
+    let (program, source_map) = load_program_with_map(&args.program).map_err(loaded)?;
     let memory = match &args.mem {
         Some(p) => load_memory(p).map_err(loaded)?,
         None => Vec::new(),
@@ -162,12 +162,22 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
             (!unwritten.is_empty()).then(|| CliError::failed(unwritten.join("\nerror: ")))
         }
         Err(failure) => {
+            let located = source_map
+                .as_ref()
+                .map(|m| output::location::FailureLocations::of(&failure.error, m));
             if json {
                 let mut v = output::json::failure(failure);
+                if let Some(l) = &located {
+                    output::json::locate(&mut v, l);
+                }
                 v["outputs"] = output::json::outputs(&written);
                 out.print(&format!("{v}\n"));
             }
-            let message = failed_run(&args.program, &failure.error, &written, &unwritten);
+            let message = failed_run(
+                output::human::failure(&args.program, &failure.error, located.as_ref()),
+                &written,
+                &unwritten,
+            );
             Some(match failure.error {
                 RunError::Stopped {
                     cause: StopCause::Interrupt,
@@ -203,15 +213,9 @@ fn human(report: &gpu16::machine::RunReport, memory: &[u8], secs: f64, quiet: bo
     text
 }
 
-/// The message of a failed run: the file and the failure, then which outputs hold the state
-/// at the failure and which could not be written.
-fn failed_run(
-    program: &Path,
-    error: &gpu16::machine::RunError,
-    written: &[Written],
-    unwritten: &[String],
-) -> String {
-    let mut message = format!("{}: {error}", program.display());
+/// The message of a failed run: the file (or source location) and the failure, then which
+/// outputs hold the state at the failure and which could not be written.
+fn failed_run(mut message: String, written: &[Written], unwritten: &[String]) -> String {
     if let Some(wrote) = run_files::wrote(written) {
         message += &format!("\n{wrote}");
     }

@@ -1,9 +1,12 @@
 //! The report for people: cycles, the task table, registers of the cores that ran, and the
-//! bytes of shared memory that changed, and the run's statistics.
+//! bytes of shared memory that changed, and the run's statistics; and the message of a
+//! failed run, with source locations for an assembled program.
 
+use super::location::FailureLocations;
 use gpu16_machine::memory::MEMORY_BYTES;
-use gpu16_machine::{RunReport, TaskLog, Timing};
+use gpu16_machine::{RunError, RunReport, TaskLog, Timing};
 use std::fmt::Write;
+use std::path::Path;
 
 /// Render a report. `initial` is the memory image the run started from.
 pub fn report(r: &RunReport, initial: &[u8]) -> String {
@@ -79,5 +82,33 @@ pub fn report(r: &RunReport, initial: &[u8]) -> String {
         );
     }
     s.push_str(&super::stats::human(r));
+    s
+}
+
+/// The message of a failed run of `program`: `program: ` and the error. With the locations
+/// of an assembled program, an error at an instruction (a fault, a livelock) starts with
+/// that instruction's `file:line:col: ` instead of the program's name, and each unfinished
+/// core's line ends with ` (file:line:col)` of its instruction.
+pub fn failure(program: &Path, error: &RunError, located: Option<&FailureLocations>) -> String {
+    let text = error.to_string();
+    let Some(located) = located else {
+        return format!("{}: {text}", program.display());
+    };
+    let mut lines = text.split('\n');
+    let head = located
+        .error
+        .as_ref()
+        .map_or_else(|| program.display().to_string(), ToString::to_string);
+    let mut s = format!("{head}: {}", lines.next().unwrap_or_default());
+    // The error lists its unfinished cores one a line, in order, after its first line.
+    let rest: Vec<&str> = lines.collect();
+    let fits = rest.len() == located.cores.len();
+    for (i, line) in rest.iter().enumerate() {
+        s.push('\n');
+        s.push_str(line);
+        if let Some(Some(at)) = located.cores.get(i).filter(|_| fits) {
+            let _ = write!(s, " ({at})");
+        }
+    }
     s
 }

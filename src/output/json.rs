@@ -13,6 +13,7 @@
 //! that never started (a file it cannot load, outputs it cannot write), a string, the message
 //! stderr gets, with `stage` and the `file` it names ([`not_run`]).
 
+use super::location::{FailureLocations, Location};
 use super::run_files::Written;
 use gpu16_machine::{CoreWait, RunError, RunFailure, RunReport, TaskLog, UnfinishedCore};
 use serde_json::{json, Value};
@@ -157,6 +158,20 @@ pub fn failure(f: &RunFailure) -> Value {
     }
     v["error"] = e;
     v
+}
+
+/// Add the source locations of an assembled program's failure to its object ([`failure`]):
+/// `error.location` (the instruction a fault or livelock names, else `null`) and each
+/// unfinished core's `location`, each `{"file", "line", "col"}` or `null`.
+pub fn locate(v: &mut Value, located: &FailureLocations) {
+    let json = |l: &Option<Location>| l.as_ref().map_or(Value::Null, Location::json);
+    let e = &mut v["error"];
+    e["location"] = json(&located.error);
+    if let Some(cores) = e.get_mut("cores").and_then(Value::as_array_mut) {
+        for (core, l) in cores.iter_mut().zip(&located.cores) {
+            core["location"] = json(l);
+        }
+    }
 }
 
 /// The cores a run left unfinished (the watchdog's or a livelock's list), each an object

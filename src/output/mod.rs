@@ -8,6 +8,7 @@ pub mod file;
 pub mod file_id;
 pub mod human;
 pub mod json;
+pub mod location;
 pub mod png;
 pub mod run_files;
 pub mod see;
