@@ -9,8 +9,11 @@
 //! interpreter at the default spacing, an independent path through the run loop (a core that
 //! stops every cycle goes through it once an instruction).
 
+mod common;
+
+use common::every_runner;
 use gpu16::fuzz::case;
-use gpu16::{BackendKind, Engine, Runner};
+use gpu16::{BackendKind, Runner};
 use gpu16_gen::Profile;
 use gpu16_machine::{Config, Program, RunError, RunFailure, RunReport};
 use std::process::Command;
@@ -37,17 +40,6 @@ fn is_livelock(o: &Outcome) -> bool {
     matches!(o, Err(f) if matches!(f.error, RunError::Livelock { .. }))
 }
 
-fn runners() -> Vec<Runner> {
-    let mut v: Vec<Runner> = vec![BackendKind::Interp.into(), BackendKind::Auto.into()];
-    for engine in [Engine::Adaptive, Engine::Lockstep, Engine::PerCore] {
-        v.push(Runner {
-            backend: BackendKind::Jit,
-            engine,
-        });
-    }
-    v
-}
-
 #[test]
 fn checkpoint_spacing_changes_no_result() {
     let per_profile = 24;
@@ -71,7 +63,7 @@ fn checkpoint_spacing_changes_no_result() {
                     ..config
                 };
                 let mut first: Option<Outcome> = None;
-                for r in runners() {
+                for r in every_runner() {
                     let o = outcome(r, &program, &c.memory, &dense);
                     if is_livelock(&o) {
                         livelocks += 1;

@@ -5,7 +5,10 @@
 
 use gpu16::fuzz::case;
 use gpu16::output::exec_log::{line, ExecLog};
-use gpu16::{BackendKind, Engine, Runner};
+mod common;
+
+use common::every_runner;
+use gpu16::BackendKind;
 use gpu16_gen::Profile;
 use gpu16_machine::{Config, Program};
 use std::process::Command;
@@ -105,13 +108,7 @@ fn a_hand_worked_log() {
 
 #[test]
 fn every_backend_logs_the_same_instructions_in_cycle_and_core_order() {
-    let mut runners: Vec<Runner> = vec![BackendKind::Interp.into(), BackendKind::Auto.into()];
-    for engine in [Engine::Adaptive, Engine::Lockstep, Engine::PerCore] {
-        runners.push(Runner {
-            backend: BackendKind::Jit,
-            engine,
-        });
-    }
+    let runners = every_runner();
     let mut logged = 0;
     for (k, profile) in Profile::ALL.into_iter().enumerate() {
         for seed in 0..8 {

@@ -3,7 +3,9 @@
 //! the state reported must be the one a watchdog at that very cycle reports (an independent
 //! path: a run with `--max-cycles` set to it), and every unfinished core is listed.
 
-use gpu16::{BackendKind, Engine, Runner};
+mod common;
+
+use common::every_runner;
 use gpu16_machine::{Config, Observer, RunError, StopCause};
 use serde_json::Value;
 use std::path::PathBuf;
@@ -155,14 +157,7 @@ fn every_backend_stops_where_the_watchdog_would_stop() {
         checkpoint_cycles: 1000,
         ..Config::default()
     };
-    let mut runners: Vec<Runner> = vec![BackendKind::Interp.into(), BackendKind::Auto.into()];
-    for engine in [Engine::Adaptive, Engine::Lockstep, Engine::PerCore] {
-        runners.push(Runner {
-            backend: BackendKind::Jit,
-            engine,
-        });
-    }
-    for r in runners {
+    for r in every_runner() {
         for after in [1, 2, 5, 40] {
             let mut stop = StopAfter { after, seen: 0 };
             let f = gpu16::run_observed(r, &program, &[], &config, &mut stop).unwrap_err();

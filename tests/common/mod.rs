@@ -35,3 +35,17 @@ pub fn stdout(o: &Output) -> String {
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+/// Every backend and JIT engine a program can run on: the interpreter, `auto`, and the JIT
+/// with each of its engines. Tests that demand one answer from all of them iterate this.
+pub fn every_runner() -> Vec<gpu16::Runner> {
+    use gpu16::{BackendKind, Engine, Runner};
+    let mut v: Vec<Runner> = vec![BackendKind::Interp.into(), BackendKind::Auto.into()];
+    for engine in [Engine::Adaptive, Engine::Lockstep, Engine::PerCore] {
+        v.push(Runner {
+            backend: BackendKind::Jit,
+            engine,
+        });
+    }
+    v
+}
