@@ -143,11 +143,26 @@ pub fn help() -> String {
     s
 }
 
-/// Named sets of every value. A spec may start with one; its later items change it.
-pub const PROFILES: [(&str, fn() -> Timing); 1] = [("default", Timing::default)];
+/// A named set of every value. A spec may start with one; its later items change it.
+pub struct Profile {
+    /// The name a spec gives.
+    pub name: &'static str,
+    /// Its values.
+    pub timing: fn() -> Timing,
+}
+
+/// Every profile.
+pub const PROFILES: [Profile; 1] = [Profile {
+    name: "default",
+    timing: Timing::default,
+}];
 
 fn profile_names() -> String {
-    PROFILES.iter().map(|p| p.0).collect::<Vec<_>>().join(", ")
+    PROFILES
+        .iter()
+        .map(|p| p.name)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn key_names() -> String {
@@ -176,9 +191,9 @@ pub fn apply(base: Timing, spec: &str) -> Result<Timing, String> {
             return Err(format!("`{spec}` has an empty item between commas"));
         }
         let Some((name, value)) = item.split_once('=') else {
-            match PROFILES.iter().find(|(name, _)| *name == item) {
-                Some((_, profile)) if i == 0 => {
-                    timing = profile();
+            match PROFILES.iter().find(|p| p.name == item) {
+                Some(profile) if i == 0 => {
+                    timing = (profile.timing)();
                     continue;
                 }
                 Some(_) => {

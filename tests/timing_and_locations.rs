@@ -40,8 +40,11 @@ fn run_json(program: &Path, backend: &str, extra: &[&str]) -> Value {
     json_of(&o)
 }
 
+/// A task's (frame, issue, start, end).
+type Task = (u64, u64, u64, u64);
+
 /// (frame, issue, start, end) of every task, in issue order.
-fn tasks(v: &Value) -> Vec<(u64, u64, u64, u64)> {
+fn tasks(v: &Value) -> Vec<Task> {
     v["tasks"]
         .as_array()
         .unwrap()
@@ -153,7 +156,7 @@ fn the_lookahead_window_decides_which_frames_may_pass() {
     let narrow = [(1, 1, 5, 9), (2, 10, 14, 14), (4, 14, 18, 18)];
     let la = ["--issue", "lookahead"];
     for backend in BACKENDS {
-        let cases: [(Vec<&str>, &[(u64, u64, u64, u64)], u64); 5] = [
+        let cases: [(Vec<&str>, &[Task], u64); 5] = [
             (vec![], &in_order, 20),
             (la.to_vec(), &wide, 15),
             (
