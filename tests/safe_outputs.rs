@@ -395,14 +395,17 @@ fn json_has_an_object_on_every_path() {
     assert!(j["tasks"][0]["end"].is_null(), "{}", j["tasks"]);
     let cores = j["error"]["cores"].as_array().unwrap();
     assert_eq!(cores.len(), 16);
+    // counter.s line 14 is the `ld_sync` at IP 4, line 15 the `add` at IP 5.
+    let line = |n: u64| serde_json::json!({"file": s(&counter()), "line": n, "col": 5});
     assert_eq!(
         cores[13],
         serde_json::json!({"core": 13, "frame": 1, "ip": 4, "state": "stalled",
-                           "addr": 0, "holder": 12, "since": 99})
+                           "addr": 0, "holder": 12, "since": 99, "location": line(14)})
     );
     assert_eq!(
         cores[12],
-        serde_json::json!({"core": 12, "frame": 1, "ip": 5, "state": "running"})
+        serde_json::json!({"core": 12, "frame": 1, "ip": 5, "state": "running",
+                           "location": line(15)})
     );
     // A finished task keeps its end.
     let o = gpu16(&["run", s(&counter()), "--json"]);
