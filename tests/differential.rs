@@ -102,8 +102,14 @@ fn the_cases_cover_what_they_claim() {
 fn every_jit_engine_equals_interpreter_on_past_divergences() {
     use gpu16_machine::{Config, IssuePolicy};
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/regressions");
-    let cases: [(&str, IssuePolicy, bool, &[u8]); 2] = [
+    let cases: [(&str, IssuePolicy, bool, &[u8]); 3] = [
         ("tied_end_in_order.s", IssuePolicy::InOrder, false, &[]),
+        (
+            "herd_sleepers_before_their_sequence.s",
+            IssuePolicy::InOrder,
+            false,
+            &[],
+        ),
         (
             "tied_end_lookahead_banks.s",
             IssuePolicy::Lookahead,

@@ -476,18 +476,21 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                 | Mode::Parked { .. }
                 | Mode::Faulted { .. }
                 | Mode::Looping { .. } => self.cores.key(i).cycle(),
-                Mode::Sleeping { bank, since, .. } => since.max(self.wake_key(i, bank).cycle()),
+                Mode::Sleeping { bank, since, .. } => {
+                    since.max(self.wake_key(bank).map_or(0, EventKey::cycle))
+                }
             };
         }
     }
 
-    /// The earliest a sleeper on `bank` can act: the lock holder's next event.
-    fn wake_key(&self, sleeper: usize, bank: usize) -> EventKey {
-        let holder = self
-            .memory
+    /// The earliest a sleeper on `bank` can act: the lock holder's next event. `None` where
+    /// the bank has no open sequence yet: sleepers of a herd are put to sleep on the
+    /// sequence their first retry (a running core's) is about to open, and until then
+    /// nothing later than their stalled attempt bounds them.
+    fn wake_key(&self, bank: usize) -> Option<EventKey> {
+        self.memory
             .bank_lock(bank)
-            .map_or(sleeper, |(h, _)| usize::from(h));
-        self.cores.key(holder)
+            .map(|(h, _)| self.cores.key(usize::from(h)))
     }
 
     /// For each bank, the earliest event of a core outside `running` that may touch it: its
