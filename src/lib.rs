@@ -98,6 +98,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod debugger;
 pub mod diff;
 pub mod fuzz;
 pub mod input;

@@ -28,6 +28,9 @@ enum Command {
     Check(commands::asm::CheckArgs),
     /// Generate a random valid (or exactly-one-rule-breaking) program for a seed.
     Gen(commands::gen::GenArgs),
+    /// Debug a program: breakpoints, watchpoints, stepping and the machine's state, with
+    /// commands one a line on stdin.
+    Debug(commands::debug::DebugArgs),
     /// Run a program on two backends and print `identical` or the first divergence.
     Diff(commands::diff::DiffArgs),
     /// Diff two backends on many generated programs, in parallel, shrinking any divergence.
@@ -46,6 +49,7 @@ fn main() -> ExitCode {
         Command::Disasm(args) => commands::asm::disasm(args),
         Command::Check(args) => commands::asm::check(args),
         Command::Gen(args) => commands::gen::gen(args),
+        Command::Debug(args) => commands::debug::debug(args),
         Command::Diff(args) => commands::diff::diff(args),
         Command::Fuzz(args) => commands::fuzz::fuzz(args),
     })

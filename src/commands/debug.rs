@@ -1,0 +1,103 @@
+//! `gpu16 debug`: a debugging session over a program, commands read one a line from stdin
+//! (from a script or a terminal), answers on stdout. The session itself is
+//! `gpu16::debugger`.
+
+use super::machine_args::MachineArgs;
+use super::value_enums::BackendArg;
+use super::{emit, CliError, Finished};
+use clap::Args;
+use gpu16::debugger::Session;
+use gpu16::input::{load_memory, load_program_with_map};
+use gpu16::BackendKind;
+use std::io::{BufRead, IsTerminal, Read};
+use std::path::PathBuf;
+
+/// The longest command line read; the rest of a longer line is read and dropped, and the
+/// line is answered with an error.
+const MAX_LINE: u64 = 4096;
+
+#[derive(Args)]
+#[command(after_help = "\
+Commands, one a line (`help` lists them):
+  break F:I | break cycle N | break FILE:LINE | break F:LABEL
+  watch ADDR | delete [N] | continue | step [N] | stepi CORE
+  regs [CORE] | mem ADDR [LEN] | locks | tasks | where | disasm [F] | quit
+
+Each stop is a deterministic re-run from the start, so every backend gives the same
+answers. With --json every answer is one JSON object on its own line; a stop is
+{\"event\": \"break\"|\"watch\"|\"step\"|\"end\"|\"fault\", \"cycle\": C, ...}.")]
+pub struct DebugArgs {
+    /// Program: .bin/.tm, .hex or .s/.asm (assembly also allows FILE:LINE and F:LABEL
+    /// breakpoints).
+    pub program: PathBuf,
+    /// Initial shared memory: raw bytes (at most 4096) or .hex bytes; zero past its end.
+    #[arg(long, value_name = "SM")]
+    pub mem: Option<PathBuf>,
+    /// Execution backend (every backend gives the same answers).
+    #[arg(long, value_enum, default_value_t = BackendArg(BackendKind::Auto))]
+    pub backend: BackendArg,
+    #[command(flatten)]
+    pub machine: MachineArgs,
+    /// Answer every command with one JSON object on its own line.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `gpu16 debug`: status 0 when the session ends (`quit` or the end of stdin), 1 if the
+/// program or memory cannot be loaded or stdout cannot be written.
+pub fn debug(args: DebugArgs) -> Result<Finished, CliError> {
+    let (program, map) = load_program_with_map(&args.program).map_err(CliError::failed)?;
+    let memory = match &args.mem {
+        Some(p) => load_memory(p).map_err(CliError::failed)?,
+        None => Vec::new(),
+    };
+    let runner = args.machine.runner(args.backend.0);
+    let mut session = Session::new(
+        program,
+        map,
+        memory,
+        runner,
+        args.machine.config(),
+        args.json,
+    );
+    let stdin = std::io::stdin();
+    let prompt = stdin.is_terminal() && !args.json;
+    let mut input = stdin.lock();
+    loop {
+        if prompt {
+            emit("(gpu16) ").map_err(CliError::failed)?;
+        }
+        let mut bytes = Vec::new();
+        let n = (&mut input)
+            .take(MAX_LINE)
+            .read_until(b'\n', &mut bytes)
+            .map_err(|e| CliError::failed(format!("cannot read standard input: {e}")))?;
+        if n == 0 {
+            return Ok(Finished::Success);
+        }
+        let line = if bytes.ends_with(b"\n") || n < MAX_LINE as usize {
+            String::from_utf8_lossy(&bytes).into_owned()
+        } else {
+            // Drop the rest of an overlong line, bounded by what stdin holds.
+            let mut rest = Vec::new();
+            loop {
+                rest.clear();
+                let m = (&mut input)
+                    .take(MAX_LINE)
+                    .read_until(b'\n', &mut rest)
+                    .map_err(|e| CliError::failed(format!("cannot read standard input: {e}")))?;
+                if m == 0 || rest.ends_with(b"\n") {
+                    break;
+                }
+            }
+            emit(&session.error(&format!("a command line is at most {MAX_LINE} bytes")))
+                .map_err(CliError::failed)?;
+            continue;
+        };
+        let reply = session.execute(&line);
+        emit(&reply.text).map_err(CliError::failed)?;
+        if reply.quit {
+            return Ok(Finished::Success);
+        }
+    }
+}

@@ -1,0 +1,273 @@
+//! The debugger's command language: one command a line, parsed into a [`Command`] or an
+//! error message for the user. Numbers are decimal or `0x` hexadecimal; every number is
+//! checked against its range here, so no later step sees a core past 15 or an address past
+//! 0xfff.
+
+use gpu16_machine::memory::MEMORY_BYTES;
+
+/// Where a breakpoint is, as the user wrote it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BreakSpec {
+    /// `break F:I`: frame and IP.
+    Instr {
+        /// The instruction frame.
+        frame: usize,
+        /// The IP, 0..15.
+        ip: u8,
+    },
+    /// `break cycle N`.
+    Cycle(u64),
+    /// `break file:line` (assembly only).
+    Line {
+        /// The file as written.
+        file: String,
+        /// The line, from 1.
+        line: usize,
+    },
+    /// `break frame:label` (assembly only).
+    Label {
+        /// The instruction frame.
+        frame: usize,
+        /// The label.
+        label: String,
+    },
+}
+
+/// One debugger command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command {
+    /// `break SPEC`.
+    Break(BreakSpec),
+    /// `watch ADDR`.
+    Watch(u16),
+    /// `delete [N]`.
+    Delete(Option<u64>),
+    /// `continue`.
+    Continue,
+    /// `step [N]`.
+    Step(u64),
+    /// `stepi CORE`.
+    Stepi(u8),
+    /// `regs [CORE]`.
+    Regs(Option<u8>),
+    /// `mem ADDR [LEN]`.
+    Mem(u16, u16),
+    /// `locks`.
+    Locks,
+    /// `tasks`.
+    Tasks,
+    /// `where`.
+    Where,
+    /// `disasm [F]`.
+    Disasm(Option<usize>),
+    /// `help`.
+    Help,
+    /// `quit`.
+    Quit,
+}
+
+/// The most frames a program can have is far below this; a larger frame number is an error.
+const MAX_FRAME: u64 = 1 << 40;
+
+/// A number: decimal, or hexadecimal after `0x`.
+pub fn number(s: &str) -> Option<u64> {
+    match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(h) if !h.is_empty() => u64::from_str_radix(h, 16).ok(),
+        Some(_) => None,
+        None => s.parse().ok(),
+    }
+}
+
+fn ranged(s: &str, what: &str, max: u64) -> Result<u64, String> {
+    match number(s) {
+        Some(n) if n <= max => Ok(n),
+        Some(_) => Err(format!("{what} {s} is out of range (at most {max})")),
+        None if !s.is_empty() && s.chars().all(|c| c.is_ascii_digit()) => {
+            Err(format!("{what} {s} is out of range (at most {max})"))
+        }
+        None => Err(format!("{what} must be a number, not {:?}", short(s))),
+    }
+}
+
+/// Whether `s` is written as a number (perhaps too large for one).
+fn numeric(s: &str) -> bool {
+    number(s).is_some() || (!s.is_empty() && s.chars().all(|c| c.is_ascii_digit()))
+}
+
+/// At most 40 characters of `s`, for messages.
+fn short(s: &str) -> String {
+    s.chars().take(40).collect()
+}
+
+fn core(s: &str) -> Result<u8, String> {
+    ranged(s, "core", 15).map(|n| n as u8)
+}
+
+fn addr(s: &str) -> Result<u16, String> {
+    ranged(s, "address", MEMORY_BYTES as u64 - 1).map(|n| n as u16)
+}
+
+fn frame(s: &str) -> Result<usize, String> {
+    ranged(s, "frame", MAX_FRAME).map(|n| n as usize)
+}
+
+/// `break`'s argument(s).
+fn break_spec(args: &[&str]) -> Result<BreakSpec, String> {
+    match args {
+        ["cycle", n] => ranged(n, "cycle", u64::MAX).map(BreakSpec::Cycle),
+        [spec] => {
+            let Some((left, right)) = spec.rsplit_once(':') else {
+                return Err(format!(
+                    "break wants FRAME:IP, cycle N, FILE:LINE or FRAME:LABEL, not {:?}",
+                    short(spec)
+                ));
+            };
+            if left.is_empty() || right.is_empty() {
+                return Err(format!("break: {:?} is missing a part", short(spec)));
+            }
+            match (numeric(left), numeric(right)) {
+                (true, true) => Ok(BreakSpec::Instr {
+                    frame: frame(left)?,
+                    ip: ranged(right, "IP", 15)? as u8,
+                }),
+                (true, false) => Ok(BreakSpec::Label {
+                    frame: frame(left)?,
+                    label: right.to_string(),
+                }),
+                (false, true) => Ok(BreakSpec::Line {
+                    file: left.to_string(),
+                    line: ranged(right, "line", u32::MAX as u64)? as usize,
+                }),
+                (false, false) => Err(format!(
+                    "break wants FRAME:IP, cycle N, FILE:LINE or FRAME:LABEL, not {:?}",
+                    short(spec)
+                )),
+            }
+        }
+        _ => Err("break wants FRAME:IP, cycle N, FILE:LINE or FRAME:LABEL".to_string()),
+    }
+}
+
+/// Parse one line; `Ok(None)` for a blank line or a `#` comment.
+pub fn parse(line: &str) -> Result<Option<Command>, String> {
+    let line = line.trim();
+    if line.is_empty() || line.starts_with('#') {
+        return Ok(None);
+    }
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let (name, args) = (words[0], &words[1..]);
+    let no_args = |c: Command| {
+        if args.is_empty() {
+            Ok(c)
+        } else {
+            Err(format!("{name} takes no arguments"))
+        }
+    };
+    let command = match (name, args) {
+        ("break" | "b", _) => Command::Break(break_spec(args)?),
+        ("watch" | "w", [a]) => Command::Watch(addr(a)?),
+        ("delete" | "d", []) => Command::Delete(None),
+        ("delete" | "d", [n]) => Command::Delete(Some(ranged(n, "number", u64::MAX)?)),
+        ("continue" | "c", _) => no_args(Command::Continue)?,
+        ("step" | "s", []) => Command::Step(1),
+        ("step" | "s", [n]) => Command::Step(ranged(n, "step count", u64::MAX)?),
+        ("stepi" | "si", [k]) => Command::Stepi(core(k)?),
+        ("regs" | "r", []) => Command::Regs(None),
+        ("regs" | "r", [k]) => Command::Regs(Some(core(k)?)),
+        ("mem" | "m", [a]) => Command::Mem(addr(a)?, 16.min(MEMORY_BYTES as u16 - addr(a)?)),
+        ("mem" | "m", [a, n]) => {
+            let a = addr(a)?;
+            let n = ranged(n, "length", MEMORY_BYTES as u64)?;
+            if u64::from(a) + n > MEMORY_BYTES as u64 {
+                return Err(format!(
+                    "mem: 0x{a:03x} + {n} bytes runs past the end of memory (0xfff)"
+                ));
+            }
+            Command::Mem(a, n as u16)
+        }
+        ("locks", _) => no_args(Command::Locks)?,
+        ("tasks", _) => no_args(Command::Tasks)?,
+        ("where", _) => no_args(Command::Where)?,
+        ("disasm", []) => Command::Disasm(None),
+        ("disasm", [f]) => Command::Disasm(Some(frame(f)?)),
+        ("help" | "h" | "?", _) => Command::Help,
+        ("quit" | "q" | "exit", _) => no_args(Command::Quit)?,
+        (
+            "watch" | "w" | "delete" | "d" | "step" | "s" | "stepi" | "si" | "regs" | "r" | "mem"
+            | "m" | "disasm",
+            _,
+        ) => return Err(format!("{name}: wrong arguments; try help")),
+        _ => {
+            return Err(format!("unknown command {:?}; try help", short(name)));
+        }
+    };
+    Ok(Some(command))
+}
+
+/// The `help` text.
+pub const HELP: &str = "\
+break F:I        stop before any core executes IP I of frame F
+break cycle N    stop before cycle N
+break FILE:LINE  stop at the instruction of that source line (assembly only)
+break F:LABEL    stop at a label of frame F (assembly only)
+watch ADDR       stop after an instruction writes byte ADDR
+delete [N]       remove breakpoint or watchpoint N (all without N)
+continue         run to the next stop
+step [N]         advance N cycles (default 1)
+stepi CORE       run until that core has executed its next instruction
+regs [CORE]      registers
+mem ADDR [LEN]   shared memory (LEN default 16)
+locks            locks held
+tasks            the task timeline
+where            each core's frame, IP and state
+disasm [F]       a frame's source
+quit             leave";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_parse_and_bad_ones_are_errors() {
+        assert_eq!(
+            parse("break 1:4"),
+            Ok(Some(Command::Break(BreakSpec::Instr { frame: 1, ip: 4 })))
+        );
+        assert_eq!(
+            parse("break cycle 0x10"),
+            Ok(Some(Command::Break(BreakSpec::Cycle(16))))
+        );
+        assert_eq!(
+            parse("break counter.s:15"),
+            Ok(Some(Command::Break(BreakSpec::Line {
+                file: "counter.s".into(),
+                line: 15
+            })))
+        );
+        assert_eq!(
+            parse("break 1:loop"),
+            Ok(Some(Command::Break(BreakSpec::Label {
+                frame: 1,
+                label: "loop".into()
+            })))
+        );
+        assert_eq!(parse("  # note"), Ok(None));
+        assert_eq!(parse("step"), Ok(Some(Command::Step(1))));
+        assert_eq!(parse("mem 0xff0"), Ok(Some(Command::Mem(0xff0, 16))));
+        assert_eq!(parse("mem 0xffc"), Ok(Some(Command::Mem(0xffc, 4))));
+        for bad in [
+            "frobnicate",
+            "break 1:16",
+            "watch 0x1000",
+            "regs 16",
+            "stepi 99999999999999999999999",
+            "mem 0xff0 17",
+            "step -1",
+            "break",
+            "break x:y",
+            "continue now",
+        ] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
+    }
+}

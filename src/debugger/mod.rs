@@ -1,0 +1,935 @@
+//! `gpu16 debug`: a debugging session over a program, one command a line
+//! ([`command::parse`]), each answered with text for people or one JSON object a line.
+//!
+//! The session re-executes instead of keeping a live machine: the state "when cycle N
+//! begins" is what a run limited to N cycles leaves when the watchdog stops it (its
+//! registers, memory, tasks and the unfinished cores with their frame, IP and state), so
+//! every stop is one run from the start, deterministic and the same on every backend. The
+//! next stop is found by one more run with an observer of every executed instruction
+//! ([`search::Finder`]), which ends the run as soon as it has its answer.
+//!
+//! Cycles: a breakpoint stops *before* the cycle its instruction executes in (the state
+//! when that cycle begins); a watchpoint stops *after* the cycle of the write (the event's
+//! `cycle` is the write's, the state the next cycle's); `step N` stops when cycle
+//! `current + N` begins; `stepi K` stops after core K's next instruction. `step` and
+//! `stepi` do not stop at breakpoints. A `continue` with nothing to stop at runs to the end
+//! of the program or the watchdog (`--max-cycles`).
+
+pub mod command;
+pub mod search;
+
+use crate::output;
+use crate::output::location::Location;
+use crate::Runner;
+use command::{BreakSpec, Command};
+use gpu16_asm::SourceMap;
+use gpu16_machine::{
+    Config, CoreWait, FrameKind, Program, RunError, RunFailure, RunReport, UnfinishedCore,
+};
+use search::{Finder, Hit, Locks};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::path::Path;
+
+/// A breakpoint or watchpoint.
+#[derive(Clone, Debug)]
+enum Point {
+    /// Instructions: every (frame, IP) the user's spec named.
+    Instr(Vec<(usize, u8)>),
+    /// Before a cycle.
+    Cycle(u64),
+    /// After a write of a byte.
+    Watch(u16),
+}
+
+/// The machine where the session stands.
+enum Snapshot {
+    /// Stopped when `report.cycles` began, with the cores whose part had not ended.
+    Paused {
+        report: RunReport,
+        cores: Vec<UnfinishedCore>,
+    },
+    /// The program ended.
+    Ended(RunReport),
+    /// The run failed (a fault, the watchdog of `--max-cycles`, a livelock, a backend).
+    Failed(Box<RunFailure>),
+}
+
+impl Snapshot {
+    fn report(&self) -> &RunReport {
+        match self {
+            Snapshot::Paused { report, .. } | Snapshot::Ended(report) => report,
+            Snapshot::Failed(f) => &f.state,
+        }
+    }
+}
+
+/// What the session answered to one line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reply {
+    /// The text to print, each line ending in a newline (empty for a blank line or `quit`).
+    pub text: String,
+    /// Whether the session is over (`quit`).
+    pub quit: bool,
+}
+
+/// A debugging session over one program.
+pub struct Session {
+    program: Program,
+    map: Option<SourceMap>,
+    memory: Vec<u8>,
+    runner: Runner,
+    config: Config,
+    json: bool,
+    points: Vec<(u64, Point)>,
+    next_id: u64,
+    /// The next cycle to execute.
+    cycle: u64,
+    /// The cycle whose breakpoints already stopped the session.
+    skip: Option<u64>,
+    state: Snapshot,
+}
+
+/// A line of output: the JSON object or the text.
+fn line(json: bool, v: Value, text: impl FnOnce() -> String) -> String {
+    if json {
+        format!("{v}\n")
+    } else {
+        let mut t = text();
+        if !t.ends_with('\n') {
+            t.push('\n');
+        }
+        t
+    }
+}
+
+impl Session {
+    /// A session on `program` (with its source map if it is assembly), starting from
+    /// `memory`, run by `runner` under `config` (its `max_cycles` is the watchdog), answering
+    /// in JSON if `json`. It stands before cycle 0.
+    pub fn new(
+        program: Program,
+        map: Option<SourceMap>,
+        memory: Vec<u8>,
+        runner: Runner,
+        config: Config,
+        json: bool,
+    ) -> Session {
+        let mut s = Session {
+            program,
+            map,
+            memory,
+            runner,
+            config,
+            json,
+            points: Vec::new(),
+            next_id: 1,
+            cycle: 0,
+            skip: None,
+            state: Snapshot::Ended(RunReport::initial("", config, &[])),
+        };
+        s.state = s.run_to(0);
+        s
+    }
+
+    /// Answer one line.
+    pub fn execute(&mut self, input: &str) -> Reply {
+        let command = match command::parse(input) {
+            Ok(Some(c)) => c,
+            Ok(None) => return self.reply(String::new()),
+            Err(e) => return self.reply(self.error(&e)),
+        };
+        let text = match command {
+            Command::Quit => {
+                return Reply {
+                    text: String::new(),
+                    quit: true,
+                }
+            }
+            Command::Help => line(self.json, json!({"help": command::HELP}), || {
+                command::HELP.to_string()
+            }),
+            Command::Break(spec) => self.add_break(spec),
+            Command::Watch(addr) => self.add(Point::Watch(addr)),
+            Command::Delete(n) => self.delete(n),
+            Command::Continue => self.cont(),
+            Command::Step(n) => self.step(n),
+            Command::Stepi(core) => self.stepi(core),
+            Command::Regs(core) => self.regs(core),
+            Command::Mem(addr, len) => self.mem(addr, len),
+            Command::Locks => self.locks(),
+            Command::Tasks => self.tasks(),
+            Command::Where => self.where_(),
+            Command::Disasm(frame) => self.disasm(frame),
+        };
+        self.reply(text)
+    }
+
+    fn reply(&self, text: String) -> Reply {
+        Reply { text, quit: false }
+    }
+
+    /// The answer to a line that is not a command: `error: MESSAGE`, or `{"error": ...}`.
+    pub fn error(&self, message: &str) -> String {
+        line(self.json, json!({ "error": message }), || {
+            format!("error: {message}")
+        })
+    }
+
+    /// The machine when cycle `limit` begins (or the end or failure before it).
+    fn run_to(&self, limit: u64) -> Snapshot {
+        let config = Config {
+            max_cycles: limit.min(self.config.max_cycles),
+            ..self.config
+        };
+        // The reports echo the session's configuration, not the limit of this run.
+        let echo = |r: &mut RunReport| r.config.max_cycles = self.config.max_cycles;
+        match crate::run(self.runner, &self.program, &self.memory, &config) {
+            Ok(mut report) => {
+                echo(&mut report);
+                Snapshot::Ended(report)
+            }
+            Err(f) => match f.error {
+                RunError::Watchdog {
+                    limit, ref cores, ..
+                } if limit < self.config.max_cycles => {
+                    let mut report = f.state;
+                    echo(&mut report);
+                    Snapshot::Paused {
+                        cores: cores.clone(),
+                        report,
+                    }
+                }
+                _ => {
+                    let mut f = f;
+                    echo(&mut f.state);
+                    Snapshot::Failed(f)
+                }
+            },
+        }
+    }
+
+    /// Move to the machine when cycle `limit` begins.
+    fn go(&mut self, limit: u64) {
+        self.state = self.run_to(limit);
+        self.cycle = match &self.state {
+            Snapshot::Paused { report, .. } | Snapshot::Ended(report) => report.cycles,
+            Snapshot::Failed(f) => f.state.cycles,
+        };
+    }
+
+    fn location(&self, frame: usize, ip: u8) -> Option<Location> {
+        self.map.as_ref().and_then(|m| Location::of(m, frame, ip))
+    }
+
+    fn add(&mut self, point: Point) -> String {
+        let id = self.next_id;
+        self.next_id += 1;
+        let (v, text) = match &point {
+            Point::Instr(locations) => (
+                json!({
+                    "breakpoint": id,
+                    "locations": locations.iter().map(|&(f, i)| json!({"frame": f, "ip": i}))
+                        .collect::<Vec<_>>(),
+                }),
+                format!(
+                    "breakpoint {id} at {}",
+                    locations
+                        .iter()
+                        .map(|&(f, i)| match self.location(f, i) {
+                            Some(l) => format!("frame {f}, IP {i} ({l})"),
+                            None => format!("frame {f}, IP {i}"),
+                        })
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ),
+            ),
+            Point::Cycle(c) => (
+                json!({"breakpoint": id, "cycle": c}),
+                format!("breakpoint {id} at cycle {c}"),
+            ),
+            Point::Watch(a) => (
+                json!({"watchpoint": id, "addr": a}),
+                format!("watchpoint {id} at 0x{a:03x}"),
+            ),
+        };
+        self.points.push((id, point));
+        line(self.json, v, || text)
+    }
+
+    fn add_break(&mut self, spec: BreakSpec) -> String {
+        match self.resolve(&spec) {
+            Ok(point) => self.add(point),
+            Err(e) => self.error(&e),
+        }
+    }
+
+    /// The instructions or cycle a breakpoint names, checked against the program.
+    fn resolve(&self, spec: &BreakSpec) -> Result<Point, String> {
+        let instr_frame = |frame: usize| -> Result<(), String> {
+            if frame >= self.program.len() {
+                return Err(format!(
+                    "there is no frame {frame}: the program has {} frames",
+                    self.program.len()
+                ));
+            }
+            match self.program.kind(frame) {
+                FrameKind::Instr { .. } => Ok(()),
+                FrameKind::Control => Err(format!(
+                    "frame {frame} is a control frame; no core executes it"
+                )),
+            }
+        };
+        let map = || {
+            self.map.as_ref().ok_or_else(|| {
+                "file:line and frame:label breakpoints need an assembly (.s) program".to_string()
+            })
+        };
+        match spec {
+            BreakSpec::Cycle(c) => Ok(Point::Cycle(*c)),
+            BreakSpec::Instr { frame, ip } => {
+                instr_frame(*frame)?;
+                Ok(Point::Instr(vec![(*frame, *ip)]))
+            }
+            BreakSpec::Line { file, line } => {
+                let map = map()?;
+                let wanted = Path::new(file);
+                let mut found = Vec::new();
+                for (f, source) in map.frames.iter().enumerate() {
+                    for (ip, span) in source.slots.iter().enumerate() {
+                        let named = Path::new(&*span.file);
+                        if span.line == *line
+                            && (named.ends_with(wanted) || wanted.ends_with(named))
+                        {
+                            found.push((f, ip as u8));
+                        }
+                    }
+                }
+                if found.is_empty() {
+                    Err(format!("no instruction is on line {line} of {file}"))
+                } else {
+                    Ok(Point::Instr(found))
+                }
+            }
+            BreakSpec::Label { frame, label } => {
+                instr_frame(*frame)?;
+                let map = map()?;
+                let ip = label_ip(map, *frame, label)
+                    .ok_or_else(|| format!("frame {frame} has no label {label:?}"))?;
+                Ok(Point::Instr(vec![(*frame, ip)]))
+            }
+        }
+    }
+
+    fn delete(&mut self, n: Option<u64>) -> String {
+        let deleted: Vec<u64> = match n {
+            None => self.points.drain(..).map(|(id, _)| id).collect(),
+            Some(n) => match self.points.iter().position(|(id, _)| *id == n) {
+                Some(i) => vec![self.points.remove(i).0],
+                None => return self.error(&format!("there is no breakpoint or watchpoint {n}")),
+            },
+        };
+        let text = match deleted.len() {
+            0 => "nothing to delete".to_string(),
+            _ => format!(
+                "deleted {}",
+                deleted
+                    .iter()
+                    .map(u64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        line(self.json, json!({ "deleted": deleted }), || text)
+    }
+
+    fn finished(&self) -> bool {
+        !matches!(self.state, Snapshot::Paused { .. })
+    }
+
+    /// Run with `finder` from the start to the end or the watchdog (or `limit`, if lower).
+    fn search(&self, finder: &mut Finder, limit: u64) {
+        let config = Config {
+            max_cycles: limit.min(self.config.max_cycles),
+            tasks: gpu16_machine::TaskLog::None,
+            ..self.config
+        };
+        let _ = crate::run_observed(self.runner, &self.program, &self.memory, &config, finder);
+    }
+
+    fn cont(&mut self) -> String {
+        if self.finished() {
+            return self.final_event();
+        }
+        let mut cycle_break: Option<(u64, u64)> = None;
+        let mut finder = Finder::new(self.cycle, self.skip, &self.memory);
+        for (id, point) in &self.points {
+            match point {
+                Point::Cycle(c)
+                    if *c > self.cycle || (*c == self.cycle && self.skip != Some(*c)) =>
+                {
+                    if cycle_break.is_none_or(|(b, _)| *c < b) {
+                        cycle_break = Some((*c, *id));
+                    }
+                }
+                Point::Cycle(_) => {}
+                Point::Instr(locations) => {
+                    for &l in locations {
+                        finder.breaks.entry(l).or_insert(*id);
+                    }
+                }
+                Point::Watch(a) => {
+                    finder.watches.entry(*a).or_insert(*id);
+                }
+            }
+        }
+        let mut hit = None;
+        if !finder.breaks.is_empty() || !finder.watches.is_empty() {
+            self.search(&mut finder, cycle_break.map_or(u64::MAX, |(c, _)| c));
+            hit = finder.hit();
+        }
+        match (hit, cycle_break) {
+            (Some(hit), _) => self.stop_at(hit),
+            (None, Some((c, id))) => {
+                self.go(c);
+                if self.finished() {
+                    return self.final_event();
+                }
+                self.skip = Some(c);
+                let v = json!({"event": "break", "cycle": c, "breakpoint": id});
+                line(self.json, v, || {
+                    format!("stopped at cycle {c} (breakpoint {id})")
+                })
+            }
+            (None, None) => {
+                self.go(u64::MAX);
+                self.final_event()
+            }
+        }
+    }
+
+    /// Move to a hit and report it.
+    fn stop_at(&mut self, hit: Hit) -> String {
+        match hit {
+            Hit::Break {
+                id,
+                cycle,
+                core,
+                frame,
+                ip,
+            } => {
+                self.go(cycle);
+                self.skip = Some(cycle);
+                let mut v = json!({"event": "break", "cycle": cycle, "core": core,
+                                   "frame": frame, "ip": ip, "breakpoint": id});
+                let at = self.located(&mut v, frame, ip);
+                line(self.json, v, || {
+                    format!(
+                        "stopped at cycle {cycle} before core {core} runs frame {frame} IP {ip} \
+                         (breakpoint {id}{at})"
+                    )
+                })
+            }
+            Hit::Watch {
+                id,
+                cycle,
+                core,
+                frame,
+                ip,
+                addr,
+                old,
+                new,
+            } => {
+                self.go(cycle.saturating_add(1));
+                self.skip = None;
+                let mut v = json!({"event": "watch", "cycle": cycle, "core": core,
+                                   "frame": frame, "ip": ip, "addr": addr, "old": old,
+                                   "new": new, "watchpoint": id});
+                let at = self.located(&mut v, frame, ip);
+                line(self.json, v, || {
+                    format!(
+                        "watchpoint {id}: in cycle {cycle} core {core} (frame {frame} IP {ip}{at}) \
+                         wrote 0x{addr:03x}: {old} -> {new} (0x{old:02x} -> 0x{new:02x})"
+                    )
+                })
+            }
+            Hit::Instr {
+                cycle,
+                core,
+                frame,
+                ip,
+            } => {
+                self.go(cycle.saturating_add(1));
+                self.skip = None;
+                let next = cycle.saturating_add(1);
+                let mut v = json!({"event": "step", "cycle": next, "core": core,
+                                   "frame": frame, "ip": ip});
+                let at = self.located(&mut v, frame, ip);
+                line(self.json, v, || {
+                    format!(
+                        "core {core} ran frame {frame} IP {ip}{at} in cycle {cycle}; \
+                         stopped at cycle {next}"
+                    )
+                })
+            }
+        }
+    }
+
+    /// Add `location` to `v` if the program has a source map; the text form to append.
+    fn located(&self, v: &mut Value, frame: usize, ip: u8) -> String {
+        match self.location(frame, ip) {
+            Some(l) => {
+                v["location"] = l.json();
+                format!(", {l}")
+            }
+            None => String::new(),
+        }
+    }
+
+    /// The `end` or `fault` event of a session whose run is over.
+    fn final_event(&self) -> String {
+        match &self.state {
+            Snapshot::Ended(r) => {
+                let mut v = json!({"event": "end", "cycle": r.cycles});
+                merge(&mut v, output::json::report(r));
+                line(self.json, v, || {
+                    format!(
+                        "the program ended after {} cycles\n{}",
+                        r.cycles,
+                        output::human::report(r, &self.memory)
+                    )
+                })
+            }
+            Snapshot::Failed(f) => {
+                let cycle = match &f.error {
+                    RunError::Fault { cycle, .. } | RunError::Livelock { cycle, .. } => *cycle,
+                    _ => f.state.cycles,
+                };
+                let mut v = json!({"event": "fault", "cycle": cycle});
+                let mut failure = output::json::failure(f);
+                if let Some(m) = &self.map {
+                    output::json::locate(
+                        &mut failure,
+                        &output::location::FailureLocations::of(&f.error, m),
+                    );
+                }
+                merge(&mut v, failure);
+                line(self.json, v, || {
+                    let at = match &f.error {
+                        RunError::Fault { frame, ip, .. } => self
+                            .location(*frame, *ip)
+                            .map_or(String::new(), |l| format!("{l}: ")),
+                        _ => String::new(),
+                    };
+                    format!("the run failed at cycle {cycle}: {at}{}", f.error)
+                })
+            }
+            Snapshot::Paused { .. } => String::new(),
+        }
+    }
+
+    fn step(&mut self, n: u64) -> String {
+        if self.finished() {
+            return self.final_event();
+        }
+        if n > 0 {
+            self.go(self.cycle.saturating_add(n));
+            self.skip = None;
+        }
+        if self.finished() {
+            return self.final_event();
+        }
+        let c = self.cycle;
+        line(self.json, json!({"event": "step", "cycle": c}), || {
+            format!("stopped at cycle {c}")
+        })
+    }
+
+    fn stepi(&mut self, core: u8) -> String {
+        if self.finished() {
+            return self.final_event();
+        }
+        let mut finder = Finder::new(self.cycle, None, &self.memory);
+        finder.core = Some(core);
+        self.search(&mut finder, u64::MAX);
+        match finder.hit() {
+            Some(hit) => self.stop_at(hit),
+            None => self.error(&format!(
+                "core {core} executes no more instructions before the run ends; \
+                 nothing was run"
+            )),
+        }
+    }
+
+    /// A core's frame, IP and state where the session stands, as `run --json` lists an
+    /// unfinished core (`state`: running, not_started, stalled, bank_conflict), or `idle`
+    /// (no part of a task), or `faulted` (the core whose fault ended the run).
+    fn core_state(&self, core: u8) -> Value {
+        let mut v = json!({"core": core, "frame": null, "ip": null, "state": "idle"});
+        match &self.state {
+            Snapshot::Paused { cores, .. } => {
+                if let Some(c) = cores.iter().find(|c| c.core == core) {
+                    v = output::json::unfinished(std::slice::from_ref(c))[0].clone();
+                    if let Some(l) = self.location(c.frame, c.ip) {
+                        v["location"] = l.json();
+                    }
+                }
+            }
+            Snapshot::Failed(f) => {
+                if let RunError::Fault {
+                    core: k, frame, ip, ..
+                } = f.error
+                {
+                    if k == core {
+                        v["frame"] = json!(frame);
+                        v["ip"] = json!(ip);
+                        v["state"] = json!("faulted");
+                    }
+                }
+                if let Some(c) = output::location::unfinished(&f.error)
+                    .iter()
+                    .find(|c| c.core == core)
+                {
+                    v = output::json::unfinished(std::slice::from_ref(c))[0].clone();
+                }
+            }
+            Snapshot::Ended(_) => {}
+        }
+        v
+    }
+
+    fn state_text(v: &Value) -> String {
+        let state = v["state"].as_str().unwrap_or("idle");
+        let mut s = match (v["frame"].as_u64(), v["ip"].as_u64()) {
+            (Some(f), Some(i)) => format!("frame {f}, IP {i}, {state}"),
+            _ => state.to_string(),
+        };
+        match state {
+            "stalled" => {
+                let _ = write!(
+                    s,
+                    " on 0x{:03x} held by core {} since cycle {}",
+                    v["addr"].as_u64().unwrap_or(0),
+                    v["holder"],
+                    v["since"]
+                );
+            }
+            "not_started" => {
+                let _ = write!(s, " (starts in cycle {})", v["start"]);
+            }
+            _ => {}
+        }
+        if let Some(l) = v.get("location") {
+            let _ = write!(
+                s,
+                " ({}:{}:{})",
+                l["file"].as_str().unwrap_or(""),
+                l["line"],
+                l["col"]
+            );
+        }
+        s
+    }
+
+    fn regs(&self, core: Option<u8>) -> String {
+        let report = self.state.report();
+        let one = |k: u8| {
+            let mut v = self.core_state(k);
+            v["registers"] = json!(report.registers[usize::from(k)].to_vec());
+            v
+        };
+        match core {
+            Some(k) => {
+                let v = one(k);
+                line(self.json, v.clone(), || {
+                    let mut s = format!(
+                        "core {k} at cycle {}: {}\n",
+                        self.cycle,
+                        Self::state_text(&v)
+                    );
+                    for half in 0..2 {
+                        for r in half * 8..half * 8 + 8 {
+                            let _ = write!(
+                                s,
+                                " {:>4} {:02x}",
+                                format!("r{r}"),
+                                report.registers[usize::from(k)][r]
+                            );
+                        }
+                        s.push('\n');
+                    }
+                    s
+                })
+            }
+            None => {
+                let all: Vec<Value> = (0..16).map(one).collect();
+                let v = json!({"cycle": self.cycle, "cores": all});
+                line(self.json, v, || {
+                    let mut s = format!("registers (hex) at cycle {}\n  core", self.cycle);
+                    for i in 0..16 {
+                        let _ = write!(s, " {:>3}", format!("r{i}"));
+                    }
+                    s.push('\n');
+                    for (k, c) in all.iter().enumerate() {
+                        let _ = write!(s, "  {k:>4}");
+                        for v in report.registers[k] {
+                            let _ = write!(s, "  {v:02x}");
+                        }
+                        let _ = writeln!(s, "   {}", Self::state_text(c));
+                    }
+                    s
+                })
+            }
+        }
+    }
+
+    fn mem(&self, addr: u16, len: u16) -> String {
+        let (a, n) = (usize::from(addr), usize::from(len));
+        let bytes = &self.state.report().memory[a..a + n];
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        line(self.json, json!({"addr": addr, "bytes": hex}), || {
+            let mut s = String::new();
+            for (i, chunk) in bytes.chunks(16).enumerate() {
+                let _ = write!(s, "0x{:03x}:", a + 16 * i);
+                for b in chunk {
+                    let _ = write!(s, " {b:02x}");
+                }
+                s.push('\n');
+            }
+            if s.is_empty() {
+                s = "(no bytes)".into();
+            }
+            s
+        })
+    }
+
+    fn locks(&self) -> String {
+        let mut locks = Locks::default();
+        if !self.finished() {
+            let config = Config {
+                max_cycles: self.cycle.min(self.config.max_cycles),
+                tasks: gpu16_machine::TaskLog::None,
+                ..self.config
+            };
+            let _ = crate::run_observed(
+                self.runner,
+                &self.program,
+                &self.memory,
+                &config,
+                &mut locks,
+            );
+        }
+        let waiting = |addr: u16| -> Vec<u8> {
+            match &self.state {
+                Snapshot::Paused { cores, .. } => cores
+                    .iter()
+                    .filter(|c| matches!(c.wait, CoreWait::Lock { addr: a, .. } if a == addr))
+                    .map(|c| c.core)
+                    .collect(),
+                _ => Vec::new(),
+            }
+        };
+        let list: Vec<Value> = locks
+            .0
+            .iter()
+            .map(|(&addr, &(holder, since))| {
+                json!({"addr": addr, "holder": holder, "since": since, "waiting": waiting(addr)})
+            })
+            .collect();
+        let text = || {
+            if list.is_empty() {
+                return format!("no locks held at cycle {}", self.cycle);
+            }
+            let mut s = String::new();
+            for l in &list {
+                let _ = write!(
+                    s,
+                    "0x{:03x} held by core {} since cycle {}",
+                    l["addr"].as_u64().unwrap_or(0),
+                    l["holder"],
+                    l["since"]
+                );
+                let w: Vec<String> = l["waiting"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(ToString::to_string)
+                    .collect();
+                if !w.is_empty() {
+                    let _ = write!(s, "; waiting: core {}", w.join(", "));
+                }
+                s.push('\n');
+            }
+            s
+        };
+        let text = text();
+        line(
+            self.json,
+            json!({"cycle": self.cycle, "locks": list}),
+            || text,
+        )
+    }
+
+    fn tasks(&self) -> String {
+        let r = self.state.report();
+        let tasks = output::json::report(r)["tasks"].take();
+        line(
+            self.json,
+            json!({"cycle": self.cycle, "tasks": tasks}),
+            || {
+                if r.tasks.is_empty() {
+                    return format!("no task issued before cycle {}", self.cycle);
+                }
+                let mut s = "  frame  cores   fence  issue  start    end\n".to_string();
+                for t in &r.tasks {
+                    let _ = writeln!(
+                        s,
+                        "  {:>5}  {:#06x}  {:<5}  {:>5}  {:>5}  {:>5}",
+                        t.frame,
+                        t.mask,
+                        t.fence.name(),
+                        t.issue,
+                        t.start,
+                        output::tasks::end(t).map_or("-".to_string(), |e| e.to_string())
+                    );
+                }
+                s
+            },
+        )
+    }
+
+    fn where_(&self) -> String {
+        let cores: Vec<Value> = (0..16)
+            .map(|k| self.core_state(k))
+            .filter(|v| v["state"] != "idle")
+            .collect();
+        let status = match self.state {
+            Snapshot::Paused { .. } => "paused",
+            Snapshot::Ended(_) => "ended",
+            Snapshot::Failed(_) => "failed",
+        };
+        let v = json!({"cycle": self.cycle, "status": status, "cores": cores});
+        line(self.json, v, || {
+            let mut s = format!("cycle {} ({status})\n", self.cycle);
+            if cores.is_empty() {
+                s += "no core has a task\n";
+            }
+            for c in &cores {
+                let _ = writeln!(s, "core {:>2}: {}", c["core"], Self::state_text(c));
+            }
+            s
+        })
+    }
+
+    fn disasm(&self, frame: Option<usize>) -> String {
+        let frame = match frame {
+            Some(f) => f,
+            None => match (0..16)
+                .map(|k| self.core_state(k))
+                .find_map(|v| v["frame"].as_u64())
+            {
+                Some(f) => f as usize,
+                None => return self.error("no core is running a frame; say which: disasm F"),
+            },
+        };
+        if frame >= self.program.len() {
+            return self.error(&format!(
+                "there is no frame {frame}: the program has {} frames",
+                self.program.len()
+            ));
+        }
+        let mut lines: Vec<Value> = Vec::new();
+        let kind = match self.program.kind(frame) {
+            FrameKind::Control => {
+                lines.push(json!({"text": gpu16_asm::control_line(&self.program.control(frame))}));
+                "control"
+            }
+            FrameKind::Instr { .. } => {
+                let decoded = gpu16_asm::frame_lines(&self.program.instr(frame).words);
+                let slots = self.map.as_ref().and_then(|m| m.frames.get(frame));
+                let used = decoded.len().max(slots.map_or(0, |f| f.slots.len()));
+                for ip in 0..used {
+                    let text = decoded.get(ip).map_or("ready", |t| t.trim());
+                    let mut v = json!({"ip": ip, "text": text});
+                    if let Some(span) = slots.and_then(|f| f.slots.get(ip)) {
+                        v["source"] = json!(span.text.trim());
+                        v["location"] =
+                            json!({"file": &*span.file, "line": span.line, "col": span.col});
+                    }
+                    lines.push(v);
+                }
+                "instr"
+            }
+        };
+        let v = json!({"frame": frame, "kind": kind, "lines": lines});
+        line(self.json, v, || {
+            let mut s = format!("frame {frame} ({kind})\n");
+            for l in &lines {
+                match l["ip"].as_u64() {
+                    Some(ip) => {
+                        let _ = write!(s, "  {ip:>2}  {}", l["text"].as_str().unwrap_or(""));
+                        if let Some(loc) = l.get("location") {
+                            let _ = write!(
+                                s,
+                                "    ; {}:{}",
+                                loc["file"].as_str().unwrap_or(""),
+                                loc["line"]
+                            );
+                        }
+                        s.push('\n');
+                    }
+                    None => {
+                        let _ = writeln!(s, "  {}", l["text"].as_str().unwrap_or(""));
+                    }
+                }
+            }
+            s
+        })
+    }
+}
+
+/// Copy `from`'s keys into `into` (an object), keeping `into`'s own.
+fn merge(into: &mut Value, from: Value) {
+    if let (Some(into), Value::Object(from)) = (into.as_object_mut(), from) {
+        for (k, v) in from {
+            into.entry(k).or_insert(v);
+        }
+    }
+}
+
+/// The IP of `label` in `frame`: the slot whose line starts with `label:`, or the first slot
+/// after a line that is only that label (read from the source file).
+fn label_ip(map: &SourceMap, frame: usize, label: &str) -> Option<u8> {
+    let source = map.frames.get(frame)?;
+    let defines = |text: &str| {
+        text.trim_start()
+            .strip_prefix(label)
+            .is_some_and(|rest| rest.trim_start().starts_with(':'))
+    };
+    let mut files: HashMap<String, Option<Vec<String>>> = HashMap::new();
+    let mut previous = (source.span.file.to_string(), source.span.line);
+    for (ip, span) in source.slots.iter().enumerate() {
+        if defines(&span.text) {
+            return Some(ip as u8);
+        }
+        if span.file.as_ref() == previous.0 && span.line > previous.1 + 1 {
+            let lines = files
+                .entry(previous.0.clone())
+                .or_insert_with(|| {
+                    std::fs::read_to_string(&previous.0)
+                        .ok()
+                        .map(|t| t.lines().map(str::to_string).collect())
+                })
+                .as_ref();
+            if let Some(lines) = lines {
+                let between = lines.get(previous.1..span.line - 1).unwrap_or(&[]);
+                if between.iter().any(|l| defines(l)) {
+                    return Some(ip as u8);
+                }
+            }
+        }
+        previous = (span.file.to_string(), span.line);
+    }
+    None
+}

@@ -1,0 +1,183 @@
+//! Observers the debugger runs a program with to find where the next stop is: the first
+//! executed instruction, in (cycle, core id) order, that hits a breakpoint or a watchpoint or
+//! is a given core's next instruction; and the locks held when a cycle begins.
+
+use gpu16_machine::memory::MEMORY_BYTES;
+use gpu16_machine::{Executed, MemOp, Observer, StopCause};
+use std::collections::{BTreeMap, HashMap};
+
+/// What stopped a search.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hit {
+    /// A core was about to execute a breakpoint's instruction in `cycle`.
+    Break {
+        /// The breakpoint.
+        id: u64,
+        /// The cycle of the instruction.
+        cycle: u64,
+        /// The lowest core that hit it in that cycle.
+        core: u8,
+        /// Its frame.
+        frame: usize,
+        /// Its IP.
+        ip: u8,
+    },
+    /// A core wrote a watched byte in `cycle`.
+    Watch {
+        /// The watchpoint.
+        id: u64,
+        /// The cycle of the write.
+        cycle: u64,
+        /// The writer.
+        core: u8,
+        /// The writer's frame.
+        frame: usize,
+        /// The store's IP.
+        ip: u8,
+        /// The byte's address.
+        addr: u16,
+        /// The byte before.
+        old: u8,
+        /// The byte written.
+        new: u8,
+    },
+    /// The core a `stepi` follows executed an instruction in `cycle`.
+    Instr {
+        /// The cycle it executed in.
+        cycle: u64,
+        /// The core.
+        core: u8,
+        /// Its frame.
+        frame: usize,
+        /// Its IP.
+        ip: u8,
+    },
+}
+
+/// Looks for the first [`Hit`] at or after cycle `from`, ignoring breakpoints in cycle
+/// `skip` (where the session already stopped). A watch hit waits until its cycle is over,
+/// since a breakpoint in the same cycle stops the machine before it.
+pub struct Finder {
+    /// The first cycle that counts.
+    pub from: u64,
+    /// A cycle whose breakpoints do not count.
+    pub skip: Option<u64>,
+    /// (frame, IP) -> breakpoint id.
+    pub breaks: HashMap<(usize, u8), u64>,
+    /// Address -> watchpoint id.
+    pub watches: HashMap<u16, u64>,
+    /// The core a `stepi` follows.
+    pub core: Option<u8>,
+    memory: Box<[u8; MEMORY_BYTES]>,
+    pending: Option<Hit>,
+    found: Option<Hit>,
+}
+
+impl Finder {
+    /// A finder over a run starting from `memory`.
+    pub fn new(from: u64, skip: Option<u64>, memory: &[u8]) -> Finder {
+        let mut bytes = Box::new([0u8; MEMORY_BYTES]);
+        let n = memory.len().min(MEMORY_BYTES);
+        bytes[..n].copy_from_slice(&memory[..n]);
+        Finder {
+            from,
+            skip,
+            breaks: HashMap::new(),
+            watches: HashMap::new(),
+            core: None,
+            memory: bytes,
+            pending: None,
+            found: None,
+        }
+    }
+
+    /// The first hit, once the run is over.
+    pub fn hit(&self) -> Option<Hit> {
+        self.found.or(self.pending)
+    }
+}
+
+impl Observer for Finder {
+    const WANTS_EVENTS: bool = false;
+    const WANTS_PROGRESS: bool = true;
+    const WANTS_EXECUTED: bool = true;
+
+    fn stop_requested(&mut self) -> Option<StopCause> {
+        self.found.map(|_| StopCause::Interrupt)
+    }
+
+    fn executed(&mut self, e: &Executed) -> bool {
+        if self.found.is_some() {
+            return false;
+        }
+        if let Some(Hit::Watch { cycle, .. }) = self.pending {
+            if e.cycle > cycle {
+                self.found = self.pending.take();
+                return false;
+            }
+        }
+        let counts = e.cycle >= self.from;
+        if counts && self.core == Some(e.core) {
+            self.found = Some(Hit::Instr {
+                cycle: e.cycle,
+                core: e.core,
+                frame: e.frame,
+                ip: e.ip,
+            });
+            return false;
+        }
+        if counts && self.skip != Some(e.cycle) {
+            if let Some(&id) = self.breaks.get(&(e.frame, e.ip)) {
+                self.found = Some(Hit::Break {
+                    id,
+                    cycle: e.cycle,
+                    core: e.core,
+                    frame: e.frame,
+                    ip: e.ip,
+                });
+                return false;
+            }
+        }
+        if let Some((MemOp::St | MemOp::StSync, addr, new)) = e.memory {
+            let cell = &mut self.memory[usize::from(addr) % MEMORY_BYTES];
+            let old = std::mem::replace(cell, new);
+            if counts && self.pending.is_none() {
+                if let Some(&id) = self.watches.get(&addr) {
+                    self.pending = Some(Hit::Watch {
+                        id,
+                        cycle: e.cycle,
+                        core: e.core,
+                        frame: e.frame,
+                        ip: e.ip,
+                        addr,
+                        old,
+                        new,
+                    });
+                }
+            }
+        }
+        true
+    }
+}
+
+/// The locks held when a run stops: address -> (holder, cycle of its `ld_sync`).
+#[derive(Default)]
+pub struct Locks(pub BTreeMap<u16, (u8, u64)>);
+
+impl Observer for Locks {
+    const WANTS_EVENTS: bool = false;
+    const WANTS_EXECUTED: bool = true;
+
+    fn executed(&mut self, e: &Executed) -> bool {
+        match e.memory {
+            Some((MemOp::LdSync, addr, _)) => {
+                self.0.insert(addr, (e.core, e.cycle));
+            }
+            Some((MemOp::StSync, addr, _)) => {
+                self.0.remove(&addr);
+            }
+            _ => {}
+        }
+        true
+    }
+}

@@ -1,0 +1,290 @@
+//! `gpu16 debug` through the binary, scripts on stdin. The expected cycles are worked out
+//! by hand from the timing model: a control frame takes cycle 0, the instruction frame is
+//! broadcast in cycles 1-4, the cores start in cycle 5 and execute one instruction a cycle
+//! unless stalled.
+
+mod common;
+
+use common::{s, scratch};
+use serde_json::{json, Value};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Core 0 adds 2 and 3 and stores the sum at 0x010: IP k executes in cycle 5 + k, the run
+/// takes 11 cycles.
+const ADD: &str = "\
+.cf mask=0x0001
+.if
+    set_const 2, r8      ; IP 0, cycle 5
+    set_const 3, r9      ; IP 1, cycle 6
+    add r8, r9, r3       ; IP 2, cycle 7
+    set_const 0x10, r10  ; IP 3, cycle 8
+    st [r10, r1], r3     ; IP 4, cycle 9
+    ready                ; IP 5, cycle 10
+";
+
+/// Core 0 stores with `st_sync` without an `ld_sync`: a fault at IP 1, cycle 6.
+const FAULT: &str = "\
+.cf mask=0x0001
+.if
+    set_const 1, r8
+    st_sync [r8, r1], r8
+    ready
+";
+
+fn write(test: &str, name: &str, text: &str) -> PathBuf {
+    let p = scratch("debugger", test).join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn counter() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/counter.s")
+}
+
+/// Run `gpu16 debug PROGRAM ARGS...` with `script` on stdin; stdout, and the status.
+fn debug(program: &Path, args: &[&str], script: &str) -> (String, i32) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpu16"))
+        .arg("debug")
+        .arg(program)
+        .args(args)
+        .env_remove("COLUMNS")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(script.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+/// The JSON answers of a script, one per line.
+fn answers(program: &Path, args: &[&str], script: &str) -> Vec<Value> {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    let (out, status) = debug(program, &all, script);
+    assert_eq!(status, 0, "{out}");
+    out.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+/// `v` with only `keys`.
+fn pick(v: &Value, keys: &[&str]) -> Value {
+    keys.iter()
+        .filter_map(|k| v.get(*k).map(|x| (k.to_string(), x.clone())))
+        .collect::<serde_json::Map<_, _>>()
+        .into()
+}
+
+#[test]
+fn a_breakpoint_stops_before_its_cycle_with_the_state_then() {
+    let p = write("breakpoint", "add.s", ADD);
+    let a = answers(&p, &[], "break 1:2\ncontinue\nregs 0\nmem 0x10 2\n");
+    assert_eq!(
+        a[0],
+        json!({"breakpoint": 1, "locations": [{"frame": 1, "ip": 2}]})
+    );
+    assert_eq!(
+        pick(&a[1], &["event", "cycle", "core", "frame", "ip"]),
+        json!({"event": "break", "cycle": 7, "core": 0, "frame": 1, "ip": 2})
+    );
+    // Before cycle 7 the two set_consts ran, the add did not.
+    let regs = &a[2];
+    assert_eq!(
+        pick(regs, &["core", "registers", "frame", "ip", "state"]),
+        json!({"core": 0, "registers": [0, 0, 0, 0, 0, 0, 0, 0, 2, 3, 0, 0, 0, 0, 0, 0],
+               "frame": 1, "ip": 2, "state": "running"})
+    );
+    assert_eq!(a[3], json!({"addr": 16, "bytes": "0000"}));
+}
+
+#[test]
+fn a_cycle_breakpoint_and_steps() {
+    let p = write("cycle", "add.s", ADD);
+    let a = answers(
+        &p,
+        &[],
+        "break cycle 6\ncontinue\nstep\nregs 0\nstep 2\nstepi 0\nmem 0x10 1\n",
+    );
+    assert_eq!(
+        pick(&a[1], &["event", "cycle"]),
+        json!({"event": "break", "cycle": 6})
+    );
+    assert_eq!(a[2], json!({"event": "step", "cycle": 7}));
+    assert_eq!(a[3]["registers"][8], 2);
+    assert_eq!(a[3]["registers"][9], 3);
+    assert_eq!(a[3]["ip"], 2);
+    assert_eq!(a[4], json!({"event": "step", "cycle": 9}));
+    // Core 0's next instruction is the store at IP 4 in cycle 9; after it, cycle 10.
+    assert_eq!(
+        pick(&a[5], &["event", "cycle", "core", "frame", "ip"]),
+        json!({"event": "step", "cycle": 10, "core": 0, "frame": 1, "ip": 4})
+    );
+    assert_eq!(a[6], json!({"addr": 16, "bytes": "05"}));
+}
+
+#[test]
+fn a_watch_reports_the_writer_and_the_old_and_new_bytes() {
+    // counter.s: core k takes the lock with ld_sync at IP 4; core 0 in cycle 9, its add in
+    // 10, its st_sync (IP 6) in 11 writes 0 -> 1 and releases; core 1, stalled since 9,
+    // gets the byte in 11 and writes 1 -> 2 in 13.
+    let a = answers(&counter(), &[], "watch 0\ncontinue\ncontinue\nmem 0 1\n");
+    assert_eq!(a[0], json!({"watchpoint": 1, "addr": 0}));
+    assert_eq!(
+        pick(
+            &a[1],
+            &["event", "cycle", "core", "addr", "old", "new", "frame", "ip"]
+        ),
+        json!({"event": "watch", "cycle": 11, "core": 0, "addr": 0, "old": 0, "new": 1,
+               "frame": 1, "ip": 6})
+    );
+    assert_eq!(
+        pick(&a[2], &["event", "cycle", "core", "old", "new"]),
+        json!({"event": "watch", "cycle": 13, "core": 1, "old": 1, "new": 2})
+    );
+    assert_eq!(a[3], json!({"addr": 0, "bytes": "02"}));
+}
+
+#[test]
+fn breakpoints_by_source_line_and_label_and_the_lock_state() {
+    let a = answers(
+        &counter(),
+        &[],
+        "break counter.s:14\ncontinue\ncontinue\nlocks\nwhere\ndelete\nbreak 1:loop\n",
+    );
+    assert_eq!(a[0]["locations"], json!([{"frame": 1, "ip": 4}]));
+    assert_eq!(
+        pick(&a[1], &["event", "cycle", "core"]),
+        json!({"event": "break", "cycle": 9, "core": 0})
+    );
+    assert_eq!(a[1]["location"]["line"], 14);
+    // Core 1 stalls in 9 and 10 and gets the lock in 11.
+    assert_eq!(
+        pick(&a[2], &["event", "cycle", "core"]),
+        json!({"event": "break", "cycle": 11, "core": 1})
+    );
+    assert_eq!(
+        a[3],
+        json!({"cycle": 11, "locks": [{"addr": 0, "holder": 0, "since": 9,
+                                        "waiting": (1..16).collect::<Vec<_>>()}]})
+    );
+    let cores = a[4]["cores"].as_array().unwrap();
+    assert_eq!(cores.len(), 16);
+    assert_eq!(
+        pick(&cores[0], &["core", "ip", "state"]),
+        json!({"core": 0, "ip": 6, "state": "running"})
+    );
+    assert_eq!(
+        pick(&cores[1], &["core", "ip", "state", "holder"]),
+        json!({"core": 1, "ip": 4, "state": "stalled", "holder": 0})
+    );
+    assert_eq!(a[5], json!({"deleted": [1]}));
+    assert_eq!(a[6]["locations"], json!([{"frame": 1, "ip": 4}]));
+}
+
+#[test]
+fn the_end_carries_the_run_json_keys() {
+    let p = write("end", "add.s", ADD);
+    let a = answers(&p, &["--backend", "interp"], "continue\ncontinue\n");
+    let out = common::gpu16(&["run", "--json", "--backend", "interp", s(&p)]);
+    let mut run: Value = serde_json::from_slice(&out.stdout).unwrap();
+    run.as_object_mut().unwrap().remove("outputs");
+    for end in &a {
+        assert_eq!(end["event"], "end");
+        assert_eq!(end["cycle"], 11);
+        let mut keys = end.clone();
+        keys.as_object_mut().unwrap().remove("event");
+        keys.as_object_mut().unwrap().remove("cycle");
+        assert_eq!(keys, run);
+    }
+}
+
+#[test]
+fn a_fault_is_an_event_with_the_run_error() {
+    let p = write("fault", "fault.s", FAULT);
+    let a = answers(&p, &[], "break 1:2\ncontinue\nregs 0\n");
+    assert_eq!(a[1]["event"], "fault");
+    assert_eq!(a[1]["cycle"], 6);
+    assert_eq!(
+        pick(
+            &a[1]["error"],
+            &["rule", "core", "frame", "ip", "cycle", "addr"]
+        ),
+        json!({"rule": "st_sync-without-sequence", "core": 0, "frame": 1, "ip": 1,
+               "cycle": 6, "addr": 1})
+    );
+    assert_eq!(a[1]["error"]["location"]["line"], 4);
+    assert_eq!(a[2]["state"], "faulted");
+}
+
+#[test]
+fn bad_commands_are_errors_and_the_session_goes_on() {
+    let p = write("bad", "add.s", ADD);
+    let script =
+        "frobnicate\nregs 16\nmem 0x1000\nmem 0xfff 2\nwatch 4096\nstep 99999999999999999999999\n\
+                  break 99:0\nbreak 0:0\nbreak 1:16\nbreak nofile.s:3\ndelete 7\nstepi 1\n\
+                  disasm 99\n\u{1b}[2J\nregs 0\n";
+    let a = answers(&p, &[], script);
+    assert_eq!(a.len(), 15, "{a:?}");
+    for v in &a[..14] {
+        assert!(v["error"].is_string(), "{v}");
+    }
+    assert_eq!(a[14]["core"], 0);
+    // A huge line is an error too, and the next line is read.
+    let long = format!("{}\nstep\n", "x".repeat(100_000));
+    let a = answers(&p, &[], &long);
+    assert!(a[0]["error"].is_string());
+    assert_eq!(a.last().unwrap(), &json!({"event": "step", "cycle": 1}));
+}
+
+#[test]
+fn every_backend_gives_the_same_answers() {
+    let script = "break 1:4\ncontinue\ncontinue\nwatch 0\ncontinue\nstepi 15\nregs\nlocks\n\
+                  tasks\nwhere\nbreak cycle 200\ncontinue\ndelete\ncontinue\n";
+    let outputs: Vec<String> = ["interp", "jit", "auto"]
+        .iter()
+        .map(|b| debug(&counter(), &["--json", "--backend", b], script).0)
+        .collect();
+    // The end report names its backend; everything else is the same.
+    let norm = |o: &str| {
+        o.replace("\"backend\":\"interp\"", "B")
+            .replace("\"backend\":\"jit\"", "B")
+            .replace("\"backend\":\"auto\"", "B")
+    };
+    assert_eq!(norm(&outputs[0]), norm(&outputs[1]));
+    assert_eq!(norm(&outputs[0]), norm(&outputs[2]));
+    assert!(outputs[0].contains("\"event\":\"end\""));
+}
+
+#[test]
+fn text_answers_are_short_lines() {
+    let (out, status) = debug(
+        &counter(),
+        &[],
+        "break 1:4\ncontinue\nmem 0 4\nbogus\nquit\nregs\n",
+    );
+    assert_eq!(status, 0);
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines[0].starts_with("breakpoint 1 at frame 1, IP 4"),
+        "{out}"
+    );
+    assert!(
+        lines[1].starts_with("stopped at cycle 9 before core 0 runs frame 1 IP 4"),
+        "{out}"
+    );
+    assert_eq!(lines[2], "0x000: 00 00 00 00");
+    assert!(lines[3].starts_with("error: unknown command"), "{out}");
+    assert_eq!(lines.len(), 4, "quit ends the session: {out}");
+}
