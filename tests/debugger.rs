@@ -288,3 +288,36 @@ fn text_answers_are_short_lines() {
     assert!(lines[3].starts_with("error: unknown command"), "{out}");
     assert_eq!(lines.len(), 4, "quit ends the session: {out}");
 }
+
+/// Cores 0 and 1 store their R0 (5 and 9) at 0x020 in the same cycle, 6.
+const TWO_WRITERS: &str = "\
+.cf mask=0x0003 r0=0:5,1:9
+.if
+    set_const 0x20, r8   ; cycle 5
+    st [r8, r1], r0      ; cycle 6: core 0 writes 0 -> 5, then core 1 writes 5 -> 9
+    ready
+";
+
+#[test]
+fn two_writes_in_one_cycle_are_two_watch_stops() {
+    let p = write("two_writers", "two.s", TWO_WRITERS);
+    let a = answers(
+        &p,
+        &[],
+        "watch 0x20\ncontinue\ncontinue\nmem 0x20 1\ncontinue\n",
+    );
+    let keys = ["event", "cycle", "core", "old", "new"];
+    assert_eq!(
+        pick(&a[1], &keys),
+        json!({"event": "watch", "cycle": 6, "core": 0, "old": 0, "new": 5})
+    );
+    assert_eq!(
+        pick(&a[2], &keys),
+        json!({"event": "watch", "cycle": 6, "core": 1, "old": 5, "new": 9})
+    );
+    assert_eq!(a[3], json!({"addr": 32, "bytes": "09"}));
+    assert_eq!(
+        pick(&a[4], &["event", "cycle"]),
+        json!({"event": "end", "cycle": 8})
+    );
+}

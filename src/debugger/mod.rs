@@ -88,6 +88,9 @@ pub struct Session {
     cycle: u64,
     /// The cycle whose breakpoints already stopped the session.
     skip: Option<u64>,
+    /// The write a watch stop reported, (cycle, core): later writes of its cycle can stop
+    /// the session too.
+    watched: Option<(u64, u8)>,
     state: Snapshot,
 }
 
@@ -127,6 +130,7 @@ impl Session {
             next_id: 1,
             cycle: 0,
             skip: None,
+            watched: None,
             state: Snapshot::Ended(RunReport::initial("", config, &[])),
         };
         s.state = s.run_to(0);
@@ -210,8 +214,10 @@ impl Session {
         }
     }
 
-    /// Move to the machine when cycle `limit` begins.
+    /// Move to the machine when cycle `limit` begins; no stop is behind it yet.
     fn go(&mut self, limit: u64) {
+        self.skip = None;
+        self.watched = None;
         self.state = self.run_to(limit);
         self.cycle = match &self.state {
             Snapshot::Paused { report, .. } | Snapshot::Ended(report) => report.cycles,
@@ -364,6 +370,7 @@ impl Session {
         }
         let mut cycle_break: Option<(u64, u64)> = None;
         let mut finder = Finder::new(self.cycle, self.skip, &self.memory);
+        finder.watch_after = self.watched;
         for (id, point) in &self.points {
             match point {
                 Point::Cycle(c)
@@ -442,7 +449,7 @@ impl Session {
                 new,
             } => {
                 self.go(cycle.saturating_add(1));
-                self.skip = None;
+                self.watched = Some((cycle, core));
                 let mut v = json!({"event": "watch", "cycle": cycle, "core": core,
                                    "frame": frame, "ip": ip, "addr": addr, "old": old,
                                    "new": new, "watchpoint": id});

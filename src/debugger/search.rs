@@ -68,6 +68,9 @@ pub struct Finder {
     pub watches: HashMap<u16, u64>,
     /// The core a `stepi` follows.
     pub core: Option<u8>,
+    /// After a watch stop at (cycle, core): the later writes of that cycle count too,
+    /// though the cycle is before `from`.
+    pub watch_after: Option<(u64, u8)>,
     memory: Box<[u8; MEMORY_BYTES]>,
     pending: Option<Hit>,
     found: Option<Hit>,
@@ -85,6 +88,7 @@ impl Finder {
             breaks: HashMap::new(),
             watches: HashMap::new(),
             core: None,
+            watch_after: None,
             memory: bytes,
             pending: None,
             found: None,
@@ -141,7 +145,10 @@ impl Observer for Finder {
         if let Some((MemOp::St | MemOp::StSync, addr, new)) = e.memory {
             let cell = &mut self.memory[usize::from(addr) % MEMORY_BYTES];
             let old = std::mem::replace(cell, new);
-            if counts && self.pending.is_none() {
+            let after = self
+                .watch_after
+                .is_some_and(|(c, k)| e.cycle == c && e.core > k);
+            if (counts || after) && self.pending.is_none() {
                 if let Some(&id) = self.watches.get(&addr) {
                     self.pending = Some(Hit::Watch {
                         id,
