@@ -321,3 +321,67 @@ fn two_writes_in_one_cycle_are_two_watch_stops() {
         json!({"event": "end", "cycle": 8})
     );
 }
+
+/// Core 0 stores a counter at 0x000 forever: only the watchdog (2^32 cycles) ends it.
+const FOREVER: &str = "\
+.cf mask=0x0001
+.if
+    set_const 1, r9
+loop:
+    add r5, r9, r5
+    st [r4, r1], r5
+    bnz loop, r9
+";
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_stops_a_long_continue_and_the_session_stays() {
+    use std::io::Read;
+    use std::time::{Duration, Instant};
+    let p = write("ctrl_c", "forever.s", FOREVER);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpu16"))
+        .args(["debug", "--json", "--backend", "interp", s(&p)])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"step 7\nwatch 0x100\ncontinue\n").unwrap();
+    stdin.flush().unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    stdin.write_all(b"where\nquit\n").unwrap();
+    drop(stdin);
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("the session did not stop");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    let a: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(a[0], json!({"event": "step", "cycle": 7}));
+    assert_eq!(
+        a[2],
+        json!({"error": "interrupted; the session stays at cycle 7"})
+    );
+    assert_eq!(a[3]["cycle"], 7);
+    assert_eq!(a[3]["cores"][0]["ip"], 2);
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}

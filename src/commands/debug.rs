@@ -11,6 +11,7 @@ use gpu16::input::{load_memory, load_program_with_map};
 use gpu16::BackendKind;
 use std::io::{BufRead, IsTerminal, Read};
 use std::path::PathBuf;
+use std::sync::atomic::Ordering;
 
 /// The longest command line read; the rest of a longer line is read and dropped, and the
 /// line is answered with an error.
@@ -25,7 +26,8 @@ Commands, one a line (`help` lists them):
 
 Each stop is a deterministic re-run from the start, so every backend gives the same
 answers. With --json every answer is one JSON object on its own line; a stop is
-{\"event\": \"break\"|\"watch\"|\"step\"|\"end\"|\"fault\", \"cycle\": C, ...}.")]
+{\"event\": \"break\"|\"watch\"|\"step\"|\"end\"|\"fault\", \"cycle\": C, ...}.
+Ctrl-C stops the command under way and the session stays where it was.")]
 pub struct DebugArgs {
     /// Program: .bin/.tm, .hex or .s/.asm (assembly also allows FILE:LINE and F:LABEL
     /// breakpoints).
@@ -44,7 +46,8 @@ pub struct DebugArgs {
 }
 
 /// `gpu16 debug`: status 0 when the session ends (`quit` or the end of stdin), 1 if the
-/// program or memory cannot be loaded or stdout cannot be written.
+/// program or memory cannot be loaded or stdout cannot be written, 130 for a second Ctrl-C
+/// (the first stops the command under way).
 pub fn debug(args: DebugArgs) -> Result<Finished, CliError> {
     let (program, map) = load_program_with_map(&args.program).map_err(CliError::failed)?;
     let memory = match &args.mem {
@@ -60,6 +63,15 @@ pub fn debug(args: DebugArgs) -> Result<Finished, CliError> {
         args.machine.config(),
         args.json,
     );
+    // Ctrl-C stops the command under way (the session stays where it was); a second one,
+    // before the next command starts, ends the process.
+    let interrupt = session.interrupt();
+    let raised = interrupt.clone();
+    let _ = ctrlc::set_handler(move || {
+        if raised.swap(true, Ordering::Relaxed) {
+            std::process::exit(130);
+        }
+    });
     let stdin = std::io::stdin();
     let prompt = stdin.is_terminal() && !args.json;
     let mut input = stdin.lock();
@@ -94,6 +106,7 @@ pub fn debug(args: DebugArgs) -> Result<Finished, CliError> {
                 .map_err(CliError::failed)?;
             continue;
         };
+        interrupt.store(false, Ordering::Relaxed);
         let reply = session.execute(&line);
         emit(&reply.text).map_err(CliError::failed)?;
         if reply.quit {

@@ -26,7 +26,7 @@ use gpu16_asm::SourceMap;
 use gpu16_machine::{
     Config, CoreWait, FrameKind, Program, RunError, RunFailure, RunReport, UnfinishedCore,
 };
-use search::{Finder, Hit, Locks};
+use search::{Finder, Hit, Interrupt, Locks};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -92,7 +92,11 @@ pub struct Session {
     /// the session too.
     watched: Option<(u64, u8)>,
     state: Snapshot,
+    interrupt: Interrupt,
 }
+
+/// A run was interrupted (Ctrl-C): the session stays where it was.
+struct Interrupted;
 
 /// A line of output: the JSON object or the text.
 fn line(json: bool, v: Value, text: impl FnOnce() -> String) -> String {
@@ -132,9 +136,19 @@ impl Session {
             skip: None,
             watched: None,
             state: Snapshot::Ended(RunReport::initial("", config, &[])),
+            interrupt: Interrupt::default(),
         };
-        s.state = s.run_to(0);
+        if let Ok(state) = s.run_to(0) {
+            s.state = state;
+        }
         s
+    }
+
+    /// The flag that interrupts the session's runs while it is raised (the CLI raises it on
+    /// Ctrl-C and lowers it before each command). An interrupted command answers an error
+    /// and leaves the session where it was.
+    pub fn interrupt(&self) -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+        self.interrupt.0.clone()
     }
 
     /// Answer one line.
@@ -157,17 +171,27 @@ impl Session {
             Command::Break(spec) => self.add_break(spec),
             Command::Watch(addr) => self.add(Point::Watch(addr)),
             Command::Delete(n) => self.delete(n),
-            Command::Continue => self.cont(),
-            Command::Step(n) => self.step(n),
-            Command::Stepi(core) => self.stepi(core),
+            Command::Continue => self.moved(Self::cont),
+            Command::Step(n) => self.moved(|s| s.step(n)),
+            Command::Stepi(core) => self.moved(|s| s.stepi(core)),
             Command::Regs(core) => self.regs(core),
             Command::Mem(addr, len) => self.mem(addr, len),
-            Command::Locks => self.locks(),
+            Command::Locks => self.moved(|s| s.locks()),
             Command::Tasks => self.tasks(),
             Command::Where => self.where_(),
             Command::Disasm(frame) => self.disasm(frame),
         };
         self.reply(text)
+    }
+
+    /// The answer of a command that runs the program, or the error of an interrupted one.
+    fn moved(&mut self, f: impl FnOnce(&mut Self) -> Result<String, Interrupted>) -> String {
+        f(self).unwrap_or_else(|Interrupted| {
+            self.error(&format!(
+                "interrupted; the session stays at cycle {}",
+                self.cycle
+            ))
+        })
     }
 
     fn reply(&self, text: String) -> Reply {
@@ -182,18 +206,27 @@ impl Session {
     }
 
     /// The machine when cycle `limit` begins (or the end or failure before it).
-    fn run_to(&self, limit: u64) -> Snapshot {
+    fn run_to(&self, limit: u64) -> Result<Snapshot, Interrupted> {
         let config = Config {
             max_cycles: limit.min(self.config.max_cycles),
             ..self.config
         };
         // The reports echo the session's configuration, not the limit of this run.
         let echo = |r: &mut RunReport| r.config.max_cycles = self.config.max_cycles;
-        match crate::run(self.runner, &self.program, &self.memory, &config) {
+        let mut interrupt = self.interrupt.clone();
+        let outcome = crate::run_observed(
+            self.runner,
+            &self.program,
+            &self.memory,
+            &config,
+            &mut interrupt,
+        );
+        Ok(match outcome {
             Ok(mut report) => {
                 echo(&mut report);
                 Snapshot::Ended(report)
             }
+            Err(f) if matches!(f.error, RunError::Stopped { .. }) => return Err(Interrupted),
             Err(f) => match f.error {
                 RunError::Watchdog {
                     limit, ref cores, ..
@@ -211,18 +244,19 @@ impl Session {
                     Snapshot::Failed(f)
                 }
             },
-        }
+        })
     }
 
     /// Move to the machine when cycle `limit` begins; no stop is behind it yet.
-    fn go(&mut self, limit: u64) {
+    fn go(&mut self, limit: u64) -> Result<(), Interrupted> {
+        self.state = self.run_to(limit)?;
         self.skip = None;
         self.watched = None;
-        self.state = self.run_to(limit);
         self.cycle = match &self.state {
             Snapshot::Paused { report, .. } | Snapshot::Ended(report) => report.cycles,
             Snapshot::Failed(f) => f.state.cycles,
         };
+        Ok(())
     }
 
     fn location(&self, frame: usize, ip: u8) -> Option<Location> {
@@ -355,18 +389,23 @@ impl Session {
     }
 
     /// Run with `finder` from the start to the end or the watchdog (or `limit`, if lower).
-    fn search(&self, finder: &mut Finder, limit: u64) {
+    fn search(&self, finder: &mut Finder, limit: u64) -> Result<(), Interrupted> {
         let config = Config {
             max_cycles: limit.min(self.config.max_cycles),
             tasks: gpu16_machine::TaskLog::None,
             ..self.config
         };
-        let _ = crate::run_observed(self.runner, &self.program, &self.memory, &config, finder);
+        let mut both = (finder, self.interrupt.clone());
+        let _ = crate::run_observed(self.runner, &self.program, &self.memory, &config, &mut both);
+        if self.interrupt.raised() {
+            return Err(Interrupted);
+        }
+        Ok(())
     }
 
-    fn cont(&mut self) -> String {
+    fn cont(&mut self) -> Result<String, Interrupted> {
         if self.finished() {
-            return self.final_event();
+            return Ok(self.final_event());
         }
         let mut cycle_break: Option<(u64, u64)> = None;
         let mut finder = Finder::new(self.cycle, self.skip, &self.memory);
@@ -393,32 +432,32 @@ impl Session {
         }
         let mut hit = None;
         if !finder.breaks.is_empty() || !finder.watches.is_empty() {
-            self.search(&mut finder, cycle_break.map_or(u64::MAX, |(c, _)| c));
+            self.search(&mut finder, cycle_break.map_or(u64::MAX, |(c, _)| c))?;
             hit = finder.hit();
         }
         match (hit, cycle_break) {
             (Some(hit), _) => self.stop_at(hit),
             (None, Some((c, id))) => {
-                self.go(c);
+                self.go(c)?;
                 if self.finished() {
-                    return self.final_event();
+                    return Ok(self.final_event());
                 }
                 self.skip = Some(c);
                 let v = json!({"event": "break", "cycle": c, "breakpoint": id});
-                line(self.json, v, || {
+                Ok(line(self.json, v, || {
                     format!("stopped at cycle {c} (breakpoint {id})")
-                })
+                }))
             }
             (None, None) => {
-                self.go(u64::MAX);
-                self.final_event()
+                self.go(u64::MAX)?;
+                Ok(self.final_event())
             }
         }
     }
 
     /// Move to a hit and report it.
-    fn stop_at(&mut self, hit: Hit) -> String {
-        match hit {
+    fn stop_at(&mut self, hit: Hit) -> Result<String, Interrupted> {
+        Ok(match hit {
             Hit::Break {
                 id,
                 cycle,
@@ -426,7 +465,7 @@ impl Session {
                 frame,
                 ip,
             } => {
-                self.go(cycle);
+                self.go(cycle)?;
                 self.skip = Some(cycle);
                 let mut v = json!({"event": "break", "cycle": cycle, "core": core,
                                    "frame": frame, "ip": ip, "breakpoint": id});
@@ -448,7 +487,7 @@ impl Session {
                 old,
                 new,
             } => {
-                self.go(cycle.saturating_add(1));
+                self.go(cycle.saturating_add(1))?;
                 self.watched = Some((cycle, core));
                 let mut v = json!({"event": "watch", "cycle": cycle, "core": core,
                                    "frame": frame, "ip": ip, "addr": addr, "old": old,
@@ -467,8 +506,7 @@ impl Session {
                 frame,
                 ip,
             } => {
-                self.go(cycle.saturating_add(1));
-                self.skip = None;
+                self.go(cycle.saturating_add(1))?;
                 let next = cycle.saturating_add(1);
                 let mut v = json!({"event": "step", "cycle": next, "core": core,
                                    "frame": frame, "ip": ip});
@@ -480,7 +518,7 @@ impl Session {
                     )
                 })
             }
-        }
+        })
     }
 
     /// Add `location` to `v` if the program has a source map; the text form to append.
@@ -536,36 +574,37 @@ impl Session {
         }
     }
 
-    fn step(&mut self, n: u64) -> String {
+    fn step(&mut self, n: u64) -> Result<String, Interrupted> {
         if self.finished() {
-            return self.final_event();
+            return Ok(self.final_event());
         }
         if n > 0 {
-            self.go(self.cycle.saturating_add(n));
-            self.skip = None;
+            self.go(self.cycle.saturating_add(n))?;
         }
         if self.finished() {
-            return self.final_event();
+            return Ok(self.final_event());
         }
         let c = self.cycle;
-        line(self.json, json!({"event": "step", "cycle": c}), || {
-            format!("stopped at cycle {c}")
-        })
+        Ok(line(
+            self.json,
+            json!({"event": "step", "cycle": c}),
+            || format!("stopped at cycle {c}"),
+        ))
     }
 
-    fn stepi(&mut self, core: u8) -> String {
+    fn stepi(&mut self, core: u8) -> Result<String, Interrupted> {
         if self.finished() {
-            return self.final_event();
+            return Ok(self.final_event());
         }
         let mut finder = Finder::new(self.cycle, None, &self.memory);
         finder.core = Some(core);
-        self.search(&mut finder, u64::MAX);
+        self.search(&mut finder, u64::MAX)?;
         match finder.hit() {
             Some(hit) => self.stop_at(hit),
-            None => self.error(&format!(
+            None => Ok(self.error(&format!(
                 "core {core} executes no more instructions before the run ends; \
                  nothing was run"
-            )),
+            ))),
         }
     }
 
@@ -711,7 +750,7 @@ impl Session {
         })
     }
 
-    fn locks(&self) -> String {
+    fn locks(&self) -> Result<String, Interrupted> {
         let mut locks = Locks::default();
         if !self.finished() {
             let config = Config {
@@ -719,13 +758,12 @@ impl Session {
                 tasks: gpu16_machine::TaskLog::None,
                 ..self.config
             };
-            let _ = crate::run_observed(
-                self.runner,
-                &self.program,
-                &self.memory,
-                &config,
-                &mut locks,
-            );
+            let mut both = (&mut locks, self.interrupt.clone());
+            let _ =
+                crate::run_observed(self.runner, &self.program, &self.memory, &config, &mut both);
+            if self.interrupt.raised() {
+                return Err(Interrupted);
+            }
         }
         let waiting = |addr: u16| -> Vec<u8> {
             match &self.state {
@@ -771,11 +809,11 @@ impl Session {
             s
         };
         let text = text();
-        line(
+        Ok(line(
             self.json,
             json!({"cycle": self.cycle, "locks": list}),
             || text,
-        )
+        ))
     }
 
     fn tasks(&self) -> String {

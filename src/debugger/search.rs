@@ -5,6 +5,29 @@
 use gpu16_machine::memory::MEMORY_BYTES;
 use gpu16_machine::{Executed, MemOp, Observer, StopCause};
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// A flag someone outside the session raises (Ctrl-C) to stop the run under way; as an
+/// observer, it asks the run to stop while it is raised.
+#[derive(Clone, Debug, Default)]
+pub struct Interrupt(pub Arc<AtomicBool>);
+
+impl Interrupt {
+    /// Whether it is raised.
+    pub fn raised(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+impl Observer for Interrupt {
+    const WANTS_EVENTS: bool = false;
+    const WANTS_PROGRESS: bool = true;
+
+    fn stop_requested(&mut self) -> Option<StopCause> {
+        self.raised().then_some(StopCause::Interrupt)
+    }
+}
 
 /// What stopped a search.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
