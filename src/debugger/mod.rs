@@ -978,3 +978,78 @@ fn label_ip(map: &SourceMap, frame: usize, label: &str) -> Option<u8> {
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::BackendKind;
+    use std::sync::atomic::Ordering;
+
+    /// Core 0: IP k in cycle 5 + k; the store of 2 + 3 at 0x010 in cycle 9.
+    const ADD: &str = ".cf mask=1\n.if\nset_const 2, r8\nset_const 3, r9\nadd r8, r9, r3\n\
+                       set_const 0x10, r10\nst [r10, r1], r3\nready\n";
+
+    fn session(backend: BackendKind) -> Session {
+        let a = gpu16_asm::assemble(ADD, "add.s").unwrap();
+        let config = Config {
+            max_cycles: 1000,
+            ..Config::default()
+        };
+        Session::new(
+            a.program,
+            Some(a.source_map),
+            Vec::new(),
+            backend.into(),
+            config,
+            true,
+        )
+    }
+
+    fn ask(s: &mut Session, line: &str) -> Value {
+        serde_json::from_str(&s.execute(line).text).unwrap()
+    }
+
+    #[test]
+    fn a_session_stops_where_the_timing_model_says() {
+        for backend in [BackendKind::Interp, BackendKind::Jit] {
+            let mut s = session(backend);
+            ask(&mut s, "break add.s:5");
+            let v = ask(&mut s, "continue");
+            assert_eq!(
+                (v["event"].clone(), v["cycle"].clone()),
+                (json!("break"), json!(7))
+            );
+            ask(&mut s, "watch 0x10");
+            let v = ask(&mut s, "continue");
+            assert_eq!(
+                (v["cycle"].clone(), v["old"].clone(), v["new"].clone()),
+                (json!(9), json!(0), json!(5))
+            );
+            assert_eq!(
+                ask(&mut s, "mem 0x10 1"),
+                json!({"addr": 16, "bytes": "05"})
+            );
+            let v = ask(&mut s, "continue");
+            assert_eq!(
+                (v["event"].clone(), v["cycles"].clone()),
+                (json!("end"), json!(11))
+            );
+            assert!(s.execute("quit").quit);
+        }
+    }
+
+    #[test]
+    fn an_interrupted_command_leaves_the_session_where_it_was() {
+        let mut s = session(BackendKind::Interp);
+        ask(&mut s, "step 6");
+        ask(&mut s, "watch 0x10");
+        s.interrupt().store(true, Ordering::Relaxed);
+        let v = ask(&mut s, "continue");
+        assert_eq!(
+            v,
+            json!({"error": "interrupted; the session stays at cycle 6"})
+        );
+        s.interrupt().store(false, Ordering::Relaxed);
+        assert_eq!(ask(&mut s, "regs 0")["ip"], 1);
+    }
+}
