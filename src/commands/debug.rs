@@ -1,6 +1,6 @@
 //! `gpu16 debug`: a debugging session over a program, commands read one a line from stdin
-//! (from a script or a terminal), answers on stdout. The session itself is
-//! `gpu16::debugger`.
+//! (a script, or a terminal with line editing and history), answers on stdout. The session
+//! itself is `gpu16::debugger`.
 
 use super::machine_args::MachineArgs;
 use super::value_enums::BackendArg;
@@ -27,7 +27,8 @@ Commands, one a line (`help` lists them):
 Each stop is a deterministic re-run from the start, so every backend gives the same
 answers. With --json every answer is one JSON object on its own line; a stop is
 {\"event\": \"break\"|\"watch\"|\"step\"|\"end\"|\"fault\", \"cycle\": C, ...}.
-Ctrl-C stops the command under way and the session stays where it was.")]
+On a terminal the prompt has line editing and history; Ctrl-D leaves. Ctrl-C stops the
+command under way and the session stays where it was.")]
 pub struct DebugArgs {
     /// Program: .bin/.tm, .hex or .s/.asm (assembly also allows FILE:LINE and F:LABEL
     /// breakpoints).
@@ -73,44 +74,95 @@ pub fn debug(args: DebugArgs) -> Result<Finished, CliError> {
         }
     });
     let stdin = std::io::stdin();
-    let prompt = stdin.is_terminal() && !args.json;
-    let mut input = stdin.lock();
+    let mut lines = if stdin.is_terminal() && std::io::stdout().is_terminal() && !args.json {
+        match rustyline::DefaultEditor::new() {
+            Ok(editor) => Lines::Editor(Box::new(editor)),
+            Err(_) => Lines::Plain(stdin.lock()),
+        }
+    } else {
+        Lines::Plain(stdin.lock())
+    };
     loop {
-        if prompt {
-            emit("(gpu16) ").map_err(CliError::failed)?;
-        }
-        let mut bytes = Vec::new();
-        let n = (&mut input)
-            .take(MAX_LINE)
-            .read_until(b'\n', &mut bytes)
-            .map_err(|e| CliError::failed(format!("cannot read standard input: {e}")))?;
-        if n == 0 {
-            return Ok(Finished::Success);
-        }
-        let line = if bytes.ends_with(b"\n") || n < MAX_LINE as usize {
-            String::from_utf8_lossy(&bytes).into_owned()
-        } else {
-            // Drop the rest of an overlong line, bounded by what stdin holds.
-            let mut rest = Vec::new();
-            loop {
-                rest.clear();
-                let m = (&mut input)
-                    .take(MAX_LINE)
-                    .read_until(b'\n', &mut rest)
-                    .map_err(|e| CliError::failed(format!("cannot read standard input: {e}")))?;
-                if m == 0 || rest.ends_with(b"\n") {
-                    break;
-                }
+        let line = match lines.next()? {
+            Line::End => return Ok(Finished::Success),
+            Line::TooLong => {
+                emit(&session.error(&format!("a command line is at most {MAX_LINE} bytes")))
+                    .map_err(CliError::failed)?;
+                continue;
             }
-            emit(&session.error(&format!("a command line is at most {MAX_LINE} bytes")))
-                .map_err(CliError::failed)?;
-            continue;
+            Line::Text(line) => line,
         };
         interrupt.store(false, Ordering::Relaxed);
         let reply = session.execute(&line);
         emit(&reply.text).map_err(CliError::failed)?;
         if reply.quit {
             return Ok(Finished::Success);
+        }
+    }
+}
+
+/// Where the commands come from: a terminal with line editing and history, or plain lines
+/// (a script, a pipe, or a terminal the editor cannot drive).
+enum Lines<'a> {
+    Editor(Box<rustyline::DefaultEditor>),
+    Plain(std::io::StdinLock<'a>),
+}
+
+/// One line read.
+enum Line {
+    Text(String),
+    /// Longer than [`MAX_LINE`]: read and dropped.
+    TooLong,
+    /// The end of the input (or Ctrl-D on a terminal).
+    End,
+}
+
+fn unreadable(e: impl std::fmt::Display) -> CliError {
+    CliError::failed(format!("cannot read standard input: {e}"))
+}
+
+impl Lines<'_> {
+    fn next(&mut self) -> Result<Line, CliError> {
+        match self {
+            Lines::Editor(editor) => loop {
+                match editor.readline("(gpu16) ") {
+                    Ok(line) if line.len() > MAX_LINE as usize => return Ok(Line::TooLong),
+                    Ok(line) => {
+                        if !line.trim().is_empty() {
+                            let _ = editor.add_history_entry(line.as_str());
+                        }
+                        return Ok(Line::Text(line));
+                    }
+                    // Ctrl-C at the prompt drops the line being typed.
+                    Err(rustyline::error::ReadlineError::Interrupted) => continue,
+                    Err(rustyline::error::ReadlineError::Eof) => return Ok(Line::End),
+                    Err(e) => return Err(unreadable(e)),
+                }
+            },
+            Lines::Plain(input) => {
+                let mut bytes = Vec::new();
+                let n = input
+                    .take(MAX_LINE)
+                    .read_until(b'\n', &mut bytes)
+                    .map_err(unreadable)?;
+                if n == 0 {
+                    return Ok(Line::End);
+                }
+                if bytes.ends_with(b"\n") || n < MAX_LINE as usize {
+                    return Ok(Line::Text(String::from_utf8_lossy(&bytes).into_owned()));
+                }
+                // Drop the rest of an overlong line, bounded by what stdin holds.
+                loop {
+                    bytes.clear();
+                    let m = input
+                        .take(MAX_LINE)
+                        .read_until(b'\n', &mut bytes)
+                        .map_err(unreadable)?;
+                    if m == 0 || bytes.ends_with(b"\n") {
+                        return Ok(Line::TooLong);
+                    }
+                }
+            }
         }
     }
 }
