@@ -385,3 +385,31 @@ fn ctrl_c_stops_a_long_continue_and_the_session_stays() {
     assert_eq!(a[3]["cores"][0]["ip"], 2);
     assert_eq!(child.wait().unwrap().code(), Some(0));
 }
+
+#[test]
+fn tasks_and_disasm_answer_objects() {
+    let p = write("tasks", "add.s", ADD);
+    let a = answers(
+        &p,
+        &[],
+        "tasks\nstep 6\ntasks\ndisasm\ndisasm 0\nstep 100\ntasks\n",
+    );
+    // Before cycle 0 nothing is issued; the task is issued in cycle 1 (the broadcast) and
+    // starts in cycle 5; before it ends its `end` is null.
+    assert_eq!(a[0], json!({"cycle": 0, "tasks": []}));
+    assert_eq!(
+        a[2],
+        json!({"cycle": 6, "tasks": [{"frame": 1, "mask": 1, "fence": "no", "issue": 1,
+                                       "start": 5, "end": null}]})
+    );
+    assert_eq!(a[3]["frame"], 1);
+    assert_eq!(a[3]["kind"], "instr");
+    let lines = a[3]["lines"].as_array().unwrap();
+    assert_eq!(lines.len(), 6);
+    assert_eq!(lines[2]["source"], "add r8, r9, r3       ; IP 2, cycle 7");
+    assert_eq!(lines[2]["location"]["line"], 5);
+    assert_eq!(lines[5]["text"], "ready");
+    assert_eq!(a[4]["kind"], "control");
+    assert_eq!(a[5]["event"], "end");
+    assert_eq!(a[6]["tasks"][0]["end"], 10);
+}
