@@ -413,3 +413,19 @@ fn tasks_and_disasm_answer_objects() {
     assert_eq!(a[5]["event"], "end");
     assert_eq!(a[6]["tasks"][0]["end"], 10);
 }
+
+#[test]
+fn a_program_that_cannot_load_is_an_error_before_any_command() {
+    let p = write("load", "bad.s", "frobnicate r1\n");
+    let (out, status) = debug(&p, &["--json"], "continue\n");
+    assert_eq!(status, 1);
+    let v: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v["stage"], "load");
+    assert_eq!(v["file"], s(&p));
+    assert!(
+        v["error"].as_str().unwrap().contains("assembly failed"),
+        "{v}"
+    );
+    let (out, status) = debug(&p, &[], "continue\n");
+    assert_eq!((out.as_str(), status), ("", 1));
+}

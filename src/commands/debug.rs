@@ -47,12 +47,26 @@ pub struct DebugArgs {
 }
 
 /// `gpu16 debug`: status 0 when the session ends (`quit` or the end of stdin), 1 if the
-/// program or memory cannot be loaded or stdout cannot be written, 130 for a second Ctrl-C
+/// program or memory cannot be loaded (with `--json`, after a `{"error", "stage": "load",
+/// "file"}` line) or stdout cannot be written, 130 for a second Ctrl-C
 /// (the first stops the command under way).
 pub fn debug(args: DebugArgs) -> Result<Finished, CliError> {
-    let (program, map) = load_program_with_map(&args.program).map_err(CliError::failed)?;
+    // A file that cannot be loaded: with --json, the `run --json` object of a run that
+    // never started, then the error on stderr.
+    let json = args.json;
+    let loaded = |e: gpu16::input::InputError| {
+        let error = CliError::failed(&e);
+        if json {
+            let v = gpu16::output::json::not_run("load", &error.to_string(), Some(&e.path));
+            if let Err(stdout) = emit(&format!("{v}\n")) {
+                return error.and(stdout);
+            }
+        }
+        error
+    };
+    let (program, map) = load_program_with_map(&args.program).map_err(loaded)?;
     let memory = match &args.mem {
-        Some(p) => load_memory(p).map_err(CliError::failed)?,
+        Some(p) => load_memory(p).map_err(loaded)?,
         None => Vec::new(),
     };
     let runner = args.machine.runner(args.backend.0);
