@@ -97,7 +97,7 @@ fn checkpoint_spacing_changes_no_result() {
 }
 
 /// A 16-core spin under the default 2^32-cycle watchdog: proven endless at the second
-/// checkpoint (2^17), where the run stops, instead of running 2^32 cycles.
+/// checkpoint (2^19), where the run stops, instead of running 2^32 cycles.
 #[test]
 fn the_cli_reports_a_spinning_run_as_a_livelock_at_once() {
     let dir = std::env::temp_dir().join(format!("gpu16-checkpoints-{}", std::process::id()));
@@ -124,14 +124,14 @@ fn the_cli_reports_a_spinning_run_as_a_livelock_at_once() {
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         let e = &v["error"];
         assert_eq!(e["rule"], "livelock", "{backend}");
-        assert_eq!(e["cycle"], 1 << 17, "{backend}");
+        assert_eq!(e["cycle"], 1 << 19, "{backend}");
         assert_eq!(e["period"], 1, "{backend}");
         assert_eq!(e["core"], 0, "{backend}");
         assert_eq!(e["polls"], false, "{backend}");
         assert_eq!(e["cores"][15]["state"], "running", "{backend}");
-        assert_eq!(v["cycles"], 1 << 17, "{backend}");
-        // Each core ran from cycle 6 (IP 1) after set_const at 5: 2^17 - 5 instructions.
-        assert_eq!(v["instructions"], 16 * ((1u64 << 17) - 5), "{backend}");
+        assert_eq!(v["cycles"], 1 << 19, "{backend}");
+        // Each core ran from cycle 5 up to the second checkpoint: 2^19 - 5 instructions.
+        assert_eq!(v["instructions"], 16 * ((1u64 << 19) - 5), "{backend}");
         let text = String::from_utf8_lossy(&out.stderr);
         assert!(text.contains("livelock: core 0 (frame 1, IP 1)"), "{text}");
     }

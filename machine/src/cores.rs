@@ -6,7 +6,6 @@
 
 use crate::backend::{CoreState, EventKey};
 use crate::isa::{Instr, FRAME_INSTRS};
-use crate::livelock::FrameLoops;
 use crate::memory::{FaultRule, CORES};
 
 /// What a core is doing, as the run loop sees it.
@@ -40,8 +39,8 @@ pub(crate) struct Part<C> {
     /// The frame has atomic sequences (`ld_sync`, `st_sync`), so its cores may take turns
     /// on locks at different instructions: the run loop offers them as a cohort.
     pub(crate) sync: bool,
-    /// Whether the frame can loop, and where its cores run register instructions only.
-    pub(crate) loops: FrameLoops,
+    /// Whether the frame can loop ([`FrameLoops::cyclic`]): its cores stop at checkpoints.
+    pub(crate) cyclic: bool,
 }
 
 /// Every core's state, mode, task and event key.
@@ -67,7 +66,7 @@ impl<C> CoreTable<C> {
                 frame: 0,
                 start: 0,
                 sync: false,
-                loops: FrameLoops::default(),
+                cyclic: false,
             }),
             banks: [0; CORES],
             mode: [Mode::Idle; CORES],

@@ -12,11 +12,13 @@
 //!   checkpoint (Brent's cycle finding over the checkpoints): equal states prove the loop.
 //!   This costs a 17-byte comparison a checkpoint, and finds every loop whose period and the
 //!   checkpoint spacing have a large common factor (most do: spans of powers of two).
-//! - **Replay.** At the same renewal checkpoints the core's next steps are replayed on a
-//!   copy of its registers, again with Brent's cycle finding, for a budget of
-//!   [`REPLAY_SHARE`]-th of the cycles it has looped so far: a state met twice with no
-//!   memory instruction in between proves the loop. This finds any period, also where a
-//!   memory instruction is reachable but never taken, at a bounded share of the run's time.
+//! - **Replay.** Where a memory instruction is reachable (so the first proof does not
+//!   apply), at the same renewal checkpoints the core's next steps are replayed on a copy of
+//!   its registers, again with Brent's cycle finding, for a budget of [`REPLAY_SHARE`]-th of
+//!   the cycles it has looped so far: a state met twice with no memory instruction in
+//!   between proves the loop, e.g. a lock holder spinning before its `st_sync`. A replay
+//!   stops at the first memory instruction, so a loop that does touch memory costs it a few
+//!   steps.
 //! - **Frozen memory.** Where the scheduler has issued every frame and every running core is
 //!   where no store, `ld_sync` or `st_sync` is reachable (loads are), no byte or lock can
 //!   change again, and no sleeper can wake: the machine's future is a function of the
@@ -47,10 +49,7 @@ pub(crate) struct FrameLoops {
 impl FrameLoops {
     /// The loop facts of a frame's instructions.
     pub(crate) fn of(instrs: &[Instr; FRAME_INSTRS]) -> FrameLoops {
-        let cyclic = instrs
-            .iter()
-            .enumerate()
-            .any(|(ip, i)| matches!(i, Instr::Bnz { target, .. } if usize::from(*target) <= ip));
+        let cyclic = cyclic(instrs);
         if !cyclic {
             return FrameLoops::default();
         }
@@ -63,6 +62,15 @@ impl FrameLoops {
             ),
         }
     }
+}
+
+/// Whether a core can loop in the frame: it has a `bnz` back to itself or an earlier IP.
+/// One scan, made at every issue; the rest of [`FrameLoops`] waits for a checkpoint.
+pub(crate) fn cyclic(instrs: &[Instr; FRAME_INSTRS]) -> bool {
+    instrs
+        .iter()
+        .enumerate()
+        .any(|(ip, i)| matches!(i, Instr::Bnz { target, .. } if usize::from(*target) <= ip))
 }
 
 /// Bit i: an instruction for which `hit` holds is reachable from IP i (itself included).
@@ -106,6 +114,8 @@ const PERIOD_SEARCH_MAX: u64 = 1 << 20;
 pub(crate) struct LoopWatch {
     /// The part watched: its frame and start cycle.
     part: Option<(usize, u64)>,
+    /// Its frame's loop facts, worked out at its first checkpoint.
+    loops: FrameLoops,
     /// The first checkpoint at which the core was seen in this part.
     first: u64,
     /// The last checkpoint seen (a checkpoint is shown once however often it is offered).
@@ -128,7 +138,6 @@ impl LoopWatch {
     pub(crate) fn checkpoint(
         &mut self,
         instrs: &[Instr; FRAME_INSTRS],
-        loops: FrameLoops,
         (frame, start): (usize, u64),
         core_id: u8,
         regs: [u8; 16],
@@ -139,6 +148,7 @@ impl LoopWatch {
         if self.part != Some((frame, start)) {
             *self = LoopWatch {
                 part: Some((frame, start)),
+                loops: FrameLoops::of(instrs),
                 first: cycle,
                 last: cycle,
                 saved: None,
@@ -148,7 +158,7 @@ impl LoopWatch {
         }
         self.last = cycle;
         let image = (regs, ip);
-        let register_only = loops.register_only >> (ip & 0xF) & 1 != 0;
+        let register_only = self.loops.register_only >> (ip & 0xF) & 1 != 0;
         if !register_only {
             self.saved = None;
         }
@@ -167,8 +177,11 @@ impl LoopWatch {
             if register_only {
                 self.saved = Some((image, cycle));
             }
+            // A register-only core is left to the free proof above: it finds the loops of
+            // real programs (spans of powers of two), and a replay of every long compute
+            // loop would cost the share below on every run that ends.
             let budget = ((cycle - self.first) / REPLAY_SHARE).min(REPLAY_MAX);
-            if budget > 0 {
+            if budget > 0 && !register_only {
                 if let Some(period) = replay(instrs, core_id, image, budget) {
                     return Some(Proven { period });
                 }
@@ -346,14 +359,14 @@ mod tests {
     #[test]
     fn checkpoints_prove_a_spin_at_the_second_checkpoint_it_is_seen() {
         let f = frame(&SPIN);
-        let loops = FrameLoops::of(&f);
+
         let mut regs = [0; 16];
         regs[8] = 1;
         let mut w = LoopWatch::default();
         // Seen first at 64: saved. At 128 the state is the same: proven, exact period 1.
-        assert_eq!(w.checkpoint(&f, loops, (1, 5), 0, regs, 1, 64, 64), None);
+        assert_eq!(w.checkpoint(&f, (1, 5), 0, regs, 1, 64, 64), None);
         assert_eq!(
-            w.checkpoint(&f, loops, (1, 5), 0, regs, 1, 128, 64),
+            w.checkpoint(&f, (1, 5), 0, regs, 1, 128, 64),
             Some(Proven { period: 1 })
         );
     }
@@ -377,11 +390,11 @@ mod tests {
     #[test]
     fn a_new_part_starts_the_watch_over() {
         let f = frame(&SPIN);
-        let loops = FrameLoops::of(&f);
+
         let mut regs = [0; 16];
         regs[8] = 1;
         let mut w = LoopWatch::default();
-        assert_eq!(w.checkpoint(&f, loops, (1, 5), 0, regs, 1, 64, 64), None);
-        assert_eq!(w.checkpoint(&f, loops, (3, 90), 0, regs, 1, 128, 64), None);
+        assert_eq!(w.checkpoint(&f, (1, 5), 0, regs, 1, 64, 64), None);
+        assert_eq!(w.checkpoint(&f, (3, 90), 0, regs, 1, 128, 64), None);
     }
 }

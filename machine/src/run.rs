@@ -11,7 +11,7 @@ use crate::config::{Config, INSTRUCTION_CYCLES, MAX_CYCLE_LIMIT};
 use crate::cores::{CoreTable, Mode, Part};
 use crate::frame::{FrameKind, InstrFrame, Program};
 use crate::isa::{execute, Flow, Instr, MemOp, FRAME_INSTRS};
-use crate::livelock::{FrameLoops, LoopWatch, MachineWatch};
+use crate::livelock::{self, FrameLoops, LoopWatch, MachineWatch};
 use crate::memory::{bank_of, Attempt, FaultRule, Refusal, SharedMemory, Stall, Wakes, BANKS};
 use crate::observe::{Event, Executed, Observer, Progress, StallCause, StopCause};
 use crate::report::{CoreCounters, CoreWait, RunError, RunFailure, RunReport, UnfinishedCore};
@@ -233,7 +233,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             // The scheduler's bound stays valid as cores advance (it is a lower bound on its
             // next decision); it is recomputed when a core's end may let it act, or when the
             // earliest core event reaches it.
-            if self.stopped.is_none() && self.poll_stop() {
+            if O::WANTS_PROGRESS && self.stopped.is_none() && self.poll_stop() {
                 ts_fresh = false;
             }
             let mut earliest = self.cores.earliest(None);
@@ -353,7 +353,9 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                     }
                     let f = self.program.instr(frame);
                     let frame_banks = self.frame_banks(&f);
-                    let loops = FrameLoops::of(&f.instrs);
+                    // The rest of the loop analysis waits for a checkpoint, which short
+                    // tasks never reach.
+                    let cyclic = livelock::cyclic(&f.instrs);
                     let sync = f.instrs.iter().any(|instr| {
                         matches!(
                             instr,
@@ -379,7 +381,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                                 frame,
                                 start,
                                 sync,
-                                loops,
+                                cyclic,
                             };
                             self.cores.start(c, part, banks);
                             self.lb[c] = start;
@@ -477,16 +479,32 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                 | Mode::Faulted { .. }
                 | Mode::Looping { .. } => self.cores.key(i).cycle(),
                 Mode::Sleeping { bank, since, .. } => {
-                    since.max(self.wake_key(bank).map_or(0, EventKey::cycle))
+                    let wake = self
+                        .wake_key(bank)
+                        .unwrap_or_else(|| self.first_opener(bank));
+                    since.max(wake.cycle())
                 }
             };
         }
     }
 
+    /// The earliest event of a core that may touch `bank`, so open a sequence there: none
+    /// can open, let alone close, before it. Where no running core may, the earliest event
+    /// of any (a task yet to be issued starts no earlier).
+    fn first_opener(&self, bank: usize) -> EventKey {
+        (0..16)
+            .filter(|&j| self.cores.banks[j] & (1 << bank) != 0)
+            .map(|j| self.cores.key(j))
+            .min()
+            .filter(|k| !k.is_never())
+            .or_else(|| self.cores.earliest(None))
+            .unwrap_or(EventKey::from_raw(0))
+    }
+
     /// The earliest a sleeper on `bank` can act: the lock holder's next event. `None` where
     /// the bank has no open sequence yet: sleepers of a herd are put to sleep on the
-    /// sequence their first retry (a running core's) is about to open, and until then
-    /// nothing later than their stalled attempt bounds them.
+    /// sequence their first retry (a running core's) is about to open, and until then only
+    /// the cores that may open it bound them ([`Run::first_opener`]).
     fn wake_key(&self, bank: usize) -> Option<EventKey> {
         self.memory
             .bank_lock(bank)
@@ -600,14 +618,15 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             .code
             .as_ref()
             .expect("a runnable core has code");
-        // Cores of a frame that can loop stop at the next checkpoint (see `checkpoint`).
+        // Cores of a frame that can loop stop at the next checkpoint (see `checkpoint`); the
+        // cores of one run all run the lead's frame.
         let mut limit = self.config.max_cycles;
-        if lanes_of(cores).any(|j| self.cores.part[j].loops.cyclic) {
+        if self.cores.part[lead].cyclic {
             let every = self.config.checkpoint_cycles;
             let cycle = self.cores.state[lead].cycle;
             limit = limit.min((cycle / every + 1).saturating_mul(every));
         }
-        let before = if self.stepping {
+        let before = if O::WANTS_EXECUTED && self.stepping {
             limit = limit.min(self.cores.state[lead].cycle + INSTRUCTION_CYCLES);
             Some(self.cores.state.clone())
         } else {
@@ -745,7 +764,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     /// Perform the memory instruction a parked core stopped at; it is the earliest event.
     fn perform_parked(&mut self, i: usize) -> Result<(), RunError> {
         let access = self.parked_access(i)?;
-        let before = self.stepping.then(|| self.cores.state[i].clone());
+        let before = (O::WANTS_EXECUTED && self.stepping).then(|| self.cores.state[i].clone());
         self.retrying &= !(1 << i);
         let cycle = self.cores.state[i].cycle;
         let addr = access.address();
@@ -934,7 +953,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             let state = &self.cores.state[j];
             // Only before a register instruction: there a core is runnable in every engine
             // (before a memory instruction it may be parked in one and runnable in another).
-            if !part.loops.cyclic
+            if !part.cyclic
                 || state.cycle != cycle
                 || self.cores.mode(j) != Mode::Runnable
                 || part.instrs[usize::from(state.ip & 0xF)].is_memory()
@@ -943,7 +962,6 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             }
             if let Some(p) = self.watch[j].checkpoint(
                 &part.instrs,
-                part.loops,
                 (part.frame, part.start),
                 state.id,
                 state.regs,
@@ -982,9 +1000,9 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             match self.cores.mode(j) {
                 Mode::Idle | Mode::Sleeping { .. } => {}
                 Mode::Runnable | Mode::Parked { bank_retry: false }
-                    if part.loops.cyclic
+                    if part.cyclic
                         && state.cycle == cycle
-                        && part.loops.read_only >> (state.ip & 0xF) & 1 != 0 =>
+                        && FrameLoops::of(&part.instrs).read_only >> (state.ip & 0xF) & 1 != 0 =>
                 {
                     running.push((j as u8, (state.regs, state.ip)));
                 }
