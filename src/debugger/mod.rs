@@ -826,20 +826,7 @@ impl Session {
                 if r.tasks.is_empty() {
                     return format!("no task issued before cycle {}", self.cycle);
                 }
-                let mut s = "  frame  cores   fence  issue  start    end\n".to_string();
-                for t in &r.tasks {
-                    let _ = writeln!(
-                        s,
-                        "  {:>5}  {:#06x}  {:<5}  {:>5}  {:>5}  {:>5}",
-                        t.frame,
-                        t.mask,
-                        t.fence.name(),
-                        t.issue,
-                        t.start,
-                        output::tasks::end(t).map_or("-".to_string(), |e| e.to_string())
-                    );
-                }
-                s
+                output::human::task_table(&r.tasks)
             },
         )
     }

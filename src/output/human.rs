@@ -4,9 +4,28 @@
 
 use super::location::FailureLocations;
 use gpu16_machine::memory::MEMORY_BYTES;
-use gpu16_machine::{RunError, RunReport, TaskLog, Timing};
+use gpu16_machine::{RunError, RunReport, TaskLog, TaskRecord, Timing};
 use std::fmt::Write;
 use std::path::Path;
+
+/// The task table: a header line, then a line a task in issue order (an unfinished task's
+/// end is `-`). The run report and the debugger's `tasks` both show it.
+pub fn task_table(tasks: &[TaskRecord]) -> String {
+    let mut s = "  frame  cores   fence  issue  start    end\n".to_string();
+    for t in tasks {
+        let _ = writeln!(
+            s,
+            "  {:>5}  {:#06x}  {:<5}  {:>5}  {:>5}  {:>5}",
+            t.frame,
+            t.mask,
+            t.fence.name(),
+            t.issue,
+            t.start,
+            super::tasks::end(t).map_or("-".to_string(), |e| e.to_string())
+        );
+    }
+    s
+}
 
 /// Render a report. `initial` is the memory image the run started from.
 pub fn report(r: &RunReport, initial: &[u8]) -> String {
@@ -21,19 +40,7 @@ pub fn report(r: &RunReport, initial: &[u8]) -> String {
     }
     if r.config.tasks == TaskLog::All && !r.tasks.is_empty() {
         let _ = writeln!(s, "\ntasks (issue order)");
-        let _ = writeln!(s, "  frame  cores   fence  issue  start    end");
-        for t in &r.tasks {
-            let _ = writeln!(
-                s,
-                "  {:>5}  {:#06x}  {:<5}  {:>5}  {:>5}  {:>5}",
-                t.frame,
-                t.mask,
-                t.fence.name(),
-                t.issue,
-                t.start,
-                super::tasks::end(t).map_or("-".to_string(), |e| e.to_string())
-            );
-        }
+        s += &task_table(&r.tasks);
     }
     let ran: Vec<usize> = (0..16).filter(|&i| r.cores[i].ran).collect();
     if !ran.is_empty() {
