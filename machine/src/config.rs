@@ -38,6 +38,8 @@ pub struct Timing {
     /// How many frames past the oldest unprocessed one the `lookahead` policy considers
     /// (the hardware task memory holds 64 frames).
     pub lookahead_window: usize,
+    /// The slot model's latencies (MCST dialect only; mcst-dialect.md section 5).
+    pub slots: SlotTiming,
 }
 
 impl Default for Timing {
@@ -46,6 +48,73 @@ impl Default for Timing {
             control_frame_cycles: 1,
             broadcast_cycles: 4,
             lookahead_window: 64,
+            slots: SlotTiming::default(),
+        }
+    }
+}
+
+impl Timing {
+    /// The `mcst-rtl` profile: the MCST RTL's pipeline, as mcst-dialect.md section 5.1
+    /// measures it (a CF in 1 cycle, a broadcast of 4, the first instruction 7 cycles after
+    /// the broadcast began, bubbles after taken branches and loads, two-cycle loads,
+    /// round-robin banks with the bank-switch rule).
+    pub fn mcst_rtl() -> Timing {
+        Timing {
+            slots: SlotTiming {
+                pipeline_fill: 3,
+                ip15_end_cycles: 1,
+                taken_branch_bubbles: 1,
+                load_cycles: 2,
+                load_use_bubbles: 1,
+                branch_after_load_bubbles: 1,
+                bank_switch: true,
+                round_robin: true,
+            },
+            ..Timing::default()
+        }
+    }
+}
+
+/// The latencies of the MCST dialect's slot model (mcst-dialect.md section 5). The
+/// defaults are decisions.md's: no fill, no bubbles, one-cycle loads, every access served in
+/// its cycle in core order. The spec dialect's run loop does not read them (its cores take
+/// [`INSTRUCTION_CYCLES`] an instruction), so they must stay at their defaults there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SlotTiming {
+    /// Cycles of pipeline fill between a broadcast's end and its task's first instruction
+    /// (the RTL's `start_delay` is `broadcast_cycles + pipeline_fill` = 4 + 3).
+    pub pipeline_fill: u64,
+    /// Extra slots a task that runs off IP 15 spends (the RTL injects a `ready`): 0 or 1.
+    pub ip15_end_cycles: u64,
+    /// Bubbles after every taken `bnz` (B1).
+    pub taken_branch_bubbles: u64,
+    /// Cycles an `ld` granted in its first cycle occupies: it reads memory in its grant
+    /// cycle and finishes `load_cycles - 1` cycles later. At least 1.
+    pub load_cycles: u64,
+    /// A bubble before an instruction that reads the register the `ld` right before it
+    /// loads, unless it is a `st` (B2): 0 or 1.
+    pub load_use_bubbles: u64,
+    /// A bubble before a `bnz` whose third slot back is an `ld` (B3): 0 or 1.
+    pub branch_after_load_bubbles: u64,
+    /// The bank-switch rule: an `ld`'s grant in its first cycle does not count when the
+    /// previous slot addressed another bank (section 5.3).
+    pub bank_switch: bool,
+    /// Round-robin bank arbitration: one access a bank a cycle, no multicast. Off, every
+    /// access is served in its cycle, in core order.
+    pub round_robin: bool,
+}
+
+impl Default for SlotTiming {
+    fn default() -> Self {
+        SlotTiming {
+            pipeline_fill: 0,
+            ip15_end_cycles: 0,
+            taken_branch_bubbles: 0,
+            load_cycles: 1,
+            load_use_bubbles: 0,
+            branch_after_load_bubbles: 0,
+            bank_switch: false,
+            round_robin: false,
         }
     }
 }

@@ -2,6 +2,7 @@
 //! the positional decoding of an image (a CF, then IF_Num IFs, then a CF again), and the load
 //! errors of a malformed image, each naming its frame.
 
+use crate::dialect::Dialect;
 use crate::isa::{Instr, FRAME_INSTRS};
 use std::fmt;
 
@@ -57,7 +58,8 @@ pub struct ControlFrame {
     pub init_vect: u16,
     /// Init_R0 (bytes 16..32): the value for core k's R0 is byte k.
     pub init_r0: [u8; 16],
-    /// Header bits 15:8, reserved.
+    /// Header bits 15:8: reserved in the spec; in the MCST dialect bits 13:8 are NextCF and
+    /// bit 14 the stop bit ([`ControlFrame::next_cf`], [`ControlFrame::stop`]).
     pub reserved_header: u8,
     /// Bytes 6..16, reserved.
     pub reserved: [u8; 10],
@@ -82,6 +84,17 @@ impl ControlFrame {
             reserved_header: 0,
             reserved: [0; 10],
         }
+    }
+
+    /// MCST dialect: NextCF, header bits 13:8, the frame the task pointer goes to after a
+    /// stop (0..63).
+    pub fn next_cf(&self) -> u8 {
+        self.reserved_header & 0x3F
+    }
+
+    /// MCST dialect: the stop bit, header bit 14.
+    pub fn stop(&self) -> bool {
+        self.reserved_header & 0x40 != 0
     }
 
     /// The cores whose R0 this frame initializes: set in both Init_R0_Vect and Core_Active_Vect.
@@ -141,15 +154,24 @@ pub struct InstrFrame {
 }
 
 impl InstrFrame {
-    /// Decode; on a reserved ld/st mode returns the slot and the problem.
+    /// Decode as the spec reads it; on a reserved ld/st mode returns the slot and the
+    /// problem.
     pub fn decode(
         bytes: &[u8; FRAME_BYTES],
+    ) -> Result<InstrFrame, (usize, crate::isa::ReservedMode)> {
+        InstrFrame::decode_in(bytes, Dialect::Spec)
+    }
+
+    /// Decode as `dialect` reads it (the MCST dialect has no reserved words).
+    pub fn decode_in(
+        bytes: &[u8; FRAME_BYTES],
+        dialect: Dialect,
     ) -> Result<InstrFrame, (usize, crate::isa::ReservedMode)> {
         let mut words = [0u16; FRAME_INSTRS];
         let mut instrs = [Instr::Nop; FRAME_INSTRS];
         for i in 0..FRAME_INSTRS {
             words[i] = u16::from_le_bytes([bytes[2 * i], bytes[2 * i + 1]]);
-            instrs[i] = Instr::decode(words[i]).map_err(|e| (i, e))?;
+            instrs[i] = Instr::decode_in(words[i], dialect).map_err(|e| (i, e))?;
         }
         Ok(InstrFrame { words, instrs })
     }
@@ -192,11 +214,46 @@ pub enum FrameKind {
     },
 }
 
+/// The MCST dialect: the first frame with the reserved fence value 3 that the task
+/// scheduler can read as a control frame, if any. Which frames it reads as CFs depends only
+/// on task memory (IF_Num, the stop bit and NextCF), never on what the cores compute, so it
+/// is a walk over the 64 positions: after a CF at `p` with `n` IFs comes `p + n + 1`, or
+/// NextCF if it has the stop bit (after its group, or by a jump when IF_Num is 0).
+fn mcst_reserved_fence(image: &[[u8; FRAME_BYTES]]) -> Option<usize> {
+    let frame = |p: usize| image.get(p).copied().unwrap_or([0; FRAME_BYTES]);
+    let mut seen = [false; TASK_MEMORY_FRAMES];
+    let mut todo = vec![0usize];
+    let mut found: Option<usize> = None;
+    while let Some(p) = todo.pop() {
+        if std::mem::replace(&mut seen[p], true) {
+            continue;
+        }
+        let bytes = frame(p);
+        let header = u16::from_le_bytes([bytes[0], bytes[1]]);
+        if (header >> 6) & 3 == 3 {
+            found = Some(found.map_or(p, |f| f.min(p)));
+            continue;
+        }
+        let n = usize::from(header & 0x3F);
+        let stop = header & 0x4000 != 0;
+        let next_cf = usize::from((header >> 8) & 0x3F);
+        // A stop CF leads to NextCF only: after its group, or by a jump (IF_Num 0).
+        todo.push(if stop {
+            next_cf
+        } else {
+            (p + n + 1) % TASK_MEMORY_FRAMES
+        });
+    }
+    found
+}
+
 /// A program image whose layout has been checked: frames are kept as raw bytes (the image
 /// itself) and decoded when the scheduler reaches them, so a long stream costs its own size.
 #[derive(Clone, Debug, Default)]
 pub struct Program {
     frames: Vec<[u8; FRAME_BYTES]>,
+    /// How its words and headers are read.
+    dialect: Dialect,
     /// For each frame, the index of its group's control frame (its own index for a CF):
     /// four bytes a frame, so a long stream costs little more than its image.
     group: Vec<u32>,
@@ -231,6 +288,13 @@ pub enum LoadError {
         /// The number of frames in the image.
         frames: usize,
     },
+    /// The MCST dialect's task memory holds 64 frames (its NextCF field addresses no more).
+    TooManyFrames {
+        /// The number of frames in the image.
+        frames: usize,
+        /// The most the dialect allows.
+        max: usize,
+    },
     /// An instruction word is `ld` or `st` with a reserved mode (2 or 3).
     ReservedMode {
         /// The instruction frame's index.
@@ -263,6 +327,10 @@ impl fmt::Display for LoadError {
             LoadError::ReservedMode { frame, slot, detail } => {
                 write!(f, "frame {frame}, instruction {slot}: {detail}")
             }
+            LoadError::TooManyFrames { frames, max } => write!(
+                f,
+                "image has {frames} frames; the mcst dialect's task memory holds {max} (its NextCF field addresses no more)"
+            ),
             LoadError::TooLong { frames } => {
                 write!(f, "image has {frames} frames; at most 2^32 - 1 are supported")
             }
@@ -273,8 +341,13 @@ impl fmt::Display for LoadError {
 impl std::error::Error for LoadError {}
 
 impl Program {
-    /// Check and take a raw image of N x 32 bytes.
+    /// Check and take a raw image of N x 32 bytes, read as the spec reads it.
     pub fn from_image(image: &[u8]) -> Result<Program, LoadError> {
+        Program::from_image_in(image, Dialect::Spec)
+    }
+
+    /// Check and take a raw image of N x 32 bytes, read as `dialect` reads it.
+    pub fn from_image_in(image: &[u8], dialect: Dialect) -> Result<Program, LoadError> {
         if !image.len().is_multiple_of(FRAME_BYTES) {
             return Err(LoadError::Length { bytes: image.len() });
         }
@@ -285,35 +358,64 @@ impl Program {
             .chunks_exact(FRAME_BYTES)
             .map(|c| c.try_into().expect("chunks are 32 bytes"))
             .collect();
-        Program::from_frames(frames)
+        Program::from_frames_in(frames, dialect)
     }
 
     /// Check and take an image already split into frames (as [`Program::from_image`]).
     pub fn from_frames(frames: Vec<[u8; FRAME_BYTES]>) -> Result<Program, LoadError> {
+        Program::from_frames_in(frames, Dialect::Spec)
+    }
+
+    /// Check and take an image already split into frames, read as `dialect` reads it. In
+    /// the MCST dialect at most 64 frames are allowed, every word is an instruction, and a
+    /// group may run past the image's end into task memory's zero frames.
+    pub fn from_frames_in(
+        frames: Vec<[u8; FRAME_BYTES]>,
+        dialect: Dialect,
+    ) -> Result<Program, LoadError> {
         if frames.is_empty() {
             return Err(LoadError::Empty);
+        }
+        if dialect == Dialect::Mcst && frames.len() > TASK_MEMORY_FRAMES {
+            return Err(LoadError::TooManyFrames {
+                frames: frames.len(),
+                max: TASK_MEMORY_FRAMES,
+            });
         }
         if frames.len() > u32::MAX as usize {
             return Err(LoadError::TooLong {
                 frames: frames.len(),
             });
         }
+        if dialect == Dialect::Mcst {
+            if let Some(frame) = mcst_reserved_fence(&frames) {
+                return Err(LoadError::ReservedFence { frame });
+            }
+        }
         let mut group = Vec::with_capacity(frames.len());
         let mut i = 0;
         while i < frames.len() {
-            let cf = ControlFrame::decode(&frames[i])
-                .map_err(|_| LoadError::ReservedFence { frame: i })?;
-            let n = usize::from(cf.if_num);
+            // In the MCST dialect a fence-3 frame the scheduler can never read as a CF is
+            // code, not an error (checked above over every frame it can read as one).
+            let if_num = match ControlFrame::decode(&frames[i]) {
+                Ok(cf) => cf.if_num,
+                Err(_) if dialect == Dialect::Mcst => frames[i][0] & 0x3F,
+                Err(_) => return Err(LoadError::ReservedFence { frame: i }),
+            };
+            let mut n = usize::from(if_num);
+            if dialect == Dialect::Mcst {
+                n = n.min(frames.len() - i - 1);
+            }
             if i + n >= frames.len() {
                 return Err(LoadError::GroupPastEnd {
                     frame: i,
-                    if_num: cf.if_num,
+                    if_num,
                     frames: frames.len(),
                 });
             }
             group.push(i as u32);
             for (j, frame) in frames.iter().enumerate().skip(i + 1).take(n) {
-                InstrFrame::decode(frame).map_err(|(slot, detail)| LoadError::ReservedMode {
+                InstrFrame::decode_in(frame, dialect).map_err(|(slot, detail)| LoadError::ReservedMode {
                     frame: j,
                     slot,
                     detail,
@@ -322,7 +424,16 @@ impl Program {
             }
             i += n + 1;
         }
-        Ok(Program { frames, group })
+        Ok(Program {
+            frames,
+            dialect,
+            group,
+        })
+    }
+
+    /// How its words and headers are read.
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
     }
 
     /// The number of frames, control and instruction.
@@ -358,7 +469,7 @@ impl Program {
 
     /// The instruction frame at `frame` (which must be one; checked at load).
     pub fn instr(&self, frame: usize) -> InstrFrame {
-        InstrFrame::decode(&self.frames[frame]).expect("modes checked at load")
+        InstrFrame::decode_in(&self.frames[frame], self.dialect).expect("modes checked at load")
     }
 
     /// The raw image bytes.

@@ -3,6 +3,7 @@
 //! place the instruction table lives; the interpreter executes it, the JIT mirrors it (and the
 //! differential tests hold it to it), and the assembler and disassembler use its names.
 
+use crate::dialect::Dialect;
 use crate::semantics::{step, Access, Concrete, Effect};
 use std::fmt;
 
@@ -213,6 +214,35 @@ pub enum Instr {
     /// `ready` (opcode 0xf): this core's part of the task ends, and the core is free for the
     /// next task from the following cycle.
     Ready,
+    /// `mul` of the MCST dialect: `R[c] = R[a] * R[b]` modulo 256; `R[c+1]` is untouched.
+    McstMul {
+        /// The first source register.
+        a: u8,
+        /// The second source register.
+        b: u8,
+        /// The destination register.
+        c: u8,
+    },
+    /// `lshft`/`rshft` of the MCST dialect: the amount is the whole byte `R[b]`; amounts of
+    /// 8 or more give 0.
+    McstShift {
+        /// `lshft` (opcode 0x7) if true, `rshft` (0x6, logical) if false.
+        left: bool,
+        /// The source register.
+        a: u8,
+        /// The register holding the amount.
+        b: u8,
+        /// The destination register.
+        c: u8,
+    },
+    /// `set_const k, d` of the MCST dialect, whose modes are the spec's swapped: `d < 8`
+    /// loads `k`, `d >= 8` loads the core id.
+    McstSetConst {
+        /// The 8-bit constant (ignored when `d >= 8`).
+        k: u8,
+        /// The destination register.
+        d: u8,
+    },
 }
 
 /// Why a 16-bit word is not an instruction of the machine.
@@ -236,7 +266,8 @@ impl fmt::Display for ReservedMode {
 }
 
 impl Instr {
-    /// Decode one instruction word. Only `ld`/`st` with mode 2 or 3 are not instructions.
+    /// Decode one instruction word as the spec reads it. Only `ld`/`st` with mode 2 or 3 are
+    /// not instructions.
     pub fn decode(word: u16) -> Result<Instr, ReservedMode> {
         let opc = (word >> 12) as u8;
         let a = ((word >> 8) & 0xF) as u8;
@@ -283,6 +314,44 @@ impl Instr {
         })
     }
 
+    /// Decode one instruction word as the MCST dialect reads it: every word is an
+    /// instruction. `mul`, the shifts and `set_const` have their dialect forms; `ld`/`st`
+    /// take the whole b field as the bank register and have no modes.
+    pub fn decode_mcst(word: u16) -> Instr {
+        let opc = (word >> 12) as u8;
+        let a = ((word >> 8) & 0xF) as u8;
+        let b = ((word >> 4) & 0xF) as u8;
+        let c = (word & 0xF) as u8;
+        match opc {
+            0x3 => Instr::McstMul { a, b, c },
+            0x6 | 0x7 => Instr::McstShift {
+                left: opc == 0x7,
+                a,
+                b,
+                c,
+            },
+            0xb | 0xd => Instr::Mem {
+                op: if opc == 0xb { MemOp::Ld } else { MemOp::St },
+                a,
+                hi: b,
+                r: c,
+            },
+            0xc => Instr::McstSetConst {
+                k: ((word >> 4) & 0xFF) as u8,
+                d: c,
+            },
+            _ => Instr::decode(word).expect("only ld/st words have reserved modes"),
+        }
+    }
+
+    /// Decode one instruction word in `dialect`.
+    pub fn decode_in(word: u16, dialect: Dialect) -> Result<Instr, ReservedMode> {
+        match dialect {
+            Dialect::Spec => Instr::decode(word),
+            Dialect::Mcst => Ok(Instr::decode_mcst(word)),
+        }
+    }
+
     /// The bits of this instruction's word that have no effect on what it does: operand
     /// bits `nop`, `ready` and `bnz` do not use, bit 7 of a shift amount, and the constant
     /// of a `set_const` that loads the core id.
@@ -292,6 +361,7 @@ impl Instr {
             Instr::Bnz { .. } => 0x000F,
             Instr::Shift { .. } => 0x0080,
             Instr::SetConst { d, .. } if crate::semantics::loads_core_id(d) => 0x0FF0,
+            Instr::McstSetConst { d, .. } if !crate::semantics::mcst_loads_constant(d) => 0x0FF0,
             _ => 0,
         }
     }
@@ -316,9 +386,16 @@ impl Instr {
                     MemOp::St => (0xd, 0),
                     MemOp::StSync => (0xd, 1),
                 };
-                w(opc, a, (mode << 2) | (hi & 3), r)
+                // A lock operation's bank register is r0..r3 (mode bits above it); a plain
+                // one's is any register in the MCST dialect, and r0..r3 in the spec's.
+                let b = if mode == 0 { hi & 0xF } else { (mode << 2) | (hi & 3) };
+                w(opc, a, b, r)
             }
-            Instr::SetConst { k, d } => (0xc << 12) | (u16::from(k) << 4) | u16::from(d & 0xF),
+            Instr::SetConst { k, d } | Instr::McstSetConst { k, d } => {
+                (0xc << 12) | (u16::from(k) << 4) | u16::from(d & 0xF)
+            }
+            Instr::McstMul { a, b, c } => w(0x3, a, b, c),
+            Instr::McstShift { left, a, b, c } => w(if left { 0x7 } else { 0x6 }, a, b, c),
             Instr::Bnz { a, target } => w(0xe, a, target, 0),
             Instr::Ready => 0xf000,
         }
@@ -329,11 +406,11 @@ impl Instr {
         match self {
             Instr::Nop => "nop",
             Instr::Alu { op, .. } => op.mnemonic(),
-            Instr::Mul { .. } => "mul",
-            Instr::Shift { left: true, .. } => "lshft",
-            Instr::Shift { left: false, .. } => "rshft",
+            Instr::Mul { .. } | Instr::McstMul { .. } => "mul",
+            Instr::Shift { left: true, .. } | Instr::McstShift { left: true, .. } => "lshft",
+            Instr::Shift { left: false, .. } | Instr::McstShift { left: false, .. } => "rshft",
             Instr::Mem { op, .. } => op.mnemonic(),
-            Instr::SetConst { .. } => "set_const",
+            Instr::SetConst { .. } | Instr::McstSetConst { .. } => "set_const",
             Instr::Bnz { .. } => "bnz",
             Instr::Ready => "ready",
         }
@@ -351,12 +428,17 @@ impl fmt::Display for Instr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             Instr::Nop | Instr::Ready => write!(f, "{}", self.mnemonic()),
-            Instr::Alu { a, b, c, .. } | Instr::Mul { a, b, c } => {
+            Instr::Alu { a, b, c, .. }
+            | Instr::Mul { a, b, c }
+            | Instr::McstMul { a, b, c }
+            | Instr::McstShift { a, b, c, .. } => {
                 write!(f, "{} r{a}, r{b}, r{c}", self.mnemonic())
             }
             Instr::Shift { a, k, c, .. } => write!(f, "{} r{a}, {k}, r{c}", self.mnemonic()),
             Instr::Mem { a, hi, r, .. } => write!(f, "{} [r{a}, r{hi}], r{r}", self.mnemonic()),
-            Instr::SetConst { k, d } => write!(f, "set_const 0x{k:02x}, r{d}"),
+            Instr::SetConst { k, d } | Instr::McstSetConst { k, d } => {
+                write!(f, "set_const 0x{k:02x}, r{d}")
+            }
             Instr::Bnz { a, target } => write!(f, "bnz {target}, r{a}"),
         }
     }

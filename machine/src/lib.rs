@@ -9,9 +9,11 @@ pub mod backend;
 pub mod banks;
 pub mod config;
 mod cores;
+pub mod dialect;
 pub mod frame;
 pub mod isa;
 mod livelock;
+pub mod mcst;
 pub mod memory;
 pub mod observe;
 pub mod report;
@@ -23,7 +25,8 @@ pub use backend::{
     retire, Backend, BackendError, CoreExit, CoreState, DirectAccess, DirectBounds, EventKey,
     GroupExit, GroupShape, LockStall, Port, PortAccess,
 };
-pub use config::{Config, IssuePolicy, TaskLog, Timing};
+pub use config::{Config, IssuePolicy, SlotTiming, TaskLog, Timing};
+pub use dialect::Dialect;
 pub use frame::{ControlFrame, Fence, FrameKind, InstrFrame, LoadError, Program};
 pub use isa::{AluOp, Flow, Instr, MemOp};
 pub use memory::{FaultRule, Performed, SharedMemory, Wakes};

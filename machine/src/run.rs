@@ -8,6 +8,7 @@ use crate::backend::{
 };
 use crate::banks::FrameBanks;
 use crate::config::{Config, INSTRUCTION_CYCLES, MAX_CYCLE_LIMIT};
+use crate::dialect::Dialect;
 use crate::cores::{CoreTable, Mode, Part};
 use crate::frame::{FrameKind, InstrFrame, Program};
 use crate::isa::{execute, Flow, Instr, MemOp, FRAME_INSTRS};
@@ -53,6 +54,9 @@ pub fn run_observed<B: Backend, O: Observer>(
     config: &Config,
     observer: &mut O,
 ) -> Result<RunReport, Box<RunFailure>> {
+    if program.dialect() == Dialect::Mcst {
+        return crate::mcst::run_observed(backend.name(), program, memory, config, observer);
+    }
     let mut config = *config;
     observer.start(&config);
     let mut shared = SharedMemory::new(memory, config.bank_conflicts);

@@ -56,6 +56,34 @@ pub trait Semantics {
     fn shl(&mut self, x: Self::V, k: u8) -> Self::V;
     /// `x >> k`, logical, `k` in 0..7.
     fn shr(&mut self, x: Self::V, k: u8) -> Self::V;
+
+    /// `x << y` modulo 256 for a register amount `y`: 0 when `y >= 8`. Built from the
+    /// primitives above (a chain of selects over the eight fixed shifts), so every domain has
+    /// it; a domain may override it with a native variable shift.
+    fn shl_var(&mut self, x: Self::V, y: Self::V) -> Self::V {
+        shift_by_register(self, x, y, true)
+    }
+
+    /// `x >> y`, logical, for a register amount `y`: 0 when `y >= 8`. As [`Semantics::shl_var`].
+    fn shr_var(&mut self, x: Self::V, y: Self::V) -> Self::V {
+        shift_by_register(self, x, y, false)
+    }
+}
+
+/// `x` shifted by the register amount `y` from fixed shifts: the largest `k` in 0..8 with
+/// `y >= k` picks `x << k` (or `>> k`), and `y >= 8` gives 0.
+fn shift_by_register<S: Semantics + ?Sized>(s: &mut S, x: S::V, y: S::V, left: bool) -> S::V {
+    let mut v = s.konst(0);
+    let eight = s.konst(8);
+    let over = s.uge(y, eight);
+    let zero = s.konst(0);
+    for k in 0..8u8 {
+        let shifted = if left { s.shl(x, k) } else { s.shr(x, k) };
+        let kv = s.konst(k);
+        let reached = s.uge(y, kv);
+        v = s.select(reached, shifted, v);
+    }
+    s.select(over, zero, v)
 }
 
 /// A shared-memory access an instruction asks for: its operands as values of the domain.
@@ -107,6 +135,13 @@ pub enum Effect<V> {
 /// Whether `set_const k, rD` loads the core id (`D < 8`) rather than the constant `k`.
 #[inline]
 pub fn loads_core_id(d: u8) -> bool {
+    d & 0xF < 8
+}
+
+/// Whether the MCST dialect's `set_const k, rD` loads the constant `k` (`D < 8`) rather than
+/// the core id: the spec's two modes swapped.
+#[inline]
+pub fn mcst_loads_constant(d: u8) -> bool {
     d & 0xF < 8
 }
 
@@ -176,9 +211,34 @@ pub fn step<S: Semantics>(instr: Instr, s: &mut S) -> Effect<S::V> {
             s.set_reg(r(d), v);
             Effect::Next
         }
+        Instr::McstMul { a, b, c } => {
+            let x = s.reg(r(a));
+            let y = s.reg(r(b));
+            let (lo, _) = s.mul_wide(x, y);
+            s.set_reg(r(c), lo);
+            Effect::Next
+        }
+        Instr::McstShift { left, a, b, c } => {
+            let x = s.reg(r(a));
+            let y = s.reg(r(b));
+            let v = if left { s.shl_var(x, y) } else { s.shr_var(x, y) };
+            s.set_reg(r(c), v);
+            Effect::Next
+        }
+        Instr::McstSetConst { k, d } => {
+            let v = if mcst_loads_constant(d) {
+                s.konst(k)
+            } else {
+                s.core_id()
+            };
+            s.set_reg(r(d), v);
+            Effect::Next
+        }
         Instr::Mem { op, a, hi, r: reg } => {
             let row = s.reg(r(a));
-            let high = s.reg(hi & 3);
+            // The spec's bank register is r0..r3 (its decoding gives no other); the MCST
+            // dialect's is any register.
+            let high = s.reg(r(hi));
             let mask = s.konst(0xF);
             let bank = s.and(high, mask);
             let value = (!op.is_read()).then(|| s.reg(r(reg)));
@@ -277,6 +337,14 @@ impl Semantics for Concrete<'_> {
     #[inline(always)]
     fn shr(&mut self, x: u8, k: u8) -> u8 {
         x >> (k & 7)
+    }
+    #[inline(always)]
+    fn shl_var(&mut self, x: u8, y: u8) -> u8 {
+        x.checked_shl(u32::from(y)).unwrap_or(0)
+    }
+    #[inline(always)]
+    fn shr_var(&mut self, x: u8, y: u8) -> u8 {
+        x.checked_shr(u32::from(y)).unwrap_or(0)
     }
 }
 

@@ -1,0 +1,595 @@
+//! The MCST dialect's machine (mcst-dialect.md): its task scheduler ([`ts`]) and the slot
+//! model of its cores ([`slots`]), stepped one cycle at a time. Every backend runs a program
+//! of this dialect here; each instruction's meaning is still [`crate::isa::execute`], the one
+//! definition. The timing is [`crate::Timing`]'s: decisions.md's latencies by default, the
+//! RTL's with [`crate::Timing::mcst_rtl`].
+//!
+//! A cycle, in order: the scheduler's delivery and decision (it sees the cores idle as the
+//! cycle begins), then every core's slot (instructions and bubbles execute at once, memory
+//! slots request their banks), then bank arbitration, then the memory slots' grants in core
+//! order.
+
+mod slots;
+mod ts;
+
+use crate::config::{Config, SlotTiming, TaskLog, MAX_CYCLE_LIMIT};
+use crate::frame::{Fence, Program, FRAME_BYTES};
+use crate::isa::{execute, Flow, Instr, MemOp, FRAME_INSTRS};
+use crate::memory::{MemoryStats, BANKS, MEMORY_BYTES};
+use crate::observe::{Event, Executed, Observer, Progress};
+use crate::report::{CoreCounters, CoreWait, RunError, RunFailure, RunReport, UnfinishedCore};
+use crate::scheduler::{TaskRecord, TaskSummary};
+use crate::semantics::Effect;
+use slots::{Core, MemorySlot, Past, Phase};
+use ts::{TaskScheduler, TsAction};
+
+/// Cycles between polls of the observer (progress and stop requests).
+const POLL_CYCLES: u64 = 1 << 16;
+
+/// Run `program` (of the MCST dialect) with shared memory starting as `memory`, reporting
+/// to `observer`. `backend` names the backend the user chose, for the report.
+pub fn run_observed<O: Observer>(
+    backend: &str,
+    program: &Program,
+    memory: &[u8],
+    config: &Config,
+    observer: &mut O,
+) -> Result<RunReport, Box<RunFailure>> {
+    let mut config = *config;
+    config.max_cycles = config.max_cycles.min(MAX_CYCLE_LIMIT);
+    observer.start(&config);
+    let image: Vec<[u8; FRAME_BYTES]> = (0..program.len()).map(|f| *program.raw(f)).collect();
+    let mut m = Machine::new(backend, &image, memory, config);
+    match m.go(observer) {
+        Ok(()) => Ok(m.report()),
+        Err(error) => {
+            let mut state = m.report();
+            state.cycles = m.cycle;
+            Err(Box::new(RunFailure { error, state }))
+        }
+    }
+}
+
+/// A live task: its record and the cores still running it.
+struct LiveTask {
+    id: usize,
+    record: TaskRecord,
+    remaining: u16,
+}
+
+struct Machine {
+    backend: String,
+    config: Config,
+    slots: SlotTiming,
+    ts: TaskScheduler,
+    cores: Vec<Core>,
+    memory: Box<[u8; MEMORY_BYTES]>,
+    /// Round robin: the core each bank granted last.
+    last_grant: [u8; BANKS],
+    /// The cycle being run (when the run ends: its length).
+    cycle: u64,
+    tasks: u64,
+    records: Vec<TaskRecord>,
+    live: Vec<LiveTask>,
+    summary: TaskSummary,
+    counters: [CoreCounters; 16],
+    stats: MemoryStats,
+    /// Executed instructions not yet reported, for observers that want them.
+    executed: Vec<Executed>,
+    frames_done: u64,
+}
+
+impl Machine {
+    fn new(backend: &str, image: &[[u8; FRAME_BYTES]], memory: &[u8], config: Config) -> Self {
+        let mut bytes = Box::new([0u8; MEMORY_BYTES]);
+        let n = memory.len().min(MEMORY_BYTES);
+        bytes[..n].copy_from_slice(&memory[..n]);
+        let mut slots = config.timing.slots;
+        slots.load_cycles = slots.load_cycles.max(1);
+        Machine {
+            backend: backend.to_string(),
+            config,
+            slots,
+            ts: TaskScheduler::new(image, config.timing),
+            cores: (0..16).map(Core::new).collect(),
+            memory: bytes,
+            last_grant: [0; BANKS],
+            cycle: 0,
+            tasks: 0,
+            records: Vec::new(),
+            live: Vec::new(),
+            summary: TaskSummary::default(),
+            counters: [CoreCounters::default(); 16],
+            stats: MemoryStats::default(),
+            executed: Vec::new(),
+            frames_done: 0,
+        }
+    }
+
+    fn idle(&self) -> u16 {
+        self.cores
+            .iter()
+            .filter(|c| c.phase == Phase::Idle)
+            .fold(0, |m, c| m | 1 << c.id)
+    }
+
+    fn go<O: Observer>(&mut self, observer: &mut O) -> Result<(), RunError> {
+        loop {
+            let t = self.cycle;
+            if t.is_multiple_of(POLL_CYCLES) && t > 0 {
+                observer.progress(self.progress());
+                if let Some(cause) = observer.stop_requested() {
+                    self.report_executed(observer, u64::MAX);
+                    return Err(RunError::Stopped {
+                        cause,
+                        cycle: t,
+                        cores: self.unfinished(),
+                        next_frame: Some(self.ts.tp),
+                    });
+                }
+            }
+            if self.scheduler(t, observer)? {
+                self.report_executed(observer, u64::MAX);
+                return Ok(());
+            }
+            if t >= self.config.max_cycles {
+                self.report_executed(observer, u64::MAX);
+                return Err(RunError::Watchdog {
+                    limit: self.config.max_cycles,
+                    cores: self.unfinished(),
+                    next_frame: Some(self.ts.tp),
+                });
+            }
+            for c in 0..16 {
+                self.slot(c, t, observer);
+            }
+            self.memory_cycle(t, observer);
+            if O::WANTS_EXECUTED {
+                let pending = self
+                    .cores
+                    .iter()
+                    .filter_map(|c| c.memory.map(|m| m.start))
+                    .min()
+                    .unwrap_or(t + 1);
+                self.report_executed(observer, pending.min(t + 1));
+            }
+            self.cycle += 1;
+        }
+    }
+
+    /// The scheduler's part of cycle `t`; true when the run ends in `t`. The watchdog is
+    /// checked after it: a run that ends in the limit cycle did nothing in it.
+    fn scheduler<O: Observer>(&mut self, t: u64, observer: &mut O) -> Result<bool, RunError> {
+        let idle = self.idle();
+        if t >= self.config.max_cycles {
+            // No decision may be taken at the limit; only the end is recognised.
+            return Ok(self.ts.quiet_state().is_some()
+                && idle == u16::MAX
+                && self.ts.ends_here(t, idle));
+        }
+        if let Some(d) = self.ts.deliver(t) {
+            let words = frame_words(self.ts.frame(d.frame));
+            let start = t + 1 + self.slots.pipeline_fill;
+            for c in lanes(d.mask) {
+                let core = &mut self.cores[c];
+                if d.init & (1 << c) != 0 {
+                    core.regs[0] = d.r0[c];
+                }
+                core.start(d.frame, self.tasks as usize - 1, words, start);
+                let counters = &mut self.counters[c];
+                counters.tasks += 1;
+                counters.ran = true;
+            }
+        }
+        match self.ts.step(t, idle) {
+            TsAction::Nothing | TsAction::Wait | TsAction::Jump => {}
+            TsAction::End => return Ok(true),
+            TsAction::ReservedFence { frame } => {
+                return Err(RunError::Internal {
+                    frame: Some(frame),
+                    message: format!(
+                        "frame {frame}: the task scheduler reached a control frame with the \
+                         reserved fence value 3"
+                    ),
+                })
+            }
+            TsAction::Control { frame } => {
+                self.frames_done += 1;
+                self.summary.control_frames += 1;
+                if O::WANTS_EVENTS {
+                    observer.event(Event::ControlFrame { frame, cycle: t });
+                }
+            }
+            TsAction::Broadcast { frame, mask, fence } => {
+                self.frames_done += 1;
+                self.issue(t, frame, mask, fence, observer);
+            }
+        }
+        Ok(false)
+    }
+
+    fn issue<O: Observer>(&mut self, s: u64, frame: usize, mask: u16, fence: Fence, o: &mut O) {
+        let last = s + self.config.timing.broadcast_cycles.max(1) - 1;
+        let start = if mask == 0 {
+            last
+        } else {
+            last + 1 + self.slots.pipeline_fill
+        };
+        let record = TaskRecord {
+            frame,
+            mask,
+            fence,
+            issue: s,
+            start,
+            end: last,
+        };
+        let id = self.tasks as usize;
+        self.tasks += 1;
+        self.summary.tasks += 1;
+        self.summary.by_fence[usize::from(fence.bits())] += 1;
+        if self.config.tasks != TaskLog::None && self.summary.first.is_none() {
+            self.summary.first = Some(record);
+        }
+        if self.config.tasks == TaskLog::All {
+            self.records.push(record);
+        }
+        self.live.push(LiveTask {
+            id,
+            record,
+            remaining: mask,
+        });
+        if O::WANTS_EVENTS {
+            o.event(Event::Broadcast {
+                frame,
+                mask,
+                fence,
+                from: s,
+                to: last,
+            });
+        }
+        if mask == 0 {
+            self.task_part_ended(id, 0, last);
+        }
+    }
+
+    /// Core `c`'s slot in cycle `t`, unless it is idle, not yet started, or in a memory slot.
+    fn slot<O: Observer>(&mut self, c: usize, t: u64, observer: &mut O) {
+        let timing = self.slots;
+        let core = &mut self.cores[c];
+        if core.phase != Phase::Running || core.memory.is_some() || core.next != t {
+            return;
+        }
+        if core.implicit_ready {
+            self.part_ended(c, t, observer);
+            return;
+        }
+        if core.bubbles > 0 {
+            core.bubbles -= 1;
+            let r0 = core.regs[0];
+            core.push(Past::Bubble, r0);
+            core.next = t + 1;
+            return;
+        }
+        if !core.bubbled && core.needs_bubble(&timing) {
+            // B2/B3: the bubble keeps the previous slot's B value (the doc leaves it open).
+            core.bubbled = true;
+            let b = core.prev_b();
+            core.push(Past::Bubble, b);
+            core.next = t + 1;
+            return;
+        }
+        core.bubbled = false;
+        let b = core.b_value();
+        let prev_b = core.prev_b();
+        let ip = core.ip;
+        let instr = core.code[usize::from(ip)];
+        let before = core.regs;
+        let row = core.regs[usize::from(instr_row(instr))];
+        match execute(instr, &mut core.regs, core.id) {
+            Effect::Memory(access) => {
+                core.memory = Some(MemorySlot {
+                    load: access.op.is_read(),
+                    addr: access.address(),
+                    reg: access.reg,
+                    value: access.value.unwrap_or(0),
+                    start: t,
+                    prev_b,
+                    read_at: None,
+                    b,
+                    row,
+                });
+            }
+            effect => {
+                core.push(Past::Other, b);
+                self.counters[c].instructions += 1;
+                if O::WANTS_EXECUTED {
+                    let after = self.cores[c].regs;
+                    self.log(c, t, ip, instr, &before, &after, None);
+                }
+                self.flow(c, t, effect.flow(), observer);
+            }
+        }
+    }
+
+    /// Bank arbitration and the memory slots' grants in cycle `t`.
+    fn memory_cycle<O: Observer>(&mut self, t: u64, observer: &mut O) {
+        let mut granted = 0u16;
+        let mut load_banks = 0u16;
+        if self.slots.round_robin {
+            for bank in 0..BANKS {
+                let asks = self
+                    .cores
+                    .iter()
+                    .filter(|c| c.memory.is_some_and(|m| m.bank() == bank))
+                    .fold(0u16, |m, c| m | 1 << c.id);
+                if asks == 0 {
+                    continue;
+                }
+                let from = usize::from(self.last_grant[bank]);
+                let winner = (1..=16).map(|k| (from + k) % 16).find(|&c| asks & (1 << c) != 0);
+                if let Some(w) = winner {
+                    granted |= 1 << w;
+                    self.last_grant[bank] = w as u8;
+                    if self.cores[w].memory.is_some_and(|m| m.load) {
+                        load_banks |= 1 << bank;
+                    }
+                }
+            }
+        } else {
+            for core in &self.cores {
+                if let Some(m) = core.memory {
+                    granted |= 1 << core.id;
+                    if m.load {
+                        load_banks |= 1 << m.bank();
+                    }
+                }
+            }
+        }
+        for c in 0..16 {
+            let Some(mut m) = self.cores[c].memory else {
+                continue;
+            };
+            let finished = if m.load {
+                match m.read_at {
+                    Some(u) => t == u + self.slots.load_cycles - 1,
+                    None if granted & (1 << c) != 0 => {
+                        let prev_bank = usize::from(m.prev_b & 0xF);
+                        let switched = self.slots.bank_switch
+                            && t == m.start
+                            && prev_bank != m.bank()
+                            && load_banks & (1 << prev_bank) == 0;
+                        if !switched {
+                            self.cores[c].regs[usize::from(m.reg)] =
+                                self.memory[usize::from(m.addr)];
+                            self.stats.accesses_per_bank[m.bank()] += 1;
+                            m.read_at = Some(t);
+                        }
+                        !switched && self.slots.load_cycles == 1
+                    }
+                    None => false,
+                }
+            } else if granted & (1 << c) != 0 {
+                self.memory[usize::from(m.addr)] = m.value;
+                self.stats.accesses_per_bank[m.bank()] += 1;
+                true
+            } else {
+                false
+            };
+            if !finished {
+                self.cores[c].memory = Some(m);
+                continue;
+            }
+            // Cycles the slot waited beyond its own length, for the statistics.
+            let nominal = if m.load { self.slots.load_cycles - 1 } else { 0 };
+            let waited = t - m.start - nominal;
+            self.counters[c].bank_stalls += waited;
+            self.counters[c].stalls += waited;
+            let core = &mut self.cores[c];
+            core.memory = None;
+            let past = if m.load {
+                Past::Load {
+                    dest: m.reg,
+                    row: m.row,
+                }
+            } else {
+                Past::Other
+            };
+            core.push(past, m.b);
+            let ip = core.ip;
+            let instr = core.code[usize::from(ip)];
+            self.counters[c].instructions += 1;
+            if O::WANTS_EXECUTED {
+                let after = self.cores[c].regs;
+                let mut before = after;
+                if m.load {
+                    before[usize::from(m.reg)] = 0;
+                }
+                let op = if m.load { MemOp::Ld } else { MemOp::St };
+                let byte = if m.load {
+                    after[usize::from(m.reg)]
+                } else {
+                    m.value
+                };
+                self.log(c, m.start, ip, instr, &before, &after, Some((op, m.addr, byte)));
+            }
+            self.flow(c, t, Flow::Next, observer);
+        }
+    }
+
+    /// Where core `c` goes after an instruction that finished in `t`.
+    fn flow<O: Observer>(&mut self, c: usize, t: u64, flow: Flow, observer: &mut O) {
+        let timing = self.slots;
+        let core = &mut self.cores[c];
+        core.next = t + 1;
+        match flow {
+            Flow::Next if usize::from(core.ip) + 1 < FRAME_INSTRS => core.ip += 1,
+            Flow::Next if timing.ip15_end_cycles > 0 => core.implicit_ready = true,
+            Flow::Next | Flow::Ready => self.part_ended(c, t, observer),
+            Flow::Jump(target) => {
+                core.ip = target & 0xF;
+                core.bubbles = timing.taken_branch_bubbles;
+            }
+        }
+    }
+
+    /// Core `c`'s part of its task ended with its ready (or last slot) in `t`.
+    fn part_ended<O: Observer>(&mut self, c: usize, t: u64, observer: &mut O) {
+        let core = &mut self.cores[c];
+        core.phase = Phase::Idle;
+        let (task, frame, start) = (core.task, core.frame, core.part_start);
+        self.counters[c].busy += t + 1 - start;
+        if O::WANTS_EVENTS {
+            observer.event(Event::CorePart {
+                core: c as u8,
+                frame,
+                start,
+                end: t,
+            });
+        }
+        self.task_part_ended(task, c, t);
+    }
+
+    fn task_part_ended(&mut self, id: usize, c: usize, t: u64) {
+        let Some(i) = self.live.iter().position(|l| l.id == id) else {
+            return;
+        };
+        let live = &mut self.live[i];
+        live.record.end = live.record.end.max(t);
+        live.remaining &= !(1 << c);
+        if live.remaining != 0 {
+            return;
+        }
+        let done = self.live.swap_remove(i);
+        let record = done.record;
+        if self.config.tasks == TaskLog::All {
+            self.records[done.id].end = record.end;
+        }
+        if self.config.tasks != TaskLog::None {
+            if self.summary.first.is_some_and(|f| f.issue == record.issue) {
+                self.summary.first = Some(record);
+            }
+            let order = |r: &TaskRecord| (r.end, r.issue, r.frame);
+            if self.summary.last.is_none_or(|l| order(&l) <= order(&record)) {
+                self.summary.last = Some(record);
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn log(
+        &mut self,
+        c: usize,
+        cycle: u64,
+        ip: u8,
+        instr: Instr,
+        before: &[u8; 16],
+        after: &[u8; 16],
+        memory: Option<(MemOp, u16, u8)>,
+    ) {
+        let mut writes = [None; 2];
+        let mut mask = instr.writes();
+        for w in &mut writes {
+            if mask == 0 {
+                break;
+            }
+            let r = mask.trailing_zeros() as u8;
+            mask &= mask - 1;
+            *w = Some((r, after[usize::from(r)]));
+        }
+        let _ = before;
+        self.executed.push(Executed {
+            cycle,
+            core: c as u8,
+            frame: self.cores[c].frame,
+            ip,
+            instr,
+            writes,
+            memory,
+        });
+    }
+
+    /// Report the executed instructions of cycles before `until`, in (cycle, core) order.
+    fn report_executed<O: Observer>(&mut self, observer: &mut O, until: u64) {
+        if !O::WANTS_EXECUTED || self.executed.is_empty() {
+            return;
+        }
+        self.executed.sort_by_key(|e| (e.cycle, e.core));
+        let n = self.executed.partition_point(|e| e.cycle < until);
+        for e in self.executed.drain(..n) {
+            observer.executed(&e);
+        }
+    }
+
+    fn unfinished(&self) -> Vec<UnfinishedCore> {
+        self.cores
+            .iter()
+            .filter(|c| c.phase == Phase::Running)
+            .map(|c| UnfinishedCore {
+                core: c.id,
+                frame: c.frame,
+                ip: c.ip,
+                wait: if c.part_start > self.cycle {
+                    CoreWait::NotStarted {
+                        start: c.part_start,
+                    }
+                } else {
+                    CoreWait::Running
+                },
+            })
+            .collect()
+    }
+
+    fn progress(&self) -> Progress {
+        Progress {
+            frames: self.frames_done,
+            tasks: self.tasks,
+            instructions: self.counters.iter().map(|c| c.instructions).sum(),
+            cycle: self.cycle,
+        }
+    }
+
+    fn report(&mut self) -> RunReport {
+        let mut registers = [[0u8; 16]; 16];
+        for (r, c) in registers.iter_mut().zip(&self.cores) {
+            *r = c.regs;
+        }
+        let mut tasks = std::mem::take(&mut self.records);
+        // Tasks still running when a run stops keep the end they had reached.
+        for l in &self.live {
+            if let Some(r) = tasks.get_mut(l.id) {
+                r.end = l.record.end;
+            }
+        }
+        tasks.shrink_to_fit();
+        RunReport {
+            backend: self.backend.clone(),
+            config: self.config,
+            cycles: self.cycle,
+            registers,
+            memory: self.memory.clone(),
+            tasks,
+            task_summary: self.summary.clone(),
+            instructions: self.counters.iter().map(|c| c.instructions).sum(),
+            stalls: self.counters.iter().map(|c| c.stalls).sum(),
+            cores: self.counters,
+            memory_stats: self.stats.clone(),
+        }
+    }
+}
+
+/// The register holding the row of a memory instruction (any register otherwise: unused).
+fn instr_row(instr: Instr) -> u8 {
+    match instr {
+        Instr::Mem { a, .. } => a & 0xF,
+        _ => 0,
+    }
+}
+
+/// The 16 instruction words of a frame.
+fn frame_words(bytes: &[u8; FRAME_BYTES]) -> [u16; FRAME_INSTRS] {
+    std::array::from_fn(|i| u16::from_le_bytes([bytes[2 * i], bytes[2 * i + 1]]))
+}
+
+fn lanes(mask: u16) -> impl Iterator<Item = usize> {
+    (0..16).filter(move |c| mask & (1 << c) != 0)
+}
