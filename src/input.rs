@@ -9,7 +9,7 @@ pub mod limits;
 pub use hex::{parse_hex_bytes, parse_hex_words, MAX_PROGRAM_WORDS};
 
 use gpu16_asm::{Assembly, Diagnostic, Diagnostics, Severity, SourceMap};
-use gpu16_machine::Program;
+use gpu16_machine::{Dialect, Program};
 use limits::{read, read_text};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -69,14 +69,29 @@ impl ProgramFormat {
     }
 }
 
-/// Load a program image from any supported format, each within its limits.
+/// Load a program image from any supported format, each within its limits, in the spec
+/// dialect.
 pub fn load_program(path: &Path) -> Result<Program, InputError> {
     load_program_with_map(path).map(|(program, _)| program)
+}
+
+/// [`load_program`] in `dialect`.
+pub fn load_program_in(path: &Path, dialect: Dialect) -> Result<Program, InputError> {
+    load_program_with_map_in(path, dialect).map(|(program, _)| program)
 }
 
 /// [`load_program`], with the assembler's source map when the program is assembly (so a
 /// failure can name the `file:line:col` of an instruction); `None` for an image.
 pub fn load_program_with_map(path: &Path) -> Result<(Program, Option<SourceMap>), InputError> {
+    load_program_with_map_in(path, Dialect::Spec)
+}
+
+/// [`load_program_with_map`] in `dialect`: an image's words and headers are read as the
+/// dialect reads them.
+pub fn load_program_with_map_in(
+    path: &Path,
+    dialect: Dialect,
+) -> Result<(Program, Option<SourceMap>), InputError> {
     let image = match ProgramFormat::of(path)? {
         ProgramFormat::Binary => read(path, limits::PROGRAM_IMAGE)?,
         ProgramFormat::Hex => parse_hex_words(path, &read_text(path, limits::PROGRAM_HEX)?)?,
@@ -87,7 +102,7 @@ pub fn load_program_with_map(path: &Path) -> Result<(Program, Option<SourceMap>)
                 .map_err(|d| err(path, format!("assembly failed\n{d}")));
         }
     };
-    Program::from_image(&image)
+    Program::from_image_in(&image, dialect)
         .map(|p| (p, None))
         .map_err(|e| err(path, e.to_string()))
 }
