@@ -4,14 +4,26 @@
 //! [`gpu16_machine::Timing`], whose defaults are the machine's (decisions.md). A spec is a
 //! comma-separated list of items, applied left to right to the defaults: `KEY=VALUE`, each
 //! key at most once, and first, if wanted, the name of a profile, a whole set of values that
-//! the later items change ([`PROFILES`]: only `default` so far; machine profiles such as
-//! `mcst-rtl,broadcast=5` fit there).
+//! the later items change ([`PROFILES`]: `default`, and `mcst-rtl`, the MCST RTL's pipeline,
+//! as in `mcst-rtl,broadcast=5`).
 //!
-//! | key | `Timing` field | default | range |
-//! |---|---|---|---|
-//! | `cf` | `control_frame_cycles` | 1 | 0 to 2^58 cycles |
-//! | `broadcast` | `broadcast_cycles` | 4 | 0 to 2^58 cycles |
-//! | `lookahead` | `lookahead_window` | 64 | 1 to 4096 frames |
+//! | key | `Timing` field | default | `mcst-rtl` | range |
+//! |---|---|---|---|---|
+//! | `cf` | `control_frame_cycles` | 1 | 1 | 0 to 2^58 cycles |
+//! | `broadcast` | `broadcast_cycles` | 4 | 4 | 0 to 2^58 cycles |
+//! | `lookahead` | `lookahead_window` | 64 | 64 | 1 to 4096 frames |
+//! | `fill` | `slots.pipeline_fill` | 0 | 3 | 0 to 2^58 cycles |
+//! | `ip15_end` | `slots.ip15_end_cycles` | 0 | 1 | 0 to 1 slots |
+//! | `taken_branch` | `slots.taken_branch_bubbles` | 0 | 1 | 0 to 64 bubbles |
+//! | `load` | `slots.load_cycles` | 1 | 2 | 1 to 64 cycles |
+//! | `load_use` | `slots.load_use_bubbles` | 0 | 1 | 0 to 1 bubbles |
+//! | `branch_after_load` | `slots.branch_after_load_bubbles` | 0 | 1 | 0 to 1 bubbles |
+//! | `bank_switch` | `slots.bank_switch` | 0 | 1 | 0 (off) or 1 (on) |
+//! | `round_robin` | `slots.round_robin` | 0 | 1 | 0 (off) or 1 (on) |
+//!
+//! The keys from `fill` on are the MCST dialect's slot model (mcst-dialect.md section 5):
+//! the spec dialect's run loop has no bubbles or arbitration, so [`check`] refuses them
+//! (and the `mcst-rtl` profile) without `--dialect mcst`.
 //!
 //! Why these ranges: a CF or a broadcast of 0 cycles is a meaningful what-if (the scheduler
 //! then processes it without spending a cycle: the next frame is processed, or the task's
@@ -21,7 +33,7 @@
 //! hardware's task memory) bounds how far the scheduler scans on each decision.
 
 use gpu16_machine::config::MAX_CYCLE_LIMIT;
-use gpu16_machine::Timing;
+use gpu16_machine::{Dialect, Timing};
 use std::fmt::Write;
 
 /// The largest lookahead window `--timing lookahead=N` accepts, in frames.
@@ -39,6 +51,8 @@ pub struct Key {
     pub min: u64,
     /// The largest value allowed.
     pub max: u64,
+    /// A key of the MCST dialect's slot model, which the spec dialect does not have.
+    pub slot: bool,
     get: fn(&Timing) -> u64,
     set: fn(&mut Timing, u64),
 }
@@ -69,13 +83,14 @@ impl Key {
 
 /// Every key, in the order the help text, the JSON `config.timing` object and the docs list
 /// them.
-pub const KEYS: [Key; 3] = [
+pub const KEYS: [Key; 11] = [
     Key {
         name: "cf",
         what: "cycles the task scheduler spends on a control frame",
         unit: "cycles",
         min: 0,
         max: MAX_CYCLE_LIMIT,
+        slot: false,
         get: |t| t.control_frame_cycles,
         set: |t, v| t.control_frame_cycles = v,
     },
@@ -85,6 +100,7 @@ pub const KEYS: [Key; 3] = [
         unit: "cycles",
         min: 0,
         max: MAX_CYCLE_LIMIT,
+        slot: false,
         get: |t| t.broadcast_cycles,
         set: |t, v| t.broadcast_cycles = v,
     },
@@ -94,24 +110,168 @@ pub const KEYS: [Key; 3] = [
         unit: "frames",
         min: 1,
         max: MAX_LOOKAHEAD_WINDOW,
+        slot: false,
         get: |t| t.lookahead_window as u64,
         // At most MAX_LOOKAHEAD_WINDOW, so it fits any usize.
         set: |t, v| t.lookahead_window = v as usize,
     },
+    Key {
+        name: "fill",
+        what: "cycles of pipeline fill between a broadcast and its task's first instruction (mcst only)",
+        unit: "cycles",
+        min: 0,
+        max: MAX_CYCLE_LIMIT,
+        slot: true,
+        get: |t| t.slots.pipeline_fill,
+        set: |t, v| t.slots.pipeline_fill = v,
+    },
+    Key {
+        name: "ip15_end",
+        what: "an extra ready slot for a task that runs off IP 15 (mcst only)",
+        unit: "slots",
+        min: 0,
+        max: 1,
+        slot: true,
+        get: |t| t.slots.ip15_end_cycles,
+        set: |t, v| t.slots.ip15_end_cycles = v,
+    },
+    Key {
+        name: "taken_branch",
+        what: "bubbles after a taken bnz (mcst only)",
+        unit: "bubbles",
+        min: 0,
+        max: MAX_BUBBLES,
+        slot: true,
+        get: |t| t.slots.taken_branch_bubbles,
+        set: |t, v| t.slots.taken_branch_bubbles = v,
+    },
+    Key {
+        name: "load",
+        what: "cycles an ld granted at once occupies (mcst only)",
+        unit: "cycles",
+        min: 1,
+        max: MAX_BUBBLES,
+        slot: true,
+        get: |t| t.slots.load_cycles,
+        set: |t, v| t.slots.load_cycles = v,
+    },
+    Key {
+        name: "load_use",
+        what: "a bubble before an instruction that reads the register the ld before it loads (mcst only)",
+        unit: "bubbles",
+        min: 0,
+        max: 1,
+        slot: true,
+        get: |t| t.slots.load_use_bubbles,
+        set: |t, v| t.slots.load_use_bubbles = v,
+    },
+    Key {
+        name: "branch_after_load",
+        what: "a bubble before a bnz whose third slot back is an ld (mcst only)",
+        unit: "bubbles",
+        min: 0,
+        max: 1,
+        slot: true,
+        get: |t| t.slots.branch_after_load_bubbles,
+        set: |t, v| t.slots.branch_after_load_bubbles = v,
+    },
+    Key {
+        name: "bank_switch",
+        what: "1: an ld's first-cycle grant does not count after a slot that addressed another bank (mcst only)",
+        unit: "(0 off, 1 on)",
+        min: 0,
+        max: 1,
+        slot: true,
+        get: |t| u64::from(t.slots.bank_switch),
+        set: |t, v| t.slots.bank_switch = v == 1,
+    },
+    Key {
+        name: "round_robin",
+        what: "1: each bank serves one access a cycle, round robin, no multicast (mcst only)",
+        unit: "(0 off, 1 on)",
+        min: 0,
+        max: 1,
+        slot: true,
+        get: |t| u64::from(t.slots.round_robin),
+        set: |t, v| t.slots.round_robin = v == 1,
+    },
 ];
+
+/// The most bubbles (or load cycles) a slot key accepts: more could only model a different
+/// machine, and stays far from any cycle limit.
+pub const MAX_BUBBLES: u64 = 64;
 
 /// The value of every key in `timing`, in [`KEYS`] order.
 pub fn values(timing: &Timing) -> impl Iterator<Item = (&'static str, u64)> + '_ {
     KEYS.iter().map(move |k| (k.name, k.get(timing)))
 }
 
-/// The spec that gives `timing` from the defaults: only the keys that differ, or `default`.
+/// The value of every key that `dialect` has (the spec dialect has no slot keys), in
+/// [`KEYS`] order.
+pub fn values_in(
+    timing: &Timing,
+    dialect: Dialect,
+) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+    KEYS.iter()
+        .filter(move |k| dialect == Dialect::Mcst || !k.slot)
+        .map(move |k| (k.name, k.get(timing)))
+}
+
+/// Whether `timing` can run a program of `dialect`: the spec dialect has no slot model
+/// (its keys and the `mcst-rtl` profile need `--dialect mcst`), and the MCST scheduler
+/// spends at least a cycle on a CF and on a broadcast. The error is a usage error.
+pub fn check(timing: &Timing, dialect: Dialect) -> Result<(), String> {
+    match dialect {
+        Dialect::Spec => {
+            let set: Vec<&str> = KEYS
+                .iter()
+                .filter(|k| k.slot && k.get(timing) != k.default_value())
+                .map(|k| k.name)
+                .collect();
+            if set.is_empty() {
+                Ok(())
+            } else {
+                Err(format!(
+                    "timing keys {} (or the mcst-rtl profile) belong to the MCST dialect's slot \
+                     model: give --dialect mcst",
+                    set.join(", ")
+                ))
+            }
+        }
+        Dialect::Mcst => {
+            for (name, v) in [
+                ("cf", timing.control_frame_cycles),
+                ("broadcast", timing.broadcast_cycles),
+            ] {
+                if v == 0 {
+                    return Err(format!(
+                        "`{name}=0`: the mcst dialect's task scheduler spends at least one cycle \
+                         on each decision; give {name}=1 or more"
+                    ));
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The spec that gives `timing`: the profile it starts from (`mcst-rtl` when its slot
+/// model is that profile's) and the keys that differ from it, or `default`.
 pub fn spec(timing: &Timing) -> String {
-    let set: Vec<String> = KEYS
+    let rtl = Timing::mcst_rtl();
+    let base = if timing.slots == rtl.slots {
+        rtl
+    } else {
+        Timing::default()
+    };
+    let mut set: Vec<String> = KEYS
         .iter()
-        .filter(|k| k.get(timing) != k.default_value())
+        .filter(|k| k.get(timing) != k.get(&base))
         .map(|k| format!("{}={}", k.name, k.get(timing)))
         .collect();
+    if base == rtl {
+        set.insert(0, "mcst-rtl".to_string());
+    }
     if set.is_empty() {
         "default".to_string()
     } else {
@@ -152,10 +312,16 @@ pub struct Profile {
 }
 
 /// Every profile.
-pub const PROFILES: [Profile; 1] = [Profile {
-    name: "default",
-    timing: Timing::default,
-}];
+pub const PROFILES: [Profile; 2] = [
+    Profile {
+        name: "default",
+        timing: Timing::default,
+    },
+    Profile {
+        name: "mcst-rtl",
+        timing: Timing::mcst_rtl,
+    },
+];
 
 fn profile_names() -> String {
     PROFILES
@@ -270,7 +436,9 @@ mod tests {
     #[test]
     fn defaults_come_from_the_timing_struct() {
         let d: Vec<_> = values(&Timing::default()).collect();
-        assert_eq!(d, [("cf", 1), ("broadcast", 4), ("lookahead", 64)]);
+        assert_eq!(d[..3], [("cf", 1), ("broadcast", 4), ("lookahead", 64)]);
+        let spec_keys: Vec<_> = values_in(&Timing::default(), Dialect::Spec).collect();
+        assert_eq!(spec_keys, [("cf", 1), ("broadcast", 4), ("lookahead", 64)]);
         assert_eq!(spec(&Timing::default()), "default");
         assert_eq!(
             spec(&parse("broadcast=2,cf=0").unwrap()),
@@ -320,13 +488,53 @@ mod tests {
         assert!(parse("cf=1,cf=2").unwrap_err().contains("twice"));
         assert!(parse("").unwrap_err().contains("empty"));
         assert!(parse("cf=1,").unwrap_err().contains("empty item"));
-        let e = parse("mcst-rtl").unwrap_err();
+        let e = parse("mcst-rt").unwrap_err();
         assert!(e.contains("neither KEY=VALUE nor a profile"), "{e}");
         assert!(parse("cf=2,default")
             .unwrap_err()
             .contains("must come first"));
         assert!(parse("cf=+1").is_err());
         assert!(parse("CF=1").is_err());
+    }
+
+    #[test]
+    fn the_mcst_rtl_profile_has_the_doc_s_values_and_combines() {
+        // mcst-dialect.md 5.1: cf 1, broadcast 4, start_delay 7 = 4 + fill 3, ip15_end 1,
+        // taken branch 1, load 2, load-use 1, branch-after-load 1, bank switch, round robin.
+        let t = parse("mcst-rtl").unwrap();
+        let got: Vec<_> = values(&t).collect();
+        assert_eq!(
+            got,
+            [
+                ("cf", 1),
+                ("broadcast", 4),
+                ("lookahead", 64),
+                ("fill", 3),
+                ("ip15_end", 1),
+                ("taken_branch", 1),
+                ("load", 2),
+                ("load_use", 1),
+                ("branch_after_load", 1),
+                ("bank_switch", 1),
+                ("round_robin", 1)
+            ]
+        );
+        let t = parse("mcst-rtl,broadcast=5").unwrap();
+        assert_eq!(t.broadcast_cycles, 5);
+        assert_eq!(t.slots.pipeline_fill, 3);
+        assert_eq!(spec(&t), "mcst-rtl,broadcast=5");
+        assert_eq!(spec(&parse("mcst-rtl").unwrap()), "mcst-rtl");
+        assert_eq!(spec(&parse("load=3").unwrap()), "load=3");
+        // The slot keys need the mcst dialect; the mcst scheduler needs cf, broadcast >= 1.
+        assert!(check(&parse("mcst-rtl").unwrap(), Dialect::Spec)
+            .unwrap_err()
+            .contains("--dialect mcst"));
+        assert!(check(&parse("fill=2").unwrap(), Dialect::Spec).is_err());
+        assert!(check(&parse("cf=0").unwrap(), Dialect::Spec).is_ok());
+        assert!(check(&parse("cf=0").unwrap(), Dialect::Mcst).is_err());
+        assert!(check(&parse("mcst-rtl").unwrap(), Dialect::Mcst).is_ok());
+        assert!(parse("load=0").is_err());
+        assert!(parse("bank_switch=2").is_err());
     }
 
     #[test]

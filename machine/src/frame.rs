@@ -415,10 +415,12 @@ impl Program {
             }
             group.push(i as u32);
             for (j, frame) in frames.iter().enumerate().skip(i + 1).take(n) {
-                InstrFrame::decode_in(frame, dialect).map_err(|(slot, detail)| LoadError::ReservedMode {
-                    frame: j,
-                    slot,
-                    detail,
+                InstrFrame::decode_in(frame, dialect).map_err(|(slot, detail)| {
+                    LoadError::ReservedMode {
+                        frame: j,
+                        slot,
+                        detail,
+                    }
                 })?;
                 group.push(i as u32);
             }

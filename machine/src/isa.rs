@@ -388,7 +388,11 @@ impl Instr {
                 };
                 // A lock operation's bank register is r0..r3 (mode bits above it); a plain
                 // one's is any register in the MCST dialect, and r0..r3 in the spec's.
-                let b = if mode == 0 { hi & 0xF } else { (mode << 2) | (hi & 3) };
+                let b = if mode == 0 {
+                    hi & 0xF
+                } else {
+                    (mode << 2) | (hi & 3)
+                };
                 w(opc, a, b, r)
             }
             Instr::SetConst { k, d } | Instr::McstSetConst { k, d } => {

@@ -3,6 +3,7 @@
 //! together with the state at that point.
 
 use crate::config::Config;
+use crate::dialect::Dialect;
 use crate::memory::{FaultRule, MemoryStats, MEMORY_BYTES};
 use crate::observe::StopCause;
 use crate::scheduler::{TaskRecord, TaskSummary};
@@ -34,6 +35,8 @@ pub struct RunReport {
     pub backend: String,
     /// The configuration it ran with.
     pub config: Config,
+    /// The dialect its program was read in ([`crate::Program::dialect`]).
+    pub dialect: Dialect,
     /// The run's length in cycles: 1 + the last cycle in which a core executed an
     /// instruction or the scheduler processed a frame (cycles it only waited do not count).
     /// For a failed run, the cycle it stopped at.
@@ -57,7 +60,8 @@ pub struct RunReport {
 }
 
 impl RunReport {
-    /// The state of a machine that has not run: for failures before the first cycle.
+    /// The state of a machine that has not run: for failures before the first cycle (in the
+    /// spec dialect; set [`RunReport::dialect`] for another).
     pub fn initial(backend: &str, config: Config, memory: &[u8]) -> RunReport {
         let mut bytes = Box::new([0u8; MEMORY_BYTES]);
         let n = memory.len().min(MEMORY_BYTES);
@@ -65,6 +69,7 @@ impl RunReport {
         RunReport {
             backend: backend.to_string(),
             config,
+            dialect: Dialect::Spec,
             cycles: 0,
             registers: [[0; 16]; 16],
             memory: bytes,

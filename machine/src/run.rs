@@ -8,8 +8,8 @@ use crate::backend::{
 };
 use crate::banks::FrameBanks;
 use crate::config::{Config, INSTRUCTION_CYCLES, MAX_CYCLE_LIMIT};
-use crate::dialect::Dialect;
 use crate::cores::{CoreTable, Mode, Part};
+use crate::dialect::Dialect;
 use crate::frame::{FrameKind, InstrFrame, Program};
 use crate::isa::{execute, Flow, Instr, MemOp, FRAME_INSTRS};
 use crate::livelock::{self, FrameLoops, LoopWatch, MachineWatch};
@@ -1170,6 +1170,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                 max_cycles: self.asked_limit,
                 ..self.config
             },
+            dialect: self.program.dialect(),
             cycles: self.end_cycle(),
             registers: std::array::from_fn(|i| self.cores.state[i].regs),
             memory: self.memory.bytes(),

@@ -221,7 +221,11 @@ pub fn step<S: Semantics>(instr: Instr, s: &mut S) -> Effect<S::V> {
         Instr::McstShift { left, a, b, c } => {
             let x = s.reg(r(a));
             let y = s.reg(r(b));
-            let v = if left { s.shl_var(x, y) } else { s.shr_var(x, y) };
+            let v = if left {
+                s.shl_var(x, y)
+            } else {
+                s.shr_var(x, y)
+            };
             s.set_reg(r(c), v);
             Effect::Next
         }

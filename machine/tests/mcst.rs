@@ -2,13 +2,12 @@
 //! table of section 5.4 and the rules of sections 2, 3 and 5), never from the emulator.
 //! Images are built byte by byte here, so the assembler is not under test.
 
-use gpu16_machine::{
-    run, Config, Dialect, Program, RunError, RunReport, TaskLog, Timing,
-};
+use gpu16_machine::{run, Config, Dialect, Program, RunError, RunReport, TaskLog, Timing};
 
 /// A control frame: IF_Num, fence, NextCF, stop, Core_Active_Vect, R0 inits.
 fn cf(if_num: u8, fence: u8, next: u8, stop: bool, cav: u16, r0: &[(usize, u8)]) -> [u8; 32] {
-    let header = u16::from(if_num) | u16::from(fence) << 6 | u16::from(next) << 8 | u16::from(stop) << 14;
+    let header =
+        u16::from(if_num) | u16::from(fence) << 6 | u16::from(next) << 8 | u16::from(stop) << 14;
     let mut b = [0u8; 32];
     b[0..2].copy_from_slice(&header.to_le_bytes());
     b[2..4].copy_from_slice(&cav.to_le_bytes());
@@ -92,17 +91,32 @@ fn cycles(frames: &[[u8; 32]]) -> (u64, u64) {
 #[test]
 fn micro_programs_of_the_table() {
     // m1_ready: 6 -> 9 (+3 for one IF).
-    assert_eq!(cycles(&[cf(1, 0, 0, false, 1, &[]), code(&[READY]), halt(2)]), (6, 9));
+    assert_eq!(
+        cycles(&[cf(1, 0, 0, false, 1, &[]), code(&[READY]), halt(2)]),
+        (6, 9)
+    );
     // m2_add_ready: 7 -> 10.
     assert_eq!(
-        cycles(&[cf(1, 0, 0, false, 1, &[]), code(&[add(1, 2, 3), READY]), halt(2)]),
+        cycles(&[
+            cf(1, 0, 0, false, 1, &[]),
+            code(&[add(1, 2, 3), READY]),
+            halt(2)
+        ]),
         (7, 10)
     );
     // m4_no_ready: sixteen nops run off IP 15: 21 -> 25 (+3, +1 for the implicit ready).
-    assert_eq!(cycles(&[cf(1, 0, 0, false, 1, &[]), code(&[]), halt(2)]), (21, 25));
+    assert_eq!(
+        cycles(&[cf(1, 0, 0, false, 1, &[]), code(&[]), halt(2)]),
+        (21, 25)
+    );
     // m5_2if: two IFs in one group: 11 -> 17.
     assert_eq!(
-        cycles(&[cf(2, 0, 0, false, 1, &[]), code(&[READY]), code(&[READY]), halt(3)]),
+        cycles(&[
+            cf(2, 0, 0, false, 1, &[]),
+            code(&[READY]),
+            code(&[READY]),
+            halt(3)
+        ]),
         (11, 17)
     );
     // m6_2cf: two groups on one core: 11 -> 18 (the second CF waits for the core). The
@@ -119,21 +133,40 @@ fn micro_programs_of_the_table() {
         (12, 18)
     );
     // m8_ld: 7 -> 11 (a load of bank 0 after R0 = 0: no bank switch).
-    assert_eq!(cycles(&[cf(1, 0, 0, false, 1, &[]), code(&[ld(1, 0, 2), READY]), halt(2)]), (7, 11));
+    assert_eq!(
+        cycles(&[
+            cf(1, 0, 0, false, 1, &[]),
+            code(&[ld(1, 0, 2), READY]),
+            halt(2)
+        ]),
+        (7, 11)
+    );
     // m9_ld_use: 8 -> 13 (+1 ld, +1 B2 bubble).
     assert_eq!(
-        cycles(&[cf(1, 0, 0, false, 1, &[]), code(&[ld(1, 0, 2), add(2, 2, 3), READY]), halt(2)]),
+        cycles(&[
+            cf(1, 0, 0, false, 1, &[]),
+            code(&[ld(1, 0, 2), add(2, 2, 3), READY]),
+            halt(2)
+        ]),
         (8, 13)
     );
     // m11_ld16: sixteen loads of one byte of bank 0: one a cycle, round robin from core 1,
     // so core 0 is granted in cycle 8 + 15 = 23, finishes in 24, readies in 25: 26 cycles.
     assert_eq!(
-        cycles(&[cf(1, 0, 0, false, 0xFFFF, &[]), code(&[ld(1, 0, 2), READY]), halt(2)]),
+        cycles(&[
+            cf(1, 0, 0, false, 0xFFFF, &[]),
+            code(&[ld(1, 0, 2), READY]),
+            halt(2)
+        ]),
         (7, 26)
     );
     // m12_st16: sixteen stores: core 0 stores in 23 and readies in 24: 25 cycles.
     assert_eq!(
-        cycles(&[cf(1, 0, 0, false, 0xFFFF, &[]), code(&[st(1, 0, 2), READY]), halt(2)]),
+        cycles(&[
+            cf(1, 0, 0, false, 0xFFFF, &[]),
+            code(&[st(1, 0, 2), READY]),
+            halt(2)
+        ]),
         (7, 25)
     );
 }
@@ -147,7 +180,13 @@ fn a_loop_pays_one_bubble_per_taken_branch() {
     // ready 18: 19 cycles = 14 + 3 + 2 taken branches.
     let frames = [
         cf(1, 0, 0, false, 1, &[]),
-        code(&[set_const(3, 1), set_const(0xFF, 2), add(1, 2, 1), bnz(2, 1), READY]),
+        code(&[
+            set_const(3, 1),
+            set_const(0xFF, 2),
+            add(1, 2, 1),
+            bnz(2, 1),
+            READY,
+        ]),
         halt(2),
     ];
     let (spec, rtl) = both(&frames, &[]);
@@ -167,18 +206,18 @@ fn dialect_semantics() {
     let frames = [
         cf(1, 0, 0, false, 1 << 5, &[]),
         code(&[
-            set_const(0x2A, 1),  // r1 = 0x2A
-            set_const(0x77, 9),  // r9 = core id = 5
-            set_const(0x10, 2),  // r2 = 0x10
-            set_const(0x55, 4),  // r4 = 0x55 (mul must not touch it)
-            mul(1, 2, 3),        // r3 = 0x2A * 0x10 mod 256 = 0xA0
-            set_const(3, 5),     // r5 = 3
-            lshft(1, 5, 6),      // r6 = 0x2A << 3 = 0x50 (mod 256)
-            rshft(1, 5, 7),      // r7 = 0x2A >> 3 = 5
-            set_const(9, 5),     // r5 = 9
-            lshft(1, 5, 10),     // r10 = 0 (amount >= 8)
-            st(2, 9, 3),         // M[(5 << 8) | 0x10] = 0xA0
-            ld(2, 9, 11),        // r11 = M[0x510] = 0xA0
+            set_const(0x2A, 1), // r1 = 0x2A
+            set_const(0x77, 9), // r9 = core id = 5
+            set_const(0x10, 2), // r2 = 0x10
+            set_const(0x55, 4), // r4 = 0x55 (mul must not touch it)
+            mul(1, 2, 3),       // r3 = 0x2A * 0x10 mod 256 = 0xA0
+            set_const(3, 5),    // r5 = 3
+            lshft(1, 5, 6),     // r6 = 0x2A << 3 = 0x50 (mod 256)
+            rshft(1, 5, 7),     // r7 = 0x2A >> 3 = 5
+            set_const(9, 5),    // r5 = 9
+            lshft(1, 5, 10),    // r10 = 0 (amount >= 8)
+            st(2, 9, 3),        // M[(5 << 8) | 0x10] = 0xA0
+            ld(2, 9, 11),       // r11 = M[0x510] = 0xA0
             READY,
         ]),
         halt(2),
@@ -209,7 +248,9 @@ fn a_load_from_another_bank_pays_the_bank_switch() {
         code(&[set_const(1, 1), ld(0, 1, 2), READY]),
         halt(2),
     ];
-    let memory: Vec<u8> = (0..4096).map(|a| if a == 0x100 { 0x99 } else { 0 }).collect();
+    let memory: Vec<u8> = (0..4096)
+        .map(|a| if a == 0x100 { 0x99 } else { 0 })
+        .collect();
     let (spec, rtl) = both(&frames, &memory);
     assert_eq!((spec.cycles, rtl.cycles), (8, 13));
     assert_eq!(rtl.registers[0][2], 0x99);
@@ -228,7 +269,13 @@ fn r0_init_at_every_if_of_a_group() {
     // stores r0 again, which the init has reset to 7 (section 3.3).
     let frames = [
         cf(2, 0, 0, false, 1, &[(0, 7)]),
-        code(&[set_const(1, 1), add(0, 1, 0), set_const(0x20, 2), st(2, 3, 0), READY]),
+        code(&[
+            set_const(1, 1),
+            add(0, 1, 0),
+            set_const(0x20, 2),
+            st(2, 3, 0),
+            READY,
+        ]),
         code(&[set_const(0x21, 2), st(2, 3, 0), READY]),
         halt(3),
     ];
@@ -294,7 +341,10 @@ fn no_halt_ends_at_the_watchdog() {
         ..config(Timing::mcst_rtl())
     };
     let failure = run(&mut interp, &p, &[], &c).unwrap_err();
-    assert!(matches!(failure.error, RunError::Watchdog { limit: 500, .. }));
+    assert!(matches!(
+        failure.error,
+        RunError::Watchdog { limit: 500, .. }
+    ));
     assert_eq!(failure.state.cycles, 500);
 }
 
@@ -349,14 +399,28 @@ fn a_nop_after_a_load_into_its_b_field_carries_the_row() {
     // R6 = 3: the second load, of bank 3, switches nothing: 13-14, ready 15: 16 cycles.
     let frames = [
         cf(1, 0, 0, false, 1, &[]),
-        code(&[set_const(3, 6), set_const(3, 1), ld(6, 0, 5), 0x0050, ld(7, 1, 9), READY]),
+        code(&[
+            set_const(3, 6),
+            set_const(3, 1),
+            ld(6, 0, 5),
+            0x0050,
+            ld(7, 1, 9),
+            READY,
+        ]),
         halt(2),
     ];
     assert_eq!(cycles(&frames), (11, 16));
     // A plain nop carries R[0] = 0: the load of bank 3 switches, takes 3 cycles: 17.
     let frames = [
         cf(1, 0, 0, false, 1, &[]),
-        code(&[set_const(3, 6), set_const(3, 1), ld(6, 0, 5), NOP, ld(7, 1, 9), READY]),
+        code(&[
+            set_const(3, 6),
+            set_const(3, 1),
+            ld(6, 0, 5),
+            NOP,
+            ld(7, 1, 9),
+            READY,
+        ]),
         halt(2),
     ];
     assert_eq!(cycles(&frames), (11, 17));

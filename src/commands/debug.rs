@@ -7,7 +7,7 @@ use super::value_enums::BackendArg;
 use super::{emit, CliError, Finished};
 use clap::Args;
 use gpu16::debugger::Session;
-use gpu16::input::{load_memory, load_program_with_map};
+use gpu16::input::{load_memory, load_program_with_map_in};
 use gpu16::BackendKind;
 use std::io::{BufRead, IsTerminal, Read};
 use std::path::PathBuf;
@@ -64,20 +64,15 @@ pub fn debug(args: DebugArgs) -> Result<Finished, CliError> {
         }
         error
     };
-    let (program, map) = load_program_with_map(&args.program).map_err(loaded)?;
+    let config = args.machine.checked_config().map_err(CliError::usage)?;
+    let (program, map) =
+        load_program_with_map_in(&args.program, args.machine.dialect()).map_err(loaded)?;
     let memory = match &args.mem {
         Some(p) => load_memory(p).map_err(loaded)?,
         None => Vec::new(),
     };
     let runner = args.machine.runner(args.backend.0);
-    let mut session = Session::new(
-        program,
-        map,
-        memory,
-        runner,
-        args.machine.config(),
-        args.json,
-    );
+    let mut session = Session::new(program, map, memory, runner, config, args.json);
     // Ctrl-C stops the command under way (the session stays where it was); a second one,
     // before the next command starts, ends the process.
     let interrupt = session.interrupt();

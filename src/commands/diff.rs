@@ -7,7 +7,7 @@ use super::value_enums::BackendArg;
 use super::{emit, CliError, Finished};
 use clap::Args;
 use gpu16::diff::{first_divergence, locate, Outcome};
-use gpu16::input::{load_memory, load_program};
+use gpu16::input::{load_memory, load_program_in};
 use gpu16::machine::Config;
 use gpu16::Runner;
 use std::path::PathBuf;
@@ -31,7 +31,9 @@ pub struct DiffArgs {
 /// `gpu16 diff`. Every error is [`CliError::CannotCompare`]: without both runs there is no
 /// verdict.
 pub fn diff(args: DiffArgs) -> Result<Finished, CliError> {
-    let program = load_program(&args.program).map_err(CliError::cannot_compare)?;
+    let config = args.machine.checked_config().map_err(CliError::usage)?;
+    let program =
+        load_program_in(&args.program, args.machine.dialect()).map_err(CliError::cannot_compare)?;
     let memory = match &args.mem {
         Some(p) => load_memory(p).map_err(CliError::cannot_compare)?,
         None => Vec::new(),
@@ -41,7 +43,7 @@ pub fn diff(args: DiffArgs) -> Result<Finished, CliError> {
         args.machine.runner(args.backends[1].0),
     );
     let run = |runner: Runner, config: &Config| gpu16::run(runner, &program, &memory, config);
-    compare(a, b, &args.machine.config(), run, &mut emit).map_err(CliError::cannot_compare)
+    compare(a, b, &config, run, &mut emit).map_err(CliError::cannot_compare)
 }
 
 /// Run backends `a` and `b` through `run`, print the verdict through `out`, and say how it

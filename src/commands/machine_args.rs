@@ -1,9 +1,9 @@
 //! The machine options shared by every command that runs programs.
 
-use super::value_enums::EngineArg;
+use super::value_enums::{DialectArg, EngineArg};
 use clap::{Args, ValueEnum};
 use gpu16::machine::config::{DEFAULT_MAX_CYCLES, MAX_CYCLE_LIMIT};
-use gpu16::machine::{Config, IssuePolicy, Timing};
+use gpu16::machine::{Config, Dialect, IssuePolicy, Timing};
 use gpu16::{BackendKind, Engine, Runner};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -14,6 +14,9 @@ pub enum Issue {
 
 #[derive(Args, Clone, Debug)]
 pub struct MachineArgs {
+    /// How the program's words and frames are read, and which task scheduler runs them.
+    #[arg(long, value_enum, value_name = "DIALECT", default_value_t = DialectArg(Dialect::Spec))]
+    pub dialect: DialectArg,
     /// Task scheduler issue policy.
     #[arg(long, value_enum, default_value_t = Issue::InOrder)]
     pub issue: Issue,
@@ -42,7 +45,36 @@ impl MachineArgs {
         }
     }
 
-    /// The machine configuration the flags select.
+    /// The dialect `--dialect` selects.
+    pub fn dialect(&self) -> Dialect {
+        self.dialect.0
+    }
+
+    /// The machine configuration the flags select, checked against the dialect: the slot
+    /// model's timing keys need `--dialect mcst`, whose scheduler has no lookahead and whose
+    /// banks are the slot model's (`--timing round_robin=1`), not `--bank-conflicts`. The
+    /// error is a usage error.
+    pub fn checked_config(&self) -> Result<Config, String> {
+        let config = self.config();
+        gpu16::timing::check(&config.timing, self.dialect())?;
+        if self.dialect() == Dialect::Mcst {
+            if config.issue != IssuePolicy::InOrder {
+                return Err(
+                    "--issue lookahead: the mcst dialect's task scheduler is in-order only".into(),
+                );
+            }
+            if config.bank_conflicts {
+                return Err(
+                    "--bank-conflicts is the spec dialect's bank model; the mcst dialect's is \
+                            --timing round_robin=1 (part of --timing mcst-rtl)"
+                        .into(),
+                );
+            }
+        }
+        Ok(config)
+    }
+
+    /// The machine configuration the flags select, unchecked ([`MachineArgs::checked_config`]).
     pub fn config(&self) -> Config {
         Config {
             issue: match self.issue {

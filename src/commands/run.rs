@@ -8,7 +8,7 @@ use super::stdout::Stdout;
 use super::value_enums::BackendArg;
 use super::{emit, CliError, Finished};
 use clap::{Args, ValueEnum};
-use gpu16::input::{load_memory, load_program_with_map};
+use gpu16::input::{load_memory, load_program_with_map_in};
 use gpu16::machine::{Config, RunError, StopCause, TaskLog};
 use gpu16::output;
 use gpu16::output::exec_log::ExecLog;
@@ -82,7 +82,12 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
     let json = args.json;
     let loaded =
         |e: gpu16::input::InputError| refuse(json, "load", CliError::failed(&e), Some(&e.path));
-    let (program, source_map) = load_program_with_map(&args.program).map_err(loaded)?;
+    let machine = args
+        .machine
+        .checked_config()
+        .map_err(|e| refuse(json, "usage", CliError::usage(e), None))?;
+    let (program, source_map) =
+        load_program_with_map_in(&args.program, args.machine.dialect()).map_err(loaded)?;
     let memory = match &args.mem {
         Some(p) => load_memory(p).map_err(loaded)?,
         None => Vec::new(),
@@ -93,7 +98,7 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
             Tasks::Summary => TaskLog::Summary,
             Tasks::All => TaskLog::All,
         },
-        ..args.machine.config()
+        ..machine
     };
     let see = args.see.clone().options();
     let planned =

@@ -1,10 +1,11 @@
 //! The library's enums as clap values: `--backend`/`--backends` ([`BackendArg`]),
-//! `--jit-engine` ([`EngineArg`]) and `--palette` ([`PaletteArg`]). The library stays free of clap; these newtypes give its
+//! `--jit-engine` ([`EngineArg`]), `--dialect` ([`DialectArg`]) and `--palette` ([`PaletteArg`]). The library stays free of clap; these newtypes give its
 //! enums the names and help lines the command line shows. A backend's name is
 //! [`BackendKind::name`], the same name the reports print.
 
 use clap::builder::PossibleValue;
 use clap::ValueEnum;
+use gpu16::machine::Dialect;
 use gpu16::output::png::Palette;
 use gpu16::{BackendKind, Engine};
 
@@ -115,5 +116,25 @@ mod tests {
             ["gray", "heat", "rainbow"]
         );
         assert_eq!(BackendArg::DIFF_PAIR.map(|b| b.0.name()), ["interp", "jit"]);
+    }
+}
+
+/// A [`Dialect`] as a command-line value: `spec` or `mcst`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DialectArg(pub Dialect);
+
+impl ValueEnum for DialectArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[DialectArg(Dialect::Spec), DialectArg(Dialect::Mcst)]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let help = match self.0 {
+            Dialect::Spec => "The spec, as decisions.md binds it",
+            Dialect::Mcst => {
+                "The MCST RTL's dialect (mcst-dialect.md): its decoding, scheduler and end of run"
+            }
+        };
+        Some(PossibleValue::new(self.0.name()).help(help))
     }
 }

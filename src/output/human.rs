@@ -35,6 +35,9 @@ pub fn report(r: &RunReport, initial: &[u8]) -> String {
         "cycles {}   instructions {}   stalls {}   tasks {}   backend {}",
         r.cycles, r.instructions, r.stalls, r.task_summary.tasks, r.backend
     );
+    if r.dialect != gpu16_machine::Dialect::Spec {
+        let _ = writeln!(s, "dialect {}", r.dialect);
+    }
     if r.config.timing != Timing::default() {
         let _ = writeln!(s, "timing {}", crate::timing::spec(&r.config.timing));
     }

@@ -39,12 +39,13 @@ pub fn report(r: &RunReport) -> Value {
         "registers": r.registers.iter().map(|regs| regs.to_vec()).collect::<Vec<_>>(),
         "memory": hex(&r.memory[..]),
         "config": {
+            "dialect": r.dialect.name(),
             "issue": r.config.issue.name(),
             "bank_conflicts": r.config.bank_conflicts,
             "max_cycles": r.config.max_cycles,
             "control_frame_cycles": r.config.timing.control_frame_cycles,
             "broadcast_cycles": r.config.timing.broadcast_cycles,
-            "timing": crate::timing::values(&r.config.timing)
+            "timing": crate::timing::values_in(&r.config.timing, r.dialect)
                 .map(|(k, v)| (k.to_string(), json!(v)))
                 .collect::<serde_json::Map<_, _>>(),
         },

@@ -326,7 +326,9 @@ impl Machine {
                     continue;
                 }
                 let from = usize::from(self.last_grant[bank]);
-                let winner = (1..=16).map(|k| (from + k) % 16).find(|&c| asks & (1 << c) != 0);
+                let winner = (1..=16)
+                    .map(|k| (from + k) % 16)
+                    .find(|&c| asks & (1 << c) != 0);
                 if let Some(w) = winner {
                     granted |= 1 << w;
                     self.last_grant[bank] = w as u8;
@@ -380,7 +382,11 @@ impl Machine {
                 continue;
             }
             // Cycles the slot waited beyond its own length, for the statistics.
-            let nominal = if m.load { self.slots.load_cycles - 1 } else { 0 };
+            let nominal = if m.load {
+                self.slots.load_cycles - 1
+            } else {
+                0
+            };
             let waited = t - m.start - nominal;
             self.counters[c].bank_stalls += waited;
             self.counters[c].stalls += waited;
@@ -410,7 +416,15 @@ impl Machine {
                 } else {
                     m.value
                 };
-                self.log(c, m.start, ip, instr, &before, &after, Some((op, m.addr, byte)));
+                self.log(
+                    c,
+                    m.start,
+                    ip,
+                    instr,
+                    &before,
+                    &after,
+                    Some((op, m.addr, byte)),
+                );
             }
             self.flow(c, t, Flow::Next, observer);
         }
@@ -469,7 +483,11 @@ impl Machine {
                 self.summary.first = Some(record);
             }
             let order = |r: &TaskRecord| (r.end, r.issue, r.frame);
-            if self.summary.last.is_none_or(|l| order(&l) <= order(&record)) {
+            if self
+                .summary
+                .last
+                .is_none_or(|l| order(&l) <= order(&record))
+            {
                 self.summary.last = Some(record);
             }
         }
@@ -564,6 +582,7 @@ impl Machine {
         RunReport {
             backend: self.backend.clone(),
             config: self.config,
+            dialect: crate::Dialect::Mcst,
             cycles: self.cycle,
             registers,
             memory: self.memory.clone(),

@@ -153,8 +153,9 @@ impl Core {
                 },
                 _ => false,
             };
-        let b3 =
-            t.branch_after_load_bubbles > 0 && opc == 0xe && matches!(self.past[2], Past::Load { .. });
+        let b3 = t.branch_after_load_bubbles > 0
+            && opc == 0xe
+            && matches!(self.past[2], Past::Load { .. });
         b2 || b3
     }
 

@@ -16,7 +16,11 @@ pub(super) enum TsAction {
     /// Processed the control frame at `frame`.
     Control { frame: usize },
     /// Began the broadcast of the instruction frame at `frame` to `mask`.
-    Broadcast { frame: usize, mask: u16, fence: Fence },
+    Broadcast {
+        frame: usize,
+        mask: u16,
+        fence: Fence,
+    },
     /// Jumped from a stop CF to its NextCF (every core idle in its first cycle there).
     Jump,
     /// The run ends in this cycle (halt, or a frame sync with every core idle).
