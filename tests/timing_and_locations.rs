@@ -245,7 +245,8 @@ fn bad_timing_specs_are_usage_errors() {
         ),
         (
             "nope=3",
-            "unknown timing key `nope` (keys: cf, broadcast, lookahead)",
+            "unknown timing key `nope` (keys: cf, broadcast, lookahead, fill, ip15_end, \
+             taken_branch, load, load_use, branch_after_load, bank_switch, round_robin)",
         ),
         (
             "broadcast=99999999999999999999",
@@ -271,6 +272,14 @@ fn bad_timing_specs_are_usage_errors() {
             let e = stderr(&o);
             assert!(e.contains("--timing") && e.contains(want), "{spec:?}: {e}");
             assert!(stdout(&o).is_empty());
+        }
+    }
+    // The MCST slot model's keys and profile need --dialect mcst.
+    for spec in ["mcst-rtl", "fill=3", "default,round_robin=1"] {
+        for cmd in ["run", "diff"] {
+            let o = gpu16(&[cmd, s(&p), "--timing", spec]);
+            assert_eq!(o.status.code(), Some(2), "{cmd} --timing {spec:?}");
+            assert!(stderr(&o).contains("give --dialect mcst"), "{}", stderr(&o));
         }
     }
     // Bounds are inclusive: these are runs, not usage errors.

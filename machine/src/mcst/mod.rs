@@ -77,6 +77,9 @@ struct Machine {
     /// Executed instructions not yet reported, for observers that want them.
     executed: Vec<Executed>,
     frames_done: u64,
+    /// A core's part ended in the cycle being run: the scheduler may decide otherwise in
+    /// the next one.
+    changed: bool,
 }
 
 impl Machine {
@@ -103,6 +106,7 @@ impl Machine {
             stats: MemoryStats::default(),
             executed: Vec::new(),
             frames_done: 0,
+            changed: false,
         }
     }
 
@@ -153,8 +157,33 @@ impl Machine {
                     .unwrap_or(t + 1);
                 self.report_executed(observer, pending.min(t + 1));
             }
-            self.cycle += 1;
+            self.cycle = self.next_cycle(t);
         }
+    }
+
+    /// The next cycle in which anything can happen after `t`: a core's next slot, a memory
+    /// slot's arbitration (every cycle), the scheduler's next decision, or, if it waits for
+    /// cores, the cycle after one of them ends; and the next poll and the watchdog limit.
+    /// Cycles between are idle for everyone, so they are skipped.
+    fn next_cycle(&mut self, t: u64) -> u64 {
+        let after = t + 1;
+        if std::mem::take(&mut self.changed) || self.cores.iter().any(|c| c.memory.is_some()) {
+            return after;
+        }
+        let mut next = self
+            .cores
+            .iter()
+            .filter(|c| c.phase == Phase::Running)
+            .map(|c| c.next)
+            .min()
+            .unwrap_or(u64::MAX);
+        if let Some(ts) = self.ts.next_decision(t) {
+            next = next.min(ts);
+        }
+        let poll = (t / POLL_CYCLES + 1) * POLL_CYCLES;
+        next.min(poll)
+            .min(self.config.max_cycles.max(after))
+            .max(after)
     }
 
     /// The scheduler's part of cycle `t`; true when the run ends in `t`. The watchdog is
@@ -163,9 +192,7 @@ impl Machine {
         let idle = self.idle();
         if t >= self.config.max_cycles {
             // No decision may be taken at the limit; only the end is recognised.
-            return Ok(self.ts.quiet_state().is_some()
-                && idle == u16::MAX
-                && self.ts.ends_here(t, idle));
+            return Ok(self.ts.ends_here(t, idle));
         }
         if let Some(d) = self.ts.deliver(t) {
             let words = frame_words(self.ts.frame(d.frame));
@@ -316,25 +343,21 @@ impl Machine {
         let mut granted = 0u16;
         let mut load_banks = 0u16;
         if self.slots.round_robin {
-            for bank in 0..BANKS {
-                let asks = self
-                    .cores
-                    .iter()
-                    .filter(|c| c.memory.is_some_and(|m| m.bank() == bank))
-                    .fold(0u16, |m, c| m | 1 << c.id);
-                if asks == 0 {
-                    continue;
+            let mut asks = [0u16; BANKS];
+            for core in &self.cores {
+                if let Some(m) = core.memory {
+                    asks[m.bank()] |= 1 << core.id;
                 }
-                let from = usize::from(self.last_grant[bank]);
-                let winner = (1..=16)
-                    .map(|k| (from + k) % 16)
-                    .find(|&c| asks & (1 << c) != 0);
-                if let Some(w) = winner {
-                    granted |= 1 << w;
-                    self.last_grant[bank] = w as u8;
-                    if self.cores[w].memory.is_some_and(|m| m.load) {
-                        load_banks |= 1 << bank;
-                    }
+            }
+            for (bank, &asks) in asks.iter().enumerate().filter(|(_, &a)| a != 0) {
+                // The first requester after the last core granted: rotate the request mask
+                // so that core `last + 1` is bit 0.
+                let from = (u32::from(self.last_grant[bank]) + 1) % 16;
+                let w = ((asks.rotate_right(from).trailing_zeros() + from) % 16) as usize;
+                granted |= 1 << w;
+                self.last_grant[bank] = w as u8;
+                if self.cores[w].memory.is_some_and(|m| m.load) {
+                    load_banks |= 1 << bank;
                 }
             }
         } else {
@@ -450,6 +473,7 @@ impl Machine {
     fn part_ended<O: Observer>(&mut self, c: usize, t: u64, observer: &mut O) {
         let core = &mut self.cores[c];
         core.phase = Phase::Idle;
+        self.changed = true;
         let (task, frame, start) = (core.task, core.frame, core.part_start);
         self.counters[c].busy += t + 1 - start;
         if O::WANTS_EVENTS {

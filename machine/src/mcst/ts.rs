@@ -196,6 +196,15 @@ impl TaskScheduler {
         action
     }
 
+    /// The cycle of the scheduler's next decision after `cycle`, if it is busy (a CF or a
+    /// broadcast under way); `None` if it is free and waits for cores to end.
+    pub fn next_decision(&self, cycle: u64) -> Option<u64> {
+        match self.delivery {
+            Some(d) => Some(d.at),
+            None => (self.busy_until > cycle).then_some(self.busy_until),
+        }
+    }
+
     /// Whether the run would end in `cycle` without the scheduler doing anything: the
     /// watchdog's question at its limit.
     pub fn ends_here(&self, cycle: u64, idle: u16) -> bool {
@@ -213,11 +222,5 @@ impl TaskScheduler {
             _ => (cycle, self.jumped),
         };
         usize::from(cf.next_cf()) == self.tp || cycle != first || by_jump
-    }
-
-    /// Whether nothing is under way (no broadcast, no IF left of a group): the state of the
-    /// scheduler is then its TP, F and how it came to TP.
-    pub fn quiet_state(&self) -> Option<(usize, Fence, bool)> {
-        (self.delivery.is_none() && self.n == 0).then_some((self.tp, self.f, self.jumped))
     }
 }
