@@ -258,6 +258,11 @@ pub fn natural(a: &str, b: &str) -> Ordering {
 fn byte(tok: &str) -> Result<u8, String> {
     let digits: String = tok.chars().filter(|&c| c != '_').collect();
     let unknown = |c: char| matches!(c, 'x' | 'X' | 'z' | 'Z' | '?');
+    if tok.len() > 2 && (tok.starts_with("0x") || tok.starts_with("0X")) {
+        return Err(format!(
+            "`{tok}` is not a hex byte (bare hex digits, without `0x`, as in $readmemh)"
+        ));
+    }
     if digits.chars().any(unknown) && digits.chars().all(|c| c.is_ascii_hexdigit() || unknown(c)) {
         return Err(format!(
             "`{tok}` has an x or z digit: an expected byte must be a known value"
@@ -449,6 +454,7 @@ mod tests {
         assert!(byte("1x").unwrap_err().contains("x or z digit"));
         assert!(byte("123").unwrap_err().contains("not a hex byte"));
         assert!(byte("g1").unwrap_err().contains("not a hex byte"));
+        assert!(byte("0x21").unwrap_err().contains("without `0x`"));
     }
 
     #[test]
