@@ -1,8 +1,10 @@
 //! Reading the user's files: program images (raw `.bin`/`.tm`, `$readmemh`-style `.hex`
-//! words, assembly source) and shared-memory images (raw or hex bytes). Every error names
+//! words, assembly source), shared-memory images (raw or hex bytes) and the expected final
+//! states `run --expect-mem`/`--expect-regs` compare with ([`dump`]). Every error names
 //! the file and, for text formats, the line and column. Every file is read through
 //! [`limits::read`], which stops one byte past the limit of its kind.
 
+pub mod dump;
 mod hex;
 pub mod limits;
 

@@ -19,7 +19,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run a program and report the final state, cycles and task timeline.
-    Run(commands::run::RunArgs),
+    Run(Box<commands::run::RunArgs>),
     /// Assemble a source file into a task-memory image.
     Asm(commands::asm::AsmArgs),
     /// Disassemble a task-memory image into source that re-assembles to the same bytes.
@@ -44,7 +44,7 @@ fn main() -> ExitCode {
         Err(e) => return commands::stdout::clap_message(e),
     };
     commands::status::exit(match cli.command {
-        Command::Run(args) => commands::run::run(args),
+        Command::Run(args) => commands::run::run(*args),
         Command::Asm(args) => commands::asm::asm(args),
         Command::Disasm(args) => commands::asm::disasm(args),
         Command::Check(args) => commands::asm::check(args),

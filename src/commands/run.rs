@@ -8,10 +8,12 @@ use super::stdout::Stdout;
 use super::value_enums::BackendArg;
 use super::{emit, CliError, Finished};
 use clap::{Args, ValueEnum};
+use gpu16::input::dump::{load_memory_dump, load_register_dump};
 use gpu16::input::{load_memory, load_program_with_map_in};
 use gpu16::machine::{Config, RunError, StopCause, TaskLog};
 use gpu16::output;
 use gpu16::output::exec_log::ExecLog;
+use gpu16::output::expect::{self, Writers};
 use gpu16::output::file::OutputFile;
 use gpu16::output::run_files::{self, Planned, RunFile, Written};
 use gpu16::output::see::SeeOptions;
@@ -71,6 +73,21 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", default_value_t = output::exec_log::DEFAULT_LIMIT,
           value_parser = clap::value_parser!(u64).range(1..=output::exec_log::MAX_LIMIT))]
     pub exec_log_limit: u64,
+    /// Compare the final shared memory with FILE, an RTL simulation's dump, and exit 1 if
+    /// they differ, listing each differing byte with its bank, row and last writer. FILE is
+    /// raw bytes (at most 4096; zero past its end), a $readmemh text (.hex, .mem, .vmem,
+    /// .txt: hex bytes, @addr, // comments; x/z digits refused), or 16 bank files of 256
+    /// rows: a directory, or a quoted pattern such as 'dump/bank*.hex', the files in natural
+    /// order of their names being banks 0..15 (docs/expect.md). The run then executes one
+    /// instruction per core at a time, to know each byte's last writer.
+    #[arg(long, value_name = "FILE")]
+    pub expect_mem: Option<PathBuf>,
+    /// Compare the final registers with FILE and exit 1 if they differ: 16 lines of 16 hex
+    /// bytes, line k being core k's r0..r15, separated by spaces, tabs or commas (blank lines
+    /// and // comments skipped). Like --expect-mem, it slows the run to name each
+    /// register's last writer.
+    #[arg(long, value_name = "FILE")]
+    pub expect_regs: Option<PathBuf>,
     #[command(flatten)]
     pub see: SeeArgs,
 }
@@ -92,6 +109,23 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
         Some(p) => load_memory(p).map_err(loaded)?,
         None => Vec::new(),
     };
+    let expect_mem = match &args.expect_mem {
+        Some(p) => Some(load_memory_dump(p).map_err(loaded)?),
+        None => None,
+    };
+    let expect_regs = match &args.expect_regs {
+        Some(p) => Some(load_register_dump(p).map_err(loaded)?),
+        None => None,
+    };
+    let mut expected_files = Vec::new();
+    if let Some(dump) = &expect_mem {
+        for f in &dump.files {
+            expected_files.push(Named::new("--expect-mem", f));
+        }
+    }
+    if let Some(p) = &args.expect_regs {
+        expected_files.push(Named::new("--expect-regs", p));
+    }
     let config = Config {
         tasks: match args.tasks {
             Tasks::None => TaskLog::None,
@@ -101,8 +135,8 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
         ..machine
     };
     let see = args.see.clone().options();
-    let planned =
-        plan(&args, &see).map_err(|(stage, e, file)| refuse(json, stage, e, file.as_deref()))?;
+    let planned = plan(&args, &see, expected_files)
+        .map_err(|(stage, e, file)| refuse(json, stage, e, file.as_deref()))?;
     let stop = StopSignal::new();
     if let Some(limit) = args.timeout {
         stop.arm_timeout(limit);
@@ -115,18 +149,20 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
         stop.clone(),
     );
     let runner = args.machine.runner(args.backend.0);
-    // A separate path with the log: only an observer that wants each instruction makes
-    // the run go one instruction at a time.
-    let (outcome, mut events, exec_log) = match &args.exec_log {
-        Some(_) => {
-            let mut both = (&mut progress, ExecLog::new(args.exec_log_limit));
-            let (outcome, events) = see.run(runner, &program, &memory, &config, &mut both);
-            (outcome, events, Some(both.1))
-        }
-        None => {
-            let (outcome, events) = see.run(runner, &program, &memory, &config, &mut progress);
-            (outcome, events, None)
-        }
+    // Separate paths with the log and the writers: only an observer that wants each
+    // instruction makes the run go one instruction at a time.
+    let mut exec_log = args
+        .exec_log
+        .as_ref()
+        .map(|_| ExecLog::new(args.exec_log_limit));
+    let mut writers = (expect_mem.is_some() || expect_regs.is_some())
+        .then(|| Writers::new(&program, expect_mem.is_some(), expect_regs.is_some()));
+    let (r, p, m, c) = (runner, &program, &memory[..], &config);
+    let (outcome, mut events) = match (exec_log.as_mut(), writers.as_mut()) {
+        (None, None) => see.run(r, p, m, c, &mut progress),
+        (Some(log), None) => see.run(r, p, m, c, &mut (&mut progress, log)),
+        (None, Some(w)) => see.run(r, p, m, c, &mut (&mut progress, w)),
+        (Some(log), Some(w)) => see.run(r, p, m, c, &mut (&mut progress, (log, w))),
     };
     progress.0.finish();
     let wall = started.elapsed();
@@ -152,17 +188,50 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
     if let Some(note) = see.cut_note(&events) {
         eprintln!("{note}");
     }
+    let state = output::see::state_of(&outcome);
+    let mem_diffs = expect_mem
+        .as_ref()
+        .map(|d| expect::memory_diffs(&d.bytes, &state.memory[..], writers.as_ref()));
+    let reg_diffs = expect_regs
+        .as_ref()
+        .map(|e| expect::register_diffs(e, &state.registers, writers.as_ref()));
+    let mut compared = String::new();
+    if let (Some(p), Some(d)) = (&args.expect_mem, &mem_diffs) {
+        compared += &expect::memory_text(p, d, memory.len());
+    }
+    if let (Some(p), Some(d)) = (&args.expect_regs, &reg_diffs) {
+        compared += &expect::register_text(p, d);
+    }
+    let differs = differences(&args, mem_diffs.as_deref(), reg_diffs.as_deref());
+    let add_expected = |v: &mut serde_json::Value| {
+        if let (Some(p), Some(dump), Some(d)) = (&args.expect_mem, &expect_mem, &mem_diffs) {
+            v["expect_mem"] = expect::memory_json(p, dump, d);
+        }
+        if let (Some(p), Some(d)) = (&args.expect_regs, &reg_diffs) {
+            v["expect_regs"] = expect::register_json(p, d);
+        }
+    };
     let failed = match &outcome {
         Ok(report) => {
             if json {
                 let mut v = output::json::report(report);
                 v["outputs"] = output::json::outputs(&written);
+                add_expected(&mut v);
                 if !unwritten.is_empty() {
                     v["error"] = json!({"rule": "output", "message": unwritten.join("\n")});
+                } else if let Some(d) = &differs {
+                    v["error"] = json!({"rule": "expect", "message": d});
                 }
                 out.print(&format!("{v}\n"));
             } else {
-                out.print(&human(report, &memory, wall.as_secs_f64(), args.quiet));
+                let text = human(report, &memory, wall.as_secs_f64(), args.quiet);
+                // The comparison goes before the wall-time line, which stays last.
+                let (body, wall_line) = match text.rfind("\nwall ") {
+                    Some(i) if !args.quiet => text.split_at(i),
+                    _ => (text.as_str(), ""),
+                };
+                let sep = if compared.is_empty() { "" } else { "\n" };
+                out.print(&format!("{body}{sep}{compared}{wall_line}"));
             }
             (!unwritten.is_empty()).then(|| CliError::failed(unwritten.join("\nerror: ")))
         }
@@ -176,7 +245,11 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
                     output::json::locate(&mut v, l);
                 }
                 v["outputs"] = output::json::outputs(&written);
+                add_expected(&mut v);
                 out.print(&format!("{v}\n"));
+            } else {
+                // The state when the run stopped, compared all the same.
+                out.print(&compared);
             }
             let message = failed_run(
                 output::human::failure(&args.program, &failure.error, located.as_ref()),
@@ -192,7 +265,13 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
             })
         }
     };
+    if failed.is_none() {
+        if let Some(d) = &differs {
+            eprintln!("error: {d}");
+        }
+    }
     match (failed, out.finish()) {
+        (None, Ok(())) if differs.is_some() => Ok(Finished::Differs),
         (None, Ok(())) => Ok(Finished::Success),
         (None, Err(stdout)) => Err(CliError::failed(stdout)),
         (Some(e), Ok(())) => Err(e),
@@ -218,6 +297,37 @@ fn human(report: &gpu16::machine::RunReport, memory: &[u8], secs: f64, quiet: bo
     text
 }
 
+/// The one-line summary of the differences from the expected state, if there are any:
+/// `the final state differs from the expected one: 2 of 4096 bytes (--expect-mem m.hex),
+/// 1 of 256 registers (--expect-regs r.txt)`.
+fn differences(
+    args: &RunArgs,
+    mem: Option<&[expect::MemoryDiff]>,
+    regs: Option<&[expect::RegisterDiff]>,
+) -> Option<String> {
+    let mut parts = Vec::new();
+    if let (Some(p), Some(d)) = (&args.expect_mem, mem.filter(|d| !d.is_empty())) {
+        parts.push(format!(
+            "{} of 4096 bytes (--expect-mem {})",
+            d.len(),
+            p.display()
+        ));
+    }
+    if let (Some(p), Some(d)) = (&args.expect_regs, regs.filter(|d| !d.is_empty())) {
+        parts.push(format!(
+            "{} of 256 registers (--expect-regs {})",
+            d.len(),
+            p.display()
+        ));
+    }
+    (!parts.is_empty()).then(|| {
+        format!(
+            "the final state differs from the expected one: {}",
+            parts.join(", ")
+        )
+    })
+}
+
 /// The message of a failed run: the file (or source location) and the failure, then which
 /// outputs hold the state at the failure and which could not be written.
 fn failed_run(mut message: String, written: &[Written], unwritten: &[String]) -> String {
@@ -236,7 +346,7 @@ type Refusal = (&'static str, CliError, Option<PathBuf>);
 
 /// The files this run writes, checked against its inputs and each other and prepared, before
 /// it starts.
-fn plan(args: &RunArgs, see: &SeeOptions) -> Result<Vec<Planned>, Refusal> {
+fn plan(args: &RunArgs, see: &SeeOptions, expected: Vec<Named>) -> Result<Vec<Planned>, Refusal> {
     let wanted: Vec<(&'static str, RunFile, &PathBuf)> = [
         ("--dump-mem", RunFile::MemoryDump, args.dump_mem.as_ref()),
         (
@@ -262,6 +372,7 @@ fn plan(args: &RunArgs, see: &SeeOptions) -> Result<Vec<Planned>, Refusal> {
     if let Some(m) = &args.mem {
         inputs.push(Named::new("--mem", m));
     }
+    inputs.extend(expected);
     let outputs: Vec<Named> = wanted.iter().map(|(f, _, p)| Named::new(*f, p)).collect();
     check_distinct(&inputs, &outputs).map_err(|e| ("usage", CliError::usage(e), None))?;
     wanted

@@ -4,6 +4,11 @@
 //! - `Ok(Finished::Success)`: status 0.
 //! - `Ok(Finished::Reported)`: status 1. The command ran to its end and has already printed
 //!   what it found: diagnostics (`asm`, `check`) or a divergence (`diff`, `fuzz`).
+//! - `Ok(Finished::Differs)`: status 1. `run` finished and printed its report as usual, but
+//!   the final state differs from `--expect-mem` or `--expect-regs`: the differences are
+//!   in the report (and in `--json`, with `"error": {"rule": "expect", ...}`), and a line
+//!   on stderr sums them up. A run that failed keeps its own status, its state compared
+//!   all the same.
 //! - `Err(CliError::Failed)`: status 1. `main` prints `error: <message>`. This covers a bad
 //!   input file, a run that faulted or hit the watchdog, and an output that could not be
 //!   written (or whose directory is missing, checked before the command starts its work).
@@ -29,6 +34,9 @@ pub enum Finished {
     Success,
     /// Status 1: the command found a problem and has already reported it.
     Reported,
+    /// Status 1: `run` finished, but its final state differs from the one `--expect-mem` or
+    /// `--expect-regs` gave; the report and the differences are printed as usual.
+    Differs,
 }
 
 impl Finished {
@@ -36,7 +44,7 @@ impl Finished {
     pub fn status(self) -> u8 {
         match self {
             Finished::Success => 0,
-            Finished::Reported => 1,
+            Finished::Reported | Finished::Differs => 1,
         }
     }
 }
@@ -124,6 +132,7 @@ mod tests {
     fn statuses() {
         assert_eq!(Finished::Success.status(), 0);
         assert_eq!(Finished::Reported.status(), 1);
+        assert_eq!(Finished::Differs.status(), 1);
         assert_eq!(CliError::failed("x").status(), 1);
         assert_eq!(CliError::cannot_compare("x").status(), 2);
         assert_eq!(CliError::usage("x").status(), 2);

@@ -18,7 +18,7 @@ pub const MAX_PROGRAM_WORDS: usize = 1 << 22;
 /// `text` with each `/* ... */` comment blanked out (newlines kept, so lines and columns of
 /// what remains do not move), as `$readmemh` allows. An unterminated comment is an error
 /// naming where it opens.
-fn blank_block_comments(path: &Path, text: &str) -> Result<String, InputError> {
+pub(super) fn blank_block_comments(path: &Path, text: &str) -> Result<String, InputError> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(open) = rest.find("/*") {
@@ -48,7 +48,7 @@ fn blank_block_comments(path: &Path, text: &str) -> Result<String, InputError> {
 
 /// Tokens of a hex text file with their 1-based line and column, comments (`//`, `#`, `;`)
 /// removed.
-fn hex_tokens(text: &str) -> impl Iterator<Item = (usize, usize, &str)> {
+pub(super) fn hex_tokens(text: &str) -> impl Iterator<Item = (usize, usize, &str)> {
     text.lines().enumerate().flat_map(|(ln, line)| {
         let code = ["//", "#", ";"]
             .iter()

@@ -37,6 +37,20 @@ pub const MEMORY_HEX: Limit = Limit {
     bytes: MIB,
 };
 
+/// One bank file of an `--expect-mem` bank dump: 256 rows of one byte, so 256 KiB leaves
+/// room for a comment of about 1000 characters on every row.
+pub const BANK_HEX: Limit = Limit {
+    what: "a bank dump file",
+    bytes: 256 * KIB,
+};
+
+/// An `--expect-regs` register dump: 16 lines of 16 bytes, so 64 KiB leaves room for
+/// comments.
+pub const REGISTER_DUMP: Limit = Limit {
+    what: "a register dump",
+    bytes: 64 * KIB,
+};
+
 /// A binary program image (`.bin`, `.tm`): 1 GiB, 33,554,432 frames. Streams of tens of
 /// megabytes are run today; this is the most the CLI holds in memory at once (it keeps the
 /// image and the program's own copy of the frames, about 2.1 GiB at the limit).

@@ -8,6 +8,10 @@
 //! `config` echoes the machine configuration; `config.timing` has every `--timing` key
 //! ([`crate::timing::KEYS`]) with its value, default or set.
 //!
+//! `expect_mem` and `expect_regs` are there when `--expect-mem`/`--expect-regs` is given
+//! ([`super::expect::memory_json`], [`super::expect::register_json`]); a finished run that
+//! differs from them has `"error": {"rule": "expect", "message"}`.
+//!
 //! `error` is on every object of a command that did not succeed: for a run that failed, an
 //! object with `rule` and `message` and the failure's own fields ([`failure`]); for a run
 //! that never started (a file it cannot load, outputs it cannot write), a string, the message

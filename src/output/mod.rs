@@ -4,6 +4,7 @@
 
 pub mod events;
 pub mod exec_log;
+pub mod expect;
 pub mod file;
 pub mod file_id;
 pub mod human;
