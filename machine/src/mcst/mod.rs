@@ -310,7 +310,6 @@ impl Machine {
         let prev_b = core.prev_b();
         let ip = core.ip;
         let instr = core.code[usize::from(ip)];
-        let before = core.regs;
         let row = core.regs[usize::from(instr_row(instr))];
         match execute(instr, &mut core.regs, core.id) {
             Effect::Memory(access) => {
@@ -331,7 +330,7 @@ impl Machine {
                 self.counters[c].instructions += 1;
                 if O::WANTS_EXECUTED {
                     let after = self.cores[c].regs;
-                    self.log(c, t, ip, instr, &before, &after, None);
+                    self.log(c, t, ip, instr, &after, None);
                 }
                 self.flow(c, t, effect.flow(), observer);
             }
@@ -429,25 +428,16 @@ impl Machine {
             self.counters[c].instructions += 1;
             if O::WANTS_EXECUTED {
                 let after = self.cores[c].regs;
-                let mut before = after;
-                if m.load {
-                    before[usize::from(m.reg)] = 0;
-                }
                 let op = if m.load { MemOp::Ld } else { MemOp::St };
                 let byte = if m.load {
                     after[usize::from(m.reg)]
                 } else {
                     m.value
                 };
-                self.log(
-                    c,
-                    m.start,
-                    ip,
-                    instr,
-                    &before,
-                    &after,
-                    Some((op, m.addr, byte)),
-                );
+                // Logged at the cycle memory served it: a store's grant, a load's counting
+                // grant, so the last writer of a byte is the last store in log order.
+                let at = m.read_at.unwrap_or(t);
+                self.log(c, at, ip, instr, &after, Some((op, m.addr, byte)));
             }
             self.flow(c, t, Flow::Next, observer);
         }
@@ -517,14 +507,13 @@ impl Machine {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// Buffer one executed instruction for the observer.
     fn log(
         &mut self,
         c: usize,
         cycle: u64,
         ip: u8,
         instr: Instr,
-        before: &[u8; 16],
         after: &[u8; 16],
         memory: Option<(MemOp, u16, u8)>,
     ) {
@@ -538,7 +527,6 @@ impl Machine {
             mask &= mask - 1;
             *w = Some((r, after[usize::from(r)]));
         }
-        let _ = before;
         self.executed.push(Executed {
             cycle,
             core: c as u8,

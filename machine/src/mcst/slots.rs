@@ -115,7 +115,7 @@ impl Core {
         self.frame = frame;
         self.task = task;
         self.words = words;
-        self.code = words.map(|w| Instr::decode_mcst(w));
+        self.code = words.map(Instr::decode_mcst);
         self.ip = 0;
         self.next = start;
         self.part_start = start;
