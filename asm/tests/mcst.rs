@@ -315,3 +315,21 @@ fn check_under_mcst() {
     let d = check(&a.program, Some(&a.source_map), "p.s");
     assert_eq!(d.0[0].position(), Some((3, 1)));
 }
+
+#[test]
+fn the_examples_of_docs_assembly_md() {
+    // "The MCST dialect": the words in its comments.
+    let w = words(
+        "set_const 0x04, r1\nset_const 0, r8\nset_const 6, r6\nst [r6, r8], r0\nld [r6, r8], r0\nrshft r1, r2, r3",
+    );
+    assert_eq!(&w[..6], &[0xc041, 0xc008, 0xc066, 0xd680, 0xb680, 0x6123]);
+    // `.cf ... next=5 stop`: header 0x4501.
+    let img = mcst(".cf mask=0x0003 next=5 stop\n.if\n    ready\n.halt\n").image();
+    assert_eq!(u16::from_le_bytes([img[0], img[1]]), 0x4501);
+    // `.halt` at frame 2: header 0x4200, all else 0.
+    let img =
+        mcst(".cf mask=1\n.if\nset_const 0x2a, r1\nset_const 0, r8\nst [r1, r8], r1\n.halt\n")
+            .image();
+    assert_eq!(u16::from_le_bytes([img[64], img[65]]), 0x4200);
+    assert!(img[66..96].iter().all(|&b| b == 0));
+}
