@@ -65,6 +65,10 @@ struct Builder<'d> {
     group: Option<(usize, usize)>,
     /// The open group's CF is a `.halt`, which has no instruction frames.
     halt: bool,
+    /// The open group's IF_Num given outright (MCST `if_num=`).
+    explicit: Option<(u8, Span)>,
+    /// A closed group whose `if_num=` is more than its `.if`s: only the last may be.
+    short: Option<(u8, usize, Span)>,
     open: Option<OpenIf>,
 }
 
@@ -81,6 +85,8 @@ pub fn build(
         diags,
         group: None,
         halt: false,
+        explicit: None,
+        short: None,
         open: None,
     };
     for item in items {
@@ -127,9 +133,21 @@ pub fn build(
 impl Builder<'_> {
     fn item(&mut self, item: Item) {
         match item {
-            Item::Cf { span, frame, halt } => {
+            Item::Cf {
+                span,
+                frame,
+                halt,
+                if_num,
+            } => {
                 self.close_if();
                 self.close_group();
+                if let Some((n, written, at)) = self.short.take() {
+                    self.diags.push(Diagnostic::error(
+                        &at,
+                        format!("if_num={n} is more than the group's {written} instruction frames: only the program's last group may run past its end (into task memory's zero frames)"),
+                    ));
+                }
+                self.explicit = if_num;
                 let index = self.frames.len();
                 self.group = Some((index, 0));
                 self.halt = halt;
@@ -217,7 +235,21 @@ impl Builder<'_> {
     fn close_group(&mut self) {
         if let Some((cf, n)) = self.group.take() {
             // An oversized group was reported; the low six bits keep the image well-formed.
-            self.frames[cf][0] = (self.frames[cf][0] & 0xC0) | (n.min(MAX_GROUP) as u8);
+            let mut written = n.min(MAX_GROUP) as u8;
+            if let Some((given, at)) = self.explicit.take() {
+                if n > usize::from(given) {
+                    self.diags.push(Diagnostic::error(
+                        &at,
+                        format!("if_num={given}, but the group has {n} instruction frames"),
+                    ));
+                } else {
+                    if n < usize::from(given) {
+                        self.short = Some((given, n, at));
+                    }
+                    written = given;
+                }
+            }
+            self.frames[cf][0] = (self.frames[cf][0] & 0xC0) | written;
         }
     }
 

@@ -40,6 +40,18 @@ pub fn lint(program: &Program) -> Vec<Finding> {
                 // never reads it as one; the walk reports it as never reached.
                 if let Ok(cf) = ControlFrame::decode(program.raw(f)) {
                     mcst_control(&cf, f, &mut out);
+                    let last = f + usize::from(cf.if_num);
+                    if last >= program.len() {
+                        out.push(Finding {
+                            frame: f,
+                            slot: None,
+                            message: format!(
+                                "this group runs to frame {last}, past the program's last frame {}: its instruction frames from frame {} on are task memory's zero frames (16 `nop`s each)",
+                                program.len() - 1,
+                                program.len()
+                            ),
+                        });
+                    }
                 }
             }
             FrameKind::Control => {

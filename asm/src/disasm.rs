@@ -153,7 +153,11 @@ pub fn disassemble(program: &Program) -> String {
                     writeln!(out, "\n{:<48} ; frame {f}, stop, NextCF {f}", ".halt").unwrap();
                     continue;
                 }
-                let line = control_line_in(&cf, dialect);
+                let mut line = control_line_in(&cf, dialect);
+                // A group that runs past the image's end (MCST: into the zero frames).
+                if f + usize::from(cf.if_num) >= program.len() {
+                    write!(line, " if_num={}", cf.if_num).unwrap();
+                }
                 let n = cf.if_num;
                 let plural = if n == 1 { "" } else { "s" };
                 writeln!(

@@ -26,10 +26,12 @@ pub struct Target {
 pub enum Item {
     /// A control frame; its IF_Num is filled in when the group ends. `halt`: written as
     /// `.halt` (MCST), whose NextCF is its own index, filled in when it is placed.
+    /// `if_num`: an IF_Num given outright (MCST `if_num=`), with where it was given.
     Cf {
         span: Span,
         frame: ControlFrame,
         halt: bool,
+        if_num: Option<(u8, Span)>,
     },
     If {
         span: Span,
@@ -73,11 +75,15 @@ pub fn statement(stmt: &Stmt, cur: &mut Cursor, env: &Env) -> PResult<Vec<Item>>
     let span = stmt.span.clone();
     let name = stmt.name.as_str();
     match name {
-        ".cf" => Ok(vec![Item::Cf {
-            frame: control(cur, env, &span)?,
-            span,
-            halt: false,
-        }]),
+        ".cf" => {
+            let (frame, if_num) = control(cur, env, &span)?;
+            Ok(vec![Item::Cf {
+                frame,
+                span,
+                halt: false,
+                if_num,
+            }])
+        }
         ".halt" => {
             if env.dialect != Dialect::Mcst {
                 return Err(Diagnostic::error(
@@ -98,6 +104,7 @@ pub fn statement(stmt: &Stmt, cur: &mut Cursor, env: &Env) -> PResult<Vec<Item>>
                 },
                 span,
                 halt: true,
+                if_num: None,
             }])
         }
         ".if" => {
@@ -305,8 +312,13 @@ fn instruction(
 
 /// The options of `.cf`: `mask=`, `fence=`, `r0=core:value,...`, and for exact round trips
 /// of any image `r0_vect=` (the Init_R0_Vect itself) and `reserved=offset:byte,...`; in the
-/// MCST dialect also `next=N` (NextCF, header bits 13:8) and the flag `stop` (bit 14).
-fn control(cur: &mut Cursor, env: &Env, directive: &Span) -> PResult<ControlFrame> {
+/// MCST dialect also `next=N` (NextCF, header bits 13:8), the flag `stop` (bit 14), and
+/// `if_num=N` (an IF_Num past the program's end, for its last group), returned beside.
+fn control(
+    cur: &mut Cursor,
+    env: &Env,
+    directive: &Span,
+) -> PResult<(ControlFrame, Option<(u8, Span)>)> {
     let mcst = env.dialect == Dialect::Mcst;
     let mut cf = ControlFrame {
         if_num: 0,
@@ -319,6 +331,7 @@ fn control(cur: &mut Cursor, env: &Env, directive: &Span) -> PResult<ControlFram
     };
     let mut seen: Vec<String> = Vec::new();
     let mut vect: Option<u16> = None;
+    let mut if_num: Option<(u8, Span)> = None;
     while !cur.at_end() {
         let here = cur.here();
         let key = match cur.next().and_then(|t| t.ident()) {
@@ -341,6 +354,10 @@ fn control(cur: &mut Cursor, env: &Env, directive: &Span) -> PResult<ControlFram
         }
         cur.expect("=", &format!("after `{key}`"))?;
         match key.as_str() {
+            "if_num" if mcst => {
+                let (n, nspan) = cur.value(env, 0, i64::from(NEXT_CF_BITS), "if_num")?;
+                if_num = Some((n as u8, nspan));
+            }
             "next" => {
                 let (n, _) = cur.value(env, 0, i64::from(NEXT_CF_BITS), "next (a frame index)")?;
                 cf.reserved_header |= n as u8;
@@ -403,7 +420,7 @@ fn control(cur: &mut Cursor, env: &Env, directive: &Span) -> PResult<ControlFram
                     &here,
                     format!(
                     "unknown option `{key}` of `.cf` (known: mask, fence, r0, r0_vect, reserved{})",
-                    if mcst { ", next, stop" } else { "" }
+                    if mcst { ", next, stop, if_num" } else { "" }
                 ),
                 )
             }
@@ -418,5 +435,5 @@ fn control(cur: &mut Cursor, env: &Env, directive: &Span) -> PResult<ControlFram
     if let Some(v) = vect {
         cf.init_vect = v;
     }
-    Ok(cf)
+    Ok((cf, if_num))
 }

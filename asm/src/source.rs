@@ -278,6 +278,7 @@ impl<'a> Expander<'a> {
                                 span: stmt.span.clone(),
                                 frame: ControlFrame::decode(&[0; 32]).expect("zero frame decodes"),
                                 halt: false,
+                                if_num: None,
                             });
                         }
                         Err(d)

@@ -252,7 +252,13 @@ fn random_mcst_images_round_trip() {
         while left > 0 {
             let mut cf: Vec<u8> = (0..32).map(|_| next() as u8).collect();
             let n = (next() % left as u64) as u8;
-            cf[0] = ((next() % 3) as u8) << 6 | n;
+            // Now and then the last group runs past the end (`if_num=`): IF_Num n + extra.
+            let extra = if n as usize + 1 == left && next() % 4 == 0 {
+                (1 + (next() % 8) as u8).min(63 - n)
+            } else {
+                0
+            };
+            cf[0] = ((next() % 3) as u8) << 6 | (n + extra);
             img.extend(cf);
             for _ in 0..n {
                 img.extend((0..32).map(|_| next() as u8));
@@ -269,6 +275,28 @@ fn random_mcst_images_round_trip() {
         assert_eq!(again.program.image(), img, "{text}");
     }
     assert!(loaded >= 50, "only {loaded} of 200 images loaded");
+}
+
+#[test]
+fn if_num_past_the_end_is_for_the_last_group_only() {
+    // IF_Num 3 with one `.if`: frames 2 and 3 are task memory's zero frames.
+    let p = mcst(".cf mask=1 if_num=3\n.if\nready\n");
+    assert_eq!(p.len(), 2);
+    assert_eq!(p.raw(0)[0], 0x03);
+    let text = disassemble(&p);
+    assert!(text.contains("if_num=3"), "{text}");
+    assert_eq!(mcst(&text).image(), p.image());
+    let w: Vec<String> = lint(&p).into_iter().map(|f| f.message).collect();
+    assert!(w.iter().any(|m| m.contains("zero frames")), "{w:?}");
+    // Equal to the count is allowed anywhere; more, only at the end; fewer, never.
+    assert_eq!(mcst(".cf mask=1 if_num=1\n.if\n.halt\n").len(), 3);
+    let e = one_error(".cf mask=1 if_num=2\n.if\n.halt\n", Dialect::Mcst);
+    assert!(e.contains("only the program's last group"), "{e}");
+    let e = one_error(".cf mask=1 if_num=1\n.if\n.if\n.halt\n", Dialect::Mcst);
+    assert!(e.contains("has 2 instruction frames"), "{e}");
+    // Not an option of the spec's `.cf`.
+    let e = one_error(".cf mask=1 if_num=1\n.if\n", Dialect::Spec);
+    assert!(e.contains("unknown option `if_num`"), "{e}");
 }
 
 #[test]
