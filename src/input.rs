@@ -89,7 +89,7 @@ pub fn load_program_with_map(path: &Path) -> Result<(Program, Option<SourceMap>)
 }
 
 /// [`load_program_with_map`] in `dialect`: an image's words and headers are read as the
-/// dialect reads them.
+/// dialect reads them, and assembly source is assembled in it.
 pub fn load_program_with_map_in(
     path: &Path,
     dialect: Dialect,
@@ -99,7 +99,7 @@ pub fn load_program_with_map_in(
         ProgramFormat::Hex => parse_hex_words(path, &read_text(path, limits::PROGRAM_HEX)?)?,
         ProgramFormat::Assembly => {
             let source = read_text(path, limits::SOURCE)?;
-            return assemble_bounded(&source, path)
+            return assemble_bounded(&source, path, dialect)
                 .map(|a| (a.program, Some(a.source_map)))
                 .map_err(|d| err(path, format!("assembly failed\n{d}")));
         }
@@ -109,12 +109,17 @@ pub fn load_program_with_map_in(
         .map_err(|e| err(path, e.to_string()))
 }
 
-/// Assemble the source file at `path`, it and every file it includes read within
-/// [`limits::SOURCE`]. A file that cannot be read is an error diagnostic naming it, as
-/// `gpu16_asm::assemble_file` reports it.
+/// Assemble the source file at `path` in the spec dialect, it and every file it includes
+/// read within [`limits::SOURCE`]. A file that cannot be read is an error diagnostic naming
+/// it, as `gpu16_asm::assemble_file` reports it.
 pub fn assemble_file(path: &Path) -> Result<Assembly, Diagnostics> {
+    assemble_file_in(path, Dialect::Spec)
+}
+
+/// [`assemble_file`] in `dialect`.
+pub fn assemble_file_in(path: &Path, dialect: Dialect) -> Result<Assembly, Diagnostics> {
     match read_text(path, limits::SOURCE) {
-        Ok(source) => assemble_bounded(&source, path),
+        Ok(source) => assemble_bounded(&source, path, dialect),
         Err(e) => Err(Diagnostics(vec![Diagnostic::bare(
             Severity::Error,
             path.display().to_string(),
@@ -123,10 +128,10 @@ pub fn assemble_file(path: &Path) -> Result<Assembly, Diagnostics> {
     }
 }
 
-/// `gpu16_asm::assemble` with `.include`d files read within [`limits::SOURCE`].
-fn assemble_bounded(source: &str, path: &Path) -> Result<Assembly, Diagnostics> {
+/// `gpu16_asm::assemble_in` with `.include`d files read within [`limits::SOURCE`].
+fn assemble_bounded(source: &str, path: &Path, dialect: Dialect) -> Result<Assembly, Diagnostics> {
     let include = |p: &Path| read_text(p, limits::SOURCE).map_err(|e| e.message);
-    gpu16_asm::assemble_with(source, &path.display().to_string(), &include)
+    gpu16_asm::assemble_with_in(source, &path.display().to_string(), &include, dialect)
 }
 
 /// Load a shared-memory image: raw bytes (at most [`limits::MEMORY_IMAGE`], 4096: a longer

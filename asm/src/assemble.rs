@@ -1,13 +1,14 @@
 //! Items to frames: groups of `.if` frames behind their `.cf` (IF_Num counted here),
-//! frame-local labels, the 16-slot and 63-frame limits, `ready` fill, and the source map
-//! that lets `check` point its findings at source lines.
+//! frame-local labels, the 16-slot and 63-frame limits, `ready` fill, the MCST dialect's
+//! `.halt` (NextCF = its own index) and 64-frame task memory, and the source map that lets
+//! `check` point its findings at source lines.
 
 use crate::diagnostics::{Diagnostic, Severity, Span};
-use crate::operands::{Item, Target};
+use crate::operands::{Item, Target, NEXT_CF_BITS};
 use crate::report::Report;
-use gpu16_machine::frame::FRAME_BYTES;
+use gpu16_machine::frame::{FRAME_BYTES, TASK_MEMORY_FRAMES};
 use gpu16_machine::isa::FRAME_INSTRS;
-use gpu16_machine::Program;
+use gpu16_machine::{Dialect, Program};
 use std::collections::HashMap;
 
 /// The most `.if` frames one `.cf` can lead: IF_Num is a 6-bit field.
@@ -62,16 +63,30 @@ struct Builder<'d> {
     diags: &'d mut Report,
     /// The frame index of the open group's CF and how many IFs it has so far.
     group: Option<(usize, usize)>,
+    /// The open group's CF is a `.halt`, which has no instruction frames.
+    halt: bool,
+    /// The open group's IF_Num given outright (MCST `if_num=`).
+    explicit: Option<(u8, Span)>,
+    /// A closed group whose `if_num=` is more than its `.if`s: only the last may be.
+    short: Option<(u8, usize, Span)>,
     open: Option<OpenIf>,
 }
 
 /// Build the frames of `items`; problems go to `diags`.
-pub fn build(items: Vec<Item>, file: &str, diags: &mut Report) -> Option<Assembly> {
+pub fn build(
+    items: Vec<Item>,
+    file: &str,
+    dialect: Dialect,
+    diags: &mut Report,
+) -> Option<Assembly> {
     let mut b = Builder {
         frames: Vec::new(),
         map: SourceMap::default(),
         diags,
         group: None,
+        halt: false,
+        explicit: None,
+        short: None,
         open: None,
     };
     for item in items {
@@ -91,10 +106,17 @@ pub fn build(items: Vec<Item>, file: &str, diags: &mut Report) -> Option<Assembl
         ));
         return None;
     }
+    if dialect == Dialect::Mcst && b.frames.len() > TASK_MEMORY_FRAMES {
+        let n = b.frames.len();
+        b.diags.push(Diagnostic::error(
+            &b.map.frames[TASK_MEMORY_FRAMES].span,
+            format!("the program has {n} frames, but the mcst dialect's task memory holds {TASK_MEMORY_FRAMES} (its NextCF field addresses no more): this is frame {TASK_MEMORY_FRAMES}"),
+        ));
+    }
     if b.frames.is_empty() || b.diags.has_errors() {
         return None;
     }
-    match Program::from_frames(b.frames) {
+    match Program::from_frames_in(b.frames, dialect) {
         Ok(program) => Some(Assembly {
             program,
             source_map: b.map,
@@ -111,10 +133,29 @@ pub fn build(items: Vec<Item>, file: &str, diags: &mut Report) -> Option<Assembl
 impl Builder<'_> {
     fn item(&mut self, item: Item) {
         match item {
-            Item::Cf { span, frame } => {
+            Item::Cf {
+                span,
+                frame,
+                halt,
+                if_num,
+            } => {
                 self.close_if();
                 self.close_group();
-                self.group = Some((self.frames.len(), 0));
+                if let Some((n, written, at)) = self.short.take() {
+                    self.diags.push(Diagnostic::error(
+                        &at,
+                        format!("if_num={n} is more than the group's {written} instruction frames: only the program's last group may run past its end (into task memory's zero frames)"),
+                    ));
+                }
+                self.explicit = if_num;
+                let index = self.frames.len();
+                self.group = Some((index, 0));
+                self.halt = halt;
+                let mut frame = frame;
+                if halt {
+                    // NextCF is 6 bits; a `.halt` past frame 63 is reported with the count.
+                    frame.reserved_header |= (index as u8) & NEXT_CF_BITS;
+                }
                 self.frames.push(frame.encode());
                 self.map.frames.push(FrameSource {
                     span,
@@ -137,6 +178,12 @@ impl Builder<'_> {
                     return;
                 };
                 *n += 1;
+                if self.halt && *n == 1 {
+                    self.diags.push(Diagnostic::error(
+                        &span,
+                        "`.halt` is a control frame with no instruction frames: start a group with `.cf` before this `.if`",
+                    ));
+                }
                 if *n == MAX_GROUP + 1 {
                     self.diags.push(Diagnostic::error(
                         &span,
@@ -188,7 +235,21 @@ impl Builder<'_> {
     fn close_group(&mut self) {
         if let Some((cf, n)) = self.group.take() {
             // An oversized group was reported; the low six bits keep the image well-formed.
-            self.frames[cf][0] = (self.frames[cf][0] & 0xC0) | (n.min(MAX_GROUP) as u8);
+            let mut written = n.min(MAX_GROUP) as u8;
+            if let Some((given, at)) = self.explicit.take() {
+                if n > usize::from(given) {
+                    self.diags.push(Diagnostic::error(
+                        &at,
+                        format!("if_num={given}, but the group has {n} instruction frames"),
+                    ));
+                } else {
+                    if n < usize::from(given) {
+                        self.short = Some((given, n, at));
+                    }
+                    written = given;
+                }
+            }
+            self.frames[cf][0] = (self.frames[cf][0] & 0xC0) | written;
         }
     }
 

@@ -2,13 +2,17 @@
 //! bits, masks of 0, groups past the 64-frame task memory, `set_const` into r0..r7 with a
 //! constant, atomic-sequence misuse found by a flow analysis of each frame's 16 slots, and
 //! unreachable instructions. Findings map back to source lines through a [`SourceMap`].
+//!
+//! A program of the MCST dialect has no atomic sequences and no streams; its lints are about
+//! what its task scheduler reads instead: NextCF and stop, the frames it reads as control
+//! frames by following them, whether it reaches a halt, and which frames it never reaches.
 
 use crate::assemble::SourceMap;
 use crate::diagnostics::{Diagnostic, Diagnostics, Severity};
 use gpu16_machine::frame::TASK_MEMORY_FRAMES;
 use gpu16_machine::isa::{Instr, MemOp, FRAME_INSTRS};
-use gpu16_machine::semantics::loads_core_id;
-use gpu16_machine::{FrameKind, InstrFrame, Program};
+use gpu16_machine::semantics::{loads_core_id, mcst_loads_constant};
+use gpu16_machine::{ControlFrame, Dialect, FrameKind, InstrFrame, Program};
 
 /// One lint finding: the frame, the instruction slot if it is about one, and the message.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -23,10 +27,33 @@ pub struct Finding {
 
 /// Every lint finding of `program`, in frame order.
 pub fn lint(program: &Program) -> Vec<Finding> {
+    let dialect = program.dialect();
     let mut out = Vec::new();
     let mut past_tm_reported = false;
+    if dialect == Dialect::Mcst {
+        scheduler_walk(program, &mut out);
+    }
     for f in 0..program.len() {
         match program.kind(f) {
+            FrameKind::Control if dialect == Dialect::Mcst => {
+                // A frame in control position with fence 3 loads only when the scheduler
+                // never reads it as one; the walk reports it as never reached.
+                if let Ok(cf) = ControlFrame::decode(program.raw(f)) {
+                    mcst_control(&cf, f, &mut out);
+                    let last = f + usize::from(cf.if_num);
+                    if last >= program.len() {
+                        out.push(Finding {
+                            frame: f,
+                            slot: None,
+                            message: format!(
+                                "this group runs to frame {last}, past the program's last frame {}: its instruction frames from frame {} on are task memory's zero frames (16 `nop`s each)",
+                                program.len() - 1,
+                                program.len()
+                            ),
+                        });
+                    }
+                }
+            }
             FrameKind::Control => {
                 control(program, f, &mut out);
                 let last = f + usize::from(program.control(f).if_num);
@@ -45,7 +72,172 @@ pub fn lint(program: &Program) -> Vec<Finding> {
             FrameKind::Instr { .. } => instr_frame(&program.instr(f), f, &mut out),
         }
     }
+    if dialect == Dialect::Mcst {
+        // The walk's findings go with their frames (a stable sort keeps the rest in order).
+        out.sort_by_key(|f| f.frame);
+    }
     out
+}
+
+/// The MCST dialect's lints of one control frame: reserved bits (only header bit 15 and
+/// bytes 6..15, since bits 13:8 are NextCF and bit 14 stop), NextCF without stop, stop on a
+/// group, masks of 0 and R0 init that has no effect.
+fn mcst_control(cf: &ControlFrame, f: usize, out: &mut Vec<Finding>) {
+    let mut say = |message: String| {
+        out.push(Finding {
+            frame: f,
+            slot: None,
+            message,
+        })
+    };
+    if cf.reserved_header & 0x80 != 0 || cf.reserved.iter().any(|&b| b != 0) {
+        say(format!(
+            "control frame has reserved bits set (header bit 15 = {}, bytes 6..15 = {:02x?})",
+            cf.reserved_header >> 7,
+            cf.reserved
+        ));
+    }
+    if !cf.stop() && cf.next_cf() != 0 {
+        say(format!(
+            "next={} has no effect without `stop`: the task scheduler follows NextCF only from a stop control frame",
+            cf.next_cf()
+        ));
+    }
+    if cf.stop() && cf.if_num > 0 {
+        say(format!(
+            "`stop` on a control frame with instruction frames: the jump to NextCF {} after the group is ambiguous in the RTL (mcst-dialect.md 3.4, 7)",
+            cf.next_cf()
+        ));
+    }
+    // A stop frame with no instruction frames (a halt or a frame sync) runs no task.
+    if cf.active == 0 && !(cf.stop() && cf.if_num == 0) {
+        say(format!(
+            "mask is 0: the {} instruction frame{} of this group run on no core",
+            cf.if_num,
+            if cf.if_num == 1 { "" } else { "s" }
+        ));
+    }
+    let outside = cf.init_vect & !cf.active;
+    if outside != 0 {
+        let cores: Vec<String> = (0..16)
+            .filter(|i| outside >> i & 1 == 1)
+            .map(|i| i.to_string())
+            .collect();
+        say(format!(
+            "R0 init for cores {} that are not in the mask has no effect",
+            cores.join(",")
+        ));
+    }
+    if cf.if_num == 0 && cf.init_vect & cf.active != 0 {
+        say(
+            "R0 init on a control frame with no instruction frames has no effect: the mcst dialect initialises R0 when an instruction frame starts"
+                .into(),
+        );
+    }
+}
+
+/// The MCST task scheduler's reading of task memory, which depends only on the image: from
+/// frame 0 it reads a control frame, broadcasts its IF_Num instruction frames, and goes on
+/// at the next frame or, from a stop frame, at NextCF. Findings: frames it reads as control
+/// frames that the image lays out as instruction frames, frames it never reaches, and a
+/// walk that never reaches a halt.
+fn scheduler_walk(program: &Program, out: &mut Vec<Finding>) {
+    let len = program.len();
+    let header = |p: usize| -> u16 {
+        if p < len {
+            let b = program.raw(p);
+            u16::from_le_bytes([b[0], b[1]])
+        } else {
+            0
+        }
+    };
+    let mut as_cf = [false; TASK_MEMORY_FRAMES];
+    let mut as_if = [false; TASK_MEMORY_FRAMES];
+    let mut came_from: [Option<usize>; TASK_MEMORY_FRAMES] = [None; TASK_MEMORY_FRAMES];
+    let mut halts = false;
+    let mut past_end = false;
+    let mut p = 0usize;
+    // One successor a frame: the walk is a path that ends at a halt or in a cycle.
+    while !as_cf[p] {
+        as_cf[p] = true;
+        past_end |= p >= len;
+        let h = header(p);
+        if (h >> 6) & 3 == 3 {
+            break; // a load error; the loader reports it
+        }
+        let n = usize::from(h & 0x3F);
+        let stop = h & 0x4000 != 0;
+        let next_cf = usize::from((h >> 8) & 0x3F);
+        for k in 1..=n {
+            as_if[(p + k) % TASK_MEMORY_FRAMES] = true;
+        }
+        let next = if stop {
+            if n == 0 && next_cf == p {
+                halts = true;
+                break;
+            }
+            if n == 0 {
+                // A frame sync may end the run here too.
+                halts = true;
+            }
+            next_cf
+        } else {
+            (p + n + 1) % TASK_MEMORY_FRAMES
+        };
+        if came_from[next].is_none() {
+            came_from[next] = Some(p);
+        }
+        p = next;
+    }
+    let mut say = |frame: usize, message: String| {
+        out.push(Finding {
+            frame,
+            slot: None,
+            message,
+        })
+    };
+    if !halts {
+        let past = if past_end {
+            ", and reads the zero frames past the program's end as empty control frames"
+        } else {
+            ""
+        };
+        say(
+            0,
+            format!("the task scheduler never reaches a halt (`.halt`: a stop control frame with no instruction frames whose NextCF is its own index){past}: the run ends only at the watchdog"),
+        );
+    }
+    for f in 0..len {
+        if as_cf[f] && matches!(program.kind(f), FrameKind::Instr { .. }) {
+            let from = came_from[f].map_or(String::new(), |c| {
+                format!(" (after the control frame at frame {c})")
+            });
+            say(
+                f,
+                format!("the task scheduler reads this instruction frame as a control frame{from}"),
+            );
+        }
+    }
+    let mut f = 0;
+    while f < len {
+        if as_cf[f] || as_if[f] {
+            f += 1;
+            continue;
+        }
+        let start = f;
+        while f < len && !as_cf[f] && !as_if[f] {
+            f += 1;
+        }
+        let msg = if f - start == 1 {
+            format!("frame {start} is never reached by the task scheduler")
+        } else {
+            format!(
+                "frames {start}..{} are never reached by the task scheduler",
+                f - 1
+            )
+        };
+        say(start, msg);
+    }
 }
 
 fn control(program: &Program, f: usize, out: &mut Vec<Finding>) {
@@ -99,13 +291,16 @@ fn instr_frame(frame: &InstrFrame, f: usize, out: &mut Vec<Finding>) {
                 ),
             ));
         }
-        if let Instr::SetConst { k, d } = i {
-            if loads_core_id(d) && k != 0 {
-                found.push((
-                    slot,
-                    format!("set_const into r{d} loads the core id, not 0x{k:02x}: only r8..r15 take a constant"),
-                ));
-            }
+        match i {
+            Instr::SetConst { k, d } if loads_core_id(d) && k != 0 => found.push((
+                slot,
+                format!("set_const into r{d} loads the core id, not 0x{k:02x}: only r8..r15 take a constant"),
+            )),
+            Instr::McstSetConst { k, d } if !mcst_loads_constant(d) && k != 0 => found.push((
+                slot,
+                format!("set_const into r{d} loads the core id, not 0x{k:02x}: in the mcst dialect only r0..r7 take a constant"),
+            )),
+            _ => {}
         }
     }
     let reached = flow(&frame.instrs, &mut found);

@@ -7,14 +7,18 @@
 use crate::diagnostics::{Diagnostic, Span};
 use crate::lexer::{quote, shorten, Tok, Token};
 use crate::limits::MAX_EXPR_DEPTH;
+use gpu16_machine::Dialect;
 use std::collections::HashMap;
 
-/// Names a statement can refer to while it is being expanded.
+/// Names a statement can refer to while it is being expanded, and the dialect it is
+/// written in.
 #[derive(Clone, Debug, Default)]
 pub struct Env {
     pub consts: HashMap<String, i64>,
     /// `.reg` aliases: name -> register number.
     pub regs: HashMap<String, u8>,
+    /// Which instruction forms and `.cf` fields the source may use.
+    pub dialect: Dialect,
 }
 
 /// The tokens of one statement after its mnemonic or directive, and the line they are on.
@@ -119,6 +123,15 @@ impl<'a> Cursor<'a> {
     }
 
     /// A register `r0`..`r15` (any case) or a `.reg` alias.
+    /// Whether the next token names a register (`rN` or a `.reg` alias that is not also a
+    /// constant), so an operand that may be either can be told apart.
+    pub fn at_register(&self, env: &Env) -> bool {
+        self.peek().and_then(|t| t.ident()).is_some_and(|n| {
+            register_number(n).is_some()
+                || (env.regs.contains_key(n) && !env.consts.contains_key(n))
+        })
+    }
+
     pub fn reg(&mut self, env: &Env, what: &str) -> PResult<(u8, Span)> {
         let here = self.here();
         let Some(t) = self.peek() else {

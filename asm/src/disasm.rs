@@ -1,17 +1,52 @@
 //! Program image to source. The output re-assembles to the same bytes: reserved bits are
 //! kept (`.word` for an instruction word with ignored bits set, `reserved=` and `r0_vect=`
 //! for control frames), and only the trailing `ready` fill of a frame is left out, since
-//! the assembler puts it back.
+//! the assembler puts it back. Words and headers are read in the program's dialect: in the
+//! MCST dialect a control frame shows `next=` and `stop`, and a halt frame is `.halt`.
 
 use gpu16_machine::isa::{Instr, FRAME_INSTRS};
-use gpu16_machine::{ControlFrame, FrameKind, Program};
+use gpu16_machine::{ControlFrame, Dialect, FrameKind, Program};
 use std::fmt::Write;
 
 const READY: u16 = 0xf000;
 
-/// The `.cf` line of a control frame, without a comment.
+/// The `.cf` line of a control frame as the spec reads it, without a comment.
 pub fn control_line(cf: &ControlFrame) -> String {
+    control_line_in(cf, Dialect::Spec)
+}
+
+/// Whether the control frame at index `frame` is what `.halt` writes: a stop frame with
+/// no instruction frames whose NextCF is its own index, and nothing else set.
+fn is_halt(cf: &ControlFrame, frame: usize) -> bool {
+    cf.stop()
+        && usize::from(cf.next_cf()) == frame
+        && cf.reserved_header & 0x80 == 0
+        && *cf
+            == ControlFrame {
+                if_num: 0,
+                fence: gpu16_machine::Fence::No,
+                active: 0,
+                init_vect: 0,
+                init_r0: [0; 16],
+                reserved_header: cf.reserved_header,
+                reserved: [0; 10],
+            }
+}
+
+/// The `.cf` line of a control frame as `dialect` reads it, without a comment. In the MCST
+/// dialect header bits 13:8 are shown as `next=` and bit 14 as `stop`.
+pub fn control_line_in(cf: &ControlFrame, dialect: Dialect) -> String {
     let mut s = format!(".cf mask=0x{:04x} fence={}", cf.active, cf.fence.name());
+    let mut header = cf.reserved_header;
+    if dialect == Dialect::Mcst {
+        if cf.next_cf() != 0 {
+            write!(s, " next={}", cf.next_cf()).unwrap();
+        }
+        if cf.stop() {
+            s.push_str(" stop");
+        }
+        header &= 0x80;
+    }
     let listed: Vec<usize> = (0..16)
         .filter(|&i| cf.init_vect >> i & 1 == 1 || cf.init_r0[i] != 0)
         .collect();
@@ -28,7 +63,7 @@ pub fn control_line(cf: &ControlFrame) -> String {
     if implied != cf.init_vect {
         write!(s, " r0_vect=0x{:04x}", cf.init_vect).unwrap();
     }
-    let reserved: Vec<String> = std::iter::once((1, cf.reserved_header))
+    let reserved: Vec<String> = std::iter::once((1, header))
         .chain(cf.reserved.iter().enumerate().map(|(i, &b)| (i + 6, b)))
         .filter(|&(_, b)| b != 0)
         .map(|(off, b)| format!("{off}:0x{b:02x}"))
@@ -39,12 +74,23 @@ pub fn control_line(cf: &ControlFrame) -> String {
     s
 }
 
-/// The instruction lines of one frame's words (trailing `ready` fill left out).
+/// The instruction lines of one frame's words as the spec reads them (trailing `ready`
+/// fill left out).
 pub fn frame_lines(words: &[u16; FRAME_INSTRS]) -> Vec<String> {
+    frame_lines_in(words, Dialect::Spec)
+}
+
+/// The instruction lines of one frame's words as `dialect` reads them (trailing `ready`
+/// fill left out).
+pub fn frame_lines_in(words: &[u16; FRAME_INSTRS], dialect: Dialect) -> Vec<String> {
     let used = words.iter().rposition(|&w| w != READY).map_or(0, |i| i + 1);
     let decoded: Vec<Option<Instr>> = words
         .iter()
-        .map(|&w| Instr::decode(w).ok().filter(|i| i.encode() == w))
+        .map(|&w| {
+            Instr::decode_in(w, dialect)
+                .ok()
+                .filter(|i| i.encode() == w)
+        })
         .collect();
     let mut targets = [false; FRAME_INSTRS];
     for i in decoded.iter().take(used).flatten() {
@@ -68,7 +114,7 @@ pub fn frame_lines(words: &[u16; FRAME_INSTRS]) -> Vec<String> {
                 Some(i) => i.to_string(),
                 None => {
                     let w = words[slot];
-                    match Instr::decode(w) {
+                    match Instr::decode_in(w, dialect) {
                         Ok(i) => format!(
                             ".word 0x{w:04x}   ; {i} with reserved bits 0x{:04x} set",
                             w ^ i.encode()
@@ -82,14 +128,36 @@ pub fn frame_lines(words: &[u16; FRAME_INSTRS]) -> Vec<String> {
         .collect()
 }
 
-/// Source text for `program`.
+/// Source text for `program`, in its dialect ([`Program::dialect`]; assemble an MCST
+/// program's text with `--dialect mcst`).
 pub fn disassemble(program: &Program) -> String {
-    let mut out = format!("; gpu16 program, {} frames\n", program.len());
+    let dialect = program.dialect();
+    let mut out = match dialect {
+        Dialect::Spec => format!("; gpu16 program, {} frames\n", program.len()),
+        d => format!("; gpu16 program ({d} dialect), {} frames\n", program.len()),
+    };
     for f in 0..program.len() {
         match program.kind(f) {
             FrameKind::Control => {
-                let cf = program.control(f);
-                let line = control_line(&cf);
+                let Ok(cf) = ControlFrame::decode(program.raw(f)) else {
+                    // Only the MCST dialect loads such a frame: one its scheduler never
+                    // reads as a control frame. The syntax has no way to write it.
+                    writeln!(
+                        out,
+                        "\n; frame {f}: a control-frame position with the reserved fence 3, never read by the task scheduler; it cannot be written in source"
+                    )
+                    .unwrap();
+                    continue;
+                };
+                if dialect == Dialect::Mcst && is_halt(&cf, f) {
+                    writeln!(out, "\n{:<48} ; frame {f}, stop, NextCF {f}", ".halt").unwrap();
+                    continue;
+                }
+                let mut line = control_line_in(&cf, dialect);
+                // A group that runs past the image's end (MCST: into the zero frames).
+                if f + usize::from(cf.if_num) >= program.len() {
+                    write!(line, " if_num={}", cf.if_num).unwrap();
+                }
                 let n = cf.if_num;
                 let plural = if n == 1 { "" } else { "s" };
                 writeln!(
@@ -100,7 +168,7 @@ pub fn disassemble(program: &Program) -> String {
             }
             FrameKind::Instr { .. } => {
                 writeln!(out, "{:<48} ; frame {f}", ".if").unwrap();
-                for line in frame_lines(&program.instr(f).words) {
+                for line in frame_lines_in(&program.instr(f).words, dialect) {
                     writeln!(out, "    {line}").unwrap();
                 }
             }

@@ -2,7 +2,9 @@
 //! lexer, the directive expander and the frame builder to a
 //! [`Program`](gpu16_machine::Program); the disassembler
 //! turns any loadable image back into source that re-assembles to the same bytes; the
-//! checker lints a program, from source or binary. `docs/assembly.md` is the reference.
+//! checker lints a program, from source or binary. Every entry point has a form for each
+//! [`Dialect`] (`assemble_in`, ...); the plain ones are the spec's. `docs/assembly.md` is
+//! the reference.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -22,7 +24,8 @@ mod source;
 pub use assemble::{Assembly, FrameSource, SourceMap, MAX_GROUP};
 pub use check::{check, lint, Finding};
 pub use diagnostics::{Diagnostic, Diagnostics, Severity, Span};
-pub use disasm::{control_line, disassemble, frame_lines};
+pub use disasm::{control_line, control_line_in, disassemble, frame_lines, frame_lines_in};
+pub use gpu16_machine::Dialect;
 
 use limits::MAX_FILE_BYTES;
 use std::io::Read;
@@ -43,27 +46,45 @@ fn read_file(path: &Path) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|_| "the file is not UTF-8 text".to_string())
 }
 
-/// Assemble `source` (named `file` in diagnostics). `.include` paths are read from the
-/// file system, relative to `file`'s directory.
+/// Assemble `source` (named `file` in diagnostics) in the spec dialect. `.include` paths
+/// are read from the file system, relative to `file`'s directory.
 pub fn assemble(source: &str, file: &str) -> Result<Assembly, Diagnostics> {
     assemble_with(source, file, &read_file)
 }
 
-/// Assemble with `load` reading included files (tests give an in-memory one). Whatever
-/// `load` returns is held to the limits of [`limits`] like a file read from disk.
+/// [`assemble`] in `dialect`: its instruction forms and `.cf` fields, and its program
+/// loaded as the dialect reads it ([`Program::dialect`](gpu16_machine::Program::dialect)).
+pub fn assemble_in(source: &str, file: &str, dialect: Dialect) -> Result<Assembly, Diagnostics> {
+    assemble_with_in(source, file, &read_file, dialect)
+}
+
+/// Assemble in the spec dialect with `load` reading included files (tests give an
+/// in-memory one). Whatever `load` returns is held to the limits of [`limits`] like a file
+/// read from disk.
 pub fn assemble_with(
     source: &str,
     file: &str,
     load: &dyn Fn(&Path) -> Result<String, String>,
 ) -> Result<Assembly, Diagnostics> {
+    assemble_with_in(source, file, load, Dialect::Spec)
+}
+
+/// [`assemble_with`] in `dialect`.
+pub fn assemble_with_in(
+    source: &str,
+    file: &str,
+    load: &dyn Fn(&Path) -> Result<String, String>,
+    dialect: Dialect,
+) -> Result<Assembly, Diagnostics> {
     let mut ex = source::Expander::new(load);
+    ex.env.dialect = dialect;
     ex.file(source, file);
     let mut report = std::mem::take(&mut ex.report);
     // Items cut short by a limit would only make frames with more (false) problems.
     let assembly = if report.stopped() || ex.exhausted() {
         None
     } else {
-        assemble::build(std::mem::take(&mut ex.items), file, &mut report)
+        assemble::build(std::mem::take(&mut ex.items), file, dialect, &mut report)
     };
     let diags = report.finish(file);
     match assembly {
@@ -72,11 +93,16 @@ pub fn assemble_with(
     }
 }
 
-/// Read and assemble the file at `path`.
+/// Read and assemble the file at `path` in the spec dialect.
 pub fn assemble_file(path: &Path) -> Result<Assembly, Diagnostics> {
+    assemble_file_in(path, Dialect::Spec)
+}
+
+/// Read and assemble the file at `path` in `dialect`.
+pub fn assemble_file_in(path: &Path, dialect: Dialect) -> Result<Assembly, Diagnostics> {
     let name = path.display().to_string();
     match read_file(path) {
-        Ok(text) => assemble(&text, &name),
+        Ok(text) => assemble_in(&text, &name, dialect),
         Err(e) => Err(Diagnostics(vec![Diagnostic::bare(
             Severity::Error,
             name,

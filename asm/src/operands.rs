@@ -1,12 +1,17 @@
 //! One statement to frame-level items: the operands of every instruction in the spec's
-//! order (encoded through the machine crate's instruction table), `.word`, `.if`, and the
-//! options of `.cf`.
+//! order (encoded through the machine crate's instruction table), `.word`, `.if`, `.halt`
+//! and the options of `.cf`, each read as the source's dialect ([`Env::dialect`]) has it.
 
 use crate::cursor::{register_number, Cursor, Env, PResult};
 use crate::diagnostics::{Diagnostic, Span};
 use crate::source::Stmt;
 use gpu16_machine::isa::{AluOp, Instr, MemOp};
-use gpu16_machine::{ControlFrame, Fence};
+use gpu16_machine::{ControlFrame, Dialect, Fence};
+
+/// Header bits 13:8 of a control frame in the MCST dialect: NextCF.
+pub const NEXT_CF_BITS: u8 = 0x3F;
+/// Header bit 14 of a control frame in the MCST dialect: stop.
+pub const STOP_BIT: u8 = 0x40;
 
 /// A `bnz` target given by name: a label of the frame, else a constant.
 #[derive(Clone, Debug)]
@@ -19,10 +24,14 @@ pub struct Target {
 /// What the frame builder sees.
 #[derive(Clone, Debug)]
 pub enum Item {
-    /// A control frame; its IF_Num is filled in when the group ends.
+    /// A control frame; its IF_Num is filled in when the group ends. `halt`: written as
+    /// `.halt` (MCST), whose NextCF is its own index, filled in when it is placed.
+    /// `if_num`: an IF_Num given outright (MCST `if_num=`), with where it was given.
     Cf {
         span: Span,
         frame: ControlFrame,
+        halt: bool,
+        if_num: Option<(u8, Span)>,
     },
     If {
         span: Span,
@@ -66,10 +75,38 @@ pub fn statement(stmt: &Stmt, cur: &mut Cursor, env: &Env) -> PResult<Vec<Item>>
     let span = stmt.span.clone();
     let name = stmt.name.as_str();
     match name {
-        ".cf" => Ok(vec![Item::Cf {
-            frame: control(cur, env, &span)?,
-            span,
-        }]),
+        ".cf" => {
+            let (frame, if_num) = control(cur, env, &span)?;
+            Ok(vec![Item::Cf {
+                frame,
+                span,
+                halt: false,
+                if_num,
+            }])
+        }
+        ".halt" => {
+            if env.dialect != Dialect::Mcst {
+                return Err(Diagnostic::error(
+                    &span,
+                    "`.halt` (a stop control frame) belongs to the mcst dialect: assemble with `--dialect mcst`",
+                ));
+            }
+            cur.expect_end("`.halt`")?;
+            Ok(vec![Item::Cf {
+                frame: ControlFrame {
+                    if_num: 0,
+                    fence: Fence::No,
+                    active: 0,
+                    init_vect: 0,
+                    init_r0: [0; 16],
+                    reserved_header: STOP_BIT,
+                    reserved: [0; 10],
+                },
+                span,
+                halt: true,
+                if_num: None,
+            }])
+        }
         ".if" => {
             cur.expect_end("`.if`")?;
             Ok(vec![Item::If { span }])
@@ -78,7 +115,7 @@ pub fn statement(stmt: &Stmt, cur: &mut Cursor, env: &Env) -> PResult<Vec<Item>>
             let mut out = Vec::new();
             loop {
                 let (v, vspan) = cur.value(env, 0, 0xFFFF, "an instruction word")?;
-                if let Err(e) = Instr::decode(v as u16) {
+                if let Err(e) = Instr::decode_in(v as u16, env.dialect) {
                     return Err(Diagnostic::error(
                         &vspan,
                         format!("`.word` {e}: not an instruction"),
@@ -96,13 +133,16 @@ pub fn statement(stmt: &Stmt, cur: &mut Cursor, env: &Env) -> PResult<Vec<Item>>
             cur.expect_end("the words")?;
             Ok(out)
         }
-        _ if name.starts_with('.') => Err(Diagnostic::error(
-            &span,
-            format!(
-                "unknown directive `{}` (known: .cf .if .word .equ .reg .repeat .end .include)",
-                stmt.name
+        _ if name.starts_with('.') => {
+            Err(Diagnostic::error(
+                &span,
+                format!(
+                "unknown directive `{}` (known: .cf .if .word .equ .reg .repeat .end .include{})",
+                stmt.name,
+                if env.dialect == Dialect::Mcst { " .halt" } else { "" }
             ),
-        )),
+            ))
+        }
         _ => {
             let (instr, target) = instruction(name, &span, cur, env)?;
             Ok(vec![Item::Slot {
@@ -129,16 +169,48 @@ fn instruction(
         Ok((a, b, c))
     };
     let mut target = None;
+    let mcst = env.dialect == Dialect::Mcst;
     let instr = match name {
         "nop" => Instr::Nop,
         "ready" => Instr::Ready,
+        "mul" if mcst => {
+            let (a, b, c) = three(cur)?;
+            Instr::McstMul { a, b, c }
+        }
         "mul" => {
             let (a, b, c) = three(cur)?;
             Instr::Mul { a, b, c }
         }
+        "rshft" | "lshft" if mcst => {
+            let (a, _) = cur.reg(env, "the source register")?;
+            cur.expect(",", "after the source register")?;
+            if !cur.at_register(env) {
+                let here = cur.here();
+                return cur.error(
+                    &here,
+                    format!("the mcst dialect's `{name}` takes its amount in a register (`{name} r1, r2, r3`), not an immediate: load the amount into a register first (`set_const k, r2`)"),
+                );
+            }
+            let (b, _) = cur.reg(env, "the register holding the amount")?;
+            cur.expect(",", "after the amount register")?;
+            let (c, _) = cur.reg(env, "the destination register")?;
+            Instr::McstShift {
+                left: name == "lshft",
+                a,
+                b,
+                c,
+            }
+        }
         "rshft" | "lshft" => {
             let (a, _) = cur.reg(env, "the source register")?;
             cur.expect(",", "after the source register")?;
+            if cur.at_register(env) {
+                let here = cur.here();
+                return cur.error(
+                    &here,
+                    format!("the spec's `{name}` takes an immediate amount 0..7 (`{name} r1, 3, r3`); a register amount is the mcst dialect's (`--dialect mcst`)"),
+                );
+            }
             let (k, _) = cur.value(env, 0, 7, "the shift amount")?;
             cur.expect(",", "after the shift amount")?;
             let (c, _) = cur.reg(env, "the destination register")?;
@@ -148,6 +220,13 @@ fn instruction(
                 k: k as u8,
                 c,
             }
+        }
+        "ld_sync" | "st_sync" if mcst => {
+            let plain = name.trim_end_matches("_sync");
+            return Err(Diagnostic::error(
+                span,
+                format!("the mcst dialect has no atomic sequences: `{name}` is not an instruction (use `{plain}`)"),
+            ));
         }
         "ld" | "ld_sync" | "st" | "st_sync" => {
             let op = match name {
@@ -160,7 +239,7 @@ fn instruction(
             let (a, _) = cur.reg(env, "the low-address register")?;
             cur.expect(",", "after the low-address register")?;
             let (hi, hspan) = cur.reg(env, "the high-address register")?;
-            if hi > 3 {
+            if hi > 3 && !mcst {
                 return Err(Diagnostic::error(
                     &hspan,
                     format!("the second address register of {name} must be r0..r3"),
@@ -180,7 +259,11 @@ fn instruction(
             let (k, _) = cur.value(env, -128, 255, "the constant")?;
             cur.expect(",", "after the constant")?;
             let (d, _) = cur.reg(env, "the destination register")?;
-            Instr::SetConst { k: k as u8, d }
+            if mcst {
+                Instr::McstSetConst { k: k as u8, d }
+            } else {
+                Instr::SetConst { k: k as u8, d }
+            }
         }
         "bnz" => {
             let named = match (cur.peek(), cur.peek2()) {
@@ -228,8 +311,15 @@ fn instruction(
 }
 
 /// The options of `.cf`: `mask=`, `fence=`, `r0=core:value,...`, and for exact round trips
-/// of any image `r0_vect=` (the Init_R0_Vect itself) and `reserved=offset:byte,...`.
-fn control(cur: &mut Cursor, env: &Env, directive: &Span) -> PResult<ControlFrame> {
+/// of any image `r0_vect=` (the Init_R0_Vect itself) and `reserved=offset:byte,...`; in the
+/// MCST dialect also `next=N` (NextCF, header bits 13:8), the flag `stop` (bit 14), and
+/// `if_num=N` (an IF_Num past the program's end, for its last group), returned beside.
+fn control(
+    cur: &mut Cursor,
+    env: &Env,
+    directive: &Span,
+) -> PResult<(ControlFrame, Option<(u8, Span)>)> {
+    let mcst = env.dialect == Dialect::Mcst;
     let mut cf = ControlFrame {
         if_num: 0,
         fence: Fence::No,
@@ -241,6 +331,7 @@ fn control(cur: &mut Cursor, env: &Env, directive: &Span) -> PResult<ControlFram
     };
     let mut seen: Vec<String> = Vec::new();
     let mut vect: Option<u16> = None;
+    let mut if_num: Option<(u8, Span)> = None;
     while !cur.at_end() {
         let here = cur.here();
         let key = match cur.next().and_then(|t| t.ident()) {
@@ -251,8 +342,26 @@ fn control(cur: &mut Cursor, env: &Env, directive: &Span) -> PResult<ControlFram
             return cur.error(&here, format!("`{key}=` is given twice"));
         }
         seen.push(key.clone());
+        if matches!(key.as_str(), "next" | "stop") && !mcst {
+            return cur.error(
+                &here,
+                format!("`{key}` is a field of the mcst dialect's control frames (NextCF and the stop bit): assemble with `--dialect mcst`"),
+            );
+        }
+        if key == "stop" {
+            cf.reserved_header |= STOP_BIT;
+            continue;
+        }
         cur.expect("=", &format!("after `{key}`"))?;
         match key.as_str() {
+            "if_num" if mcst => {
+                let (n, nspan) = cur.value(env, 0, i64::from(NEXT_CF_BITS), "if_num")?;
+                if_num = Some((n as u8, nspan));
+            }
+            "next" => {
+                let (n, _) = cur.value(env, 0, i64::from(NEXT_CF_BITS), "next (a frame index)")?;
+                cf.reserved_header |= n as u8;
+            }
             "mask" => cf.active = cur.value(env, 0, 0xFFFF, "mask")?.0 as u16,
             "r0_vect" => vect = Some(cur.value(env, 0, 0xFFFF, "r0_vect")?.0 as u16),
             "fence" => {
@@ -288,7 +397,16 @@ fn control(cur: &mut Cursor, env: &Env, directive: &Span) -> PResult<ControlFram
                 }
                 cur.expect(":", "between the offset and the byte")?;
                 let (v, _) = cur.value(env, 0, 255, "a reserved byte")?;
-                if off == 1 {
+                if off == 1 && mcst && v as u8 & !0x80 != 0 {
+                    return cur.error(
+                        &ospan,
+                        "in the mcst dialect header bits 13:8 are `next=` and bit 14 is `stop`: `reserved=1:` takes only bit 15 (0x80)",
+                    );
+                }
+                if off == 1 && mcst {
+                    // Only bit 15: `next=` and `stop` keep theirs.
+                    cf.reserved_header = (cf.reserved_header & 0x7F) | v as u8;
+                } else if off == 1 {
                     cf.reserved_header = v as u8;
                 } else {
                     cf.reserved[off as usize - 6] = v as u8;
@@ -301,7 +419,8 @@ fn control(cur: &mut Cursor, env: &Env, directive: &Span) -> PResult<ControlFram
                 return cur.error(
                     &here,
                     format!(
-                    "unknown option `{key}` of `.cf` (known: mask, fence, r0, r0_vect, reserved)"
+                    "unknown option `{key}` of `.cf` (known: mask, fence, r0, r0_vect, reserved{})",
+                    if mcst { ", next, stop, if_num" } else { "" }
                 ),
                 )
             }
@@ -316,5 +435,5 @@ fn control(cur: &mut Cursor, env: &Env, directive: &Span) -> PResult<ControlFram
     if let Some(v) = vect {
         cf.init_vect = v;
     }
-    Ok(cf)
+    Ok((cf, if_num))
 }

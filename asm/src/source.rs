@@ -271,12 +271,14 @@ impl<'a> Expander<'a> {
                         Ok(())
                     }
                     Err(d) => {
-                        if stmt.name == ".cf" {
+                        if stmt.name == ".cf" || stmt.name == ".halt" {
                             // Stand in for the broken frame so its `.if`s do not each
                             // report a missing `.cf` as well.
                             self.push(Item::Cf {
                                 span: stmt.span.clone(),
                                 frame: ControlFrame::decode(&[0; 32]).expect("zero frame decodes"),
+                                halt: false,
+                                if_num: None,
                             });
                         }
                         Err(d)

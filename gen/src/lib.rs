@@ -9,6 +9,6 @@ pub mod rng;
 pub mod shrink;
 pub mod violation;
 
-pub use program::{generate, Generated, Profile, MAX_GROUPS};
+pub use program::{generate, generate_in, Generated, Profile, MAX_GROUPS, MCST_MAX_GROUPS};
 pub use shrink::shrink;
 pub use violation::{generate_violating, Violation};

@@ -5,11 +5,15 @@
 //! frames, instruction words with ignored bits set, reserved control-frame bits, and streams
 //! longer than the 64 frames of the hardware task memory. The same seed gives the same bytes
 //! everywhere.
+//!
+//! [`generate_in`] also writes programs of the MCST dialect: its instruction forms (one-byte
+//! `mul`, register shift amounts, any bank register, constants loaded into r0..r7), no
+//! atomic sequences, at most 64 frames, ending with a halt frame (what `.halt` writes).
 
 use crate::rng::Rng;
 use gpu16_machine::frame::{FRAME_BYTES, TASK_MEMORY_FRAMES};
 use gpu16_machine::isa::{AluOp, MemOp, FRAME_INSTRS};
-use gpu16_machine::{ControlFrame, Fence, Instr};
+use gpu16_machine::{ControlFrame, Dialect, Fence, Instr};
 
 /// Percentage of eligible instruction words (`nop`, `ready`, `bnz`, `rshft`/`lshft`,
 /// `set_const` into r0..r7) written with some of their ignored bits set.
@@ -25,6 +29,10 @@ const SHORT_EMPTY_PCT: u64 = 15;
 /// a debug build. [`generate`] clamps `groups` to `1..=MAX_GROUPS`, so no caller can make it
 /// run for hours or allocate without bound; `gpu16 gen --groups` refuses larger values.
 pub const MAX_GROUPS: usize = 1 << 16;
+
+/// The most groups an MCST program may have: 12 groups of at most 5 frames and the halt
+/// frame fit the 64-frame task memory. [`generate_in`] clamps `groups` to `1..=` this.
+pub const MCST_MAX_GROUPS: usize = 12;
 
 /// What kind of programs to favour.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -80,6 +88,8 @@ struct Knobs {
     empty_group_pct: u64,
     /// Programs padded with short groups into a stream longer than the task memory.
     stream_pct: u64,
+    /// Write the MCST dialect's instruction forms (and no atomic sequences).
+    mcst: bool,
 }
 
 impl Knobs {
@@ -95,6 +105,7 @@ impl Knobs {
             r0_init_pct: 30,
             empty_group_pct: 5,
             stream_pct: 0,
+            mcst: false,
         };
         match profile {
             Profile::Alu => Knobs {
@@ -178,6 +189,15 @@ impl<'r> FrameBuilder<'r> {
         self.rng.below(16) as u8
     }
 
+    /// `set_const k, rD` in the dialect's form.
+    fn set_const(&self, k: u8, d: u8) -> Instr {
+        if self.knobs.mcst {
+            Instr::McstSetConst { k, d }
+        } else {
+            Instr::SetConst { k, d }
+        }
+    }
+
     /// One register-only instruction that writes no protected register.
     fn register_op(&mut self) -> Instr {
         loop {
@@ -190,6 +210,18 @@ impl<'r> FrameBuilder<'r> {
                     b,
                     c,
                 }),
+                4 if self.knobs.mcst => self.writable(|_| true).map(|c| Instr::McstMul { a, b, c }),
+                5 | 6 if self.knobs.mcst => self.writable(|_| true).map(|c| Instr::McstShift {
+                    left: kind == 5,
+                    a,
+                    b,
+                    c,
+                }),
+                7 | 8 if self.knobs.mcst => {
+                    let k = self.rng.byte();
+                    self.writable(|_| true)
+                        .map(|d| Instr::McstSetConst { k, d })
+                }
                 4 => {
                     // mul writes two registers; neither may be protected.
                     let p = self.protected;
@@ -215,7 +247,9 @@ impl<'r> FrameBuilder<'r> {
     }
 
     fn memory_op(&mut self) -> Instr {
-        let (a, hi) = (self.reg(), self.rng.below(4) as u8);
+        // The MCST dialect's bank register is any register.
+        let banks = if self.knobs.mcst { 16 } else { 4 };
+        let (a, hi) = (self.reg(), self.rng.below(banks) as u8);
         if self.rng.chance(50) {
             let r = self.reg();
             Instr::Mem {
@@ -250,18 +284,20 @@ impl<'r> FrameBuilder<'r> {
         if self.room() < 5 {
             return false;
         }
-        let Some(counter) = self.writable(|r| r >= 8) else {
+        let mcst = self.knobs.mcst;
+        let konst = move |r: u8| (r >= 8) != mcst;
+        let Some(counter) = self.writable(konst) else {
             return false;
         };
         self.protected |= 1 << counter;
-        let Some(one) = self.writable(|r| r >= 8) else {
+        let Some(one) = self.writable(konst) else {
             self.protected &= !(1 << counter);
             return false;
         };
         self.protected |= 1 << one;
         let n = self.rng.range(1, self.knobs.max_iterations) as u8;
-        self.slots.push(Instr::SetConst { k: n, d: counter });
-        self.slots.push(Instr::SetConst { k: 1, d: one });
+        self.slots.push(self.set_const(n, counter));
+        self.slots.push(self.set_const(1, one));
         let head = self.slots.len();
         let body_max = (self.room() - 2).min(6);
         let body = self.rng.range(1, body_max as u64) as usize;
@@ -515,7 +551,12 @@ fn push_group(
     } else {
         0
     };
-    let (reserved_header, reserved) = reserved_bits(rng);
+    let (mut reserved_header, reserved) = reserved_bits(rng);
+    if knobs.mcst {
+        // Header bits 13:8 are NextCF, ignored without the stop bit 14, which only the
+        // halt frame has.
+        reserved_header &= !0x40;
+    }
     frames.push(
         ControlFrame {
             if_num,
@@ -547,6 +588,58 @@ fn instr_frame(rng: &mut Rng, knobs: Knobs, shared_pct: u64, short: bool) -> [u8
     };
     let instrs = FrameBuilder::new(rng, knobs, len).build(shared_pct);
     frame_bytes(rng, instrs)
+}
+
+/// Generate a program in `dialect`: [`generate`] for the spec; for the MCST dialect
+/// `groups` (clamped to `1..=`[`MCST_MAX_GROUPS`]) groups of the dialect's instructions and
+/// a halt frame after them (a stop frame with no instruction frames whose NextCF is its own
+/// index), at most 64 frames in all. The profile `atomics` is `memory`-like there, having no
+/// atomic sequences to favour.
+pub fn generate_in(seed: u64, groups: usize, profile: Profile, dialect: Dialect) -> Generated {
+    match dialect {
+        Dialect::Spec => generate(seed, groups, profile),
+        Dialect::Mcst => generate_mcst(seed, groups, profile),
+    }
+}
+
+fn generate_mcst(seed: u64, groups: usize, profile: Profile) -> Generated {
+    let mut rng = Rng::new(seed);
+    let knobs = Knobs {
+        atomic_pct: 0,
+        stream_pct: 0,
+        mcst: true,
+        ..Knobs::of(profile)
+    };
+    let mut frames: Vec<[u8; FRAME_BYTES]> = Vec::new();
+    let mut ifs = 0usize;
+    for _ in 0..groups.clamp(1, MCST_MAX_GROUPS) {
+        ifs += usize::from(push_group(&mut rng, knobs, 0, false, &mut frames));
+    }
+    if ifs == 0 {
+        frames[0][0] += 1;
+        let frame = instr_frame(&mut rng, knobs, 0, false);
+        frames.insert(1, frame);
+    }
+    let index = frames.len() as u8;
+    frames.push(
+        ControlFrame {
+            if_num: 0,
+            fence: Fence::No,
+            active: 0,
+            init_vect: 0,
+            init_r0: [0; 16],
+            reserved_header: 0x40 | index,
+            reserved: [0; 10],
+        }
+        .encode(),
+    );
+    debug_assert!(frames.len() <= TASK_MEMORY_FRAMES);
+    let mem_len = rng.range(0, 4096) as usize;
+    let memory = (0..mem_len).map(|_| rng.byte()).collect();
+    Generated {
+        image: frames.into_iter().flatten().collect(),
+        memory,
+    }
 }
 
 /// Generate a program of `groups` control frames with their instruction frames (`groups`

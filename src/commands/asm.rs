@@ -1,10 +1,12 @@
 //! `gpu16 asm`, `gpu16 disasm` and `gpu16 check`: thin shells over the gpu16-asm crate that
-//! choose files and formats, print diagnostics and set the exit status.
+//! choose files and formats, print diagnostics and set the exit status. Each takes
+//! `--dialect spec|mcst`: how source is assembled and images are read.
 
 use super::outputs::{check_distinct, source_inputs, write_together, Named};
+use super::value_enums::DialectArg;
 use super::{emit, CliError, Finished};
 use clap::Args;
-use gpu16::input::{load_program, ProgramFormat};
+use gpu16::input::{load_program_in, ProgramFormat};
 use gpu16::machine::Program;
 use gpu16::output::file::OutputFile;
 use std::path::PathBuf;
@@ -19,6 +21,9 @@ pub struct AsmArgs {
     /// Write 16-bit hex words (one frame a line, loadable as .hex) instead of raw bytes.
     #[arg(long)]
     pub hex: bool,
+    /// The ISA dialect the source is written in.
+    #[arg(long, value_enum, default_value = "spec")]
+    pub dialect: DialectArg,
 }
 
 #[derive(Args)]
@@ -28,6 +33,9 @@ pub struct DisasmArgs {
     /// Write the source here instead of stdout.
     #[arg(short, long, value_name = "OUT")]
     pub output: Option<PathBuf>,
+    /// The ISA dialect the image is read in (its source re-assembles in the same one).
+    #[arg(long, value_enum, default_value = "spec")]
+    pub dialect: DialectArg,
 }
 
 #[derive(Args)]
@@ -35,6 +43,9 @@ pub struct CheckArgs {
     /// Program (.bin or .tm: at most 1 GiB; .hex: at most 2^22 words; assembly: at most
     /// 16 MiB).
     pub program: PathBuf,
+    /// The ISA dialect the program is written in.
+    #[arg(long, value_enum, default_value = "spec")]
+    pub dialect: DialectArg,
 }
 
 /// Report diagnostics on stderr with a count; the exit status says they were errors.
@@ -85,7 +96,7 @@ pub fn asm(args: AsmArgs) -> Result<Finished, CliError> {
         Some(out) => Some(output_file(&source_inputs("SOURCE", &args.source), out)?),
         None => None,
     };
-    let assembly = match gpu16::input::assemble_file(&args.source) {
+    let assembly = match gpu16::input::assemble_file_in(&args.source, args.dialect.0) {
         Ok(a) => a,
         Err(d) => return Ok(fail(&d)),
     };
@@ -120,7 +131,7 @@ pub fn disasm(args: DisasmArgs) -> Result<Finished, CliError> {
         )?),
         None => None,
     };
-    let program = load_program(&args.image).map_err(CliError::failed)?;
+    let program = load_program_in(&args.image, args.dialect.0).map_err(CliError::failed)?;
     let text = gpu16_asm::disassemble(&program);
     match &file {
         Some(file) => write(file, text.as_bytes())?,
@@ -138,12 +149,12 @@ pub fn check(args: CheckArgs) -> Result<Finished, CliError> {
         Ok(ProgramFormat::Assembly)
     );
     let (program, map) = if is_source {
-        match gpu16::input::assemble_file(&args.program) {
+        match gpu16::input::assemble_file_in(&args.program, args.dialect.0) {
             Ok(a) => (a.program, Some(a.source_map)),
             Err(d) => return Ok(fail(&d)),
         }
     } else {
-        match load_program(&args.program) {
+        match load_program_in(&args.program, args.dialect.0) {
             Ok(p) => (p, None),
             Err(e) => {
                 eprintln!("{e}");

@@ -1,10 +1,13 @@
-//! `gpu16 gen`: write a generated program (and its memory image) for a seed.
+//! `gpu16 gen`: write a generated program (and its memory image) for a seed, in the spec
+//! dialect or (`--dialect mcst`) the MCST one.
 
 use super::outputs::{check_distinct, write_together, Named};
+use super::value_enums::DialectArg;
 use super::{CliError, Finished};
 use clap::Args;
+use gpu16::machine::Dialect;
 use gpu16::output::file::OutputFile;
-use gpu16_gen::{generate, generate_violating, Profile, Violation, MAX_GROUPS};
+use gpu16_gen::{generate_in, generate_violating, Profile, Violation, MAX_GROUPS, MCST_MAX_GROUPS};
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -34,6 +37,10 @@ pub struct GenArgs {
     /// Also write the matching random shared-memory image.
     #[arg(long, value_name = "MEM.bin")]
     pub mem_out: Option<PathBuf>,
+    /// The ISA dialect of the program. An mcst program has at most 12 groups (64 frames
+    /// with its final `.halt` frame) and no atomic sequences; `--break` is spec-only.
+    #[arg(long, value_enum, default_value = "spec")]
+    pub dialect: DialectArg,
 }
 
 pub fn parse_profile(s: &str) -> Result<Profile, String> {
@@ -54,6 +61,20 @@ fn parse_violation(s: &str) -> Result<Violation, String> {
 /// naming one file. The program and its memory image are put in place together, or neither
 /// is.
 pub fn gen(args: GenArgs) -> Result<Finished, CliError> {
+    let dialect = args.dialect.0;
+    if dialect == Dialect::Mcst {
+        if args.violation.is_some() {
+            return Err(CliError::usage(
+                "--break makes a program that breaks a rule of the spec dialect; it cannot be combined with --dialect mcst",
+            ));
+        }
+        if args.groups > MCST_MAX_GROUPS {
+            return Err(CliError::usage(format!(
+                "--groups {} is too many for --dialect mcst: at most {MCST_MAX_GROUPS} groups fit its 64-frame task memory",
+                args.groups
+            )));
+        }
+    }
     let mut named = vec![Named::new("-o", &args.out)];
     if let Some(m) = &args.mem_out {
         named.push(Named::new("--mem-out", m));
@@ -66,7 +87,7 @@ pub fn gen(args: GenArgs) -> Result<Finished, CliError> {
         .map_err(CliError::failed)?;
     let g = match args.violation {
         Some(v) => generate_violating(args.seed, args.groups, args.profile, v),
-        None => generate(args.seed, args.groups, args.profile),
+        None => generate_in(args.seed, args.groups, args.profile, dialect),
     };
     let contents = [&g.image[..], &g.memory[..]];
     let pairs: Vec<(&OutputFile, &[u8])> = files.iter().zip(contents).collect();

@@ -116,6 +116,11 @@ mod tests {
             ["gray", "heat", "rainbow"]
         );
         assert_eq!(BackendArg::DIFF_PAIR.map(|b| b.0.name()), ["interp", "jit"]);
+        for v in DialectArg::value_variants() {
+            let name = v.to_possible_value().unwrap().get_name().to_string();
+            assert_eq!(name, v.0.name());
+            assert_eq!(DialectArg::from_str(&name, false), Ok(*v));
+        }
     }
 }
 

@@ -874,11 +874,16 @@ impl Session {
         let mut lines: Vec<Value> = Vec::new();
         let kind = match self.program.kind(frame) {
             FrameKind::Control => {
-                lines.push(json!({"text": gpu16_asm::control_line(&self.program.control(frame))}));
+                let cf = self.program.control(frame);
+                let text = gpu16_asm::control_line_in(&cf, self.program.dialect());
+                lines.push(json!({ "text": text }));
                 "control"
             }
             FrameKind::Instr { .. } => {
-                let decoded = gpu16_asm::frame_lines(&self.program.instr(frame).words);
+                let decoded = gpu16_asm::frame_lines_in(
+                    &self.program.instr(frame).words,
+                    self.program.dialect(),
+                );
                 let slots = self.map.as_ref().and_then(|m| m.frames.get(frame));
                 let used = decoded.len().max(slots.map_or(0, |f| f.slots.len()));
                 for ip in 0..used {

@@ -1,0 +1,187 @@
+//! The MCST dialect through the built binary (`asm`, `disasm`, `check` and `gen` with
+//! `--dialect mcst`) and the MCST generator over many seeds: every program it writes loads
+//! in the dialect, disassembles to source that re-assembles to the same bytes, ends with a
+//! halt the task scheduler reaches, and runs to it.
+
+mod common;
+
+use common::{gpu16, s, stderr, stdout};
+use gpu16_asm::{assemble_in, disassemble, lint};
+use gpu16_gen::{generate_in, Profile};
+use gpu16_machine::{Dialect, Program};
+use std::path::PathBuf;
+
+fn scratch(test: &str) -> PathBuf {
+    common::scratch("mcst_cli", test)
+}
+
+/// The peer's forms: a set_const into r1 (a constant), into r8 (the core id), a store with
+/// r8 as the bank register, a register shift; then the halt at frame 2.
+const PROGRAM: &str = "\
+.cf mask=0x0003
+.if
+    set_const 0x04, r1
+    set_const 0, r8
+    rshft r1, r1, r2
+    st [r1, r8], r2
+.halt
+";
+
+/// PROGRAM encoded by hand from mcst-dialect.md sections 2 and 3.1.
+fn expected_image() -> Vec<u8> {
+    let mut img = vec![0u8; 96];
+    img[0] = 0x01; // IF_Num 1, fence no
+    img[2] = 0x03; // mask 3
+    let words = [0xc041u16, 0xc008, 0x6112, 0xd182];
+    for i in 0..16 {
+        let w = words.get(i).copied().unwrap_or(0xf000);
+        img[32 + 2 * i..34 + 2 * i].copy_from_slice(&w.to_le_bytes());
+    }
+    img[65] = 0x42; // stop | NextCF 2
+    img
+}
+
+#[test]
+fn asm_disasm_and_check_take_the_dialect() {
+    let d = scratch("asm");
+    let src = d.join("p.s");
+    std::fs::write(&src, PROGRAM).unwrap();
+    let out = gpu16(&["asm", "--dialect", "mcst", s(&src)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let bin = d.join("p.bin");
+    assert_eq!(std::fs::read(&bin).unwrap(), expected_image());
+
+    // The spec dialect refuses r8 as a bank register and `.halt`.
+    let out = gpu16(&[
+        "asm",
+        "--dialect",
+        "spec",
+        s(&src),
+        "-o",
+        s(&d.join("q.bin")),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("`.halt`"), "{}", stderr(&out));
+
+    let out = gpu16(&["disasm", "--dialect", "mcst", s(&bin)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("st [r1, r8], r2"), "{text}");
+    assert!(text.contains("rshft r1, r1, r2"), "{text}");
+    assert!(text.contains(".halt"), "{text}");
+    let again = d.join("again.s");
+    std::fs::write(&again, &text).unwrap();
+    let out = gpu16(&[
+        "asm",
+        "--dialect",
+        "mcst",
+        s(&again),
+        "-o",
+        s(&d.join("again.bin")),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read(d.join("again.bin")).unwrap(),
+        expected_image()
+    );
+
+    // The same image read as the spec's: 0xd182 is st with reserved mode 2, a load error.
+    let out = gpu16(&["disasm", s(&bin)]);
+    assert_eq!(out.status.code(), Some(1));
+
+    for program in [&src, &bin] {
+        let out = gpu16(&["check", "--dialect", "mcst", s(program)]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(
+            stdout(&out).ends_with("3 frames, no errors, 0 warnings\n"),
+            "{}",
+            stdout(&out)
+        );
+    }
+    // Without the halt, check says the run never ends.
+    let nohalt = d.join("nohalt.s");
+    std::fs::write(&nohalt, PROGRAM.replace(".halt\n", "")).unwrap();
+    let out = gpu16(&["check", "--dialect", "mcst", s(&nohalt)]);
+    assert!(out.status.success());
+    assert!(
+        stdout(&out).contains("never reaches a halt"),
+        "{}",
+        stdout(&out)
+    );
+
+    let out = gpu16(&["asm", "--dialect", "vliw", s(&src)]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn gen_writes_mcst_programs() {
+    let d = scratch("gen");
+    let bin = d.join("g.bin");
+    let out = gpu16(&["gen", "--dialect", "mcst", "--seed", "7", "-o", s(&bin)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let image = std::fs::read(&bin).unwrap();
+    assert_eq!(
+        image,
+        generate_in(7, 3, Profile::Mixed, Dialect::Mcst).image
+    );
+    let out = gpu16(&["disasm", "--dialect", "mcst", s(&bin)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains(".halt"));
+    let out = gpu16(&["check", "--dialect", "mcst", s(&bin)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    // The spec's output for a seed is not the mcst one, and is what `generate` gives.
+    let spec = d.join("s.bin");
+    assert!(gpu16(&["gen", "--seed", "7", "-o", s(&spec)])
+        .status
+        .success());
+    assert_eq!(
+        std::fs::read(&spec).unwrap(),
+        gpu16_gen::generate(7, 3, Profile::Mixed).image
+    );
+
+    for bad in [&["--groups", "13"][..], &["--break", "length"][..]] {
+        let mut args = vec!["gen", "--dialect", "mcst", "--seed", "1", "-o", s(&bin)];
+        args.extend(bad);
+        let out = gpu16(&args);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn two_hundred_generated_mcst_programs_assemble_load_and_halt() {
+    let mut interp = gpu16_interp::Interpreter::new();
+    let config = gpu16_machine::Config {
+        max_cycles: 10_000_000,
+        ..Default::default()
+    };
+    for seed in 0..200u64 {
+        let profile = Profile::ALL[seed as usize % Profile::ALL.len()];
+        let groups = 1 + seed as usize % gpu16_gen::MCST_MAX_GROUPS;
+        let g = generate_in(seed, groups, profile, Dialect::Mcst);
+        let p = Program::from_image_in(&g.image, Dialect::Mcst)
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        assert!(p.len() <= 64, "seed {seed}: {} frames", p.len());
+        let text = disassemble(&p);
+        assert!(!text.contains("_sync"), "seed {seed}\n{text}");
+        assert!(
+            text.trim_end().lines().last().unwrap().starts_with(".halt"),
+            "seed {seed}\n{text}"
+        );
+        let a = assemble_in(&text, "g.s", Dialect::Mcst)
+            .unwrap_or_else(|d| panic!("seed {seed}: {d}\n{text}"));
+        assert_eq!(a.program.image(), g.image, "seed {seed}\n{text}");
+        // The scheduler reads the layout as written and reaches the halt.
+        let walk: Vec<String> = lint(&p)
+            .into_iter()
+            .map(|f| f.message)
+            .filter(|m| {
+                m.contains("never reach") || m.contains("reads this instruction frame as a control")
+            })
+            .collect();
+        assert!(walk.is_empty(), "seed {seed}: {walk:?}");
+        let report = gpu16_machine::run(&mut interp, &p, &g.memory, &config)
+            .unwrap_or_else(|e| panic!("seed {seed}: {e:?}"));
+        assert!(report.cycles > 0);
+    }
+}
