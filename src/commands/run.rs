@@ -18,7 +18,6 @@ use gpu16::output::see::SeeOptions;
 use gpu16::progress::ProgressDisplay;
 use gpu16::stop::StopSignal;
 use gpu16::BackendKind;
-use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -150,11 +149,7 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
     let failed = match &outcome {
         Ok(report) => {
             if json {
-                let mut v = output::json::report(report);
-                v["outputs"] = output::json::outputs(&written);
-                if !unwritten.is_empty() {
-                    v["error"] = json!({"rule": "output", "message": unwritten.join("\n")});
-                }
+                let v = output::json::run_document(&outcome, source_map.as_ref(), &written);
                 out.print(&format!("{v}\n"));
             } else {
                 out.print(&human(report, &memory, wall.as_secs_f64(), args.quiet));
@@ -166,11 +161,7 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
                 .as_ref()
                 .map(|m| output::location::FailureLocations::of(&failure.error, m));
             if json {
-                let mut v = output::json::failure(failure);
-                if let Some(l) = &located {
-                    output::json::locate(&mut v, l);
-                }
-                v["outputs"] = output::json::outputs(&written);
+                let v = output::json::run_document(&outcome, source_map.as_ref(), &written);
                 out.print(&format!("{v}\n"));
             }
             let message = failed_run(
