@@ -128,6 +128,47 @@ pub fn assemble_file_in(path: &Path, dialect: Dialect) -> Result<Assembly, Diagn
     }
 }
 
+/// A program image handed over in memory (the bytes a Python caller passes), held to the
+/// limit of a `.bin` file ([`limits::PROGRAM_IMAGE`]); an error names `name`, as
+/// [`load_program`] names the file.
+pub fn program_from_image(
+    name: &Path,
+    image: &[u8],
+    dialect: Dialect,
+) -> Result<Program, InputError> {
+    limits::check(name, limits::PROGRAM_IMAGE, image.len() as u64)?;
+    Program::from_image_in(image, dialect).map_err(|e| err(name, e.to_string()))
+}
+
+/// A raw shared-memory image handed over in memory, held to the limit of a raw memory file
+/// ([`limits::MEMORY_IMAGE`], 4096 bytes); an error names `name`.
+pub fn memory_from_bytes(name: &Path, bytes: &[u8]) -> Result<Vec<u8>, InputError> {
+    limits::check(name, limits::MEMORY_IMAGE, bytes.len() as u64)?;
+    Ok(bytes.to_vec())
+}
+
+/// Assemble `source` handed over in memory as if it were the file `path` (diagnostics and
+/// source locations name it; `.include`s are found beside it): the source is held to
+/// [`limits::SOURCE`] like a file (a longer one is an [`InputError`]), and so is every file
+/// it includes.
+pub fn assemble_source(
+    source: &str,
+    path: &Path,
+    dialect: Dialect,
+) -> Result<Assembly, SourceError> {
+    limits::check(path, limits::SOURCE, source.len() as u64).map_err(SourceError::Input)?;
+    assemble_bounded(source, path, dialect).map_err(SourceError::Assembly)
+}
+
+/// Why source handed over in memory did not assemble.
+#[derive(Debug)]
+pub enum SourceError {
+    /// The source is too large to assemble.
+    Input(InputError),
+    /// The assembler's diagnostics.
+    Assembly(Diagnostics),
+}
+
 /// `gpu16_asm::assemble_in` with `.include`d files read within [`limits::SOURCE`].
 fn assemble_bounded(source: &str, path: &Path, dialect: Dialect) -> Result<Assembly, Diagnostics> {
     let include = |p: &Path| read_text(p, limits::SOURCE).map_err(|e| e.message);

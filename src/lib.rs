@@ -99,6 +99,7 @@
 #![deny(missing_docs)]
 
 pub mod debugger;
+pub mod dialect;
 pub mod diff;
 pub mod fuzz;
 pub mod input;

@@ -71,6 +71,15 @@ impl Profile {
     pub fn from_name(name: &str) -> Option<Profile> {
         Profile::ALL.into_iter().find(|p| p.name() == name)
     }
+
+    /// The profile `name` names; otherwise the error `gpu16 gen --profile` and the Python
+    /// binding give, listing the names.
+    pub fn parse(name: &str) -> Result<Profile, String> {
+        Profile::from_name(name).ok_or_else(|| {
+            let names: Vec<_> = Profile::ALL.iter().map(|p| p.name()).collect();
+            format!("unknown profile `{name}` (one of {})", names.join(", "))
+        })
+    }
 }
 
 /// Percentages and bounds that shape a profile's programs.

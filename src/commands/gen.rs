@@ -44,10 +44,7 @@ pub struct GenArgs {
 }
 
 pub fn parse_profile(s: &str) -> Result<Profile, String> {
-    Profile::from_name(s).ok_or_else(|| {
-        let names: Vec<_> = Profile::ALL.iter().map(|p| p.name()).collect();
-        format!("unknown profile `{s}` (one of {})", names.join(", "))
-    })
+    Profile::parse(s)
 }
 
 fn parse_violation(s: &str) -> Result<Violation, String> {

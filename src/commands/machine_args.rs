@@ -56,21 +56,7 @@ impl MachineArgs {
     /// error is a usage error.
     pub fn checked_config(&self) -> Result<Config, String> {
         let config = self.config();
-        gpu16::timing::check(&config.timing, self.dialect())?;
-        if self.dialect() == Dialect::Mcst {
-            if config.issue != IssuePolicy::InOrder {
-                return Err(
-                    "--issue lookahead: the mcst dialect's task scheduler is in-order only".into(),
-                );
-            }
-            if config.bank_conflicts {
-                return Err(
-                    "--bank-conflicts is the spec dialect's bank model; the mcst dialect's is \
-                            --timing round_robin=1 (part of --timing mcst-rtl)"
-                        .into(),
-                );
-            }
-        }
+        gpu16::dialect::check_config(&config, self.dialect())?;
         Ok(config)
     }
 

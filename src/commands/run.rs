@@ -214,12 +214,10 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
     let failed = match &outcome {
         Ok(report) => {
             if json {
-                let mut v = output::json::report(report);
-                v["outputs"] = output::json::outputs(&written);
+                // An output that could not be written is the error to report first.
+                let mut v = output::json::run_document(&outcome, source_map.as_ref(), &written);
                 add_expected(&mut v);
-                if !unwritten.is_empty() {
-                    v["error"] = json!({"rule": "output", "message": unwritten.join("\n")});
-                } else if let Some(d) = &differs {
+                if let (None, Some(d)) = (v.get("error"), &differs) {
                     v["error"] = json!({"rule": "expect", "message": d});
                 }
                 out.print(&format!("{v}\n"));
@@ -240,11 +238,7 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
                 .as_ref()
                 .map(|m| output::location::FailureLocations::of(&failure.error, m));
             if json {
-                let mut v = output::json::failure(failure);
-                if let Some(l) = &located {
-                    output::json::locate(&mut v, l);
-                }
-                v["outputs"] = output::json::outputs(&written);
+                let mut v = output::json::run_document(&outcome, source_map.as_ref(), &written);
                 add_expected(&mut v);
                 out.print(&format!("{v}\n"));
             } else {

@@ -92,6 +92,11 @@ fn too_large(path: &Path, limit: Limit, len: Option<u64>) -> InputError {
         Some(len) => format!("this file has {len}"),
         None => "this input has more".to_string(),
     };
+    too_large_has(path, limit, has)
+}
+
+/// The error for an input past `limit`, `has` saying how much it has.
+fn too_large_has(path: &Path, limit: Limit, has: String) -> InputError {
     err(
         path,
         format!(
@@ -124,6 +129,16 @@ pub fn read(path: &Path, limit: Limit) -> Result<Vec<u8>, InputError> {
         return Err(too_large(path, limit, None));
     }
     Ok(bytes)
+}
+
+/// An input handed over in memory rather than read from a file (the bytes or text a Python
+/// caller passes), of `len` bytes, held to `limit` like a file: past it, the error a file
+/// gets, naming `name` and saying "this input has `len`".
+pub fn check(name: &Path, limit: Limit, len: u64) -> Result<(), InputError> {
+    if len > limit.bytes {
+        return Err(too_large_has(name, limit, format!("this input has {len}")));
+    }
+    Ok(())
 }
 
 /// [`read`], as UTF-8 text.
@@ -181,6 +196,17 @@ mod tests {
             e.to_string(),
             "/dev/zero: too large: a raw memory image may have at most 4096 bytes (4 KiB); \
              this input has more"
+        );
+    }
+
+    #[test]
+    fn an_input_in_memory_is_held_to_the_same_limit() {
+        assert_eq!(check(Path::new("memory"), MEMORY_IMAGE, 4096), Ok(()));
+        let e = check(Path::new("memory"), MEMORY_IMAGE, 4097).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "memory: too large: a raw memory image may have at most 4096 bytes (4 KiB); \
+             this input has 4097"
         );
     }
 

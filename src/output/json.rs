@@ -16,9 +16,14 @@
 //! object with `rule` and `message` and the failure's own fields ([`failure`]); for a run
 //! that never started (a file it cannot load, outputs it cannot write), a string, the message
 //! stderr gets, with `stage` and the `file` it names ([`not_run`]).
+//!
+//! [`run_document`] puts together the whole object of a run that started; `gpu16 run --json`
+//! prints it and the Python binding (`python/`) returns it, so the two cannot drift apart.
 
 use super::location::{FailureLocations, Location};
 use super::run_files::Written;
+use super::see::Outcome;
+use gpu16_asm::SourceMap;
 use gpu16_machine::{CoreWait, RunError, RunFailure, RunReport, TaskLog, UnfinishedCore};
 use serde_json::{json, Value};
 use std::path::Path;
@@ -93,6 +98,36 @@ pub fn report(r: &RunReport) -> Value {
                 })
             })
             .collect();
+    }
+    v
+}
+
+/// The `run --json` object of a run that started, finished or failed: [`report`] or
+/// [`failure`] (located in the source through `source_map`, for an assembled program) with
+/// the [`outputs`] it wrote. A finished run whose outputs could not all be written has an
+/// `error` with `rule` `output` and the messages, one a line.
+pub fn run_document(
+    outcome: &Outcome,
+    source_map: Option<&SourceMap>,
+    written: &[Written],
+) -> Value {
+    let mut v = match outcome {
+        Ok(r) => report(r),
+        Err(f) => {
+            let mut v = failure(f);
+            if let Some(map) = source_map {
+                locate(&mut v, &FailureLocations::of(&f.error, map));
+            }
+            v
+        }
+    };
+    v["outputs"] = outputs(written);
+    let unwritten: Vec<String> = written
+        .iter()
+        .filter_map(|w| w.result.as_ref().err().map(ToString::to_string))
+        .collect();
+    if outcome.is_ok() && !unwritten.is_empty() {
+        v["error"] = json!({"rule": "output", "message": unwritten.join("\n")});
     }
     v
 }

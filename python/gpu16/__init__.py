@@ -1,0 +1,102 @@
+"""The gpu16 emulator from Python: assemble, disassemble, run and generate programs.
+
+This module is the Python face of the Rust extension ``gpu16._native``, which calls the same
+library code as the ``gpu16`` command line: ``run`` returns exactly the object that
+``gpu16 run --json`` prints, built by the same Rust function. python/README.md documents the
+API.
+"""
+
+import json as _json
+from typing import Any, Dict, Optional, Union
+
+from . import _native
+from ._native import AssemblyError, LoadError
+
+__all__ = [
+    "AssemblyError",
+    "LoadError",
+    "assemble",
+    "disassemble",
+    "generate",
+    "generate_image",
+    "run",
+]
+
+
+def assemble(source: str, name: str = "<string>", dialect: str = "spec") -> bytes:
+    """The program image (N x 32 bytes) of assembly ``source``, as ``gpu16 asm`` writes it.
+
+    ``name`` is the file name diagnostics give (and ``.include`` paths are relative to its
+    directory); ``dialect`` is ``spec`` or ``mcst`` (``--dialect``). Raises
+    ``AssemblyError`` (a ``ValueError``) whose message is the assembler's diagnostics, as
+    ``gpu16 asm`` prints them, and ``LoadError`` for a source past the CLI's 16 MiB limit.
+    """
+    return _native.assemble(source, name, dialect)
+
+
+def disassemble(image: Union[bytes, bytearray], dialect: str = "spec") -> str:
+    """The source ``gpu16 disasm --dialect DIALECT`` prints for a program ``image``.
+
+    Raises ``LoadError`` for an image that does not load in ``dialect``.
+    """
+    return _native.disassemble(image, dialect)
+
+
+def run(
+    program: Union[bytes, bytearray, str],
+    memory: Union[bytes, bytearray] = b"",
+    backend: str = "auto",
+    dialect: str = "spec",
+    timing: Optional[str] = None,
+    issue: str = "in-order",
+    bank_conflicts: bool = False,
+    max_cycles: Optional[int] = None,
+    *,
+    name: str = "<string>",
+) -> Dict[str, Any]:
+    """Run ``program`` and return the object ``gpu16 run --json`` prints, as a dict.
+
+    ``program`` is a binary image (``bytes``) or assembly source (``str``, named ``name``
+    in diagnostics and in the ``location`` of a failure). ``memory`` is the initial shared
+    memory (at most 4096 bytes, zero past its end). ``backend`` is ``interp``, ``jit`` or
+    ``auto``; ``dialect`` is ``spec`` or ``mcst``; ``issue`` is ``in-order`` or
+    ``lookahead``; ``timing`` is a ``--timing`` value such as ``"cf=3,broadcast=2"`` or
+    ``"mcst-rtl"`` (with ``dialect="mcst"``); ``max_cycles`` is the watchdog (default 2**32).
+
+    A run that fails (a fault, the watchdog, a livelock) is not an exception: the dict has
+    an ``error`` object, as in ``run --json``. A program that does not assemble raises
+    ``AssemblyError``; an input that cannot be loaded raises ``LoadError``; an unknown
+    option value raises ``ValueError`` naming the accepted values.
+    """
+    text = _native.run_json(
+        program,
+        memory,
+        backend,
+        dialect,
+        timing,
+        issue,
+        bank_conflicts,
+        max_cycles,
+        name,
+    )
+    return _json.loads(text)
+
+
+def generate(seed: int, profile: str = "mixed", groups: int = 3, dialect: str = "spec") -> str:
+    """The source of the program ``gpu16 gen --seed SEED --profile PROFILE`` generates.
+
+    ``gpu16 gen`` writes a binary image; this is that image as ``gpu16 disasm`` prints it,
+    which assembles back to the same bytes. ``profile`` is one of ``alu``, ``memory``,
+    ``atomics``, ``scheduler``, ``mixed``; ``groups`` is 1 to 65536 as for ``--groups``.
+    ``generate_image`` gives the image and its memory image as bytes. With
+    ``dialect="mcst"`` the program is an mcst program (at most 12 groups, ending with
+    ``.halt``), as ``gpu16 gen --dialect mcst`` writes it.
+    """
+    return _native.generate(seed, profile, groups, dialect)
+
+
+def generate_image(
+    seed: int, profile: str = "mixed", groups: int = 3, dialect: str = "spec"
+) -> "tuple[bytes, bytes]":
+    """The (program image, memory image) ``gpu16 gen -o OUT --mem-out MEM`` writes."""
+    return _native.generate_image(seed, profile, groups, dialect)

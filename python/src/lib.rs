@@ -1,0 +1,233 @@
+//! The extension module `gpu16._native`: the gpu16 library's assembler, disassembler,
+//! runner and generator, called from Python. Each function is a thin shell over the same
+//! library code the `gpu16` CLI calls (inputs held to `gpu16::input::limits`, the run's JSON
+//! object built by `gpu16::output::json::run_document`), so the two cannot disagree. The
+//! Python package `gpu16` (python/gpu16/__init__.py) wraps these and documents the API.
+
+use gpu16::input::{self, SourceError};
+use gpu16::machine::config::{DEFAULT_MAX_CYCLES, MAX_CYCLE_LIMIT};
+use gpu16::machine::{Config, Dialect, IssuePolicy, Program};
+use gpu16::{BackendKind, Runner};
+use gpu16_asm::SourceMap;
+use gpu16_gen::{Profile, MAX_GROUPS};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyString};
+use std::borrow::Cow;
+use std::path::Path;
+
+pyo3::create_exception!(
+    gpu16,
+    AssemblyError,
+    PyValueError,
+    "Assembly source that does not assemble; the message is the assembler's diagnostics, as \
+     `gpu16 asm` prints them."
+);
+pyo3::create_exception!(
+    gpu16,
+    LoadError,
+    PyValueError,
+    "An input that cannot be used (an image that is not N x 32 bytes or breaks a frame rule, \
+     an input past its size limit); the message is the CLI's, naming the input."
+);
+
+/// A library input error as the Python exception for it.
+fn load_error(e: input::InputError) -> PyErr {
+    LoadError::new_err(e.to_string())
+}
+
+/// A source error as the Python exception for it: the diagnostics text without its final
+/// newline, or the size error.
+fn source_error(e: SourceError) -> PyErr {
+    match e {
+        SourceError::Input(e) => load_error(e),
+        SourceError::Assembly(d) => AssemblyError::new_err(d.to_string().trim_end().to_string()),
+    }
+}
+
+/// `name` among `accepted`, or a ValueError naming the parameter and the accepted names.
+fn one_of<T: Copy>(what: &str, name: &str, accepted: &[(&str, T)]) -> PyResult<T> {
+    match accepted.iter().find(|(n, _)| *n == name) {
+        Some(&(_, value)) => Ok(value),
+        None => {
+            let names: Vec<&str> = accepted.iter().map(|(n, _)| *n).collect();
+            Err(PyValueError::new_err(format!(
+                "unknown {what} `{name}` (one of {})",
+                names.join(", ")
+            )))
+        }
+    }
+}
+
+/// The dialect named `name`: `spec` or `mcst`, as `--dialect` takes them.
+fn dialect(name: &str) -> PyResult<Dialect> {
+    one_of("dialect", name, &Dialect::ALL.map(|d| (d.name(), d)))
+}
+
+/// Assemble `source` in `dialect`, named `name` in diagnostics and source locations;
+/// `.include`s are read beside `name`, each held to the CLI's limit.
+fn assembled(source: &str, name: &str, dialect: Dialect) -> PyResult<(Program, SourceMap)> {
+    input::assemble_source(source, Path::new(name), dialect)
+        .map(|a| (a.program, a.source_map))
+        .map_err(source_error)
+}
+
+/// `bytes`: the program image of assembly `source` in `dialect` (as `gpu16 asm` writes it).
+#[pyfunction]
+#[pyo3(signature = (source, name = "<string>", dialect = "spec"))]
+fn assemble<'py>(
+    py: Python<'py>,
+    source: &str,
+    name: &str,
+    dialect: &str,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let (program, _) = assembled(source, name, self::dialect(dialect)?)?;
+    Ok(PyBytes::new(py, &program.image()))
+}
+
+/// The source text `gpu16 disasm --dialect DIALECT` prints for a program `image`.
+#[pyfunction]
+#[pyo3(signature = (image, dialect = "spec"))]
+fn disassemble(image: Cow<'_, [u8]>, dialect: &str) -> PyResult<String> {
+    let program = input::program_from_image(Path::new("image"), &image, self::dialect(dialect)?)
+        .map_err(load_error)?;
+    Ok(gpu16_asm::disassemble(&program))
+}
+
+/// Run `program` (bytes: an image; str: assembly source named `name`) and give back the JSON
+/// text of `gpu16 run --json`. A failed run is an object with `error`, not an exception; an
+/// input that cannot be loaded or an option out of range raises.
+#[pyfunction]
+#[pyo3(signature = (program, memory, backend, dialect, timing, issue, bank_conflicts,
+                    max_cycles, name))]
+#[allow(clippy::too_many_arguments)]
+fn run_json(
+    py: Python<'_>,
+    program: &Bound<'_, PyAny>,
+    memory: Cow<'_, [u8]>,
+    backend: &str,
+    dialect: &str,
+    timing: Option<&str>,
+    issue: &str,
+    bank_conflicts: bool,
+    max_cycles: Option<u64>,
+    name: &str,
+) -> PyResult<String> {
+    let backend = one_of(
+        "backend",
+        backend,
+        &[BackendKind::Interp, BackendKind::Jit, BackendKind::Auto].map(|b| (b.name(), b)),
+    )?;
+    let dialect = self::dialect(dialect)?;
+    let issue = one_of(
+        "issue policy",
+        issue,
+        &[IssuePolicy::InOrder, IssuePolicy::Lookahead].map(|p| (p.name(), p)),
+    )?;
+    let timing = match timing {
+        Some(spec) => {
+            gpu16::timing::parse(spec).map_err(|e| PyValueError::new_err(format!("timing: {e}")))?
+        }
+        None => Default::default(),
+    };
+    let max_cycles = max_cycles.unwrap_or(DEFAULT_MAX_CYCLES);
+    if max_cycles > MAX_CYCLE_LIMIT {
+        return Err(PyValueError::new_err(format!(
+            "max_cycles: {max_cycles} is not in 0..={MAX_CYCLE_LIMIT}"
+        )));
+    }
+    let config = Config {
+        issue,
+        bank_conflicts,
+        max_cycles,
+        timing,
+        ..Config::default()
+    };
+    gpu16::dialect::check_config(&config, dialect).map_err(PyValueError::new_err)?;
+    let (program, source_map) = if let Ok(source) = program.cast::<PyString>() {
+        let (p, map) = assembled(source.to_str()?, name, dialect)?;
+        (p, Some(map))
+    } else if let Ok(image) = program.extract::<Cow<'_, [u8]>>() {
+        let p =
+            input::program_from_image(Path::new("program"), &image, dialect).map_err(load_error)?;
+        (p, None)
+    } else {
+        return Err(PyTypeError::new_err(
+            "program must be bytes (a program image) or str (assembly source)",
+        ));
+    };
+    let memory = input::memory_from_bytes(Path::new("memory"), &memory).map_err(load_error)?;
+    // The run does not touch Python objects: let other threads run meanwhile.
+    let document = py.detach(|| {
+        let outcome = gpu16::run(Runner::from(backend), &program, &memory, &config);
+        gpu16::output::json::run_document(&outcome, source_map.as_ref(), &[])
+    });
+    Ok(document.to_string())
+}
+
+/// The profile named `profile`, the group count and the dialect, checked as `gpu16 gen`
+/// checks them.
+fn gen_args(profile: &str, groups: usize, dialect: &str) -> PyResult<(Profile, Dialect)> {
+    let dialect = self::dialect(dialect)?;
+    let max = match dialect {
+        Dialect::Spec => MAX_GROUPS,
+        Dialect::Mcst => gpu16_gen::MCST_MAX_GROUPS,
+    };
+    if !(1..=max).contains(&groups) {
+        return Err(PyValueError::new_err(format!(
+            "groups: {groups} is not in 1..={max} (dialect {dialect})"
+        )));
+    }
+    Ok((
+        Profile::parse(profile).map_err(PyValueError::new_err)?,
+        dialect,
+    ))
+}
+
+/// The program image and memory image `gpu16 gen --seed SEED --profile PROFILE --groups
+/// GROUPS -o OUT --mem-out MEM` writes.
+#[pyfunction]
+#[pyo3(signature = (seed, profile = "mixed", groups = 3, dialect = "spec"))]
+fn generate_image<'py>(
+    py: Python<'py>,
+    seed: u64,
+    profile: &str,
+    groups: usize,
+    dialect: &str,
+) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+    let (profile, dialect) = gen_args(profile, groups, dialect)?;
+    let g = py.detach(|| gpu16_gen::generate_in(seed, groups, profile, dialect));
+    Ok((PyBytes::new(py, &g.image), PyBytes::new(py, &g.memory)))
+}
+
+/// The source of the program [`generate_image`] makes, as `gpu16 disasm` prints it; it
+/// assembles back to the same image.
+#[pyfunction]
+#[pyo3(signature = (seed, profile = "mixed", groups = 3, dialect = "spec"))]
+fn generate(
+    py: Python<'_>,
+    seed: u64,
+    profile: &str,
+    groups: usize,
+    dialect: &str,
+) -> PyResult<String> {
+    let (profile, dialect) = gen_args(profile, groups, dialect)?;
+    let g = py.detach(|| gpu16_gen::generate_in(seed, groups, profile, dialect));
+    let program =
+        input::program_from_image(Path::new("generated"), &g.image, dialect).map_err(load_error)?;
+    Ok(gpu16_asm::disassemble(&program))
+}
+
+/// The module `gpu16._native`.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(assemble, m)?)?;
+    m.add_function(wrap_pyfunction!(disassemble, m)?)?;
+    m.add_function(wrap_pyfunction!(run_json, m)?)?;
+    m.add_function(wrap_pyfunction!(generate, m)?)?;
+    m.add_function(wrap_pyfunction!(generate_image, m)?)?;
+    m.add("AssemblyError", m.py().get_type::<AssemblyError>())?;
+    m.add("LoadError", m.py().get_type::<LoadError>())?;
+    m.add("MAX_CYCLE_LIMIT", MAX_CYCLE_LIMIT)?;
+    Ok(())
+}

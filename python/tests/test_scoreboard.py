@@ -1,0 +1,94 @@
+"""Tests of the scoreboard example (python/examples/scoreboard.py): against the model
+itself it passes; against a dump with one byte altered it reports that byte's address,
+bank, row, expected and actual value."""
+
+import subprocess
+import sys
+
+import pytest
+
+import gpu16
+import scoreboard
+from conftest import EXAMPLES, ROOT
+
+# Sixteen cores, one per bank: core k sets r1 = k (`set_const` into r0-r7 writes the core
+# id) and stores k + 1 at row 0xa7 of bank r1 = k, so memory[k << 8 | 0xa7] = k + 1 for
+# k = 0..15 and every other byte stays 0.
+STORE_PER_BANK = """\
+    .cf mask=0xffff
+    .if
+        set_const 0, r1
+        set_const 0xa7, r10
+        set_const 1, r9
+        add r1, r9, r3
+        st [r10, r1], r3
+"""
+
+
+def model(program, memory):
+    """A stand-in device: the interpreter, while the scoreboard's model runs auto."""
+    return bytes.fromhex(gpu16.run(program, memory, backend="interp")["memory"])
+
+
+def test_the_program_stores_where_the_hand_worked_addresses_say():
+    memory = bytes.fromhex(gpu16.run(STORE_PER_BANK)["memory"])
+    assert [memory[k << 8 | 0xA7] for k in range(16)] == list(range(1, 17))
+    assert sum(memory) == sum(range(1, 17))
+
+
+def test_the_model_against_itself_passes():
+    lines = []
+    board = scoreboard.Scoreboard(model, log=lines.append)
+    assert board.check(STORE_PER_BANK) == []
+    assert board.check((EXAMPLES / "counter.s").read_text(), label="counter.s") == []
+    assert board.passed
+    assert lines == ["program 1: pass", "counter.s: pass"]
+    assert board.summary() == "2 program(s) checked, 0 failed"
+
+
+def test_an_altered_dump_is_reported_by_address_bank_row_expected_actual(tmp_path):
+    dump = bytearray.fromhex(gpu16.run(STORE_PER_BANK)["memory"])
+    dump[0x3A7] = 0x55  # bank 3, row 0xa7: the model stores 3 + 1 = 4 there
+    dump[0xFFF] = 0x01  # bank 15, row 0xff: the model leaves 0
+    path = tmp_path / "device.bin"
+    path.write_bytes(dump)
+    lines = []
+    board = scoreboard.Scoreboard(path, log=lines.append)
+    found = board.check(STORE_PER_BANK, label="store_per_bank")
+    assert found == [
+        scoreboard.Mismatch(address=0x3A7, bank=3, row=0xA7, expected=4, actual=0x55),
+        scoreboard.Mismatch(address=0xFFF, bank=15, row=0xFF, expected=0, actual=1),
+    ]
+    assert not board.passed
+    assert lines == [
+        "store_per_bank: FAIL, 2 byte(s) differ",
+        "  address 0x3a7 (bank 3, row 0xa7): expected 0x04, actual 0x55",
+        "  address 0xfff (bank 15, row 0xff): expected 0x00, actual 0x01",
+    ]
+
+
+def test_a_dump_of_the_wrong_size_is_an_error(tmp_path):
+    path = tmp_path / "short.bin"
+    path.write_bytes(bytes(100))
+    with pytest.raises(ValueError, match="100 bytes, not the 4096 of shared memory"):
+        scoreboard.Scoreboard(path).check(STORE_PER_BANK)
+
+
+def test_the_command_line_compares_a_cli_dump(gpu16_bin, tmp_path):
+    source = tmp_path / "store.s"
+    source.write_text(STORE_PER_BANK)
+    dump = tmp_path / "dump.bin"
+    subprocess.run([gpu16_bin, "run", str(source), "--dump-mem", str(dump), "--quiet"],
+                   check=True, capture_output=True)
+    script = ROOT / "python" / "examples" / "scoreboard.py"
+    ok = subprocess.run([sys.executable, str(script), str(source), str(dump)],
+                        capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.splitlines()[-1] == "1 program(s) checked, 0 failed"
+    altered = bytearray(dump.read_bytes())
+    altered[0x010] ^= 0xFF
+    dump.write_bytes(altered)
+    bad = subprocess.run([sys.executable, str(script), str(source), str(dump)],
+                         capture_output=True, text=True)
+    assert bad.returncode == 1
+    assert "  address 0x010 (bank 0, row 0x10): expected 0x00, actual 0xff" in bad.stdout
