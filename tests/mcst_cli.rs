@@ -185,3 +185,56 @@ fn two_hundred_generated_mcst_programs_assemble_load_and_halt() {
         assert!(report.cycles > 0);
     }
 }
+
+/// The bundled example, as the README shows it: sixteen stores to bank 0. Under mcst-rtl:
+/// broadcast from 1, set_const in 8, stores granted one a cycle from core 1 (9) to core 15
+/// (23) and core 0 (24), core 0's ready in 25: 26 cycles; core 0 stores last. Under
+/// decisions.md's latencies: set_const 5, store 6, ready 7: 8 cycles.
+#[test]
+fn the_bundled_example_runs_as_the_readme_says() {
+    let example = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/mcst_bank0.s");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", s(&example), "--dialect", "mcst", "--json", "-q"];
+        args.extend_from_slice(extra);
+        let o = gpu16(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_str::<serde_json::Value>(&stdout(&o)).unwrap()
+    };
+    let rtl = run(&["--timing", "mcst-rtl"]);
+    assert_eq!(rtl["cycles"], 26);
+    assert_eq!(
+        (
+            rtl["tasks"][0]["start"].clone(),
+            rtl["tasks"][0]["end"].clone()
+        ),
+        (8.into(), 25.into())
+    );
+    let memory = rtl["memory"].as_str().unwrap();
+    for core in 0..16 {
+        assert_eq!(&memory[2 * core..2 * core + 2], format!("{core:02x}"));
+    }
+    assert_eq!(run(&[])["cycles"], 8);
+    // A program with no reachable halt gets a warning before it runs.
+    let d = scratch("no_halt");
+    std::fs::create_dir_all(&d).unwrap();
+    let p = d.join("loop.s");
+    std::fs::write(&p, ".cf mask=1\n.if\nready\n").unwrap();
+    let o = gpu16(&[
+        "run",
+        s(&p),
+        "--dialect",
+        "mcst",
+        "-q",
+        "--max-cycles",
+        "1000",
+        "--tasks",
+        "none",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("never reaches a stop frame"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("watchdog"), "{}", stderr(&o));
+}

@@ -301,6 +301,7 @@ fn emulator(backend: BackendKind, program: &Program, memory: &[u8], config: &Con
             RunError::Watchdog { .. } | RunError::Livelock { .. } => Outcome::Watchdog,
             e @ (RunError::Backend { .. }
             | RunError::Internal { .. }
+            | RunError::TaskLogFull { .. }
             | RunError::Stopped { .. }) => panic!("{e}"),
         },
     }

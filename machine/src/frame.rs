@@ -214,37 +214,47 @@ pub enum FrameKind {
     },
 }
 
-/// The MCST dialect: the first frame with the reserved fence value 3 that the task
-/// scheduler can read as a control frame, if any. Which frames it reads as CFs depends only
-/// on task memory (IF_Num, the stop bit and NextCF), never on what the cores compute, so it
-/// is a walk over the 64 positions: after a CF at `p` with `n` IFs comes `p + n + 1`, or
-/// NextCF if it has the stop bit (after its group, or by a jump when IF_Num is 0).
-fn mcst_reserved_fence(image: &[[u8; FRAME_BYTES]]) -> Option<usize> {
+/// The MCST dialect: the frames the task scheduler can read as control frames, as a mask
+/// (bit p for frame p). Which frames it reads as CFs depends only on task memory (IF_Num,
+/// the stop bit and NextCF), never on what the cores compute, so it is a walk over the 64
+/// positions: after a CF at `p` with `n` IFs comes `p + n + 1`, or NextCF if it has the stop
+/// bit (after its group, or by a jump when IF_Num is 0). A fence-3 frame ends its path.
+fn mcst_control_frames(image: &[[u8; FRAME_BYTES]]) -> u64 {
     let frame = |p: usize| image.get(p).copied().unwrap_or([0; FRAME_BYTES]);
-    let mut seen = [false; TASK_MEMORY_FRAMES];
+    let mut seen = 0u64;
     let mut todo = vec![0usize];
-    let mut found: Option<usize> = None;
     while let Some(p) = todo.pop() {
-        if std::mem::replace(&mut seen[p], true) {
+        if seen & (1 << p) != 0 {
             continue;
         }
+        seen |= 1 << p;
         let bytes = frame(p);
         let header = u16::from_le_bytes([bytes[0], bytes[1]]);
         if (header >> 6) & 3 == 3 {
-            found = Some(found.map_or(p, |f| f.min(p)));
             continue;
         }
         let n = usize::from(header & 0x3F);
         let stop = header & 0x4000 != 0;
         let next_cf = usize::from((header >> 8) & 0x3F);
-        // A stop CF leads to NextCF only: after its group, or by a jump (IF_Num 0).
         todo.push(if stop {
             next_cf
         } else {
             (p + n + 1) % TASK_MEMORY_FRAMES
         });
     }
-    found
+    seen
+}
+
+/// The header word of frame `p` of task memory (zero past the image).
+fn mcst_header(image: &[[u8; FRAME_BYTES]], p: usize) -> u16 {
+    image.get(p).map_or(0, |b| u16::from_le_bytes([b[0], b[1]]))
+}
+
+/// The MCST dialect: the first frame with the reserved fence value 3 that the task
+/// scheduler can read as a control frame, if any.
+fn mcst_reserved_fence(image: &[[u8; FRAME_BYTES]]) -> Option<usize> {
+    let cfs = mcst_control_frames(image);
+    (0..TASK_MEMORY_FRAMES).find(|&p| cfs & (1 << p) != 0 && (mcst_header(image, p) >> 6) & 3 == 3)
 }
 
 /// A program image whose layout has been checked: frames are kept as raw bytes (the image
@@ -436,6 +446,20 @@ impl Program {
     /// How its words and headers are read.
     pub fn dialect(&self) -> Dialect {
         self.dialect
+    }
+
+    /// MCST dialect: whether the task scheduler can reach a stop frame with IF_Num 0 (a
+    /// halt, or a frame sync), the only frames that end a run. Without one the scheduler
+    /// wraps forever and only the watchdog ends the run. Always true in the spec dialect.
+    pub fn can_end(&self) -> bool {
+        if self.dialect == Dialect::Spec {
+            return true;
+        }
+        let cfs = mcst_control_frames(&self.frames);
+        (0..TASK_MEMORY_FRAMES).any(|p| {
+            let h = mcst_header(&self.frames, p);
+            cfs & (1 << p) != 0 && h & 0x4000 != 0 && h & 0x3F == 0
+        })
     }
 
     /// The number of frames, control and instruction.

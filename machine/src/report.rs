@@ -186,6 +186,16 @@ pub enum RunError {
         /// The first frame the scheduler had not processed, if any.
         next_frame: Option<usize>,
     },
+    /// The task log that keeps every task ([`crate::TaskLog::All`]) reached its limit of
+    /// `limit` tasks in `cycle`. Only the MCST dialect can issue tasks without end (its
+    /// task pointer wraps over 64 frames), so only its log is bounded this way; a longer run
+    /// keeps a summary (`--tasks summary`) or no log (`--tasks none`).
+    TaskLogFull {
+        /// The most tasks the log keeps.
+        limit: usize,
+        /// The cycle of the task past the limit, where the run stopped.
+        cycle: u64,
+    },
     /// The backend could not run the program (not the program's fault): the JIT cannot
     /// start on this host, or could not compile a frame. `frame` is the instruction frame
     /// it was preparing, if any.
@@ -288,6 +298,12 @@ impl fmt::Display for RunError {
                 }
                 write_unfinished(f, cores)
             }
+            RunError::TaskLogFull { limit, cycle } => write!(
+                f,
+                "the task log is full: {limit} tasks by cycle {cycle}; the mcst dialect's \
+                 scheduler can issue tasks without end (a program without .halt wraps to \
+                 frame 0), so run longer with --tasks summary or --tasks none"
+            ),
             RunError::Backend { frame, message } => match frame {
                 Some(frame) => write!(f, "frame {frame}: backend error: {message}"),
                 None => write!(f, "backend error: {message}"),
@@ -311,6 +327,7 @@ impl RunError {
             RunError::Watchdog { .. } => "watchdog",
             RunError::Livelock { .. } => "livelock",
             RunError::Stopped { cause, .. } => cause.name(),
+            RunError::TaskLogFull { .. } => "task_log_full",
             RunError::Backend { .. } => "backend",
             RunError::Internal { .. } => "internal",
         }
@@ -320,7 +337,9 @@ impl RunError {
     pub fn frame(&self) -> Option<usize> {
         match self {
             RunError::Fault { frame, .. } | RunError::Livelock { frame, .. } => Some(*frame),
-            RunError::Watchdog { .. } | RunError::Stopped { .. } => None,
+            RunError::Watchdog { .. } | RunError::Stopped { .. } | RunError::TaskLogFull { .. } => {
+                None
+            }
             RunError::Backend { frame, .. } | RunError::Internal { frame, .. } => *frame,
         }
     }

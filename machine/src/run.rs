@@ -108,6 +108,7 @@ pub fn run_observed<B: Backend, O: Observer>(
                 RunError::Fault { cycle, .. } | RunError::Livelock { cycle, .. } => *cycle,
                 RunError::Watchdog { limit, .. } => *limit,
                 RunError::Stopped { cycle, .. } => *cycle,
+                RunError::TaskLogFull { cycle, .. } => *cycle,
                 RunError::Backend { .. } | RunError::Internal { .. } => run.end_cycle(),
             };
             let mut state = run.report();

@@ -463,3 +463,37 @@ fn round_robin_starts_after_the_last_core_granted() {
     // set_const 8, st (9 for core 1, 10 for core 0), ready 10 / 11: 12 cycles.
     assert_eq!(rtl.cycles, 12);
 }
+
+#[test]
+fn a_run_without_end_keeps_a_bounded_task_log() {
+    // No halt: one CF of 63 IFs (the zero frames after it, with no cores), so the scheduler
+    // issues a task every 4 cycles and wraps to frame 0 for ever. With every task logged
+    // the run stops when the log is full, long before the watchdog.
+    let p = program(&[cf(63, 0, 0, false, 0, &[])]);
+    assert!(!p.can_end());
+    let mut interp = gpu16_interp::Interpreter::new();
+    let c = Config {
+        max_cycles: 1 << 32,
+        ..config(Timing::default())
+    };
+    let failure = run(&mut interp, &p, &[], &c).unwrap_err();
+    match failure.error {
+        RunError::TaskLogFull { limit, .. } => {
+            assert_eq!(limit, gpu16_machine::mcst::TASK_LOG_LIMIT);
+            assert_eq!(failure.state.tasks.len(), limit);
+        }
+        e => panic!("{e}"),
+    }
+    // Without the log it runs to the watchdog.
+    let c = Config {
+        tasks: TaskLog::Summary,
+        max_cycles: 100_000,
+        ..config(Timing::default())
+    };
+    let failure = run(&mut interp, &p, &[], &c).unwrap_err();
+    assert!(matches!(
+        failure.error,
+        RunError::Watchdog { limit: 100_000, .. }
+    ));
+    assert!(program(&[cf(1, 0, 0, false, 1, &[]), code(&[READY]), halt(2)]).can_end());
+}

@@ -181,7 +181,7 @@ def test_inputs_past_the_clis_limits_raise_with_its_message():
 def test_unknown_option_values_raise_value_error_naming_the_accepted_ones():
     cases = [
         (dict(backend="gpu"), "unknown backend `gpu` (one of interp, jit, auto)"),
-        (dict(dialect="mcst"), "unknown dialect `mcst` (one of spec)"),
+        (dict(dialect="verilog"), "unknown dialect `verilog` (one of spec, mcst)"),
         (dict(issue="random"), "unknown issue policy `random` (one of in-order, lookahead)"),
         (dict(max_cycles=2**58 + 1),
          "max_cycles: 288230376151711745 is not in 0..=288230376151711744"),

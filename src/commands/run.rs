@@ -105,6 +105,13 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
         .map_err(|e| refuse(json, "usage", CliError::usage(e), None))?;
     let (program, source_map) =
         load_program_with_map_in(&args.program, args.machine.dialect()).map_err(loaded)?;
+    if !program.can_end() {
+        eprintln!(
+            "warning: {}: the task scheduler never reaches a stop frame (.halt), so it wraps to \
+             frame 0 and runs again until the watchdog (--max-cycles) ends the run",
+            args.program.display()
+        );
+    }
     let memory = match &args.mem {
         Some(p) => load_memory(p).map_err(loaded)?,
         None => Vec::new(),

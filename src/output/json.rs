@@ -192,6 +192,10 @@ pub fn failure(f: &RunFailure) -> Value {
             e["next_frame"] = json!(next_frame);
             e["cores"] = unfinished(cores);
         }
+        RunError::TaskLogFull { limit, cycle } => {
+            e["limit"] = json!(limit);
+            e["cycle"] = json!(cycle);
+        }
         RunError::Backend { frame, .. } | RunError::Internal { frame, .. } => {
             e["frame"] = json!(frame)
         }

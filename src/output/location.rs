@@ -79,6 +79,9 @@ pub fn unfinished(error: &RunError) -> &[UnfinishedCore] {
         RunError::Watchdog { cores, .. }
         | RunError::Livelock { cores, .. }
         | RunError::Stopped { cores, .. } => cores,
-        RunError::Fault { .. } | RunError::Backend { .. } | RunError::Internal { .. } => &[],
+        RunError::Fault { .. }
+        | RunError::TaskLogFull { .. }
+        | RunError::Backend { .. }
+        | RunError::Internal { .. } => &[],
     }
 }

@@ -26,6 +26,11 @@ use ts::{TaskScheduler, TsAction};
 /// Cycles between polls of the observer (progress and stop requests).
 const POLL_CYCLES: u64 = 1 << 16;
 
+/// The most tasks a run keeps records of with [`TaskLog::All`]: about 200 MiB. A program of
+/// this dialect is at most 64 frames, but its scheduler wraps, so its tasks are not bounded
+/// by its size.
+pub const TASK_LOG_LIMIT: usize = 1 << 22;
+
 /// Run `program` (of the MCST dialect) with shared memory starting as `memory`, reporting
 /// to `observer`. `backend` names the backend the user chose, for the report.
 pub fn run_observed<O: Observer>(
@@ -228,6 +233,12 @@ impl Machine {
                 }
             }
             TsAction::Broadcast { frame, mask, fence } => {
+                if self.config.tasks == TaskLog::All && self.records.len() == TASK_LOG_LIMIT {
+                    return Err(RunError::TaskLogFull {
+                        limit: TASK_LOG_LIMIT,
+                        cycle: t,
+                    });
+                }
                 self.frames_done += 1;
                 self.issue(t, frame, mask, fence, observer);
             }

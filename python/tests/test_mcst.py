@@ -1,0 +1,68 @@
+"""The MCST dialect and the mcst-rtl timing profile from Python, with values worked out by
+hand from mcst-dialect.md (its table 5.4), not from the emulator."""
+
+import pytest
+
+import gpu16
+
+# m11_ld16: sixteen cores load one byte of bank 0. Under mcst-rtl the broadcast begins in
+# cycle 1, the first slots are in cycle 8, bank 0 grants one load a cycle in round-robin
+# order from core 1, so core 0 is granted in 23, finishes in 24 and readies in 25: the run
+# ends in cycle 26. Under decisions.md's latencies: ld in 5, ready in 6, 7 cycles.
+M11 = """
+    .cf mask=0xffff
+    .if
+        ld [r1, r0], r2
+        ready
+    .halt
+"""
+
+
+def test_assemble_in_the_mcst_dialect():
+    image = gpu16.assemble("""
+        .cf mask=1
+        .if
+            ld [r6, r8], r0
+            st [r6, r8], r0
+            set_const 0x04, r1
+            rshft r1, r2, r3
+            ready
+        .halt
+    """, dialect="mcst")
+    words = [int.from_bytes(image[32 + 2 * i:34 + 2 * i], "little") for i in range(5)]
+    assert words == [0xB680, 0xD680, 0xC041, 0x6123, 0xF000]
+    # The halt at frame 2: stop bit (14) and NextCF 2 (bits 13:8).
+    assert int.from_bytes(image[64:66], "little") == 0x4200
+    # Under the spec dialect a bank register past r3 is an error.
+    with pytest.raises(gpu16.AssemblyError):
+        gpu16.assemble(".cf mask=1\n.if\nld [r6, r8], r0\nready\n")
+
+
+def test_mcst_rtl_cycles_of_the_doc():
+    image = gpu16.assemble(M11, dialect="mcst")
+    rtl = gpu16.run(image, dialect="mcst", timing="mcst-rtl", backend="interp")
+    assert rtl["cycles"] == 26
+    assert rtl["config"]["dialect"] == "mcst"
+    assert rtl["config"]["timing"]["round_robin"] == 1
+    plain = gpu16.run(M11, dialect="mcst", backend="interp")  # source is assembled in mcst
+    assert plain["cycles"] == 7
+    # The task: broadcast from cycle 1, first instruction in 8, last ready in 25.
+    task = rtl["tasks"][0]
+    assert (task["issue"], task["start"], task["end"]) == (1, 8, 25)
+
+
+def test_the_profile_needs_the_dialect():
+    with pytest.raises(ValueError, match="--dialect mcst"):
+        gpu16.run(M11.replace(".halt", ""), timing="mcst-rtl")
+    with pytest.raises(ValueError, match="dialect"):
+        gpu16.run(b"", dialect="verilog")
+
+
+def test_generate_in_the_mcst_dialect():
+    source = gpu16.generate(7, dialect="mcst")
+    assert ".halt" in source
+    image = gpu16.assemble(source, dialect="mcst")
+    assert len(image) <= 64 * 32
+    assert gpu16.disassemble(image, dialect="mcst") == source
+    result = gpu16.run(image, dialect="mcst", timing="mcst-rtl")
+    assert "error" not in result
