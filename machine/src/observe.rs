@@ -157,6 +157,22 @@ pub struct Executed {
 }
 
 impl Executed {
+    /// The registers `instr` writes (by the one definition's footprint) with their values
+    /// in `after`, the registers once it executed, in register order.
+    pub(crate) fn writes_of(instr: Instr, after: &[u8; 16]) -> [Option<(u8, u8)>; 2] {
+        let mut writes = [None; 2];
+        let mut m = instr.writes();
+        for w in &mut writes {
+            if m == 0 {
+                break;
+            }
+            let r = m.trailing_zeros() as u8;
+            m &= m - 1;
+            *w = Some((r, after[usize::from(r)]));
+        }
+        writes
+    }
+
     /// What `instr` of `frame` did, from the core's state before it (`before`) and after
     /// (`after`); its meaning comes from the one definition of each instruction
     /// ([`execute`]), which names the registers written and the address accessed.
@@ -166,16 +182,7 @@ impl Executed {
         before: &CoreState,
         after: &CoreState,
     ) -> Executed {
-        let mut writes = [None; 2];
-        let mut m = instr.writes();
-        for w in &mut writes {
-            if m == 0 {
-                break;
-            }
-            let r = m.trailing_zeros() as u8;
-            m &= m - 1;
-            *w = Some((r, after.regs[usize::from(r)]));
-        }
+        let writes = Executed::writes_of(instr, &after.regs);
         let mut regs = before.regs;
         let memory = match (execute(instr, &mut regs, before.id), instr) {
             (Effect::Memory(access), Instr::Mem { op, r, .. }) => {

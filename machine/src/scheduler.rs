@@ -46,6 +46,18 @@ pub struct TaskSummary {
     pub wait_cycles: [u64; 3],
 }
 
+impl TaskSummary {
+    /// Take `record`, a task that has just ended, as [`TaskSummary::last`] if it ended last:
+    /// of tasks ending in the same cycle, the one issued last (the order in which their
+    /// cores' ends reach a scheduler is the engine's, so it cannot decide).
+    pub fn offer_last(&mut self, record: TaskRecord) {
+        let order = |r: &TaskRecord| (r.end, r.issue, r.frame);
+        if self.last.is_none_or(|l| order(&l) <= order(&record)) {
+            self.last = Some(record);
+        }
+    }
+}
+
 /// What the scheduler did, or why it did nothing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Step {
@@ -245,16 +257,7 @@ impl<'p> TaskScheduler<'p> {
             if self.first_frame == Some(task.frame) {
                 self.summary.first = Some(record);
             }
-            // The task that ended last; of tasks ending in the same cycle, the one issued last
-            // (the order in which their cores' ends reach the scheduler is the engine's).
-            let order = |r: &TaskRecord| (r.end, r.issue, r.frame);
-            if self
-                .summary
-                .last
-                .is_none_or(|l| order(&l) <= order(&record))
-            {
-                self.summary.last = Some(record);
-            }
+            self.summary.offer_last(record);
         }
     }
 

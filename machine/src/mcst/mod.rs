@@ -507,14 +507,7 @@ impl Machine {
             if self.summary.first.is_some_and(|f| f.issue == record.issue) {
                 self.summary.first = Some(record);
             }
-            let order = |r: &TaskRecord| (r.end, r.issue, r.frame);
-            if self
-                .summary
-                .last
-                .is_none_or(|l| order(&l) <= order(&record))
-            {
-                self.summary.last = Some(record);
-            }
+            self.summary.offer_last(record);
         }
     }
 
@@ -528,16 +521,7 @@ impl Machine {
         after: &[u8; 16],
         memory: Option<(MemOp, u16, u8)>,
     ) {
-        let mut writes = [None; 2];
-        let mut mask = instr.writes();
-        for w in &mut writes {
-            if mask == 0 {
-                break;
-            }
-            let r = mask.trailing_zeros() as u8;
-            mask &= mask - 1;
-            *w = Some((r, after[usize::from(r)]));
-        }
+        let writes = Executed::writes_of(instr, after);
         self.executed.push(Executed {
             cycle,
             core: c as u8,
