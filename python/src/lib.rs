@@ -174,8 +174,12 @@ fn gen_args(profile: &str, groups: usize, dialect: &str) -> PyResult<(Profile, D
         Dialect::Mcst => gpu16_gen::MCST_MAX_GROUPS,
     };
     if !(1..=max).contains(&groups) {
+        let why = match dialect {
+            Dialect::Spec => "",
+            Dialect::Mcst => " (the mcst dialect's task memory holds 64 frames)",
+        };
         return Err(PyValueError::new_err(format!(
-            "groups: {groups} is not in 1..={max} (dialect {dialect})"
+            "groups: {groups} is not in 1..={max}{why}"
         )));
     }
     Ok((

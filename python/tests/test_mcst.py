@@ -66,3 +66,5 @@ def test_generate_in_the_mcst_dialect():
     assert gpu16.disassemble(image, dialect="mcst") == source
     result = gpu16.run(image, dialect="mcst", timing="mcst-rtl")
     assert "error" not in result
+    with pytest.raises(ValueError, match="task memory holds 64 frames"):
+        gpu16.generate(7, groups=13, dialect="mcst")
