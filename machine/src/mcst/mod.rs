@@ -1,5 +1,5 @@
-//! The MCST dialect's machine (mcst-dialect.md): its task scheduler ([`ts`]) and the slot
-//! model of its cores ([`slots`]), stepped one cycle at a time. Every backend runs a program
+//! The MCST dialect's machine (mcst-dialect.md): its task scheduler (`ts.rs`) and the slot
+//! model of its cores (`slots.rs`), stepped one cycle at a time. Every backend runs a program
 //! of this dialect here; each instruction's meaning is still [`crate::isa::execute`], the one
 //! definition. The timing is [`crate::Timing`]'s: decisions.md's latencies by default, the
 //! RTL's with [`crate::Timing::mcst_rtl`].
