@@ -110,23 +110,10 @@ fn mcst_control(cf: &ControlFrame, f: usize, out: &mut Vec<Finding>) {
         ));
     }
     // A stop frame with no instruction frames (a halt or a frame sync) runs no task.
-    if cf.active == 0 && !(cf.stop() && cf.if_num == 0) {
-        say(format!(
-            "mask is 0: the {} instruction frame{} of this group run on no core",
-            cf.if_num,
-            if cf.if_num == 1 { "" } else { "s" }
-        ));
-    }
-    let outside = cf.init_vect & !cf.active;
-    if outside != 0 {
-        let cores: Vec<String> = (0..16)
-            .filter(|i| outside >> i & 1 == 1)
-            .map(|i| i.to_string())
-            .collect();
-        say(format!(
-            "R0 init for cores {} that are not in the mask has no effect",
-            cores.join(",")
-        ));
+    if !(cf.stop() && cf.if_num == 0) {
+        mask_lints(cf, &mut say);
+    } else {
+        r0_outside_mask(cf, &mut say);
     }
     if cf.if_num == 0 && cf.init_vect & cf.active != 0 {
         say(
@@ -255,6 +242,11 @@ fn control(program: &Program, f: usize, out: &mut Vec<Finding>) {
             cf.reserved_header, cf.reserved
         ));
     }
+    mask_lints(&cf, &mut say);
+}
+
+/// The lints of a group's mask, in every dialect: a mask of 0, then R0 init outside it.
+fn mask_lints(cf: &ControlFrame, say: &mut impl FnMut(String)) {
     if cf.active == 0 {
         say(format!(
             "mask is 0: the {} instruction frame{} of this group run on no core",
@@ -262,6 +254,11 @@ fn control(program: &Program, f: usize, out: &mut Vec<Finding>) {
             if cf.if_num == 1 { "" } else { "s" }
         ));
     }
+    r0_outside_mask(cf, say);
+}
+
+/// R0 init for cores outside the mask has no effect.
+fn r0_outside_mask(cf: &ControlFrame, say: &mut impl FnMut(String)) {
     let outside = cf.init_vect & !cf.active;
     if outside != 0 {
         let cores: Vec<String> = (0..16)
