@@ -238,3 +238,47 @@ fn the_bundled_example_runs_as_the_readme_says() {
     );
     assert!(stderr(&o).contains("watchdog"), "{}", stderr(&o));
 }
+
+/// Under round robin a later core can store first: cores 0 and 1 store their R0 (1 and 2)
+/// at 0x40 in cycle 9; bank 0 grants core 1 in 9 and core 0 in 10, so the byte is 1 and its
+/// last writer is core 0 at cycle 10 (the cycle memory served it, not the slot's start).
+#[test]
+fn expect_mem_names_the_store_that_round_robin_served_last() {
+    let d = scratch("rr_writer");
+    std::fs::create_dir_all(&d).unwrap();
+    let p = d.join("rr.s");
+    std::fs::write(
+        &p,
+        ".cf mask=0x0003 r0=0:1,1:2\n.if\n    set_const 0x40, r1\n    st [r1, r2], r0\n    ready\n.halt\n",
+    )
+    .unwrap();
+    let mut expected = vec![0u8; 4096];
+    expected[0x40] = 2;
+    let dump = d.join("expected.bin");
+    std::fs::write(&dump, &expected).unwrap();
+    let o = gpu16(&[
+        "run",
+        s(&p),
+        "--dialect",
+        "mcst",
+        "--timing",
+        "mcst-rtl",
+        "-q",
+        "--expect-mem",
+        s(&dump),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("0x040     0  0x40      0x02    0x01  core 0, frame 1, IP 1, cycle 10"),
+        "{out}"
+    );
+    // diff says that it compares the one engine with itself.
+    let o = gpu16(&["diff", s(&p), "--dialect", "mcst"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("compares it with itself"),
+        "{}",
+        stderr(&o)
+    );
+}
