@@ -193,8 +193,18 @@ pub trait Backend {
     type Code: Clone;
     /// The backend's name in reports.
     fn name(&self) -> &'static str;
-    /// Prepare a frame when the scheduler issues it.
+    /// Prepare a frame when the scheduler first issues it in a run (the run loop keeps the
+    /// result in its frame table, with the decoded frame, and hands it back through
+    /// [`Backend::reissue`] at the frame's later issues).
     fn prepare(&mut self, frame: &InstrFrame) -> Result<Self::Code, BackendError>;
+
+    /// The code for a later issue of a frame whose code, from [`Backend::prepare`] or an
+    /// earlier reissue, is `code`: a backend that counts issues or replaces code (say, a
+    /// frame compiled since) does it here, with no lookup by the frame's bytes. The run
+    /// loop stores the result back in its frame table. The default: the same code.
+    fn reissue(&mut self, code: &Self::Code) -> Result<Self::Code, BackendError> {
+        Ok(code.clone())
+    }
     /// Run `core` from `core.ip` in `core.cycle` until it parks or its part ends. Every
     /// executed instruction advances `cycle` and `instructions` by one.
     fn run_core(

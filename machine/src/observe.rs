@@ -6,6 +6,7 @@ use crate::backend::CoreState;
 use crate::config::Config;
 use crate::frame::Fence;
 use crate::isa::{execute, Instr, MemOp};
+use crate::scheduler::TaskRecord;
 use crate::semantics::Effect;
 
 /// Why the task scheduler waited before processing a frame.
@@ -217,8 +218,17 @@ pub trait Observer {
     /// The run then executes one instruction per core per trip through its loop, which is
     /// slow, until the observer says it has enough.
     const WANTS_EXECUTED: bool = false;
+    /// Whether the observer takes the task log itself when the config asks for every task
+    /// ([`TaskLog::All`](crate::TaskLog::All)): the run then hands each record to
+    /// [`Observer::task`] once it is final and keeps none, so the report's `tasks` is empty
+    /// and a long stream's log costs no memory.
+    const WANTS_TASKS: bool = false;
     /// Called once before the run starts.
     fn start(&mut self, _config: &Config) {}
+    /// Called with every task in issue order, each once its record is final (the task
+    /// ended, or the run did), only when [`Observer::WANTS_TASKS`] and the config asks for
+    /// every task. The records are exactly the report's `tasks` would have been.
+    fn task(&mut self, _record: &TaskRecord) {}
     /// Called with each event as the run produces it, in no global cycle order (see the
     /// module docs); only called when [`Observer::WANTS_EVENTS`].
     fn event(&mut self, _event: Event) {}
@@ -278,6 +288,10 @@ impl<T: Observer> Observer for &mut T {
     fn executed(&mut self, executed: &Executed) -> bool {
         (**self).executed(executed)
     }
+    const WANTS_TASKS: bool = T::WANTS_TASKS;
+    fn task(&mut self, record: &TaskRecord) {
+        (**self).task(record);
+    }
 }
 
 /// Two observers at once (say, a trace writer and a progress bar).
@@ -319,6 +333,15 @@ impl<A: Observer, B: Observer> Observer for (A, B) {
         let a = A::WANTS_EXECUTED && self.0.executed(executed);
         let b = B::WANTS_EXECUTED && self.1.executed(executed);
         a || b
+    }
+    const WANTS_TASKS: bool = A::WANTS_TASKS || B::WANTS_TASKS;
+    fn task(&mut self, record: &TaskRecord) {
+        if A::WANTS_TASKS {
+            self.0.task(record);
+        }
+        if B::WANTS_TASKS {
+            self.1.task(record);
+        }
     }
 }
 

@@ -7,7 +7,7 @@ use crate::backend::{
     retire, Backend, CoreExit, DirectBounds, EventKey, GroupExit, GroupShape, LockStall, Port,
 };
 use crate::banks::FrameBanks;
-use crate::config::{Config, INSTRUCTION_CYCLES, MAX_CYCLE_LIMIT};
+use crate::config::{Config, TaskLog, INSTRUCTION_CYCLES, MAX_CYCLE_LIMIT};
 use crate::cores::{CoreTable, Mode, Part};
 use crate::dialect::Dialect;
 use crate::frame::{FrameKind, InstrFrame, Program};
@@ -55,7 +55,18 @@ pub fn run_observed<B: Backend, O: Observer>(
     observer: &mut O,
 ) -> Result<RunReport, Box<RunFailure>> {
     if program.dialect() == Dialect::Mcst {
-        return crate::mcst::run_observed(backend.name(), program, memory, config, observer);
+        let mut outcome =
+            crate::mcst::run_observed(backend.name(), program, memory, config, observer);
+        if O::WANTS_TASKS && config.tasks == TaskLog::All {
+            let state = match &mut outcome {
+                Ok(report) => report,
+                Err(failure) => &mut failure.state,
+            };
+            for record in std::mem::take(&mut state.tasks) {
+                observer.task(&record);
+            }
+        }
+        return outcome;
     }
     let mut config = *config;
     observer.start(&config);
@@ -93,6 +104,7 @@ pub fn run_observed<B: Backend, O: Observer>(
         executed: Vec::new(),
         progress_cycle: 0,
         next_checkpoint: 0,
+        tasks_delivered: 0,
     };
     let outcome = run.go();
     // A fault or a livelock leaves the state as its cycle began (see below), so the log
@@ -101,8 +113,17 @@ pub fn run_observed<B: Backend, O: Observer>(
         run.executed.retain(|e| e.cycle < *cycle);
     }
     run.report_executed();
+    let streams_tasks = O::WANTS_TASKS && config.tasks == TaskLog::All;
     let mut failure = match outcome {
-        Ok(()) => return Ok(run.report()),
+        Ok(()) => {
+            let mut report = run.report();
+            if streams_tasks {
+                for record in std::mem::take(&mut report.tasks) {
+                    run.observer.task(&record);
+                }
+            }
+            return Ok(report);
+        }
         Err(error) => {
             let cycle = match &error {
                 RunError::Fault { cycle, .. } | RunError::Livelock { cycle, .. } => *cycle,
@@ -116,11 +137,17 @@ pub fn run_observed<B: Backend, O: Observer>(
             Box::new(RunFailure { error, state })
         }
     };
+    let delivered = run.tasks_delivered;
     drop(run);
+    // The tasks an observer took as the run went are the first of the log a rerun gives
+    // (each ended before every event still to come, so before the failure's cycle).
+    let own_tasks = std::mem::take(&mut failure.state.tasks);
+    let mut rerun_tasks = None;
     match &mut failure.error {
         RunError::Fault { cycle, .. } if config.max_cycles > *cycle => {
             if let Some(stop) = state_when_cycle_began(backend, program, memory, &config, *cycle) {
                 failure.state = stop.state;
+                rerun_tasks = Some(std::mem::take(&mut failure.state.tasks));
             }
         }
         // Cores other than the looping one may have run past the checkpoint when it was
@@ -142,9 +169,22 @@ pub fn run_observed<B: Backend, O: Observer>(
                     *next_frame = next;
                 }
                 failure.state = stop.state;
+                rerun_tasks = Some(std::mem::take(&mut failure.state.tasks));
             }
         }
         _ => {}
+    }
+    let tasks = match rerun_tasks {
+        Some(mut all) if streams_tasks => all.split_off(delivered.min(all.len())),
+        Some(all) => all,
+        None => own_tasks,
+    };
+    if streams_tasks {
+        for record in &tasks {
+            observer.task(record);
+        }
+    } else {
+        failure.state.tasks = tasks;
     }
     Err(failure)
 }
@@ -222,6 +262,8 @@ struct Run<'a, B: Backend, O: Observer> {
     progress_cycle: u64,
     /// No event before this cycle is at a checkpoint.
     next_checkpoint: u64,
+    /// Task records handed to the observer as the run went ([`Observer::WANTS_TASKS`]).
+    tasks_delivered: usize,
 }
 
 /// Frames whose bank analysis is kept; the cache starts over when it is full.
@@ -320,6 +362,13 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     /// no newly issued core can act, and the scheduler's state.
     fn advance_scheduler(&mut self) -> Result<SchedulerBound, RunError> {
         self.refresh_bounds();
+        if O::WANTS_TASKS && self.config.tasks == TaskLog::All {
+            let before = self.cores.earliest(None).map_or(u64::MAX, |k| k.cycle());
+            while let Some(record) = self.ts.pop_final(before) {
+                self.observer.task(&record);
+                self.tasks_delivered += 1;
+            }
+        }
         loop {
             let step = self.ts.step(&self.lb);
             if O::WANTS_PROGRESS && matches!(step, Step::Control { .. } | Step::Issue { .. }) {
@@ -1175,7 +1224,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             cycles: self.end_cycle(),
             registers: std::array::from_fn(|i| self.cores.state[i].regs),
             memory: self.memory.bytes(),
-            tasks: std::mem::take(&mut self.ts.records),
+            tasks: self.ts.take_records(),
             task_summary: self.ts.summary.clone(),
             instructions: counters.iter().map(|c| c.instructions).sum(),
             stalls: counters.iter().map(|c| c.stalls).sum(),

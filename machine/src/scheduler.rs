@@ -173,9 +173,12 @@ pub struct TaskScheduler<'p> {
     free_from: [u64; 16],
     last_activity: Option<u64>,
     first_frame: Option<usize>,
-    /// Every issued task in issue order, when the task log is [`TaskLog::All`] (else empty);
-    /// a task still running shows its last broadcast cycle as `end` until its last core ends.
-    pub records: Vec<TaskRecord>,
+    /// The issued tasks from the `records_base`-th on, in issue order, when the task log is
+    /// [`TaskLog::All`] (else empty), each with whether it ended; a task still running
+    /// shows its last broadcast cycle as `end` until its last core ends. Records leave
+    /// from the front only through [`TaskScheduler::pop_final`].
+    records: VecDeque<(TaskRecord, bool)>,
+    records_base: usize,
     /// Counts and aggregates over all tasks so far.
     pub summary: TaskSummary,
 }
@@ -201,9 +204,30 @@ impl<'p> TaskScheduler<'p> {
             free_from: [0; 16],
             last_activity: None,
             first_frame: None,
-            records: Vec::new(),
+            records: VecDeque::new(),
+            records_base: 0,
             summary: TaskSummary::default(),
         }
+    }
+
+    /// The first task of the log, if it ended before `before`: no later event can change
+    /// its record, so it leaves the log (for an observer that takes the log as it goes).
+    pub fn pop_final(&mut self, before: u64) -> Option<TaskRecord> {
+        match self.records.front() {
+            Some(&(record, true)) if record.end < before => {
+                self.records.pop_front();
+                self.records_base += 1;
+                Some(record)
+            }
+            _ => None,
+        }
+    }
+
+    /// The task log as it stands, in issue order (what [`TaskScheduler::pop_final`] has not
+    /// taken); the scheduler keeps no records after.
+    pub fn take_records(&mut self) -> Vec<TaskRecord> {
+        self.records_base += self.records.len();
+        self.records.drain(..).map(|(r, _)| r).collect()
     }
 
     /// The last cycle in which the scheduler processed a frame.
@@ -251,7 +275,7 @@ impl<'p> TaskScheduler<'p> {
             end: task.max_end,
         };
         if let Some(r) = task.record {
-            self.records[r].end = task.max_end;
+            self.records[r - self.records_base] = (record, true);
         }
         if self.log != TaskLog::None {
             if self.first_frame == Some(task.frame) {
@@ -501,15 +525,16 @@ impl<'p> TaskScheduler<'p> {
         let last_broadcast = start.saturating_sub(1).max(issue);
         let shown_start = if mask == 0 { last_broadcast } else { start };
         let record = (self.log == TaskLog::All).then(|| {
-            self.records.push(TaskRecord {
+            let record = TaskRecord {
                 frame: idx,
                 mask,
                 fence,
                 issue,
                 start: shown_start,
                 end: last_broadcast,
-            });
-            self.records.len() - 1
+            };
+            self.records.push_back((record, false));
+            self.records_base + self.records.len() - 1
         });
         self.summary.tasks += 1;
         if self.first_frame.is_none() {
