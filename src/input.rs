@@ -7,6 +7,7 @@
 pub mod dump;
 mod hex;
 pub mod limits;
+pub mod stream;
 
 pub use hex::{parse_hex_bytes, parse_hex_words, MAX_PROGRAM_WORDS};
 
@@ -94,7 +95,29 @@ pub fn load_program_with_map_in(
     path: &Path,
     dialect: Dialect,
 ) -> Result<(Program, Option<SourceMap>), InputError> {
-    let image = match ProgramFormat::of(path)? {
+    load_program_as(path, ProgramFormat::of(path)?, dialect)
+}
+
+/// The format of the program at `path`: `format` when given, else binary for `-` (stdin)
+/// and the extension's for a file.
+pub fn program_format(
+    path: &Path,
+    format: Option<ProgramFormat>,
+) -> Result<ProgramFormat, InputError> {
+    match format {
+        Some(f) => Ok(f),
+        None if path == Path::new("-") => Ok(ProgramFormat::Binary),
+        None => ProgramFormat::of(path),
+    }
+}
+
+/// [`load_program_with_map_in`] of a program in `format` whatever its name; `-` is stdin.
+pub fn load_program_as(
+    path: &Path,
+    format: ProgramFormat,
+    dialect: Dialect,
+) -> Result<(Program, Option<SourceMap>), InputError> {
+    let image = match format {
         ProgramFormat::Binary => read(path, limits::PROGRAM_IMAGE)?,
         ProgramFormat::Hex => parse_hex_words(path, &read_text(path, limits::PROGRAM_HEX)?)?,
         ProgramFormat::Assembly => {

@@ -110,7 +110,7 @@ pub mod timing;
 
 pub use gpu16_machine as machine;
 
-use gpu16_machine::{Config, Observer, Program, RunFailure, RunReport};
+use gpu16_machine::{Config, FrameSource, Observer, Program, RunFailure, RunReport};
 
 /// The execution backends a run can use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -197,26 +197,66 @@ pub fn run_observed<O: Observer>(
     config: &Config,
     observer: &mut O,
 ) -> Result<RunReport, Box<RunFailure>> {
+    run_input_observed(
+        runner,
+        ProgramInput::Whole(program),
+        memory,
+        config,
+        observer,
+    )
+}
+
+/// A program to run: loaded whole, or read frame by frame as the run reaches it (a long
+/// stream, or stdin: see [`gpu16_machine::run_stream_observed`]).
+pub enum ProgramInput<'a> {
+    /// A program loaded and checked whole.
+    Whole(&'a Program),
+    /// A spec-dialect program read as a stream of frames.
+    Stream(&'a mut dyn FrameSource),
+}
+
+/// [`run_observed`] of a program loaded whole or read as a stream.
+pub fn run_input_observed<O: Observer>(
+    runner: impl Into<Runner>,
+    input: ProgramInput<'_>,
+    memory: &[u8],
+    config: &Config,
+    observer: &mut O,
+) -> Result<RunReport, Box<RunFailure>> {
+    fn on<B: gpu16_machine::Backend, O: Observer>(
+        backend: &mut B,
+        input: ProgramInput<'_>,
+        memory: &[u8],
+        config: &Config,
+        observer: &mut O,
+    ) -> Result<RunReport, Box<RunFailure>> {
+        match input {
+            ProgramInput::Whole(program) => {
+                gpu16_machine::run_observed(backend, program, memory, config, observer)
+            }
+            ProgramInput::Stream(source) => {
+                gpu16_machine::run_stream_observed(backend, source, memory, config, observer)
+            }
+        }
+    }
     let runner = runner.into();
     let backend = runner.backend;
     match backend {
-        BackendKind::Interp => gpu16_machine::run_observed(
+        BackendKind::Interp => on(
             &mut gpu16_interp::Interpreter::new(),
-            program,
+            input,
             memory,
             config,
             observer,
         ),
         BackendKind::Jit => match gpu16_jit::Jit::with_options(runner.jit_options()) {
-            Ok(mut jit) => gpu16_machine::run_observed(&mut jit, program, memory, config, observer),
+            Ok(mut jit) => on(&mut jit, input, memory, config, observer),
             Err(e) => Err(no_jit(backend, memory, config, e)),
         },
         BackendKind::Auto => {
             match gpu16_jit::Auto::with_options(gpu16_jit::Hotness::default(), runner.jit_options())
             {
-                Ok(mut auto) => {
-                    gpu16_machine::run_observed(&mut auto, program, memory, config, observer)
-                }
+                Ok(mut auto) => on(&mut auto, input, memory, config, observer),
                 Err(e) => Err(no_jit(backend, memory, config, e)),
             }
         }

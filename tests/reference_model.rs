@@ -302,7 +302,8 @@ fn emulator(backend: BackendKind, program: &Program, memory: &[u8], config: &Con
             e @ (RunError::Backend { .. }
             | RunError::Internal { .. }
             | RunError::TaskLogFull { .. }
-            | RunError::Stopped { .. }) => panic!("{e}"),
+            | RunError::Stopped { .. }
+            | RunError::Load(_)) => panic!("{e}"),
         },
     }
 }

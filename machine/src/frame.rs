@@ -43,7 +43,7 @@ impl Fence {
 }
 
 /// A decoded control frame.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ControlFrame {
     /// IF_Num, header bits 5:0: how many instruction frames follow it (0..63), each a
     /// task on the `active` cores.
@@ -305,6 +305,24 @@ pub enum LoadError {
         /// The most the dialect allows.
         max: usize,
     },
+    /// A stream ended inside a frame (a pipe closed early, a file cut short).
+    Truncated {
+        /// The index of the frame cut short.
+        frame: usize,
+        /// Its byte offset in the stream.
+        offset: u64,
+        /// How many of its 32 bytes arrived.
+        bytes: usize,
+    },
+    /// A stream could not be read.
+    Read {
+        /// The index of the frame being read.
+        frame: usize,
+        /// Its byte offset in the stream.
+        offset: u64,
+        /// Why the read failed.
+        message: String,
+    },
     /// An instruction word is `ld` or `st` with a reserved mode (2 or 3).
     ReservedMode {
         /// The instruction frame's index.
@@ -341,6 +359,13 @@ impl fmt::Display for LoadError {
                 f,
                 "image has {frames} frames; the mcst dialect's task memory holds {max} (its NextCF field addresses no more)"
             ),
+            LoadError::Truncated { frame, offset, bytes } => write!(
+                f,
+                "frame {frame} (byte offset {offset}) is cut short: the input ends after {bytes} of its {FRAME_BYTES} bytes"
+            ),
+            LoadError::Read { frame, offset, message } => {
+                write!(f, "frame {frame} (byte offset {offset}): cannot read: {message}")
+            }
             LoadError::TooLong { frames } => {
                 write!(f, "image has {frames} frames; at most 2^32 - 1 are supported")
             }
@@ -349,6 +374,23 @@ impl fmt::Display for LoadError {
 }
 
 impl std::error::Error for LoadError {}
+
+impl LoadError {
+    /// The frame the error names, if it names one.
+    pub fn frame(&self) -> Option<usize> {
+        match self {
+            LoadError::GroupPastEnd { frame, .. }
+            | LoadError::ReservedFence { frame }
+            | LoadError::Truncated { frame, .. }
+            | LoadError::Read { frame, .. }
+            | LoadError::ReservedMode { frame, .. } => Some(*frame),
+            LoadError::Length { .. }
+            | LoadError::Empty
+            | LoadError::TooLong { .. }
+            | LoadError::TooManyFrames { .. } => None,
+        }
+    }
+}
 
 impl Program {
     /// Check and take a raw image of N x 32 bytes, read as the spec reads it.

@@ -11,6 +11,7 @@ pub mod config;
 mod cores;
 pub mod dialect;
 pub mod frame;
+pub mod frame_table;
 pub mod isa;
 mod livelock;
 pub mod mcst;
@@ -20,6 +21,7 @@ pub mod report;
 pub mod run;
 pub mod scheduler;
 pub mod semantics;
+pub mod task_memory;
 
 pub use backend::{
     retire, Backend, BackendError, CoreExit, CoreState, DirectAccess, DirectBounds, EventKey,
@@ -32,6 +34,7 @@ pub use isa::{AluOp, Flow, Instr, MemOp};
 pub use memory::{FaultRule, Performed, SharedMemory, Wakes};
 pub use observe::{Event, Executed, Observer, Progress, StallCause, StopCause, WaitCause};
 pub use report::{CoreCounters, CoreWait, RunError, RunFailure, RunReport, UnfinishedCore};
-pub use run::{run, run_observed};
+pub use run::{run, run_observed, run_stream_observed};
 pub use scheduler::{TaskRecord, TaskSummary};
 pub use semantics::{Access, Effect, Semantics};
+pub use task_memory::{FrameSource, ProgramFrames};

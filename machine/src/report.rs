@@ -4,6 +4,7 @@
 
 use crate::config::Config;
 use crate::dialect::Dialect;
+use crate::frame::LoadError;
 use crate::memory::{FaultRule, MemoryStats, MEMORY_BYTES};
 use crate::observe::StopCause;
 use crate::scheduler::{TaskRecord, TaskSummary};
@@ -123,6 +124,9 @@ pub struct UnfinishedCore {
 /// Why a run stopped without finishing.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RunError {
+    /// The program, read as the run went (a stream), turned out malformed or could not be
+    /// read further: the error loading it whole would have given, or the read that failed.
+    Load(LoadError),
     /// The program broke a runtime rule.
     Fault {
         /// The rule broken.
@@ -304,6 +308,7 @@ impl fmt::Display for RunError {
                  scheduler can issue tasks without end (a program without .halt wraps to \
                  frame 0), so run longer with --tasks summary or --tasks none"
             ),
+            RunError::Load(e) => write!(f, "{e}"),
             RunError::Backend { frame, message } => match frame {
                 Some(frame) => write!(f, "frame {frame}: backend error: {message}"),
                 None => write!(f, "backend error: {message}"),
@@ -329,6 +334,7 @@ impl RunError {
             RunError::Stopped { cause, .. } => cause.name(),
             RunError::TaskLogFull { .. } => "task_log_full",
             RunError::Backend { .. } => "backend",
+            RunError::Load(_) => "load",
             RunError::Internal { .. } => "internal",
         }
     }
@@ -341,6 +347,7 @@ impl RunError {
                 None
             }
             RunError::Backend { frame, .. } | RunError::Internal { frame, .. } => *frame,
+            RunError::Load(e) => e.frame(),
         }
     }
 }

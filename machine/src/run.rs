@@ -6,20 +6,19 @@
 use crate::backend::{
     retire, Backend, CoreExit, DirectBounds, EventKey, GroupExit, GroupShape, LockStall, Port,
 };
-use crate::banks::FrameBanks;
 use crate::config::{Config, TaskLog, INSTRUCTION_CYCLES, MAX_CYCLE_LIMIT};
 use crate::cores::{CoreTable, Mode, Part};
 use crate::dialect::Dialect;
-use crate::frame::{FrameKind, InstrFrame, Program};
-use crate::isa::{execute, Flow, Instr, MemOp, FRAME_INSTRS};
-use crate::livelock::{self, FrameLoops, LoopWatch, MachineWatch};
+use crate::frame::{InstrFrame, Program};
+use crate::frame_table::FrameTable;
+use crate::isa::{execute, Flow, MemOp};
+use crate::livelock::{FrameLoops, LoopWatch, MachineWatch};
 use crate::memory::{bank_of, Attempt, FaultRule, Refusal, SharedMemory, Stall, Wakes, BANKS};
 use crate::observe::{Event, Executed, Observer, Progress, StallCause, StopCause};
 use crate::report::{CoreCounters, CoreWait, RunError, RunFailure, RunReport, UnfinishedCore};
 use crate::scheduler::{Step, TaskScheduler, Wait};
 use crate::semantics::{Access, Concrete, Effect};
-use std::collections::HashMap;
-use std::rc::Rc;
+use crate::task_memory::{FrameSource, ProgramFrames, TaskMemory};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum SchedulerState {
@@ -68,6 +67,28 @@ pub fn run_observed<B: Backend, O: Observer>(
         }
         return outcome;
     }
+    run_stream_observed(
+        backend,
+        &mut ProgramFrames::new(program),
+        memory,
+        config,
+        observer,
+    )
+}
+
+/// [`run_observed`] over a program read frame by frame from `source` as the scheduler
+/// reaches it (task memory fed by the host as it drains), in the spec dialect: a stream of
+/// any length costs the scheduler's window, not its size. A malformed stream, or one that
+/// cannot be read, fails as [`RunError::Load`] with the error the whole image would have
+/// given; so does a run that fails before reading a malformed rest (the rest is read and
+/// checked). A fault reads the stream again from its start ([`FrameSource::rewind`]).
+pub fn run_stream_observed<B: Backend, O: Observer>(
+    backend: &mut B,
+    source: &mut dyn FrameSource,
+    memory: &[u8],
+    config: &Config,
+    observer: &mut O,
+) -> Result<RunReport, Box<RunFailure>> {
     let mut config = *config;
     observer.start(&config);
     let mut shared = SharedMemory::new(memory, config.bank_conflicts);
@@ -77,9 +98,8 @@ pub fn run_observed<B: Backend, O: Observer>(
     config.max_cycles = config.max_cycles.min(MAX_CYCLE_LIMIT);
     config.checkpoint_cycles = config.checkpoint_cycles.max(1);
     let mut run = Run {
-        ts: TaskScheduler::new(program, &config),
+        ts: TaskScheduler::new(TaskMemory::new(source), &config),
         backend,
-        program,
         config,
         memory: shared,
         observer,
@@ -90,7 +110,7 @@ pub fn run_observed<B: Backend, O: Observer>(
         frames_done: 0,
         ends: 0,
         bounds: DirectBounds::default(),
-        bank_cache: HashMap::new(),
+        frame_table: FrameTable::new(),
         retrying: 0,
         retry: [(MemOp::Ld, 0); 16],
         lock_stalls: Vec::new(),
@@ -130,7 +150,17 @@ pub fn run_observed<B: Backend, O: Observer>(
                 RunError::Watchdog { limit, .. } => *limit,
                 RunError::Stopped { cycle, .. } => *cycle,
                 RunError::TaskLogFull { cycle, .. } => *cycle,
-                RunError::Backend { .. } | RunError::Internal { .. } => run.end_cycle(),
+                RunError::Backend { .. } | RunError::Internal { .. } | RunError::Load(_) => {
+                    run.end_cycle()
+                }
+            };
+            // A run that ends before its whole program was read still refuses a malformed
+            // one, as loading the image whole would have (not a run stopped from outside).
+            let error = match error {
+                RunError::Stopped { .. } | RunError::TaskLogFull { .. } | RunError::Load(_) => {
+                    error
+                }
+                _ => run.ts.load_error().map_or(error, RunError::Load),
             };
             let mut state = run.report();
             state.cycles = cycle;
@@ -145,7 +175,7 @@ pub fn run_observed<B: Backend, O: Observer>(
     let mut rerun_tasks = None;
     match &mut failure.error {
         RunError::Fault { cycle, .. } if config.max_cycles > *cycle => {
-            if let Some(stop) = state_when_cycle_began(backend, program, memory, &config, *cycle) {
+            if let Some(stop) = state_when_cycle_began(backend, source, memory, &config, *cycle) {
                 failure.state = stop.state;
                 rerun_tasks = Some(std::mem::take(&mut failure.state.tasks));
             }
@@ -158,7 +188,7 @@ pub fn run_observed<B: Backend, O: Observer>(
             next_frame,
             ..
         } => {
-            if let Some(stop) = state_when_cycle_began(backend, program, memory, &config, *cycle) {
+            if let Some(stop) = state_when_cycle_began(backend, source, memory, &config, *cycle) {
                 if let RunError::Watchdog {
                     cores: at,
                     next_frame: next,
@@ -197,7 +227,7 @@ pub fn run_observed<B: Backend, O: Observer>(
 /// stop there as the watchdog (it always should).
 fn state_when_cycle_began<B: Backend>(
     backend: &mut B,
-    program: &Program,
+    source: &mut dyn FrameSource,
     memory: &[u8],
     config: &Config,
     cycle: u64,
@@ -206,7 +236,8 @@ fn state_when_cycle_began<B: Backend>(
         max_cycles: cycle,
         ..*config
     };
-    match run_observed(backend, program, memory, &stop, &mut ()) {
+    source.rewind().ok()?;
+    match run_stream_observed(backend, source, memory, &stop, &mut ()) {
         Err(mut f) if matches!(f.error, RunError::Watchdog { .. }) => {
             f.state.config = *config;
             Some(*f)
@@ -218,7 +249,6 @@ fn state_when_cycle_began<B: Backend>(
 struct Run<'a, B: Backend, O: Observer> {
     backend: &'a mut B,
     observer: &'a mut O,
-    program: &'a Program,
     config: Config,
     ts: TaskScheduler<'a>,
     memory: SharedMemory,
@@ -232,7 +262,8 @@ struct Run<'a, B: Backend, O: Observer> {
     ends: u64,
     /// The per-bank bounds compiled code reads; lent to each port.
     bounds: DirectBounds,
-    bank_cache: HashMap<[u16; FRAME_INSTRS], Rc<FrameBanks>>,
+    /// Every distinct instruction frame issued, decoded and prepared once.
+    frame_table: FrameTable<B::Code>,
     /// Cores woken from a lock and parked to retry their access, which [`Run::settle`]
     /// may put back to sleep.
     retrying: u16,
@@ -265,9 +296,6 @@ struct Run<'a, B: Backend, O: Observer> {
     /// Task records handed to the observer as the run went ([`Observer::WANTS_TASKS`]).
     tasks_delivered: usize,
 }
-
-/// Frames whose bank analysis is kept; the cache starts over when it is full.
-const BANK_CACHE_FRAMES: usize = 4096;
 
 impl<B: Backend, O: Observer> Run<'_, B, O> {
     fn go(&mut self) -> Result<(), RunError> {
@@ -380,7 +408,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                 Step::Control { frame, cycle, wait } => {
                     self.observe_wait(frame, wait);
                     self.observer.event(Event::ControlFrame { frame, cycle });
-                    let cf = self.program.control(frame);
+                    let cf = *self.ts.frames().group_control(frame);
                     let m = cf.r0_init_mask();
                     for c in 0..16 {
                         if m & (1 << c) != 0 {
@@ -400,29 +428,28 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                         self.observer.event(Event::Broadcast {
                             frame,
                             mask,
-                            fence: self.program.control(self.control_of(frame)).fence,
+                            fence: self.ts.frames().group_control(frame).fence,
                             from: issue,
                             to: start - 1,
                         });
                     }
-                    let f = self.program.instr(frame);
-                    let frame_banks = self.frame_banks(&f);
-                    // The rest of the loop analysis waits for a checkpoint, which short
-                    // tasks never reach.
-                    let cyclic = livelock::cyclic(&f.instrs);
-                    let sync = f.instrs.iter().any(|instr| {
-                        matches!(
-                            instr,
-                            Instr::Mem {
-                                op: MemOp::LdSync | MemOp::StSync,
-                                ..
-                            }
-                        )
+                    let bytes = *self.ts.frames().raw(frame);
+                    let dialect = self.ts.frames().dialect();
+                    let entry = self.frame_table.entry(&bytes, |b| {
+                        InstrFrame::decode_in(b, dialect)
+                            .expect("instruction frames are checked as they are read")
                     });
-                    let code = self.backend.prepare(&f).map_err(|e| RunError::Backend {
+                    let code = match &entry.code {
+                        None => self.backend.prepare(&entry.frame),
+                        Some(code) => self.backend.reissue(code),
+                    }
+                    .map_err(|e| RunError::Backend {
                         frame: Some(frame),
                         message: e.to_string(),
                     })?;
+                    entry.code = Some(code.clone());
+                    let (frame_banks, instrs) = (&entry.banks, entry.frame.instrs);
+                    let (sync, cyclic) = (entry.sync, entry.cyclic);
                     for c in 0..16 {
                         if mask & (1 << c) != 0 {
                             debug_assert_eq!(self.cores.mode(c), Mode::Idle);
@@ -431,7 +458,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                                 .map_or(0, |b| b.for_core(c as u8, &self.cores.state[c].regs));
                             let part = Part {
                                 code: Some(code.clone()),
-                                instrs: f.instrs,
+                                instrs,
                                 frame,
                                 start,
                                 sync,
@@ -457,6 +484,15 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                         state: SchedulerState::Blocked,
                     });
                 }
+                Step::Unreadable => {
+                    return Err(match self.ts.load_error() {
+                        Some(e) => RunError::Load(e),
+                        None => RunError::Internal {
+                            frame: None,
+                            message: "the program stopped being readable without an error".into(),
+                        },
+                    })
+                }
                 Step::Done => {
                     return Ok(SchedulerBound {
                         before: [EventKey::NEVER; 16],
@@ -470,29 +506,6 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                     })
                 }
             }
-        }
-    }
-
-    /// The bank analysis of a frame with memory instructions (cached by its bytes).
-    fn frame_banks(&mut self, f: &InstrFrame) -> Option<Rc<FrameBanks>> {
-        if !f.instrs.iter().any(Instr::is_memory) {
-            return None;
-        }
-        if self.bank_cache.len() >= BANK_CACHE_FRAMES {
-            self.bank_cache.clear();
-        }
-        Some(
-            self.bank_cache
-                .entry(f.words)
-                .or_insert_with(|| Rc::new(FrameBanks::analyse(&f.instrs)))
-                .clone(),
-        )
-    }
-
-    fn control_of(&self, frame: usize) -> usize {
-        match self.program.kind(frame) {
-            FrameKind::Instr { control } => control,
-            FrameKind::Control => frame,
         }
     }
 
@@ -1092,7 +1105,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     }
 
     /// Core `i` was proven to repeat every `period` cycles (see [`Run::checkpoint`]).
-    fn livelock(&self, i: usize, period: u64, polls: bool) -> RunError {
+    fn livelock(&mut self, i: usize, period: u64, polls: bool) -> RunError {
         let RunError::Watchdog {
             cores, next_frame, ..
         } = self.watchdog()
@@ -1143,7 +1156,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     }
 
     /// The run reached its watchdog limit: the watchdog, or the stop that lowered it.
-    fn limit_reached(&self) -> RunError {
+    fn limit_reached(&mut self) -> RunError {
         let watchdog = self.watchdog();
         match (self.stopped, watchdog) {
             (
@@ -1163,7 +1176,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         }
     }
 
-    fn watchdog(&self) -> RunError {
+    fn watchdog(&mut self) -> RunError {
         let mut cores = Vec::new();
         for i in 0..16 {
             let part = &self.cores.part[i];
@@ -1220,7 +1233,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                 max_cycles: self.asked_limit,
                 ..self.config
             },
-            dialect: self.program.dialect(),
+            dialect: self.ts.frames().dialect(),
             cycles: self.end_cycle(),
             registers: std::array::from_fn(|i| self.cores.state[i].regs),
             memory: self.memory.bytes(),

@@ -8,8 +8,9 @@
 //! cycle of the next decision, and the run loop runs cores until the end is known.
 
 use crate::config::{Config, IssuePolicy, TaskLog, Timing};
-use crate::frame::{Fence, FrameKind, Program};
+use crate::frame::{Fence, FrameKind, LoadError};
 use crate::observe::WaitCause;
+use crate::task_memory::TaskMemory;
 use std::collections::VecDeque;
 
 /// One issued task as the report shows it.
@@ -94,6 +95,9 @@ pub enum Step {
     },
     /// Every frame is processed.
     Done,
+    /// The program could not be read further (a malformed group or a failed read):
+    /// [`TaskScheduler::load_error`] gives why.
+    Unreadable,
     /// The next frame would be processed at or past the watchdog limit.
     Limit,
 }
@@ -152,7 +156,8 @@ impl Avail {
 /// [`step`]: TaskScheduler::step
 /// [`core_ended`]: TaskScheduler::core_ended
 pub struct TaskScheduler<'p> {
-    program: &'p Program,
+    /// The program's frames from the first group not yet processed.
+    frames: TaskMemory<'p>,
     policy: IssuePolicy,
     timing: Timing,
     limit: u64,
@@ -186,9 +191,9 @@ pub struct TaskScheduler<'p> {
 impl<'p> TaskScheduler<'p> {
     /// A scheduler at cycle 0 before the first frame of `program`, with the issue policy,
     /// latencies, watchdog limit and task log of `config`.
-    pub fn new(program: &'p Program, config: &Config) -> TaskScheduler<'p> {
+    pub(crate) fn new(frames: TaskMemory<'p>, config: &Config) -> TaskScheduler<'p> {
         TaskScheduler {
-            program,
+            frames,
             policy: config.issue,
             timing: config.timing,
             limit: config.max_cycles,
@@ -240,9 +245,24 @@ impl<'p> TaskScheduler<'p> {
         self.limit = self.limit.min(limit);
     }
 
-    /// The first frame not yet processed, if any.
-    pub fn next_frame(&self) -> Option<usize> {
-        (self.head < self.program.len()).then_some(self.head)
+    /// The first frame not yet processed, if any (reading it from the source if it has
+    /// not been read yet).
+    pub fn next_frame(&mut self) -> Option<usize> {
+        self.frames.has(self.head).then_some(self.head)
+    }
+
+    /// The program's frames as far as the scheduler has read them: every frame a step
+    /// returned stays readable until the next step.
+    pub(crate) fn frames(&self) -> &TaskMemory<'p> {
+        &self.frames
+    }
+
+    /// The load error that stopped the reading of the program ([`Step::Unreadable`]), or,
+    /// when the run ended before reading its whole program, the one the rest of it gives.
+    pub(crate) fn load_error(&mut self) -> Option<LoadError> {
+        self.frames
+            .take_error()
+            .or_else(|| self.frames.check_rest())
     }
 
     /// The frame of the task running on `core`, if any.
@@ -287,21 +307,22 @@ impl<'p> TaskScheduler<'p> {
 
     fn core_avail(&self, mask: u16, lb: &[u64; 16]) -> Avail {
         let mut a = Avail::NOW;
-        for (c, (task, lb)) in self.core_task.iter().zip(lb).enumerate() {
-            if mask & (1 << c) != 0 {
-                a = a.and(match task {
-                    None => Avail {
-                        at: self.free_from[c],
-                        exact: true,
-                        deps: 0,
-                    },
-                    Some(_) => Avail {
-                        at: lb + 1,
-                        exact: false,
-                        deps: 1 << c,
-                    },
-                });
-            }
+        let mut m = mask;
+        while m != 0 {
+            let c = m.trailing_zeros() as usize;
+            m &= m - 1;
+            a = a.and(match self.core_task[c] {
+                None => Avail {
+                    at: self.free_from[c],
+                    exact: true,
+                    deps: 0,
+                },
+                Some(_) => Avail {
+                    at: lb[c] + 1,
+                    exact: false,
+                    deps: 1 << c,
+                },
+            });
         }
         a
     }
@@ -388,17 +409,22 @@ impl<'p> TaskScheduler<'p> {
     /// Decide the scheduler's next action. `lb[c]` is, for a core running a task, a lower
     /// bound on the cycle of its last instruction (the cycle of its next event).
     pub fn step(&mut self, lb: &[u64; 16]) -> Step {
+        self.frames.release_before(self.head);
         loop {
             self.prune();
-            if self.head >= self.program.len() {
-                return Step::Done;
+            if !self.frames.has(self.head) {
+                return if self.frames.failed() {
+                    Step::Unreadable
+                } else {
+                    Step::Done
+                };
             }
             let t = self.t;
             let window = match self.policy {
                 IssuePolicy::InOrder => 1,
                 IssuePolicy::Lookahead => self.timing.lookahead_window.max(1),
             };
-            let end = self.program.len().min(self.head.saturating_add(window));
+            let end = self.head.saturating_add(window);
             let mut waiting_mask = 0u16;
             let mut earlier_unprocessed = false;
             let mut min_exact = u64::MAX;
@@ -408,17 +434,20 @@ impl<'p> TaskScheduler<'p> {
             let mut unknown_at_t = false;
             let mut bounds = [u64::MAX; 16];
             for idx in self.head..end {
+                if !self.frames.has(idx) {
+                    // A malformed group past the first is reported when it is reached.
+                    break;
+                }
                 if self.processed(idx) {
                     continue;
                 }
-                let (cores, static_ok, rel, fence, is_cf) = match self.program.kind(idx) {
+                let cf = *self.frames.group_control(idx);
+                let (cores, static_ok, rel, fence, is_cf) = match self.frames.kind(idx) {
                     FrameKind::Control => {
-                        let cf = self.program.control(idx);
                         let m = cf.r0_init_mask();
                         (m, m & waiting_mask == 0, false, cf.fence, true)
                     }
-                    FrameKind::Instr { control } => {
-                        let cf = self.program.control(control);
+                    FrameKind::Instr { .. } => {
                         let ok = cf.active & waiting_mask == 0
                             && (cf.fence != Fence::Rel || !earlier_unprocessed);
                         (cf.active, ok, cf.fence == Fence::Rel, cf.fence, false)
@@ -518,10 +547,8 @@ impl<'p> TaskScheduler<'p> {
 
     /// Create the task for frame `idx` broadcast from `issue`; returns its start cycle.
     fn issue(&mut self, idx: usize, mask: u16, issue: u64, start: u64) -> u64 {
-        let FrameKind::Instr { control } = self.program.kind(idx) else {
-            unreachable!("only instruction frames are issued")
-        };
-        let fence = self.program.control(control).fence;
+        debug_assert!(matches!(self.frames.kind(idx), FrameKind::Instr { .. }));
+        let fence = self.frames.group_control(idx).fence;
         let last_broadcast = start.saturating_sub(1).max(issue);
         let shown_start = if mask == 0 { last_broadcast } else { start };
         let record = (self.log == TaskLog::All).then(|| {

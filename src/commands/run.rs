@@ -5,12 +5,13 @@ use super::machine_args::MachineArgs;
 use super::outputs::{check_distinct, source_inputs, Named};
 use super::see_args::SeeArgs;
 use super::stdout::Stdout;
-use super::value_enums::BackendArg;
+use super::value_enums::{BackendArg, FormatArg};
 use super::{emit, CliError, Finished};
 use clap::{Args, ValueEnum};
 use gpu16::input::dump::{load_memory_dump, load_register_dump};
-use gpu16::input::{load_memory, load_program_with_map_in};
-use gpu16::machine::{Config, RunError, StopCause, TaskLog};
+use gpu16::input::stream::FrameStream;
+use gpu16::input::{load_memory, load_program_as, program_format, InputError, ProgramFormat};
+use gpu16::machine::{Config, Dialect, RunError, StopCause, TaskLog};
 use gpu16::output;
 use gpu16::output::exec_log::ExecLog;
 use gpu16::output::expect::{self, Writers};
@@ -19,7 +20,7 @@ use gpu16::output::run_files::{self, Planned, RunFile, Written};
 use gpu16::output::see::SeeOptions;
 use gpu16::progress::ProgressDisplay;
 use gpu16::stop::StopSignal;
-use gpu16::BackendKind;
+use gpu16::{BackendKind, ProgramInput};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -34,8 +35,13 @@ pub enum Tasks {
 #[derive(Args)]
 pub struct RunArgs {
     /// Program: .bin/.tm (raw 32-byte frames, at most 1 GiB), .hex (16-bit words: at most
-    /// 2^22 of them, in at most 256 MiB of text) or .s/.asm (assembly, at most 16 MiB).
+    /// 2^22 of them, in at most 256 MiB of text) or .s/.asm (assembly, at most 16 MiB); `-`
+    /// reads stdin (a raw image unless --format says otherwise). A raw image is read as a
+    /// stream of frames as the run reaches them, so its length costs no memory.
     pub program: PathBuf,
+    /// The program's format, whatever its name says (for `-`, stdin, the default is bin).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<FormatArg>,
     /// Initial shared memory: raw bytes (at most 4096) or .hex bytes (at most 1 MiB of
     /// text); zero past its end.
     #[arg(long, value_name = "SM")]
@@ -103,9 +109,25 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
         .machine
         .checked_config()
         .map_err(|e| refuse(json, "usage", CliError::usage(e), None))?;
-    let (program, source_map) =
-        load_program_with_map_in(&args.program, args.machine.dialect()).map_err(loaded)?;
-    if !program.can_end() {
+    let dialect = args.machine.dialect();
+    let format = program_format(&args.program, args.format.map(|f| f.0)).map_err(loaded)?;
+    let see = args.see.clone().options();
+    // A raw image is read as a stream unless something needs it whole: the mcst dialect's
+    // scheduler wraps through its task memory, the timeline names groups, and --expect-*
+    // names each byte's last writer by its frame.
+    let streams = format == ProgramFormat::Binary
+        && dialect == Dialect::Spec
+        && !see.needs_program()
+        && args.expect_mem.is_none()
+        && args.expect_regs.is_none();
+    let (mut stream, program, source_map) = if streams {
+        let stream = FrameStream::open(&args.program).map_err(loaded)?;
+        (Some(stream), None, None)
+    } else {
+        let (program, map) = load_program_as(&args.program, format, dialect).map_err(loaded)?;
+        (None, Some(program), map)
+    };
+    if program.as_ref().is_some_and(|p| !p.can_end()) {
         eprintln!(
             "warning: {}: the task scheduler never reaches a stop frame (.halt), so it wraps to \
              frame 0 and runs again until the watchdog (--max-cycles) ends the run",
@@ -141,7 +163,6 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
         },
         ..machine
     };
-    let see = args.see.clone().options();
     let planned = plan(&args, &see, expected_files)
         .map_err(|(stage, e, file)| refuse(json, stage, e, file.as_deref()))?;
     let stop = StopSignal::new();
@@ -151,10 +172,12 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
     // Without a handler Ctrl-C kills the process, which is no worse: only a run reports.
     let _ = stop.on_ctrl_c();
     let started = Instant::now();
-    let mut progress = (
-        ProgressDisplay::new(program.len() as u64, args.quiet),
-        stop.clone(),
-    );
+    let total_frames = match (&program, &stream) {
+        (Some(p), _) => p.len() as u64,
+        (None, Some(s)) => s.known_frames().unwrap_or(0),
+        (None, None) => 0,
+    };
+    let mut progress = (ProgressDisplay::new(total_frames, args.quiet), stop.clone());
     let runner = args.machine.runner(args.backend.0);
     // Separate paths with the log and the writers: only an observer that wants each
     // instruction makes the run go one instruction at a time.
@@ -162,9 +185,18 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
         .exec_log
         .as_ref()
         .map(|_| ExecLog::new(args.exec_log_limit));
-    let mut writers = (expect_mem.is_some() || expect_regs.is_some())
-        .then(|| Writers::new(&program, expect_mem.is_some(), expect_regs.is_some()));
-    let (r, p, m, c) = (runner, &program, &memory[..], &config);
+    let mut writers = match &program {
+        Some(p) if expect_mem.is_some() || expect_regs.is_some() => {
+            Some(Writers::new(p, expect_mem.is_some(), expect_regs.is_some()))
+        }
+        _ => None,
+    };
+    let p = match (&program, stream.as_mut()) {
+        (Some(program), _) => ProgramInput::Whole(program),
+        (None, Some(stream)) => ProgramInput::Stream(stream),
+        (None, None) => unreachable!("a program is loaded whole or streamed"),
+    };
+    let (r, m, c) = (runner, &memory[..], &config);
     let (outcome, mut events) = match (exec_log.as_mut(), writers.as_mut()) {
         (None, None) => see.run(r, p, m, c, &mut progress),
         (Some(log), None) => see.run(r, p, m, c, &mut (&mut progress, log)),
@@ -172,6 +204,16 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
         (Some(log), Some(w)) => see.run(r, p, m, c, &mut (&mut progress, (log, w))),
     };
     progress.0.finish();
+    // A stream found malformed (or unreadable) as it was read is refused as the image
+    // loaded whole would have been: no report and no output file.
+    if let Err(failure) = &outcome {
+        if let RunError::Load(e) = &failure.error {
+            return Err(loaded(InputError {
+                path: args.program.clone(),
+                message: e.to_string(),
+            }));
+        }
+    }
     let wall = started.elapsed();
     let written = run_files::write(&planned, &mut events, exec_log.as_ref(), &outcome);
     let unwritten: Vec<String> = written
@@ -189,8 +231,10 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
             eprintln!("{note}");
         }
     }
-    if let Some(chart) = see.timeline(&mut events, &program, &outcome) {
-        out.print(&chart);
+    if let Some(program) = &program {
+        if let Some(chart) = see.timeline(&mut events, program, &outcome) {
+            out.print(&chart);
+        }
     }
     if let Some(note) = see.cut_note(&events) {
         eprintln!("{note}");

@@ -5,6 +5,7 @@
 
 use clap::builder::PossibleValue;
 use clap::ValueEnum;
+use gpu16::input::ProgramFormat;
 use gpu16::machine::Dialect;
 use gpu16::output::png::Palette;
 use gpu16::{BackendKind, Engine};
@@ -141,5 +142,31 @@ impl ValueEnum for DialectArg {
             }
         };
         Some(PossibleValue::new(self.0.name()).help(help))
+    }
+}
+
+/// A [`ProgramFormat`] as a command-line value: `bin`, `hex` or `asm`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FormatArg(pub ProgramFormat);
+
+impl ValueEnum for FormatArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[
+            FormatArg(ProgramFormat::Binary),
+            FormatArg(ProgramFormat::Hex),
+            FormatArg(ProgramFormat::Assembly),
+        ]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(match self.0 {
+            ProgramFormat::Binary => {
+                PossibleValue::new("bin").help("A raw image of 32-byte frames (.bin, .tm)")
+            }
+            ProgramFormat::Hex => {
+                PossibleValue::new("hex").help("16-bit words in $readmemh style (.hex)")
+            }
+            ProgramFormat::Assembly => PossibleValue::new("asm").help("Assembly source (.s, .asm)"),
+        })
     }
 }

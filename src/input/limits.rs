@@ -107,10 +107,22 @@ fn too_large_has(path: &Path, limit: Limit, has: String) -> InputError {
     )
 }
 
-/// The bytes of the file at `path`, at most `limit.bytes` of them; a longer input is an
-/// error naming the file and the limit, found after reading at most one byte past it.
+/// The bytes of the file at `path` (`-`: stdin), at most `limit.bytes` of them; a longer
+/// input is an error naming the file and the limit, found after reading at most one byte
+/// past it.
 pub fn read(path: &Path, limit: Limit) -> Result<Vec<u8>, InputError> {
     let cannot = |e: std::io::Error| err(path, format!("cannot read: {e}"));
+    if path == Path::new("-") {
+        let mut bytes = Vec::new();
+        std::io::stdin()
+            .take(limit.bytes + 1)
+            .read_to_end(&mut bytes)
+            .map_err(cannot)?;
+        if bytes.len() as u64 > limit.bytes {
+            return Err(too_large(path, limit, None));
+        }
+        return Ok(bytes);
+    }
     let file = std::fs::File::open(path).map_err(cannot)?;
     let known = file
         .metadata()

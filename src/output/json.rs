@@ -199,6 +199,7 @@ pub fn failure(f: &RunFailure) -> Value {
         RunError::Backend { frame, .. } | RunError::Internal { frame, .. } => {
             e["frame"] = json!(frame)
         }
+        RunError::Load(load) => e["frame"] = json!(load.frame()),
     }
     v["error"] = e;
     v

@@ -82,6 +82,7 @@ pub fn unfinished(error: &RunError) -> &[UnfinishedCore] {
         RunError::Fault { .. }
         | RunError::TaskLogFull { .. }
         | RunError::Backend { .. }
-        | RunError::Internal { .. } => &[],
+        | RunError::Internal { .. }
+        | RunError::Load(_) => &[],
     }
 }

@@ -9,7 +9,7 @@
 
 use super::events::Recorder;
 use super::png::Palette;
-use crate::Runner;
+use crate::{ProgramInput, Runner};
 use gpu16_machine::{Config, Observer, Program, RunFailure, RunReport};
 use std::path::PathBuf;
 
@@ -40,24 +40,30 @@ impl SeeOptions {
         self.trace.is_some() || self.timeline || self.vcd.is_some()
     }
 
+    /// Whether an output needs the whole program after the run (the timeline names each
+    /// task's group), so that it cannot be read as a stream.
+    pub fn needs_program(&self) -> bool {
+        self.timeline
+    }
+
     /// Run as [`crate::run`] does, recording events if an output needs them.
     pub fn run<P: Observer>(
         &self,
         backend: Runner,
-        program: &Program,
+        program: ProgramInput<'_>,
         memory: &[u8],
         config: &Config,
         progress: &mut P,
     ) -> (Outcome, Option<Recorder>) {
         if !self.wants_events() {
             return (
-                crate::run_observed(backend, program, memory, config, progress),
+                crate::run_input_observed(backend, program, memory, config, progress),
                 None,
             );
         }
         let limit = usize::try_from(self.trace_limit).unwrap_or(usize::MAX);
         let mut both = (Recorder::new(limit), progress);
-        let outcome = crate::run_observed(backend, program, memory, config, &mut both);
+        let outcome = crate::run_input_observed(backend, program, memory, config, &mut both);
         (outcome, Some(both.0))
     }
 

@@ -1,0 +1,261 @@
+//! Binary program images read as a stream of frames, from a file or from stdin (`-`), so
+//! that a run holds the scheduler's window of the program rather than the program
+//! ([`gpu16_machine::FrameSource`]). A file is checked for its length before the run (the
+//! errors loading it whole gives); a pipe is checked as it arrives, and a last frame cut
+//! short is an error naming its index and byte offset.
+//!
+//! A fault's state is taken from a second run over the program, so a stream must be able
+//! to start again: a file seeks back to its start; stdin is spooled, as it is read, to an
+//! unnamed temporary file (in `$TMPDIR`) that a second run reads back. The spool costs
+//! disk, never memory, and goes away with the process.
+
+use super::limits::{self, Limit};
+use super::{err, InputError};
+use gpu16_machine::frame::FRAME_BYTES;
+use gpu16_machine::{FrameSource, LoadError};
+use std::fs::File;
+use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+/// The most bytes a stream may have: a program image's limit, as for a file loaded whole.
+const LIMIT: Limit = limits::PROGRAM_IMAGE;
+
+/// Bytes read from a file or stdin at a time.
+const READ_BUFFER: usize = 1 << 16;
+
+/// A binary program image read frame by frame.
+pub struct FrameStream {
+    name: PathBuf,
+    input: Input,
+    /// Frames read since the start (or the last rewind).
+    frames: u64,
+    known_frames: Option<u64>,
+}
+
+enum Input {
+    File(BufReader<File>),
+    Stdin {
+        stdin: BufReader<io::Stdin>,
+        spool: Spool,
+        /// Reading back the spool, at this frame; `None` when reading stdin.
+        replay: Option<u64>,
+    },
+}
+
+impl FrameStream {
+    /// The image at `path` (`-`: stdin), checked for what can be checked before reading it:
+    /// a file must be a whole number of frames, not empty, and within the limit of a
+    /// program image.
+    pub fn open(path: &Path) -> Result<FrameStream, InputError> {
+        let cannot = |e: io::Error| err(path, format!("cannot read: {e}"));
+        let mut known_frames = None;
+        let input = if path == Path::new("-") {
+            Input::Stdin {
+                stdin: BufReader::with_capacity(READ_BUFFER, io::stdin()),
+                spool: Spool::new().map_err(|e| {
+                    err(
+                        path,
+                        format!("cannot make the temporary file stdin is kept in: {e}"),
+                    )
+                })?,
+                replay: None,
+            }
+        } else {
+            let file = File::open(path).map_err(cannot)?;
+            let meta = file.metadata().map_err(cannot)?;
+            if meta.is_file() {
+                let len = meta.len();
+                if len > LIMIT.bytes {
+                    return Err(err(
+                        path,
+                        format!(
+                            "too large: {} may have at most {}; this file has {len}",
+                            LIMIT.what,
+                            limits::size(LIMIT.bytes)
+                        ),
+                    ));
+                }
+                let whole = usize::try_from(len).unwrap_or(usize::MAX);
+                let check = if len == 0 {
+                    Err(LoadError::Empty)
+                } else if !whole.is_multiple_of(FRAME_BYTES) {
+                    Err(LoadError::Length { bytes: whole })
+                } else {
+                    Ok(())
+                };
+                check.map_err(|e| err(path, e.to_string()))?;
+                known_frames = Some(len / FRAME_BYTES as u64);
+            }
+            Input::File(BufReader::with_capacity(READ_BUFFER, file))
+        };
+        Ok(FrameStream {
+            name: path.to_path_buf(),
+            input,
+            frames: 0,
+            known_frames,
+        })
+    }
+
+    /// The number of frames, when it is known before reading them (a regular file).
+    pub fn known_frames(&self) -> Option<u64> {
+        self.known_frames
+    }
+
+    /// The file as the user named it (`-` for stdin).
+    pub fn name(&self) -> &Path {
+        &self.name
+    }
+
+    fn read_error(&self, message: String) -> LoadError {
+        LoadError::Read {
+            frame: self.frames as usize,
+            offset: self.frames * FRAME_BYTES as u64,
+            message,
+        }
+    }
+}
+
+impl FrameSource for FrameStream {
+    fn next_frame(&mut self) -> Result<Option<[u8; FRAME_BYTES]>, LoadError> {
+        let mut frame = [0u8; FRAME_BYTES];
+        let got = match &mut self.input {
+            Input::File(file) => fill(file, &mut frame),
+            Input::Stdin {
+                spool,
+                replay: Some(at),
+                ..
+            } if *at < spool.frames => {
+                let read = spool.read(*at, &mut frame).map(|()| FRAME_BYTES);
+                *at += 1;
+                read
+            }
+            Input::Stdin {
+                stdin,
+                spool,
+                replay,
+            } => {
+                // Past the spool: reading stdin again, and keeping what it gives.
+                *replay = None;
+                match fill(stdin, &mut frame) {
+                    Ok(FRAME_BYTES) => spool.push(&frame).map(|()| FRAME_BYTES),
+                    other => other,
+                }
+            }
+        };
+        let got = got.map_err(|e| self.read_error(e.to_string()))?;
+        match got {
+            0 if self.frames == 0 => Err(LoadError::Empty),
+            0 => Ok(None),
+            FRAME_BYTES => {
+                self.frames += 1;
+                if self.frames * FRAME_BYTES as u64 > LIMIT.bytes {
+                    self.frames -= 1;
+                    return Err(self.read_error(format!(
+                        "too large: {} may have at most {}; this input has more",
+                        LIMIT.what,
+                        limits::size(LIMIT.bytes)
+                    )));
+                }
+                Ok(Some(frame))
+            }
+            bytes => Err(LoadError::Truncated {
+                frame: self.frames as usize,
+                offset: self.frames * FRAME_BYTES as u64,
+                bytes,
+            }),
+        }
+    }
+
+    fn rewind(&mut self) -> Result<(), LoadError> {
+        match &mut self.input {
+            Input::File(file) => {
+                file.seek(SeekFrom::Start(0)).map_err(|e| LoadError::Read {
+                    frame: 0,
+                    offset: 0,
+                    message: e.to_string(),
+                })?;
+            }
+            Input::Stdin { replay, .. } => *replay = Some(0),
+        }
+        self.frames = 0;
+        Ok(())
+    }
+}
+
+/// Read up to a whole frame: fewer bytes only at the end of the input.
+fn fill(reader: &mut impl Read, frame: &mut [u8; FRAME_BYTES]) -> io::Result<usize> {
+    let mut got = 0;
+    while got < FRAME_BYTES {
+        match reader.read(&mut frame[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+/// Frames read from stdin, kept in an unnamed temporary file for a second run.
+struct Spool {
+    file: File,
+    /// Frames not yet written to the file.
+    pending: Vec<u8>,
+    /// Frames kept, written or pending.
+    frames: u64,
+}
+
+impl Spool {
+    fn new() -> io::Result<Spool> {
+        let dir = std::env::temp_dir();
+        let mut n = 0u32;
+        let (file, path) = loop {
+            let path = dir.join(format!("gpu16-stdin-{}-{n}", std::process::id()));
+            match File::options()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(file) => break (file, path),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
+                Err(e) => return Err(e),
+            }
+        };
+        // Unnamed from now on: the file lives as long as the handle, and nothing is left
+        // behind whatever way the process ends.
+        std::fs::remove_file(&path)?;
+        Ok(Spool {
+            file,
+            pending: Vec::with_capacity(READ_BUFFER),
+            frames: 0,
+        })
+    }
+
+    fn push(&mut self, frame: &[u8; FRAME_BYTES]) -> io::Result<()> {
+        self.pending.extend_from_slice(frame);
+        self.frames += 1;
+        if self.pending.len() >= READ_BUFFER {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.write_all(&self.pending)?;
+        self.pending.clear();
+        Ok(())
+    }
+
+    /// Frame `at` of those kept.
+    fn read(&mut self, at: u64, frame: &mut [u8; FRAME_BYTES]) -> io::Result<()> {
+        let written = self.frames - (self.pending.len() / FRAME_BYTES) as u64;
+        if at >= written {
+            let i = (at - written) as usize * FRAME_BYTES;
+            frame.copy_from_slice(&self.pending[i..i + FRAME_BYTES]);
+            return Ok(());
+        }
+        self.file.read_exact_at(frame, at * FRAME_BYTES as u64)
+    }
+}
