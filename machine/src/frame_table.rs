@@ -20,16 +20,27 @@ const MAX_FRAMES: usize = 4096;
 #[derive(Default)]
 pub struct FrameHasher(u64);
 
+impl FrameHasher {
+    fn mix(&mut self, w: u64) {
+        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
 impl Hasher for FrameHasher {
     fn finish(&self) -> u64 {
         self.0
     }
     fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
+        let mut words = bytes.chunks_exact(8);
+        for w in &mut words {
+            let w = u64::from_le_bytes(w.try_into().expect("8-byte chunks"));
+            self.mix(w);
+        }
+        let rest = words.remainder();
+        if !rest.is_empty() {
             let mut w = [0u8; 8];
-            w[..chunk.len()].copy_from_slice(chunk);
-            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(w))
-                .wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+            w[..rest.len()].copy_from_slice(rest);
+            self.mix(u64::from_le_bytes(w));
         }
     }
 }
@@ -54,6 +65,8 @@ pub(crate) struct FrameEntry<C> {
 pub(crate) struct FrameTable<C> {
     index: FrameMap<[u8; FRAME_BYTES], u32>,
     entries: Vec<FrameEntry<C>>,
+    /// The frame looked up last and its entry.
+    last: Option<([u8; FRAME_BYTES], u32)>,
 }
 
 impl<C> FrameTable<C> {
@@ -61,6 +74,7 @@ impl<C> FrameTable<C> {
         FrameTable {
             index: FrameMap::default(),
             entries: Vec::new(),
+            last: None,
         }
     }
 
@@ -71,12 +85,20 @@ impl<C> FrameTable<C> {
         bytes: &[u8; FRAME_BYTES],
         decode: impl FnOnce(&[u8; FRAME_BYTES]) -> InstrFrame,
     ) -> &mut FrameEntry<C> {
+        // A stream issues the same frame many times in a row: compare before hashing.
+        if let Some((last, i)) = &self.last {
+            if last == bytes {
+                return &mut self.entries[*i as usize];
+            }
+        }
         if let Some(&i) = self.index.get(bytes) {
+            self.last = Some((*bytes, i));
             return &mut self.entries[i as usize];
         }
         if self.entries.len() >= MAX_FRAMES {
             self.index.clear();
             self.entries.clear();
+            self.last = None;
         }
         let frame = decode(bytes);
         let banks = frame
@@ -101,6 +123,7 @@ impl<C> FrameTable<C> {
             code: None,
         };
         self.index.insert(*bytes, self.entries.len() as u32);
+        self.last = Some((*bytes, self.entries.len() as u32));
         self.entries.push(entry);
         self.entries.last_mut().expect("just pushed")
     }

@@ -175,6 +175,8 @@ pub struct TaskScheduler<'p> {
     /// Tasks that may be unfinished at `t`.
     unfinished: Vec<usize>,
     core_task: [Option<usize>; 16],
+    /// The cores running a task (bit k: `core_task[k]` is set).
+    running: u16,
     free_from: [u64; 16],
     last_activity: Option<u64>,
     first_frame: Option<usize>,
@@ -206,6 +208,7 @@ impl<'p> TaskScheduler<'p> {
             free_slots: Vec::new(),
             unfinished: Vec::new(),
             core_task: [None; 16],
+            running: 0,
             free_from: [0; 16],
             last_activity: None,
             first_frame: None,
@@ -276,6 +279,7 @@ impl<'p> TaskScheduler<'p> {
             .take()
             .expect("only a core running a task can end");
         self.free_from[core] = cycle + 1;
+        self.running &= !(1 << core);
         let task = &mut self.tasks[id];
         task.remaining &= !(1 << core);
         task.max_end = task.max_end.max(cycle);
@@ -306,25 +310,23 @@ impl<'p> TaskScheduler<'p> {
     }
 
     fn core_avail(&self, mask: u16, lb: &[u64; 16]) -> Avail {
-        let mut a = Avail::NOW;
+        let running = mask & self.running;
+        let mut at = 0;
         let mut m = mask;
         while m != 0 {
             let c = m.trailing_zeros() as usize;
             m &= m - 1;
-            a = a.and(match self.core_task[c] {
-                None => Avail {
-                    at: self.free_from[c],
-                    exact: true,
-                    deps: 0,
-                },
-                Some(_) => Avail {
-                    at: lb[c] + 1,
-                    exact: false,
-                    deps: 1 << c,
-                },
+            at = at.max(if running & (1 << c) != 0 {
+                lb[c] + 1
+            } else {
+                self.free_from[c]
             });
         }
-        a
+        Avail {
+            at,
+            exact: running == 0,
+            deps: running,
+        }
     }
 
     fn task_avail(&self, id: usize, lb: &[u64; 16]) -> Avail {
@@ -395,6 +397,11 @@ impl<'p> TaskScheduler<'p> {
     }
 
     fn mark_processed(&mut self, frame: usize) {
+        if frame == self.head && self.ahead.is_empty() {
+            // In order: nothing processed ahead to pass over.
+            self.head += 1;
+            return;
+        }
         let k = frame - self.head;
         if self.ahead.len() <= k {
             self.ahead.resize(k + 1, false);
@@ -465,9 +472,9 @@ impl<'p> TaskScheduler<'p> {
                     // every other core must not run past the frame's earliest decision.
                     let earliest = a.at.max(t);
                     for (c, b) in bounds.iter_mut().enumerate() {
-                        if a.deps & (1 << c) == 0 {
-                            *b = (*b).min(earliest);
-                        }
+                        // Branch-free, so the loop runs as vector instructions.
+                        let bound = if a.deps & (1 << c) == 0 { earliest } else { u64::MAX };
+                        *b = (*b).min(bound);
                     }
                     if a.at <= t {
                         unknown_at_t = true;
@@ -594,6 +601,7 @@ impl<'p> TaskScheduler<'p> {
                 self.core_task[c] = Some(id);
             }
         }
+        self.running |= mask;
         if mask == 0 {
             self.finish(id);
         }
