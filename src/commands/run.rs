@@ -166,11 +166,10 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
     let mut writers = (expect_mem.is_some() || expect_regs.is_some())
         .then(|| Writers::new(&program, expect_mem.is_some(), expect_regs.is_some()));
     // `--json --tasks all` writes its object as the run goes, keeping no task (issue 12),
-    // unless a timeline or an execution log is to come before it on stdout.
-    let streams = json
-        && config.tasks == TaskLog::All
-        && !see.timeline
-        && args.exec_log.as_deref() != Some(Path::new("-"));
+    // unless the execution log is to come before it on stdout (clap keeps the timeline,
+    // the other text that would, from --json).
+    let streams =
+        json && config.tasks == TaskLog::All && args.exec_log.as_deref() != Some(Path::new("-"));
     let mut stream =
         streams.then(|| JsonStream::new(BufWriter::with_capacity(1 << 16, io::stdout())));
     let (log, w) = (exec_log.as_mut(), writers.as_mut());
