@@ -19,6 +19,9 @@
 //!
 //! [`run_document`] puts together the whole object of a run that started; `gpu16 run --json`
 //! prints it and the Python binding (`python/`) returns it, so the two cannot drift apart.
+//! With `--tasks all` the command streams it instead ([`super::json_stream`]): each task as
+//! the run hands it over ([`Task`]), then the rest of this same object, so `tasks` comes
+//! first there and the other keys follow in this object's (alphabetical) order.
 
 use super::location::{FailureLocations, Location};
 use super::run_files::Written;
