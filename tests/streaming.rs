@@ -327,3 +327,25 @@ fn a_fault_read_from_stdin_leaves_the_state_of_its_cycle() {
         );
     }
 }
+
+#[test]
+fn a_json_run_that_streamed_tasks_before_a_malformed_group_ends_in_one_valid_object() {
+    let g = generate(7, 40, Profile::Scheduler);
+    let mut image = g.image.clone();
+    let bad = image.len() / 32;
+    let mut cf = [0u8; 32];
+    cf[0] = 0x01; // one instruction frame announced, none follows
+    image.extend_from_slice(&cf);
+    let o = gpu16_stdin(&["run", "--json", "-q", "--tasks", "all", "-"], image);
+    assert_eq!(o.status.code(), Some(1));
+    let v = document(&o);
+    assert!(v["tasks"].as_array().is_some_and(|t| !t.is_empty()), "{v}");
+    assert_eq!(v["stage"], "load", "{v}");
+    let message = v["error"].as_str().unwrap();
+    assert!(
+        message.contains(&format!(
+            "frame {bad}: control frame announces 1 instruction frames but the image ends after 0 more"
+        )),
+        "{message}"
+    );
+}

@@ -473,7 +473,11 @@ impl<'p> TaskScheduler<'p> {
                     let earliest = a.at.max(t);
                     for (c, b) in bounds.iter_mut().enumerate() {
                         // Branch-free, so the loop runs as vector instructions.
-                        let bound = if a.deps & (1 << c) == 0 { earliest } else { u64::MAX };
+                        let bound = if a.deps & (1 << c) == 0 {
+                            earliest
+                        } else {
+                            u64::MAX
+                        };
                         *b = (*b).min(bound);
                     }
                     if a.at <= t {

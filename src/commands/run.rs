@@ -11,17 +11,20 @@ use clap::{Args, ValueEnum};
 use gpu16::input::dump::{load_memory_dump, load_register_dump};
 use gpu16::input::stream::FrameStream;
 use gpu16::input::{load_memory, load_program_as, program_format, InputError, ProgramFormat};
-use gpu16::machine::{Config, Dialect, RunError, StopCause, TaskLog};
+use gpu16::machine::{Config, Dialect, Observer, RunError, StopCause, TaskLog};
 use gpu16::output;
+use gpu16::output::events::Recorder;
 use gpu16::output::exec_log::ExecLog;
 use gpu16::output::expect::{self, Writers};
 use gpu16::output::file::OutputFile;
+use gpu16::output::json_stream::JsonStream;
 use gpu16::output::run_files::{self, Planned, RunFile, Written};
-use gpu16::output::see::SeeOptions;
+use gpu16::output::see::{Outcome, SeeOptions};
 use gpu16::progress::ProgressDisplay;
 use gpu16::stop::StopSignal;
-use gpu16::{BackendKind, ProgramInput};
-use serde_json::json;
+use gpu16::{BackendKind, ProgramInput, Runner};
+use serde_json::{json, Value};
+use std::io::{self, BufWriter};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -179,8 +182,6 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
     };
     let mut progress = (ProgressDisplay::new(total_frames, args.quiet), stop.clone());
     let runner = args.machine.runner(args.backend.0);
-    // Separate paths with the log and the writers: only an observer that wants each
-    // instruction makes the run go one instruction at a time.
     let mut exec_log = args
         .exec_log
         .as_ref()
@@ -196,22 +197,43 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
         (None, Some(stream)) => ProgramInput::Stream(stream),
         (None, None) => unreachable!("a program is loaded whole or streamed"),
     };
+    // `--json --tasks all` writes its object as the run goes, keeping no task (issue 12),
+    // unless the execution log is to come before it on stdout (clap keeps the timeline,
+    // the other text that would, from --json).
+    let streams_json =
+        json && config.tasks == TaskLog::All && args.exec_log.as_deref() != Some(Path::new("-"));
+    let mut json_stream =
+        streams_json.then(|| JsonStream::new(BufWriter::with_capacity(1 << 16, io::stdout())));
+    let (log, w) = (exec_log.as_mut(), writers.as_mut());
     let (r, m, c) = (runner, &memory[..], &config);
-    let (outcome, mut events) = match (exec_log.as_mut(), writers.as_mut()) {
-        (None, None) => see.run(r, p, m, c, &mut progress),
-        (Some(log), None) => see.run(r, p, m, c, &mut (&mut progress, log)),
-        (None, Some(w)) => see.run(r, p, m, c, &mut (&mut progress, w)),
-        (Some(log), Some(w)) => see.run(r, p, m, c, &mut (&mut progress, (log, w))),
+    let (outcome, mut events) = match json_stream.as_mut() {
+        Some(s) => observed(&see, (r, p, m, c), &mut (&mut progress, s), log, w),
+        None => observed(&see, (r, p, m, c), &mut progress, log, w),
     };
     progress.0.finish();
     // A stream found malformed (or unreadable) as it was read is refused as the image
     // loaded whole would have been: no report and no output file.
+    // If its JSON object had begun (tasks streamed before the malformed part was read), the
+    // refusal's keys close that object.
     if let Err(failure) = &outcome {
         if let RunError::Load(e) = &failure.error {
-            return Err(loaded(InputError {
+            let e = InputError {
                 path: args.program.clone(),
                 message: e.to_string(),
-            }));
+            };
+            return Err(match json_stream.take().filter(JsonStream::opened) {
+                Some(begun) => {
+                    let error = CliError::failed(&e);
+                    let v = output::json::not_run("load", &error.to_string(), Some(&e.path));
+                    let mut out = Stdout::default();
+                    print_json(&mut out, Some(begun), v);
+                    match out.finish() {
+                        Ok(()) => error,
+                        Err(stdout) => error.and(stdout),
+                    }
+                }
+                None => loaded(e),
+            });
         }
     }
     let wall = started.elapsed();
@@ -271,7 +293,7 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
                 if let (None, Some(d)) = (v.get("error"), &differs) {
                     v["error"] = json!({"rule": "expect", "message": d});
                 }
-                out.print(&format!("{v}\n"));
+                print_json(&mut out, json_stream.take(), v);
             } else {
                 let text = human(report, &memory, wall.as_secs_f64(), args.quiet);
                 // The comparison goes before the wall-time line, which stays last.
@@ -291,7 +313,7 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
             if json {
                 let mut v = output::json::run_document(&outcome, source_map.as_ref(), &written);
                 add_expected(&mut v);
-                out.print(&format!("{v}\n"));
+                print_json(&mut out, json_stream.take(), v);
             } else {
                 // The state when the run stopped, compared all the same.
                 out.print(&compared);
@@ -321,6 +343,35 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
         (None, Err(stdout)) => Err(CliError::failed(stdout)),
         (Some(e), Ok(())) => Err(e),
         (Some(e), Err(stdout)) => Err(e.and(stdout)),
+    }
+}
+
+/// A run's arguments: the runner, the program, the initial memory and the configuration.
+type RunOf<'a> = (Runner, ProgramInput<'a>, &'a [u8], &'a Config);
+
+/// Run with `observer`, adding the execution log and the last writers when asked: separate
+/// paths, as only an observer that wants each instruction makes the run go one instruction
+/// at a time.
+fn observed<O: Observer>(
+    see: &SeeOptions,
+    (r, p, m, c): RunOf<'_>,
+    observer: &mut O,
+    exec_log: Option<&mut ExecLog>,
+    writers: Option<&mut Writers>,
+) -> (Outcome, Option<Recorder>) {
+    match (exec_log, writers) {
+        (None, None) => see.run(r, p, m, c, observer),
+        (Some(log), None) => see.run(r, p, m, c, &mut (observer, log)),
+        (None, Some(w)) => see.run(r, p, m, c, &mut (observer, w)),
+        (Some(log), Some(w)) => see.run(r, p, m, c, &mut (observer, (log, w))),
+    }
+}
+
+/// Print the `--json` object `v`: after the tasks `stream` wrote during the run, or whole.
+fn print_json(out: &mut Stdout, stream: Option<JsonStream<BufWriter<io::Stdout>>>, v: Value) {
+    match stream {
+        Some(stream) => out.wrote(stream.finish(v)),
+        None => out.print(&format!("{v}\n")),
     }
 }
 

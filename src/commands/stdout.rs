@@ -45,6 +45,15 @@ impl Stdout {
         }
     }
 
+    /// Take the result of writes made another way (a writer that went on during a run), as
+    /// [`Stdout::print`] takes its own: a closed pipe is success, and an earlier failure is
+    /// the one kept.
+    pub fn wrote(&mut self, written: io::Result<()>) {
+        if self.failed.is_none() {
+            self.failed = quiet_on_closed_pipe(written).err();
+        }
+    }
+
     /// The first failed write, if any.
     pub fn finish(self) -> Result<(), StdoutError> {
         self.failed.map_or(Ok(()), Err)

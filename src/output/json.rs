@@ -19,12 +19,18 @@
 //!
 //! [`run_document`] puts together the whole object of a run that started; `gpu16 run --json`
 //! prints it and the Python binding (`python/`) returns it, so the two cannot drift apart.
+//! With `--tasks all` the command streams it instead ([`super::json_stream`]): each task as
+//! the run hands it over ([`Task`]), then the rest of this same object, so `tasks` comes
+//! first there and the other keys follow in this object's (alphabetical) order.
 
 use super::location::{FailureLocations, Location};
 use super::run_files::Written;
 use super::see::Outcome;
 use gpu16_asm::SourceMap;
-use gpu16_machine::{CoreWait, RunError, RunFailure, RunReport, TaskLog, UnfinishedCore};
+use gpu16_machine::{
+    CoreWait, RunError, RunFailure, RunReport, TaskLog, TaskRecord, UnfinishedCore,
+};
+use serde::Serialize;
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -84,22 +90,39 @@ pub fn report(r: &RunReport) -> Value {
     });
     v["tasks"] = Value::Null;
     if r.config.tasks == TaskLog::All {
-        v["tasks"] = r
-            .tasks
-            .iter()
-            .map(|t| {
-                json!({
-                    "frame": t.frame,
-                    "mask": t.mask,
-                    "fence": t.fence.name(),
-                    "issue": t.issue,
-                    "start": t.start,
-                    "end": super::tasks::end(t),
-                })
-            })
-            .collect();
+        v["tasks"] = r.tasks.iter().map(|t| json!(Task::of(t))).collect();
     }
     v
+}
+
+/// One element of `tasks`: the task's instruction `frame`, its cores' `mask`, its `fence`
+/// (`no`, `acq`, `rel`), its `issue` and `start` cycles and its `end` ([`super::tasks::end`],
+/// `null` for a task the run left unfinished). The in-memory object ([`report`]) and the
+/// streamed one ([`super::json_stream`]) both serialize this, so a task reads the same in
+/// both. The fields are in alphabetical order, the order a [`Value`] object keeps, so the
+/// streamed text of a task is the same bytes too.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Task {
+    end: Option<u64>,
+    fence: &'static str,
+    frame: usize,
+    issue: u64,
+    mask: u16,
+    start: u64,
+}
+
+impl Task {
+    /// The JSON form of `t`.
+    pub fn of(t: &TaskRecord) -> Task {
+        Task {
+            end: super::tasks::end(t),
+            fence: t.fence.name(),
+            frame: t.frame,
+            issue: t.issue,
+            mask: t.mask,
+            start: t.start,
+        }
+    }
 }
 
 /// The `run --json` object of a run that started, finished or failed: [`report`] or

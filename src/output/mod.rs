@@ -9,6 +9,7 @@ pub mod file;
 pub mod file_id;
 pub mod human;
 pub mod json;
+pub mod json_stream;
 pub mod location;
 pub mod png;
 pub mod run_files;
