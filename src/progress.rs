@@ -21,7 +21,8 @@ pub struct ProgressDisplay {
 }
 
 impl ProgressDisplay {
-    /// A display for a program of `total_frames`; `quiet` turns it off.
+    /// A display for a program of `total_frames` (0: not known, a stream from a pipe);
+    /// `quiet` turns it off.
     pub fn new(total_frames: u64, quiet: bool) -> ProgressDisplay {
         let now = Instant::now();
         ProgressDisplay {
@@ -63,10 +64,18 @@ impl Observer for ProgressDisplay {
             return;
         }
         let bar = self.bar.get_or_insert_with(|| {
-            let bar = ProgressBar::new(self.total_frames);
-            if let Ok(style) =
-                ProgressStyle::with_template("{bar:30} {pos}/{len} frames  {msg}  eta {eta}")
-            {
+            // A stream from a pipe has no known length: count frames without a bar.
+            let (bar, template) = match self.total_frames {
+                0 => (
+                    ProgressBar::no_length(),
+                    "{spinner} {pos} frames  {msg}  {elapsed}",
+                ),
+                n => (
+                    ProgressBar::new(n),
+                    "{bar:30} {pos}/{len} frames  {msg}  eta {eta}",
+                ),
+            };
+            if let Ok(style) = ProgressStyle::with_template(template) {
                 bar.set_style(style);
             }
             bar

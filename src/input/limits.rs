@@ -51,9 +51,11 @@ pub const REGISTER_DUMP: Limit = Limit {
     bytes: 64 * KIB,
 };
 
-/// A binary program image (`.bin`, `.tm`): 1 GiB, 33,554,432 frames. Streams of tens of
-/// megabytes are run today; this is the most the CLI holds in memory at once (it keeps the
-/// image and the program's own copy of the frames, about 2.1 GiB at the limit).
+/// A binary program image (`.bin`, `.tm`, or stdin): 1 GiB, 33,554,432 frames. `gpu16 run`
+/// reads an image as a stream and holds only the scheduler's window of it; the commands
+/// that load an image whole (`disasm`, `check`, `debug`, `diff`, a run with `--timeline`
+/// or `--expect-*`) hold it and the program's copy of its frames, about 2.1 GiB at the
+/// limit.
 pub const PROGRAM_IMAGE: Limit = Limit {
     what: "a program image",
     bytes: GIB,
