@@ -45,20 +45,12 @@ fn counter() -> PathBuf {
 
 /// Run `gpu16 debug PROGRAM ARGS...` with `script` on stdin; stdout, and the status.
 fn debug(program: &Path, args: &[&str], script: &str) -> (String, i32) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_gpu16"))
-        .arg("debug")
-        .arg(program)
-        .args(args)
-        .env_remove("COLUMNS")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary runs");
     // A session that ends before reading its script (a program that cannot load) closes
     // stdin early: that broken pipe is not the test's concern.
-    let _ = child.stdin.take().unwrap().write_all(script.as_bytes());
-    let out = child.wait_with_output().unwrap();
+    let out = common::gpu16_with_stdin(
+        &[&["debug", s(program)], args].concat(),
+        script.as_bytes().to_vec(),
+    );
     (
         String::from_utf8_lossy(&out.stdout).into_owned(),
         out.status.code().unwrap_or(-1),

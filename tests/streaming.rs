@@ -8,14 +8,13 @@
 
 mod common;
 
-use common::{s, scratch, stderr, stdout};
+use common::{gpu16_with_stdin, s, scratch, stderr, stdout};
 use gpu16::input::stream::FrameStream;
 use gpu16::machine::{Config, Program, RunError, TaskLog};
 use gpu16::{run_input_observed, run_observed, BackendKind, Engine, ProgramInput, Runner};
 use gpu16_gen::{generate, generate_violating, Profile, Violation};
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 const PROFILES: [Profile; 5] = [
     Profile::Alu,
@@ -79,18 +78,10 @@ fn a_streamed_run_equals_the_run_of_the_image_loaded_whole() {
 fn a_streamed_run_that_fails_leaves_the_state_the_whole_image_leaves() {
     // Faults take their state from a second run, which reads the stream again.
     let dir = scratch("streaming", "fails");
-    let runtime = [
-        Violation::StSyncWithoutSequence,
-        Violation::StSyncWrongAddress,
-        Violation::LdSyncWhileHolding,
-        Violation::AccessWhileHolding,
-        Violation::ReadyWhileHolding,
-        Violation::FrameEndWhileHolding,
-        Violation::EndlessLoop,
-    ];
+    let runtime = Violation::ALL.into_iter().filter(|v| !v.breaks_loading());
     let mut failed = 0;
     for seed in 0..6u64 {
-        for v in runtime {
+        for v in runtime.clone() {
             let g = generate_violating(seed, 8, Profile::Mixed, v);
             let path = dir.join(format!("{seed}-{}.bin", v.name()));
             std::fs::write(&path, &g.image).unwrap();
@@ -134,12 +125,7 @@ fn both_load_errors(path: &Path, image: &[u8]) -> (String, String) {
 fn a_malformed_stream_gives_the_load_error_of_the_whole_image() {
     let dir = scratch("streaming", "malformed");
     for seed in 0..8u64 {
-        for v in [
-            Violation::Length,
-            Violation::GroupPastEnd,
-            Violation::ReservedFence,
-            Violation::ReservedMode,
-        ] {
+        for v in Violation::ALL.into_iter().filter(|v| v.breaks_loading()) {
             let g = generate_violating(seed, 6, Profile::Mixed, v);
             let (whole, streamed) = both_load_errors(&dir.join("p.bin"), &g.image);
             assert_eq!(streamed, whole, "seed {seed} {}", v.name());
@@ -164,26 +150,6 @@ fn a_run_that_fails_before_a_malformed_tail_still_refuses_the_image() {
     assert_eq!(streamed, whole);
 }
 
-/// Run the binary with `input` on its stdin (written from a thread, as a pipe would).
-fn gpu16_stdin(args: &[&str], input: Vec<u8>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_gpu16"))
-        .args(args)
-        .env_remove("COLUMNS")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut pipe = child.stdin.take().unwrap();
-    let writer = std::thread::spawn(move || {
-        // The binary may refuse before reading it all; a closed pipe is not an error here.
-        let _ = pipe.write_all(&input);
-    });
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    out
-}
-
 /// The JSON document of a run without its wall-clock figures.
 fn document(o: &Output) -> serde_json::Value {
     let mut v: serde_json::Value = serde_json::from_slice(&o.stdout)
@@ -206,7 +172,7 @@ fn stdin_runs_as_the_file_does_a_fault_included() {
         let path = dir.join("p.bin");
         std::fs::write(&path, &g.image).unwrap();
         let file = common::gpu16(&["run", "--json", "-q", s(&path)]);
-        let piped = gpu16_stdin(&["run", "--json", "-q", "-"], g.image.clone());
+        let piped = gpu16_with_stdin(&["run", "--json", "-q", "-"], g.image.clone());
         assert_eq!(
             piped.status.code(),
             file.status.code(),
@@ -228,7 +194,7 @@ fn a_pipe_cut_inside_a_frame_names_the_frame_and_its_offset_and_writes_nothing()
     let mut image = g.image.clone();
     image.extend_from_slice(&[0u8; 10]);
     let dump = dir.join("mem.bin");
-    let o = gpu16_stdin(&["run", "-q", "--dump-mem", s(&dump), "-"], image);
+    let o = gpu16_with_stdin(&["run", "-q", "--dump-mem", s(&dump), "-"], image);
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(
         stderr(&o).trim_end(),
@@ -246,7 +212,7 @@ fn a_pipe_cut_inside_a_frame_names_the_frame_and_its_offset_and_writes_nothing()
 
 #[test]
 fn an_empty_pipe_is_refused_as_an_empty_image() {
-    let o = gpu16_stdin(&["run", "-q", "-"], Vec::new());
+    let o = gpu16_with_stdin(&["run", "-q", "-"], Vec::new());
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(stderr(&o).trim_end(), "error: -: image has no frames");
 }
@@ -256,7 +222,7 @@ fn format_reads_stdin_as_assembly_or_hex() {
     let counter = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/counter.s");
     let file = common::gpu16(&["run", "--json", "-q", s(&counter)]);
     let source = std::fs::read(&counter).unwrap();
-    let piped = gpu16_stdin(&["run", "--json", "-q", "--format", "asm", "-"], source);
+    let piped = gpu16_with_stdin(&["run", "--json", "-q", "--format", "asm", "-"], source);
     assert_eq!(piped.status.code(), Some(0), "{}", stderr(&piped));
     let (a, b) = (document(&file), document(&piped));
     assert_eq!(a["cycles"], b["cycles"]);
@@ -275,7 +241,7 @@ fn format_reads_stdin_as_assembly_or_hex() {
         .chunks(2)
         .map(|w| format!("{:04x}\n", u16::from_le_bytes([w[0], w[1]])))
         .collect();
-    let hex = gpu16_stdin(
+    let hex = gpu16_with_stdin(
         &["run", "--json", "-q", "--format", "hex", "-"],
         words.into_bytes(),
     );
@@ -314,7 +280,7 @@ fn a_fault_read_from_stdin_leaves_the_state_of_its_cycle() {
     for backend in ["interp", "auto", "jit"] {
         let args = ["run", "--json", "-q", "--backend", backend];
         let file = common::gpu16(&[&args[..], &[s(&bin)]].concat());
-        let piped = gpu16_stdin(&[&args[..], &["-"]].concat(), image.clone());
+        let piped = gpu16_with_stdin(&[&args[..], &["-"]].concat(), image.clone());
         assert_eq!(file.status.code(), Some(1));
         let (a, b) = (document(&file), document(&piped));
         assert_eq!(b, a, "{backend}");
@@ -336,7 +302,7 @@ fn a_json_run_that_streamed_tasks_before_a_malformed_group_ends_in_one_valid_obj
     let mut cf = [0u8; 32];
     cf[0] = 0x01; // one instruction frame announced, none follows
     image.extend_from_slice(&cf);
-    let o = gpu16_stdin(&["run", "--json", "-q", "--tasks", "all", "-"], image);
+    let o = gpu16_with_stdin(&["run", "--json", "-q", "--tasks", "all", "-"], image);
     assert_eq!(o.status.code(), Some(1));
     let v = document(&o);
     assert!(v["tasks"].as_array().is_some_and(|t| !t.is_empty()), "{v}");

@@ -43,6 +43,18 @@ impl Violation {
         Violation::EndlessLoop,
     ];
 
+    /// Whether the program it gives is refused when loaded (a load error), rather than
+    /// failing as it runs.
+    pub fn breaks_loading(self) -> bool {
+        matches!(
+            self,
+            Violation::Length
+                | Violation::GroupPastEnd
+                | Violation::ReservedFence
+                | Violation::ReservedMode
+        )
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Violation::StSyncWithoutSequence => "st_sync-without-sequence",

@@ -3,8 +3,9 @@
 
 #![allow(dead_code)] // each test binary uses its own subset
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 /// Run the built binary with `args`; $COLUMNS is removed so output does not depend on the
 /// terminal the tests run in.
@@ -14,6 +15,26 @@ pub fn gpu16(args: &[&str]) -> Output {
         .env_remove("COLUMNS")
         .output()
         .expect("the binary runs")
+}
+
+/// Run the built binary with `args` and `input` on its stdin, written from a thread as a
+/// pipe would be (a command that stops reading early closes it: not an error here).
+pub fn gpu16_with_stdin(args: &[&str], input: Vec<u8>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpu16"))
+        .args(args)
+        .env_remove("COLUMNS")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let mut pipe = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let _ = pipe.write_all(&input);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
 }
 
 /// A fresh scratch directory named after the test binary and the test.
