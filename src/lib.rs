@@ -105,6 +105,7 @@ pub mod fuzz;
 pub mod input;
 pub mod output;
 pub mod progress;
+pub mod scratch;
 pub mod stop;
 pub mod timing;
 

@@ -315,3 +315,25 @@ fn a_json_run_that_streamed_tasks_before_a_malformed_group_ends_in_one_valid_obj
         "{message}"
     );
 }
+
+#[test]
+fn the_human_report_with_a_spooled_task_table_is_the_report_built_in_memory() {
+    let dir = scratch("streaming", "human");
+    for (seed, profile) in [
+        (1u64, Profile::Scheduler),
+        (2, Profile::Mixed),
+        (3, Profile::Atomics),
+    ] {
+        let g = generate(seed, 30, profile);
+        let (path, mem) = (dir.join("p.bin"), dir.join("m.bin"));
+        std::fs::write(&path, &g.image).unwrap();
+        std::fs::write(&mem, &g.memory).unwrap();
+        let o = common::gpu16(&["run", "-q", s(&path), "--mem", s(&mem)]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let program = Program::from_image(&g.image).unwrap();
+        let report = gpu16::run(BackendKind::Auto, &program, &g.memory, &Config::default())
+            .expect("generated programs finish");
+        assert!(report.tasks.len() > 30, "the table has lines to spool");
+        assert_eq!(stdout(&o), gpu16::output::human::report(&report, &g.memory));
+    }
+}

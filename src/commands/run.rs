@@ -20,6 +20,7 @@ use gpu16::output::file::OutputFile;
 use gpu16::output::json_stream::JsonStream;
 use gpu16::output::run_files::{self, Planned, RunFile, Written};
 use gpu16::output::see::{Outcome, SeeOptions};
+use gpu16::output::task_spool::TaskSpool;
 use gpu16::progress::ProgressDisplay;
 use gpu16::stop::StopSignal;
 use gpu16::{BackendKind, ProgramInput, Runner};
@@ -204,11 +205,17 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
         json && config.tasks == TaskLog::All && args.exec_log.as_deref() != Some(Path::new("-"));
     let mut json_stream =
         streams_json.then(|| JsonStream::new(BufWriter::with_capacity(1 << 16, io::stdout())));
+    // The human report's task table goes to a temporary file as the run goes, so a long
+    // stream's table is never held (without one, the report keeps it as before).
+    let mut task_spool = (!json && config.tasks == TaskLog::All)
+        .then(TaskSpool::new)
+        .and_then(Result::ok);
     let (log, w) = (exec_log.as_mut(), writers.as_mut());
     let (r, m, c) = (runner, &memory[..], &config);
-    let (outcome, mut events) = match json_stream.as_mut() {
-        Some(s) => observed(&see, (r, p, m, c), &mut (&mut progress, s), log, w),
-        None => observed(&see, (r, p, m, c), &mut progress, log, w),
+    let (outcome, mut events) = match (json_stream.as_mut(), task_spool.as_mut()) {
+        (Some(s), _) => observed(&see, (r, p, m, c), &mut (&mut progress, s), log, w),
+        (None, Some(s)) => observed(&see, (r, p, m, c), &mut (&mut progress, s), log, w),
+        (None, None) => observed(&see, (r, p, m, c), &mut progress, log, w),
     };
     progress.0.finish();
     // A stream found malformed (or unreadable) as it was read is refused as the image
@@ -238,7 +245,7 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
     }
     let wall = started.elapsed();
     let written = run_files::write(&planned, &mut events, exec_log.as_ref(), &outcome);
-    let unwritten: Vec<String> = written
+    let mut unwritten: Vec<String> = written
         .iter()
         .filter_map(|w| w.result.as_ref().err().map(ToString::to_string))
         .collect();
@@ -295,14 +302,25 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
                 }
                 print_json(&mut out, json_stream.take(), v);
             } else {
-                let text = human(report, &memory, wall.as_secs_f64(), args.quiet);
-                // The comparison goes before the wall-time line, which stays last.
-                let (body, wall_line) = match text.rfind("\nwall ") {
-                    Some(i) if !args.quiet => text.split_at(i),
-                    _ => (text.as_str(), ""),
+                let (head, body) = output::human::report_around_tasks(report, &memory);
+                out.print(&head);
+                // The task table: spooled as the run went, or kept in the report.
+                let spooled = match task_spool.take() {
+                    Some(spool) => spool.copy(|text| out.print(text)),
+                    None if config.tasks == TaskLog::All && !report.tasks.is_empty() => {
+                        out.print(output::human::TASK_TABLE_HEADING);
+                        out.print(&output::human::task_table(&report.tasks));
+                        Ok(())
+                    }
+                    None => Ok(()),
                 };
+                // The comparison goes before the wall-time line, which stays last.
                 let sep = if compared.is_empty() { "" } else { "\n" };
+                let wall_line = wall_line(report, wall.as_secs_f64(), args.quiet);
                 out.print(&format!("{body}{sep}{compared}{wall_line}"));
+                if let Err(e) = spooled {
+                    unwritten.push(format!("the task table's temporary file: {e}"));
+                }
             }
             (!unwritten.is_empty()).then(|| CliError::failed(unwritten.join("\nerror: ")))
         }
@@ -375,22 +393,21 @@ fn print_json(out: &mut Stdout, stream: Option<JsonStream<BufWriter<io::Stdout>>
     }
 }
 
-/// The human report, with the wall-time line unless `quiet`.
-fn human(report: &gpu16::machine::RunReport, memory: &[u8], secs: f64, quiet: bool) -> String {
-    let mut text = output::human::report(report, memory);
-    if !quiet {
-        let rate = if secs > 0.0 {
-            report.instructions as f64 / secs
-        } else {
-            0.0
-        };
-        text += &format!(
-            "\nwall {:.3} ms, {:.1} M emulated instructions/s\n",
-            secs * 1e3,
-            rate / 1e6
-        );
+/// The wall-time line that ends the human report, unless `quiet`.
+fn wall_line(report: &gpu16::machine::RunReport, secs: f64, quiet: bool) -> String {
+    if quiet {
+        return String::new();
     }
-    text
+    let rate = if secs > 0.0 {
+        report.instructions as f64 / secs
+    } else {
+        0.0
+    };
+    format!(
+        "\nwall {:.3} ms, {:.1} M emulated instructions/s\n",
+        secs * 1e3,
+        rate / 1e6
+    )
 }
 
 /// The one-line summary of the differences from the expected state, if there are any:

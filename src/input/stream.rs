@@ -208,26 +208,8 @@ struct Spool {
 
 impl Spool {
     fn new() -> io::Result<Spool> {
-        let dir = std::env::temp_dir();
-        let mut n = 0u32;
-        let (file, path) = loop {
-            let path = dir.join(format!("gpu16-stdin-{}-{n}", std::process::id()));
-            match File::options()
-                .read(true)
-                .write(true)
-                .create_new(true)
-                .open(&path)
-            {
-                Ok(file) => break (file, path),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
-                Err(e) => return Err(e),
-            }
-        };
-        // Unnamed from now on: the file lives as long as the handle, and nothing is left
-        // behind whatever way the process ends.
-        std::fs::remove_file(&path)?;
         Ok(Spool {
-            file,
+            file: crate::scratch::unnamed_file("stdin")?,
             pending: Vec::with_capacity(READ_BUFFER),
             frames: 0,
         })

@@ -11,24 +11,45 @@ use std::path::Path;
 /// The task table: a header line, then a line a task in issue order (an unfinished task's
 /// end is `-`). The run report and the debugger's `tasks` both show it.
 pub fn task_table(tasks: &[TaskRecord]) -> String {
-    let mut s = "  frame  cores   fence  issue  start    end\n".to_string();
+    let mut s = TASK_TABLE_HEADER.to_string();
     for t in tasks {
-        let _ = writeln!(
-            s,
-            "  {:>5}  {:#06x}  {:<5}  {:>5}  {:>5}  {:>5}",
-            t.frame,
-            t.mask,
-            t.fence.name(),
-            t.issue,
-            t.start,
-            super::tasks::end(t).map_or("-".to_string(), |e| e.to_string())
-        );
+        s += &task_line(t);
     }
     s
 }
 
+/// The task table's header line.
+pub const TASK_TABLE_HEADER: &str = "  frame  cores   fence  issue  start    end\n";
+
+/// The task table's heading in the run report, before its header line.
+pub const TASK_TABLE_HEADING: &str = "\ntasks (issue order)\n";
+
+/// One task's line of the table, with its newline.
+pub fn task_line(t: &TaskRecord) -> String {
+    format!(
+        "  {:>5}  {:#06x}  {:<5}  {:>5}  {:>5}  {:>5}\n",
+        t.frame,
+        t.mask,
+        t.fence.name(),
+        t.issue,
+        t.start,
+        super::tasks::end(t).map_or("-".to_string(), |e| e.to_string())
+    )
+}
+
 /// Render a report. `initial` is the memory image the run started from.
 pub fn report(r: &RunReport, initial: &[u8]) -> String {
+    let (mut s, rest) = report_around_tasks(r, initial);
+    if r.config.tasks == TaskLog::All && !r.tasks.is_empty() {
+        s += TASK_TABLE_HEADING;
+        s += &task_table(&r.tasks);
+    }
+    s + &rest
+}
+
+/// A report in the two parts its task table goes between (the table itself left out, for
+/// a caller that writes it from elsewhere, as a long run's spooled table).
+pub fn report_around_tasks(r: &RunReport, initial: &[u8]) -> (String, String) {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -41,10 +62,7 @@ pub fn report(r: &RunReport, initial: &[u8]) -> String {
     if r.config.timing != Timing::default() {
         let _ = writeln!(s, "timing {}", crate::timing::spec(&r.config.timing));
     }
-    if r.config.tasks == TaskLog::All && !r.tasks.is_empty() {
-        let _ = writeln!(s, "\ntasks (issue order)");
-        s += &task_table(&r.tasks);
-    }
+    let head = std::mem::take(&mut s);
     let ran: Vec<usize> = (0..16).filter(|&i| r.cores[i].ran).collect();
     if !ran.is_empty() {
         let _ = writeln!(s, "\nregisters (hex) of the cores that ran");
@@ -92,7 +110,7 @@ pub fn report(r: &RunReport, initial: &[u8]) -> String {
         );
     }
     s.push_str(&super::stats::human(r));
-    s
+    (head, s)
 }
 
 /// The message of a failed run of `program`: `program: ` and the error. With the locations

@@ -15,6 +15,7 @@ pub mod png;
 pub mod run_files;
 pub mod see;
 pub mod stats;
+pub mod task_spool;
 pub mod tasks;
 pub mod timeline;
 pub mod trace;

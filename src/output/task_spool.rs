@@ -1,0 +1,67 @@
+//! The human report's task table for a long run: each task's line is written, as the run
+//! hands the task over ([`Observer::task`]), to an unnamed temporary file, and copied into
+//! the report at its place once the run is over. The report is the same text as one built
+//! in memory, and a stream of any length keeps no task in memory.
+
+use super::human::{task_line, TASK_TABLE_HEADER, TASK_TABLE_HEADING};
+use gpu16_machine::{Observer, TaskRecord};
+use std::fs::File;
+use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
+
+/// The spooled table (see the module docs).
+pub struct TaskSpool {
+    out: BufWriter<File>,
+    lines: u64,
+    /// The first write that failed, reported when the table is copied.
+    failed: Option<io::Error>,
+}
+
+impl TaskSpool {
+    /// A spool in a new unnamed temporary file.
+    pub fn new() -> io::Result<TaskSpool> {
+        Ok(TaskSpool {
+            out: BufWriter::with_capacity(1 << 16, crate::scratch::unnamed_file("tasks")?),
+            lines: 0,
+            failed: None,
+        })
+    }
+
+    /// Hand the table, heading and header included, to `print` in pieces of at most 64
+    /// KiB; nothing if no task came.
+    pub fn copy(self, mut print: impl FnMut(&str)) -> io::Result<()> {
+        if let Some(e) = self.failed {
+            return Err(e);
+        }
+        if self.lines == 0 {
+            return Ok(());
+        }
+        let mut file = self.out.into_inner().map_err(|e| e.into_error())?;
+        file.seek(SeekFrom::Start(0))?;
+        print(TASK_TABLE_HEADING);
+        print(TASK_TABLE_HEADER);
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            let n = file.read(&mut buf)?;
+            if n == 0 {
+                return Ok(());
+            }
+            // Task lines are ASCII, so any cut is at a character boundary.
+            print(std::str::from_utf8(&buf[..n]).map_err(io::Error::other)?);
+        }
+    }
+}
+
+impl Observer for TaskSpool {
+    const WANTS_EVENTS: bool = false;
+    const WANTS_TASKS: bool = true;
+
+    fn task(&mut self, record: &TaskRecord) {
+        if self.failed.is_some() {
+            return;
+        }
+        match self.out.write_all(task_line(record).as_bytes()) {
+            Ok(()) => self.lines += 1,
+            Err(e) => self.failed = Some(e),
+        }
+    }
+}
