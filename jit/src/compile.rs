@@ -49,6 +49,13 @@ pub enum OptLevel {
     Speed,
 }
 
+/// Whether Cranelift supports this host, without building a compiler.
+pub(crate) fn check_host() -> Result<(), JitError> {
+    cranelift_native::builder()
+        .map(drop)
+        .map_err(|e| JitError::Host(format!("host not supported by cranelift: {e}")))
+}
+
 /// Owns the target description and the reusable IR buffers.
 pub(crate) struct Compiler {
     isa: OwnedTargetIsa,
@@ -137,7 +144,7 @@ impl Compiler {
         // lane_leave(file, lanes, cycle after, ready's IP)
         let leave = self.signature(&[ptr, types::I32, types::I64, types::I32], None);
         let config = self.isa.frontend_config();
-        self.codegen(sig, |ctx, fctx| {
+        self.codegen(true, sig, |ctx, fctx| {
             crate::lanes_compile::build(ctx, fctx, instrs, shim, leave, config)
         })
     }
@@ -154,14 +161,17 @@ impl Compiler {
         let i32 = types::I32;
         let shim = self.signature(&[ptr, types::I64, i32, i32, i32, i32], Some(types::I32));
         let config = self.isa.frontend_config();
-        self.codegen(sig, |ctx, fctx| build(ctx, fctx, instrs, shim, config))
+        self.codegen(false, sig, |ctx, fctx| {
+            build(ctx, fctx, instrs, shim, config)
+        })
     }
 
-    /// A function of signature `sig` whose body `build` writes, compiled to machine code
-    /// that any module of this target can take ([`place`]). Needs no module, so it can run
-    /// on a thread of its own.
+    /// A function of signature `sig` whose body `build` writes (`lockstep`: a lockstep
+    /// form's), compiled to machine code that any module of this target can take
+    /// ([`place`]). Needs no module, so it can run on a thread of its own.
     fn codegen(
         &mut self,
+        lockstep: bool,
         sig: Signature,
         build: impl FnOnce(&mut Context, &mut FunctionBuilderContext),
     ) -> Result<MachineCode, JitError> {
@@ -177,6 +187,7 @@ impl Compiler {
                     .map(|r| ModuleReloc::from_mach_reloc(r, &self.ctx.func, placeholder()))
                     .collect();
                 Ok(MachineCode {
+                    lockstep,
                     sig,
                     bytes: compiled.code_buffer().to_vec(),
                     alignment: u64::from(compiled.buffer.alignment),
@@ -208,6 +219,8 @@ fn placeholder() -> FuncId {
 /// One function's machine code, compiled but in no module yet: what a compiler on another
 /// thread hands to the thread that owns the modules (`Send`, unlike a module).
 pub(crate) struct MachineCode {
+    /// The lockstep form's code (see `lanes.rs`), else the per-core form's.
+    pub(crate) lockstep: bool,
     sig: Signature,
     bytes: Vec<u8>,
     alignment: u64,
