@@ -10,8 +10,8 @@
 //! memory; the JIT is created at the first hot frame, not before; the run loop's later
 //! issues of a frame come through [`Backend::reissue`] with the frame's own counters, no
 //! lookup; and by default a hot frame is compiled on a background thread (`worker.rs`)
-//! while the interpreter keeps running it, its code taking over at the frame's next issue
-//! or run once ready. A frame the JIT cannot compile is interpreted instead, with one
+//! while the interpreter keeps running it (in short slices, so that a long-running frame
+//! looks again soon), its code taking over at the frame's next issue or run once ready. A frame the JIT cannot compile is interpreted instead, with one
 //! warning on stderr.
 
 use crate::cache::{CompiledFrame, FrameKey};
@@ -37,6 +37,13 @@ pub const DEFAULT_HOT_INSTRUCTIONS: u64 = 80_000;
 /// while the queue is full keeps being interpreted and asks again at its next issue or
 /// run, so a burst of hot frames cannot queue work (or memory) without bound.
 pub const MAX_PENDING_COMPILES: usize = 16;
+
+/// Cycles a frame whose compile is under way is interpreted at a time: the core (or group)
+/// then parks, as at a limit, and the run loop runs it again at once, which is when its
+/// code, if ready, takes over. Without it a frame looping for millions of cycles would only
+/// look again at the run loop's next checkpoint (2^18 cycles). 4096 cycles of 16 cores are
+/// ~0.2 ms of interpreting, about a compile's time, against microseconds of rescheduling.
+const PENDING_SLICE: u64 = 4096;
 
 /// A frame not compiled yet, shared by every core running it: its counters, and its code
 /// once compiled (cores that were handed this entry find it here).
@@ -465,7 +472,13 @@ impl Backend for Auto {
             return self.jit_mut().run_scalar(&code, core, port);
         }
         let before = core.instructions;
-        let exit = interpret(&cold.instrs, core, port);
+        let exit = match cold.state.get() {
+            State::Pending => {
+                let until = core.cycle.saturating_add(PENDING_SLICE);
+                port.within(until, |port| interpret(&cold.instrs, core, port))
+            }
+            _ => interpret(&cold.instrs, core, port),
+        };
         let ran = core.instructions - before;
         cold.interpreted
             .set(cold.interpreted.get().saturating_add(ran));
@@ -495,7 +508,17 @@ impl Backend for Auto {
             return self.jit_mut().run_lanes(&code, group, cores, port);
         }
         let before: u64 = cores.iter().map(|c| c.instructions).sum();
-        let exits = interpret_group(&cold.instrs, group, cores, port);
+        let exits = match cold.state.get() {
+            State::Pending => {
+                // The group's cores are all in one cycle.
+                let cycle = cores[group.trailing_zeros() as usize & 0xF].cycle;
+                let until = cycle.saturating_add(PENDING_SLICE);
+                port.within(until, |port| {
+                    interpret_group(&cold.instrs, group, cores, port)
+                })
+            }
+            _ => interpret_group(&cold.instrs, group, cores, port),
+        };
         let ran = cores.iter().map(|c| c.instructions).sum::<u64>() - before;
         cold.interpreted
             .set(cold.interpreted.get().saturating_add(ran));
