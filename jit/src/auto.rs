@@ -53,6 +53,8 @@ pub struct Cold {
     instrs: [Instr; FRAME_INSTRS],
     pub(crate) issues: Cell<u32>,
     interpreted: Cell<u64>,
+    /// Its last interpreted run was a group's (lockstep) rather than one core's.
+    grouped: Cell<bool>,
     state: Cell<State>,
     compiled: RefCell<Option<Rc<CompiledFrame>>>,
 }
@@ -77,6 +79,7 @@ impl Cold {
             instrs,
             issues: Cell::new(0),
             interpreted: Cell::new(0),
+            grouped: Cell::new(false),
             state: Cell::new(State::Counting),
             compiled: RefCell::new(None),
         }
@@ -342,6 +345,7 @@ impl Auto {
             instrs: cold.instrs,
             scalar: engine != Engine::Lockstep,
             lanes: engine != Engine::PerCore,
+            lanes_first: cold.grouped.get(),
             #[cfg(test)]
             fault: self.fault,
         };
@@ -472,13 +476,9 @@ impl Backend for Auto {
             return self.jit_mut().run_scalar(&code, core, port);
         }
         let before = core.instructions;
-        let exit = match cold.state.get() {
-            State::Pending => {
-                let until = core.cycle.saturating_add(PENDING_SLICE);
-                port.within(until, |port| interpret(&cold.instrs, core, port))
-            }
-            _ => interpret(&cold.instrs, core, port),
-        };
+        cold.grouped.set(false);
+        let until = slice_end(cold, core.cycle);
+        let exit = port.within(until, |port| interpret(&cold.instrs, core, port));
         let ran = core.instructions - before;
         cold.interpreted
             .set(cold.interpreted.get().saturating_add(ran));
@@ -508,21 +508,25 @@ impl Backend for Auto {
             return self.jit_mut().run_lanes(&code, group, cores, port);
         }
         let before: u64 = cores.iter().map(|c| c.instructions).sum();
-        let exits = match cold.state.get() {
-            State::Pending => {
-                // The group's cores are all in one cycle.
-                let cycle = cores[group.trailing_zeros() as usize & 0xF].cycle;
-                let until = cycle.saturating_add(PENDING_SLICE);
-                port.within(until, |port| {
-                    interpret_group(&cold.instrs, group, cores, port)
-                })
-            }
-            _ => interpret_group(&cold.instrs, group, cores, port),
-        };
+        cold.grouped.set(true);
+        // The group's cores are all in one cycle.
+        let until = slice_end(cold, cores[group.trailing_zeros() as usize & 0xF].cycle);
+        let exits = port.within(until, |port| {
+            interpret_group(&cold.instrs, group, cores, port)
+        });
         let ran = cores.iter().map(|c| c.instructions).sum::<u64>() - before;
         cold.interpreted
             .set(cold.interpreted.get().saturating_add(ran));
         exits
+    }
+}
+
+/// The limit for interpreting `cold` from `cycle`: [`PENDING_SLICE`] cycles on while its
+/// compile is under way, else none of auto's own.
+fn slice_end(cold: &Cold, cycle: u64) -> u64 {
+    match cold.state.get() {
+        State::Pending => cycle.saturating_add(PENDING_SLICE),
+        _ => u64::MAX,
     }
 }
 

@@ -24,6 +24,9 @@ pub(crate) struct Request {
     pub(crate) scalar: bool,
     /// Compile the lockstep form.
     pub(crate) lanes: bool,
+    /// Compile the lockstep form first: the frame last ran in a group, so its code is
+    /// the one wanted soonest (both are handed back together).
+    pub(crate) lanes_first: bool,
     /// Tests make the worker fail in a chosen way.
     #[cfg(test)]
     pub(crate) fault: Option<Fault>,
@@ -156,11 +159,12 @@ fn compile(compiler: &mut Compiler, request: &Request) -> Result<Vec<MachineCode
             _ => {}
         }
         let mut code = Vec::with_capacity(2);
-        if request.scalar {
-            code.push(compiler.scalar_code(&request.instrs)?);
-        }
-        if request.lanes {
-            code.push(compiler.lanes_code(&request.instrs)?);
+        for lockstep in [request.lanes_first, !request.lanes_first] {
+            if lockstep && request.lanes {
+                code.push(compiler.lanes_code(&request.instrs)?);
+            } else if !lockstep && request.scalar {
+                code.push(compiler.scalar_code(&request.instrs)?);
+            }
         }
         Ok(code)
     }));
