@@ -4,8 +4,9 @@
 //! as the physical limit), loads and stores through each core's
 //! own bank and through one shared bank (`memory-own-banks`, `memory-shared-bank`), 16 cores
 //! contending on one counter (`atomics`), a 100,000-frame stream of short tasks with mixed
-//! masks and fences (`scheduler`), a stream whose every frame runs once (`fresh`), and the
-//! latency of compiling one frame (`compile`). Throughput is emulated instructions.
+//! masks and fences (`scheduler`), streams whose every frame runs once (`fresh`, and
+//! `fresh-60k`, long enough to churn auto's hotness table), and the latency of compiling one
+//! frame (`compile`). Throughput is emulated instructions.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use gpu16_interp::Interpreter;
@@ -436,13 +437,25 @@ fn scheduler(c: &mut Criterion) {
 }
 
 fn fresh(c: &mut Criterion) {
-    let frames: Vec<[u8; 32]> = (0..256).map(|n| frame_bytes(&fresh_frame(n))).collect();
+    fresh_group(c, "fresh", 256, true);
+}
+
+/// 60,000 frames each run once: as many distinct frames as `auto`'s hotness table holds
+/// fifteen times over, so it shows what counting costs once the table churns. No `jit`
+/// row: it would compile all 60,000.
+fn fresh_60k(c: &mut Criterion) {
+    fresh_group(c, "fresh-60k", 60_000, false);
+}
+
+/// `frames` distinct frames each run once on all 16 cores, a new backend per run (no frame
+/// seen before); with `jit`, also the JIT compiling every one.
+fn fresh_group(c: &mut Criterion, name: &str, frames: u32, jit: bool) {
+    let frames: Vec<[u8; 32]> = (0..frames).map(|n| frame_bytes(&fresh_frame(n))).collect();
     let p = image(&frames, 16);
     let n = instructions(&p);
-    let mut g = c.benchmark_group("fresh");
+    let mut g = c.benchmark_group(name);
     g.throughput(Throughput::Elements(n));
     g.sample_size(10);
-    // A new backend per run: no frame was seen before.
     let mut fresh_run = |name: &str, make: &dyn Fn() -> Box<dyn FnMut(&Program) -> u64>| {
         g.bench_function(name, |b| {
             // The backend is returned so that its drop falls outside the timing.
@@ -462,12 +475,18 @@ fn fresh(c: &mut Criterion) {
     });
     fresh_run("auto", &|| {
         let mut a = Auto::new();
-        Box::new(move |p| run(&mut a, p, &[], &Config::default()).unwrap().cycles)
+        Box::new(move |p| {
+            let cycles = run(&mut a, p, &[], &Config::default()).unwrap().cycles;
+            assert!(!a.jit_built(), "no frame of a fresh stream gets hot");
+            cycles
+        })
     });
-    fresh_run("jit", &|| {
-        let mut j = Jit::new();
-        Box::new(move |p| run(&mut j, p, &[], &Config::default()).unwrap().cycles)
-    });
+    if jit {
+        fresh_run("jit", &|| {
+            let mut j = Jit::new();
+            Box::new(move |p| run(&mut j, p, &[], &Config::default()).unwrap().cycles)
+        });
+    }
     g.finish();
 }
 
@@ -530,6 +549,6 @@ criterion_group! {
     name = benches;
     config = quick();
     targets = compute, compute_chains, memory, atomics, histogram, divergent, scheduler, fresh,
-        compile
+        fresh_60k, compile
 }
 criterion_main!(benches);

@@ -3,7 +3,7 @@
 //! so when the cache is full the oldest generation leaves the map, and its module is freed
 //! as soon as no `Code` handle (held by cores still running it) points into it.
 
-use crate::compile::Compiler;
+use crate::compile::{self, Compiler, MachineCode};
 use crate::error::JitError;
 use crate::lanes::LaneEntryFn;
 use crate::runtime::EntryFn;
@@ -181,13 +181,32 @@ impl Cache {
 
     /// The per-core form of `frame`, compiled on first use.
     pub(crate) fn scalar(&mut self, frame: &Rc<CompiledFrame>) -> Result<Rc<ScalarCode>, JitError> {
+        self.scalar_from(frame, None)
+    }
+
+    /// The per-core form of `frame`: the one compiled before, or `made` (compiled on another
+    /// thread) placed now, or compiled now.
+    pub(crate) fn scalar_from(
+        &mut self,
+        frame: &Rc<CompiledFrame>,
+        made: Option<&MachineCode>,
+    ) -> Result<Rc<ScalarCode>, JitError> {
+        if made.is_some_and(|m| m.lockstep) {
+            return Err(JitError::Codegen(
+                "lockstep code offered as per-core".into(),
+            ));
+        }
         let (code, fresh) = self.form(
             frame,
             &frame.scalar,
-            |compiler, module, instrs| compiler.compile(module, instrs),
-            // SAFETY: the address is that of a function `compile` declared with the
-            // signature `EntryFn` describes (four pointer-sized/i64 params, i32 return, the
-            // platform's C calling convention); the `Code` keeps its module alive.
+            |compiler, module, instrs| match made {
+                Some(made) => compile::place(module, made),
+                None => compiler.compile(module, instrs),
+            },
+            // SAFETY: the address is that of a function `compile` or `scalar_code` (its
+            // form checked above) declared with the signature `EntryFn` describes (four
+            // pointer-sized/i64 params, i32 return, the platform's C calling convention); the
+            // `Code` keeps its module alive.
             |entry| unsafe { std::mem::transmute::<*const u8, EntryFn>(entry) },
         )?;
         self.compiled += u64::from(fresh);
@@ -196,13 +215,32 @@ impl Cache {
 
     /// The lockstep form of `frame`, compiled on first use.
     pub(crate) fn lanes(&mut self, frame: &Rc<CompiledFrame>) -> Result<Rc<LaneCode>, JitError> {
+        self.lanes_from(frame, None)
+    }
+
+    /// The lockstep form of `frame`: the one compiled before, or `made` (compiled on another
+    /// thread) placed now, or compiled now.
+    pub(crate) fn lanes_from(
+        &mut self,
+        frame: &Rc<CompiledFrame>,
+        made: Option<&MachineCode>,
+    ) -> Result<Rc<LaneCode>, JitError> {
+        if made.is_some_and(|m| !m.lockstep) {
+            return Err(JitError::Codegen(
+                "per-core code offered as lockstep".into(),
+            ));
+        }
         let (code, fresh) = self.form(
             frame,
             &frame.lanes,
-            |compiler, module, instrs| compiler.compile_lanes(module, instrs),
-            // SAFETY: the address is that of a function `compile_lanes` declared with the
-            // signature `LaneEntryFn` describes (two pointers and an i64, i32 return, the
-            // platform's C calling convention); the `Code` keeps its module alive.
+            |compiler, module, instrs| match made {
+                Some(made) => compile::place(module, made),
+                None => compiler.compile_lanes(module, instrs),
+            },
+            // SAFETY: the address is that of a function `compile_lanes` or `lanes_code` (its
+            // form checked above) declared with the signature `LaneEntryFn` describes (two
+            // pointers and an i64, i32 return, the platform's C calling convention); the
+            // `Code` keeps its module alive.
             |entry| unsafe { std::mem::transmute::<*const u8, LaneEntryFn>(entry) },
         )?;
         self.lanes_compiled += u64::from(fresh);

@@ -24,6 +24,7 @@
 
 use crate::error::JitError;
 use crate::runtime::{self, EXIT_ENDED, EXIT_PARKED, EXIT_READY, EXIT_SLOW};
+use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
     types, AbiParam, Block, BlockArg, InstBuilder, JumpTableData, MemFlagsData, Signature, Value,
@@ -33,7 +34,7 @@ use cranelift_codegen::settings::{self, Configurable};
 use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::{JITBuilder, JITModule};
-use cranelift_module::{default_libcall_names, Module};
+use cranelift_module::{default_libcall_names, FuncId, Module, ModuleReloc, ModuleRelocTarget};
 use gpu16_machine::config::INSTRUCTION_CYCLES;
 use gpu16_machine::isa::{Instr, MemOp, FRAME_INSTRS, REGS};
 use gpu16_machine::semantics::{step, Effect, Semantics};
@@ -46,6 +47,13 @@ pub enum OptLevel {
     /// No IR optimization: fastest compile; measured as fast as `Speed` on our code.
     None,
     Speed,
+}
+
+/// Whether Cranelift supports this host, without building a compiler.
+pub(crate) fn check_host() -> Result<(), JitError> {
+    cranelift_native::builder()
+        .map(drop)
+        .map_err(|e| JitError::Host(format!("host not supported by cranelift: {e}")))
 }
 
 /// Owns the target description and the reusable IR buffers.
@@ -109,21 +117,8 @@ impl Compiler {
         module: &mut JITModule,
         instrs: &[Instr; FRAME_INSTRS],
     ) -> Result<*const u8, JitError> {
-        let ptr = module.target_config().pointer_type();
-        // fn(*mut LaneFile, *mut LaneCtx, limit) -> exit code
-        let sig = signature(module, &[ptr, ptr, types::I64], Some(types::I32));
-        // lane_access(ctx, file, op, cycle) -> performed lanes
-        let shim = signature(
-            module,
-            &[ptr, ptr, types::I32, types::I64],
-            Some(types::I32),
-        );
-        // lane_leave(file, lanes, cycle after, ready's IP)
-        let leave = signature(module, &[ptr, types::I32, types::I64, types::I32], None);
-        let config = module.target_config();
-        self.define(module, sig, |ctx, fctx| {
-            crate::lanes_compile::build(ctx, fctx, instrs, shim, leave, config)
-        })
+        let code = self.lanes_code(instrs)?;
+        place(module, &code)
     }
 
     /// Compile `instrs` into `module` and return the finalized entry address.
@@ -132,51 +127,130 @@ impl Compiler {
         module: &mut JITModule,
         instrs: &[Instr; FRAME_INSTRS],
     ) -> Result<*const u8, JitError> {
-        let ptr = module.target_config().pointer_type();
+        let code = self.scalar_code(instrs)?;
+        place(module, &code)
+    }
+
+    /// The machine code of the lockstep form of `instrs`, not yet in any module.
+    pub(crate) fn lanes_code(
+        &mut self,
+        instrs: &[Instr; FRAME_INSTRS],
+    ) -> Result<MachineCode, JitError> {
+        let ptr = self.isa.pointer_type();
+        // fn(*mut LaneFile, *mut LaneCtx, limit) -> exit code
+        let sig = self.signature(&[ptr, ptr, types::I64], Some(types::I32));
+        // lane_access(ctx, file, op, cycle) -> performed lanes
+        let shim = self.signature(&[ptr, ptr, types::I32, types::I64], Some(types::I32));
+        // lane_leave(file, lanes, cycle after, ready's IP)
+        let leave = self.signature(&[ptr, types::I32, types::I64, types::I32], None);
+        let config = self.isa.frontend_config();
+        self.codegen(true, sig, |ctx, fctx| {
+            crate::lanes_compile::build(ctx, fctx, instrs, shim, leave, config)
+        })
+    }
+
+    /// The machine code of the per-core form of `instrs`, not yet in any module.
+    pub(crate) fn scalar_code(
+        &mut self,
+        instrs: &[Instr; FRAME_INSTRS],
+    ) -> Result<MachineCode, JitError> {
+        let ptr = self.isa.pointer_type();
         // fn(*mut CoreState, *mut CallCtx, limit, *const DirectAccess) -> exit code
-        let sig = signature(module, &[ptr, ptr, types::I64, ptr], Some(types::I32));
+        let sig = self.signature(&[ptr, ptr, types::I64, ptr], Some(types::I32));
         // mem_access(ctx, cycle, op, row, bank, value) -> byte or PARK
         let i32 = types::I32;
-        let shim = signature(
-            module,
-            &[ptr, types::I64, i32, i32, i32, i32],
-            Some(types::I32),
-        );
-        let config = module.target_config();
-        self.define(module, sig, |ctx, fctx| {
+        let shim = self.signature(&[ptr, types::I64, i32, i32, i32, i32], Some(types::I32));
+        let config = self.isa.frontend_config();
+        self.codegen(false, sig, |ctx, fctx| {
             build(ctx, fctx, instrs, shim, config)
         })
     }
 
-    /// Declare a function of signature `sig` in `module`, let `build` write its body, and
-    /// return its finalized address.
-    fn define(
+    /// A function of signature `sig` whose body `build` writes (`lockstep`: a lockstep
+    /// form's), compiled to machine code that any module of this target can take
+    /// ([`place`]). Needs no module, so it can run on a thread of its own.
+    fn codegen(
         &mut self,
-        module: &mut JITModule,
+        lockstep: bool,
         sig: Signature,
         build: impl FnOnce(&mut Context, &mut FunctionBuilderContext),
-    ) -> Result<*const u8, JitError> {
-        let id = module
-            .declare_anonymous_function(&sig)
-            .map_err(|e| JitError::Codegen(format!("declare: {e}")))?;
-        self.ctx.func.signature = sig;
+    ) -> Result<MachineCode, JitError> {
+        self.ctx.func.signature = sig.clone();
         build(&mut self.ctx, &mut self.fctx);
-        let defined = module.define_function(id, &mut self.ctx);
-        module.clear_context(&mut self.ctx);
-        defined.map_err(|e| JitError::Codegen(format!("define: {e:?}")))?;
-        module
-            .finalize_definitions()
-            .map_err(|e| JitError::Codegen(format!("finalize: {e}")))?;
-        Ok(module.get_finalized_function(id))
+        let code = match self.ctx.compile(&*self.isa, &mut ControlPlane::default()) {
+            Ok(_) => {
+                let compiled = self.ctx.compiled_code().expect("just compiled");
+                let relocs = compiled
+                    .buffer
+                    .relocs()
+                    .iter()
+                    .map(|r| ModuleReloc::from_mach_reloc(r, &self.ctx.func, placeholder()))
+                    .collect();
+                Ok(MachineCode {
+                    lockstep,
+                    sig,
+                    bytes: compiled.code_buffer().to_vec(),
+                    alignment: u64::from(compiled.buffer.alignment),
+                    relocs,
+                })
+            }
+            Err(e) => Err(JitError::Codegen(format!("compile: {:?}", e.inner))),
+        };
+        self.ctx.clear();
+        self.ctx.func.signature.call_conv = self.isa.default_call_conv();
+        code
+    }
+
+    /// A C signature of this target's calling convention.
+    fn signature(&self, params: &[types::Type], ret: Option<types::Type>) -> Signature {
+        let mut sig = Signature::new(self.isa.default_call_conv());
+        sig.params.extend(params.iter().map(|&t| AbiParam::new(t)));
+        sig.returns.extend(ret.map(AbiParam::new));
+        sig
     }
 }
 
-/// A C signature of `module`'s calling convention.
-fn signature(module: &JITModule, params: &[types::Type], ret: Option<types::Type>) -> Signature {
-    let mut sig = module.make_signature();
-    sig.params.extend(params.iter().map(|&t| AbiParam::new(t)));
-    sig.returns.extend(ret.map(AbiParam::new));
-    sig
+/// The function id machine code names itself by before it is placed in a module, which
+/// knows the real one (`u32::MAX` is reserved by Cranelift, so one below it).
+fn placeholder() -> FuncId {
+    FuncId::from_u32(u32::MAX - 1)
+}
+
+/// One function's machine code, compiled but in no module yet: what a compiler on another
+/// thread hands to the thread that owns the modules (`Send`, unlike a module).
+pub(crate) struct MachineCode {
+    /// The lockstep form's code (see `lanes.rs`), else the per-core form's.
+    pub(crate) lockstep: bool,
+    sig: Signature,
+    bytes: Vec<u8>,
+    alignment: u64,
+    /// Offsets inside the function name `placeholder()`.
+    relocs: Vec<ModuleReloc>,
+}
+
+/// Put `code` into `module` as a new function and return its finalized entry address.
+pub(crate) fn place(module: &mut JITModule, code: &MachineCode) -> Result<*const u8, JitError> {
+    let id = module
+        .declare_anonymous_function(&code.sig)
+        .map_err(|e| JitError::Codegen(format!("declare: {e}")))?;
+    let relocs: Vec<ModuleReloc> = code
+        .relocs
+        .iter()
+        .map(|r| match r.name {
+            ModuleRelocTarget::FunctionOffset(f, offset) if f == placeholder() => ModuleReloc {
+                name: ModuleRelocTarget::FunctionOffset(id, offset),
+                ..r.clone()
+            },
+            _ => r.clone(),
+        })
+        .collect();
+    module
+        .define_function_bytes(id, code.alignment, &code.bytes, &relocs)
+        .map_err(|e| JitError::Codegen(format!("define: {e:?}")))?;
+    module
+        .finalize_definitions()
+        .map_err(|e| JitError::Codegen(format!("finalize: {e}")))?;
+    Ok(module.get_finalized_function(id))
 }
 
 /// Static facts about a frame that shape its code (per-core and lockstep alike).

@@ -6,17 +6,23 @@ mod auto;
 mod cache;
 mod compile;
 mod error;
+mod hot_table;
 mod lanes;
 mod lanes_compile;
 mod runtime;
+mod worker;
 
-pub use auto::{Auto, AutoCode, Cold, Hotness, DEFAULT_HOT_INSTRUCTIONS, DEFAULT_HOT_ISSUES};
+pub use auto::{
+    Auto, AutoCode, Cold, CompileMode, Hotness, DEFAULT_HOT_INSTRUCTIONS, DEFAULT_HOT_ISSUES,
+    MAX_PENDING_COMPILES,
+};
 pub use cache::{CacheStats, CompiledFrame, FrameKey};
 pub use compile::OptLevel;
 pub use error::JitError;
+pub use hot_table::HOT_TABLE_FRAMES;
 
 use cache::Cache;
-use compile::Compiler;
+use compile::{Compiler, MachineCode};
 use gpu16_machine::isa::{Instr, FRAME_INSTRS};
 use gpu16_machine::{
     Backend, BackendError, CoreExit, CoreState, GroupExit, GroupShape, InstrFrame, Port,
@@ -159,6 +165,25 @@ impl Jit {
     ) -> Result<Rc<CompiledFrame>, JitError> {
         let frame = self.cache.frame(key, instrs);
         self.cache.scalar(&frame)?;
+        Ok(frame)
+    }
+
+    /// The frame `instrs` with forms compiled on another thread (`made`) placed in the
+    /// cache, for `auto`'s background compiles.
+    pub(crate) fn adopt(
+        &mut self,
+        key: &FrameKey,
+        instrs: &[Instr; FRAME_INSTRS],
+        made: &[MachineCode],
+    ) -> Result<Rc<CompiledFrame>, JitError> {
+        let frame = self.cache.frame(key, instrs);
+        for code in made {
+            if code.lockstep {
+                self.cache.lanes_from(&frame, Some(code))?;
+            } else {
+                self.cache.scalar_from(&frame, Some(code))?;
+            }
+        }
         Ok(frame)
     }
 

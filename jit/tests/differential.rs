@@ -312,13 +312,22 @@ fn check(rng_seed: u64, programs: u32) -> Tally {
         ..Default::default()
     })
     .unwrap();
-    // One switches at the second issue, one inside a task after 50 interpreted instructions.
+    // One switches at the second issue, one inside a task after 50 interpreted instructions,
+    // and one compiles in the background from either, switching whenever its code is ready.
     let mut autos = [
         Auto::with_threshold(2),
         Auto::with_hotness(Hotness {
             issues: u32::MAX,
             instructions: 50,
         }),
+        Auto::with_options(
+            Hotness {
+                issues: 2,
+                instructions: 50,
+            },
+            gpu16_jit::JitOptions::default(),
+        )
+        .unwrap(),
     ];
     let mut interp = Interpreter::new();
     let mut tally = Tally::default();
@@ -334,7 +343,7 @@ fn check(rng_seed: u64, programs: u32) -> Tally {
                 "program {n} (seed {rng_seed:#x}) differs under the jit with {cfg:?}\nimage: {:?}\njit: {got:#?}\ninterp: {want:#?}",
                 case.image.frames
             );
-            let got = run_on(&mut autos[n as usize % 2], &p, &case.memory, &cfg);
+            let got = run_on(&mut autos[n as usize % 3], &p, &case.memory, &cfg);
             assert!(got == want, "program {n} differs under auto with {cfg:?}");
             match &want {
                 Ok(_) => tally.ok += 1,
@@ -345,6 +354,8 @@ fn check(rng_seed: u64, programs: u32) -> Tally {
         }
     }
     assert!(jit.stats().modules_freed > 0, "the bounded cache evicted");
+    let background = autos[2].jit().map_or(0, |j| j.stats().compiled);
+    assert!(background > 0, "background compiles were used");
     tally
 }
 
