@@ -11,7 +11,7 @@ use cranelift_jit::JITModule;
 use gpu16_machine::isa::{Instr, FRAME_INSTRS};
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::rc::Rc;
 
@@ -89,23 +89,9 @@ pub struct CacheStats {
     pub cached: usize,
 }
 
-/// FxHash-style mixing: the keys are frame bytes, not attacker-chosen.
-#[derive(Default)]
-pub(crate) struct FastHasher(u64);
-
-impl Hasher for FastHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut w = [0u8; 8];
-            w[..chunk.len()].copy_from_slice(chunk);
-            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(w))
-                .wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-        }
-    }
-}
+/// Frame bytes hash with the machine's one frame hasher (the run loop's frame table uses it
+/// too).
+pub(crate) use gpu16_machine::frame_table::FrameHasher as FastHasher;
 
 pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
 
