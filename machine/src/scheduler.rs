@@ -95,8 +95,8 @@ pub enum Step {
     },
     /// Every frame is processed.
     Done,
-    /// The program could not be read further (a malformed group or a failed read):
-    /// [`TaskScheduler::load_error`] gives why.
+    /// The program could not be read further (a malformed group or a failed read); the
+    /// run ends as [`RunError::Load`](crate::RunError::Load) with the reason.
     Unreadable,
     /// The next frame would be processed at or past the watchdog limit.
     Limit,
