@@ -37,6 +37,10 @@ pub struct CompiledFrame {
 /// (cloning the `Rc` around it keeps the code alive).
 pub(crate) struct Code<F> {
     pub(crate) entry: F,
+    /// The registers the frame's instructions read or write, and those they write (the
+    /// compiled code loads and stores exactly these; see `compile::shape`).
+    pub(crate) live: u16,
+    pub(crate) written: u16,
     _module: Rc<Generation>,
 }
 
@@ -258,8 +262,11 @@ impl Cache {
         let (address, generation) = self.emit(&frame.key, |compiler, module| {
             compile(compiler, module, &instrs)
         })?;
+        let shape = crate::compile::shape(&instrs);
         let code = Rc::new(Code {
             entry: entry(address),
+            live: shape.read | shape.written,
+            written: shape.written,
             _module: generation,
         });
         *slot.borrow_mut() = Some(code.clone());

@@ -155,11 +155,24 @@ pub(crate) extern "C" fn lane_leave(file: *mut LaneFile, leaving: u32, after: u6
 }
 
 impl LaneFile {
-    /// The group's registers as lanes.
-    fn load(cores: &[CoreState; 16], group: u16, port: &Port<'_>) -> LaneFile {
+    /// The group's registers as lanes: those of `live` (the only ones compiled code reads),
+    /// gathered one by one when they are few, else all of them by a transposition.
+    fn load(cores: &[CoreState; 16], group: u16, port: &Port<'_>, live: u16) -> LaneFile {
         let lead = group.trailing_zeros() as usize;
+        let regs = if gathers(live) {
+            let mut regs = [[0u8; 16]; 16];
+            let mut m = live;
+            while m != 0 {
+                let r = m.trailing_zeros() as usize;
+                m &= m - 1;
+                regs[r] = std::array::from_fn(|k| cores[k].regs[r]);
+            }
+            regs
+        } else {
+            transpose(&std::array::from_fn(|k| cores[k].regs))
+        };
         LaneFile {
-            regs: transpose(&std::array::from_fn(|k| cores[k].regs)),
+            regs,
             lanes: std::array::from_fn(|k| if group & (1 << k) != 0 { 0xFF } else { 0 }),
             row: [0; 16],
             bank: [0; 16],
@@ -198,18 +211,41 @@ impl LaneFile {
     }
 
     /// Write the group's lanes back, with the IP and cycle the code stopped at and the
-    /// instructions it executed.
-    fn store(&self, cores: &mut [CoreState; 16], group: u16, ran: u64) {
-        let by_core = transpose(&self.regs);
+    /// instructions it executed. Only the registers of `written` can have changed; with
+    /// few `live` registers (see [`LaneFile::load`]) only those are scattered back.
+    fn store(
+        &self,
+        cores: &mut [CoreState; 16],
+        group: u16,
+        ran: u64,
+        (live, written): (u16, u16),
+    ) {
+        let by_core = (!gathers(live)).then(|| transpose(&self.regs));
         for (k, core) in cores.iter_mut().enumerate() {
             if group & (1 << k) != 0 {
-                core.regs = by_core[k];
+                match &by_core {
+                    Some(by_core) => core.regs = by_core[k],
+                    None => {
+                        let mut m = written;
+                        while m != 0 {
+                            let r = m.trailing_zeros() as usize;
+                            m &= m - 1;
+                            core.regs[r] = self.regs[r][k];
+                        }
+                    }
+                }
                 core.cycle = self.cycle;
                 core.ip = self.ip as u8;
                 core.instructions += ran;
             }
         }
     }
+}
+
+/// Whether a frame with `live` registers moves them one by one (cheaper than the two
+/// transpositions of the whole register file for up to about six of them).
+fn gathers(live: u16) -> bool {
+    live.count_ones() <= 6
 }
 
 /// The 16 x 16 byte matrix `m` transposed (registers by core to registers by lane and
@@ -295,7 +331,7 @@ fn enter_once(
     (row_accesses, handed_over): (&mut u64, &mut u64),
     exits: &mut GroupExit,
 ) -> Option<(u16, u16)> {
-    let mut file = LaneFile::load(cores, group, port);
+    let mut file = LaneFile::load(cores, group, port, code.live);
     let start = file.cycle;
     let limit = port.limit();
     let port: *mut Port<'_> = port;
@@ -326,7 +362,7 @@ fn enter_once(
             *row_accesses += n;
         }
     }
-    file.store(cores, group, file.cycle - start);
+    file.store(cores, group, file.cycle - start, (code.live, code.written));
     let left = file.left as u16 & group;
     for (k, core) in cores.iter_mut().enumerate() {
         if left & (1 << k) != 0 {
