@@ -7,8 +7,10 @@ pub mod targets;
 use crate::diff::{first_divergence, Outcome};
 use crate::Runner;
 use gpu16_gen::rng::Rng;
-use gpu16_gen::{generate, generate_violating, shrink, Profile, Violation};
-use gpu16_machine::{Config, IssuePolicy, Program, RunError, RunFailure, RunReport};
+use gpu16_gen::{generate_in, generate_violating, shrink, Profile, Violation};
+use gpu16_machine::{
+    Config, Dialect, IssuePolicy, Program, RunError, RunFailure, RunReport, SlotTiming, Timing,
+};
 use std::panic::AssertUnwindSafe;
 
 /// One generated test case.
@@ -18,6 +20,8 @@ pub struct Case {
     pub seed: u64,
     /// The generator profile the program was drawn from.
     pub profile: Profile,
+    /// The dialect the program is written in (and run in).
+    pub dialect: Dialect,
     /// The one rule the program breaks on purpose, if any (about one case in ten).
     pub violation: Option<Violation>,
     /// The program image, a whole number of 32-byte frames.
@@ -29,15 +33,24 @@ pub struct Case {
     pub config: Config,
 }
 
-/// The case a seed names. `profile` fixes the profile; `None` picks one per seed.
+/// The case a seed names in the spec dialect. `profile` fixes the profile; `None` picks
+/// one per seed.
 pub fn case(seed: u64, profile: Option<Profile>) -> Case {
+    case_in(seed, profile, Dialect::Spec)
+}
+
+/// The case a seed names in `dialect`. In the MCST dialect the program breaks no rule on
+/// purpose (the violations are the spec's), and the timing is the default, `mcst-rtl` or
+/// a random slot model (one case in three each), so that every bubble and latency rule
+/// meets compiled code.
+pub fn case_in(seed: u64, profile: Option<Profile>, dialect: Dialect) -> Case {
     let mut rng = Rng::new(seed.wrapping_mul(0x2545_F491_4F6C_DD1D));
     let profile = profile.unwrap_or_else(|| rng.pick(&Profile::ALL));
     let groups = rng.range(1, 6) as usize;
-    let violation = rng.chance(10).then(|| rng.pick(&Violation::ALL));
+    let violation = (dialect == Dialect::Spec && rng.chance(10)).then(|| rng.pick(&Violation::ALL));
     let g = match violation {
         Some(v) => generate_violating(seed, groups, profile, v),
-        None => generate(seed, groups, profile),
+        None => generate_in(seed, groups, profile, dialect),
     };
     let max_cycles = if violation == Some(Violation::EndlessLoop) || rng.chance(8) {
         // A limit that lands anywhere in a run exercises the watchdog's exact stop.
@@ -45,19 +58,27 @@ pub fn case(seed: u64, profile: Option<Profile>) -> Case {
     } else {
         1_000_000
     };
+    // The MCST scheduler is in-order only and its banks are the slot model's
+    // (`crate::dialect::check_config`).
+    let spec = dialect == Dialect::Spec;
     let config = Config {
-        issue: if rng.chance(50) {
+        issue: if !spec || rng.chance(50) {
             IssuePolicy::InOrder
         } else {
             IssuePolicy::Lookahead
         },
-        bank_conflicts: rng.chance(40),
+        bank_conflicts: spec && rng.chance(40),
         max_cycles,
+        timing: match dialect {
+            Dialect::Spec => Timing::default(),
+            Dialect::Mcst => mcst_timing(&mut rng),
+        },
         ..Config::default()
     };
     Case {
         seed,
         profile,
+        dialect,
         violation,
         image: g.image,
         memory: g.memory,
@@ -65,17 +86,52 @@ pub fn case(seed: u64, profile: Option<Profile>) -> Case {
     }
 }
 
-/// Load and run an image on a backend; a load error is an outcome both sides must share. A
-/// panic is a bug, and an outcome too (a failure naming it), so that it is reported and
-/// shrunk like any divergence instead of ending the campaign.
+/// A timing for an MCST case: the default, `mcst-rtl`, or every slot latency drawn at
+/// random within what `--timing` accepts for the rules it exercises.
+fn mcst_timing(rng: &mut Rng) -> Timing {
+    match rng.range(0, 2) {
+        0 => Timing::default(),
+        1 => Timing::mcst_rtl(),
+        _ => Timing {
+            control_frame_cycles: rng.range(1, 2),
+            broadcast_cycles: rng.range(1, 6),
+            slots: SlotTiming {
+                pipeline_fill: rng.range(0, 4),
+                ip15_end_cycles: rng.range(0, 1),
+                taken_branch_bubbles: rng.range(0, 3),
+                load_cycles: rng.range(1, 3),
+                load_use_bubbles: rng.range(0, 1),
+                branch_after_load_bubbles: rng.range(0, 1),
+                bank_switch: rng.chance(50),
+                round_robin: rng.chance(50),
+            },
+            ..Timing::default()
+        },
+    }
+}
+
+/// Load and run a spec-dialect image on a backend: [`outcome_in`] in [`Dialect::Spec`].
 pub fn outcome(
     backend: impl Into<Runner>,
     image: &[u8],
     memory: &[u8],
     config: &Config,
 ) -> Result<Outcome, String> {
+    outcome_in(backend, image, memory, config, Dialect::Spec)
+}
+
+/// Load an image in `dialect` and run it on a backend; a load error is an outcome both
+/// sides must share. A panic is a bug, and an outcome too (a failure naming it), so that it
+/// is reported and shrunk like any divergence instead of ending the campaign.
+pub fn outcome_in(
+    backend: impl Into<Runner>,
+    image: &[u8],
+    memory: &[u8],
+    config: &Config,
+    dialect: Dialect,
+) -> Result<Outcome, String> {
     let backend = backend.into();
-    let program = Program::from_image(image).map_err(|e| e.to_string())?;
+    let program = Program::from_image_in(image, dialect).map_err(|e| e.to_string())?;
     let ran = std::panic::catch_unwind(AssertUnwindSafe(|| {
         crate::run(backend, &program, memory, config)
     }));
@@ -95,7 +151,7 @@ pub fn outcome(
     }))
 }
 
-/// The first divergence between two backends on an image, if any.
+/// The first divergence between two backends on a spec-dialect image, if any.
 pub fn diverge(
     a: impl Into<Runner>,
     b: impl Into<Runner>,
@@ -103,10 +159,22 @@ pub fn diverge(
     memory: &[u8],
     config: &Config,
 ) -> Option<String> {
+    diverge_in(a, b, image, memory, config, Dialect::Spec)
+}
+
+/// The first divergence between two backends on an image of `dialect`, if any.
+pub fn diverge_in(
+    a: impl Into<Runner>,
+    b: impl Into<Runner>,
+    image: &[u8],
+    memory: &[u8],
+    config: &Config,
+    dialect: Dialect,
+) -> Option<String> {
     let (a, b) = (a.into(), b.into());
     match (
-        outcome(a, image, memory, config),
-        outcome(b, image, memory, config),
+        outcome_in(a, image, memory, config, dialect),
+        outcome_in(b, image, memory, config, dialect),
     ) {
         (Err(x), Err(y)) if x == y => None,
         (Err(x), Err(y)) => Some(format!("load: {}: {x}; {}: {y}", a.name(), b.name())),
@@ -115,7 +183,7 @@ pub fn diverge(
     }
 }
 
-/// Shrink a diverging image and memory while the two backends still diverge.
+/// Shrink a diverging spec-dialect image and memory while the two backends still diverge.
 pub fn shrink_divergence(
     a: impl Into<Runner>,
     b: impl Into<Runner>,
@@ -123,8 +191,21 @@ pub fn shrink_divergence(
     memory: &[u8],
     config: &Config,
 ) -> (Vec<u8>, Vec<u8>) {
+    shrink_divergence_in(a, b, image, memory, config, Dialect::Spec)
+}
+
+/// Shrink a diverging image of `dialect` and its memory while the two backends still
+/// diverge (a candidate the dialect cannot load does not diverge, so is not taken).
+pub fn shrink_divergence_in(
+    a: impl Into<Runner>,
+    b: impl Into<Runner>,
+    image: &[u8],
+    memory: &[u8],
+    config: &Config,
+    dialect: Dialect,
+) -> (Vec<u8>, Vec<u8>) {
     let (a, b) = (a.into(), b.into());
     shrink(image, memory, |img, mem| {
-        diverge(a, b, img, mem, config).is_some()
+        diverge_in(a, b, img, mem, config, dialect).is_some()
     })
 }

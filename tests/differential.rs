@@ -3,7 +3,8 @@
 //! JIT and the auto backend. The reference is the interpreter; the cases are the same seeds
 //! `gpu16 fuzz` uses, so a failure here reproduces with `gpu16 diff`.
 
-use gpu16::fuzz::{case, diverge, shrink_divergence};
+use gpu16::fuzz::{case, case_in, diverge, diverge_in, shrink_divergence};
+use gpu16::machine::Dialect;
 use gpu16::{BackendKind, Engine, Runner};
 use gpu16_gen::Profile;
 
@@ -177,4 +178,33 @@ fn interpreter_in_lockstep_equals_interpreter_one_core_at_a_time() {
             assert_eq!(one, group, "seed {seed} ({profile:?})");
         }
     }
+}
+
+/// The MCST dialect: the JIT runs register-only slots ahead in compiled code, which must
+/// agree with the interpreter's slot-by-slot stepping under the default timing, `mcst-rtl`
+/// and random slot models, with watchdog limits anywhere (the cases `gpu16 fuzz --dialect
+/// mcst` draws).
+#[test]
+fn jit_equals_interpreter_in_the_mcst_dialect() {
+    let mut compared = 0;
+    for seed in 40_000_000..40_000_600 {
+        let c = case_in(seed, None, Dialect::Mcst);
+        let d = diverge_in(
+            BackendKind::Interp,
+            BackendKind::Jit,
+            &c.image,
+            &c.memory,
+            &c.config,
+            c.dialect,
+        );
+        assert!(
+            d.is_none(),
+            "seed {seed} ({:?}, timing {}): {}",
+            c.profile,
+            gpu16::timing::spec(&c.config.timing),
+            d.unwrap_or_default()
+        );
+        compared += 1;
+    }
+    assert_eq!(compared, 600);
 }

@@ -1,5 +1,6 @@
 //! An independent reference model of the MCST dialect and its timing, and its comparison with
-//! gpu16's `--dialect mcst` on random programs under both the default timing and `mcst-rtl`.
+//! gpu16's `--dialect mcst` on random programs under both the default timing and `mcst-rtl`,
+//! on the interpreter and on the JIT (whose compiled code runs register-only slots ahead).
 //!
 //! This file owns:
 //! - `Model`: a plain cycle-stepped model of the MCST machine written from
@@ -27,6 +28,13 @@
 #![allow(clippy::needless_range_loop)]
 
 use gpu16_interp::Interpreter;
+use gpu16_jit::Jit;
+use std::cell::RefCell;
+
+thread_local! {
+    /// One JIT a test thread, its code cache shared by the programs it runs.
+    static JIT: RefCell<Jit> = RefCell::new(Jit::new());
+}
 use gpu16_machine::{Config, Dialect, Program, RunReport, TaskLog, Timing};
 
 // ---------------------------------------------------------------------------------------
@@ -738,6 +746,18 @@ fn gpu16_run(image: &[u8], memory: &[u8], p: Params) -> Result<Outcome, String> 
     };
     let report: RunReport = gpu16_machine::run(&mut Interpreter::new(), &program, memory, &config)
         .map_err(|e| format!("run: {e:?}"))?;
+    // The JIT runs register-only slots ahead in compiled code: it must give the same report.
+    let compiled =
+        JIT.with(|jit| gpu16_machine::run(&mut *jit.borrow_mut(), &program, memory, &config));
+    match compiled {
+        Ok(mut c) => {
+            c.backend.clone_from(&report.backend);
+            if c != report {
+                return Err("the jit's report differs from the interpreter's".into());
+            }
+        }
+        Err(e) => return Err(format!("jit run: {e:?}")),
+    }
     let mut instructions = [0u64; 16];
     for (i, c) in report.cores.iter().enumerate() {
         instructions[i] = c.instructions;

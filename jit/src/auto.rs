@@ -22,7 +22,7 @@ use crate::{Engine, Jit, JitOptions};
 use gpu16_interp::{interpret, interpret_group};
 use gpu16_machine::isa::{Instr, FRAME_INSTRS};
 use gpu16_machine::{
-    Backend, BackendError, CoreExit, CoreState, GroupExit, GroupShape, InstrFrame, Port,
+    Backend, BackendError, CoreExit, CoreState, GroupExit, GroupShape, InstrFrame, Port, SlotCode,
 };
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -518,6 +518,16 @@ impl Backend for Auto {
         cold.interpreted
             .set(cold.interpreted.get().saturating_add(ran));
         exits
+    }
+
+    /// An MCST frame's slot form once the engine has wanted it as many times as a frame
+    /// is issued before it is hot ([`Hotness::issues`]), compiled then, synchronously (a
+    /// dialect program has at most 64 frames, so few compiles).
+    fn slot_code(&mut self, words: &[u16; FRAME_INSTRS], asked: u64) -> Option<SlotCode> {
+        if asked < u64::from(self.hot.issues) {
+            return None;
+        }
+        self.built_jit()?.slot_code(words, asked)
     }
 }
 

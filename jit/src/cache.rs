@@ -6,7 +6,7 @@
 use crate::compile::{self, Compiler, MachineCode};
 use crate::error::JitError;
 use crate::lanes::LaneEntryFn;
-use crate::runtime::EntryFn;
+use crate::runtime::{EntryFn, SlotEntryFn};
 use cranelift_jit::JITModule;
 use gpu16_machine::isa::{Instr, FRAME_INSTRS};
 use std::cell::{Cell, RefCell};
@@ -48,6 +48,8 @@ pub(crate) struct Code<F> {
 pub(crate) type ScalarCode = Code<EntryFn>;
 /// A frame's lockstep code (see `lanes.rs`).
 pub(crate) type LaneCode = Code<LaneEntryFn>;
+/// An MCST frame's slot form (see `slots_compile.rs`).
+pub(crate) type SlotsCode = Code<SlotEntryFn>;
 
 impl std::fmt::Debug for CompiledFrame {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -85,6 +87,8 @@ pub struct CacheStats {
     pub compiled: u64,
     /// Lockstep forms compiled so far (see `lanes.rs`).
     pub lanes_compiled: u64,
+    /// MCST slot forms compiled so far (see `slots_compile.rs`).
+    pub slots_compiled: u64,
     /// Lookups served without compiling.
     pub hits: u64,
     /// Modules whose memory was released.
@@ -102,6 +106,9 @@ pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
 pub(crate) struct Cache {
     compiler: Compiler,
     map: FastMap<FrameKey, Rc<CompiledFrame>>,
+    /// MCST frames' slot forms, by the frame's bytes: a key space of its own, since the
+    /// same bytes mean other instructions in the spec dialect.
+    slot_map: FastMap<FrameKey, Rc<SlotsCode>>,
     /// Oldest first; the last one receives new code. Each with the keys it holds.
     generations: VecDeque<(Rc<Generation>, Vec<FrameKey>)>,
     frames_per_module: usize,
@@ -109,6 +116,7 @@ pub(crate) struct Cache {
     freed: Rc<Cell<u64>>,
     compiled: u64,
     lanes_compiled: u64,
+    slots_compiled: u64,
     hits: u64,
     /// Tests make every compile fail, to see what the backends do then.
     #[cfg(test)]
@@ -120,12 +128,14 @@ impl Cache {
         Cache {
             compiler,
             map: FastMap::default(),
+            slot_map: FastMap::default(),
             generations: VecDeque::new(),
             frames_per_module: frames_per_module.max(1),
             max_modules: max_modules.max(1),
             freed: Rc::new(Cell::new(0)),
             compiled: 0,
             lanes_compiled: 0,
+            slots_compiled: 0,
             hits: 0,
             #[cfg(test)]
             fail: false,
@@ -136,6 +146,7 @@ impl Cache {
         CacheStats {
             compiled: self.compiled,
             lanes_compiled: self.lanes_compiled,
+            slots_compiled: self.slots_compiled,
             hits: self.hits,
             modules_freed: self.freed.get(),
             cached: self.map.len(),
@@ -237,6 +248,38 @@ impl Cache {
         Ok(code)
     }
 
+    /// The slot form of the MCST frame `words`, compiled on first use.
+    pub(crate) fn slots(&mut self, words: &[u16; FRAME_INSTRS]) -> Result<Rc<SlotsCode>, JitError> {
+        let mut key = [0u8; 32];
+        for (pair, w) in key.chunks_exact_mut(2).zip(words) {
+            pair.copy_from_slice(&w.to_le_bytes());
+        }
+        if let Some(code) = self.slot_map.get(&key) {
+            self.hits += 1;
+            return Ok(code.clone());
+        }
+        #[cfg(test)]
+        if self.fail {
+            return Err(JitError::Codegen("failure injected by a test".into()));
+        }
+        let (address, generation) = self.emit(&key, |compiler, module| {
+            compiler.compile_slots(module, words)
+        })?;
+        let shape = crate::compile::shape(&words.map(Instr::decode_mcst));
+        let code = Rc::new(Code {
+            // SAFETY: the address is that of a function `compile_slots` just declared with
+            // the signature `SlotEntryFn` describes (one pointer param, i32 return, the
+            // platform's C calling convention); the `Code` keeps its module alive.
+            entry: unsafe { std::mem::transmute::<*const u8, SlotEntryFn>(address) },
+            live: shape.read | shape.written,
+            written: shape.written,
+            _module: generation,
+        });
+        self.slots_compiled += 1;
+        self.slot_map.insert(key, code.clone());
+        Ok(code)
+    }
+
     /// One form of `frame`, held in `slot`: the one compiled before, or compiled now by
     /// `compile` (then `true`), its address made a function by `entry`. A frame enters the
     /// map when its first form is compiled.
@@ -290,6 +333,7 @@ impl Cache {
                 let (_, keys) = self.generations.pop_front().expect("at least one module");
                 for k in keys {
                     self.map.remove(&k);
+                    self.slot_map.remove(&k);
                 }
             }
             let module = self.compiler.new_module();

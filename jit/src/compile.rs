@@ -149,6 +149,23 @@ impl Compiler {
         })
     }
 
+    /// Compile the MCST slot form of the frame `words` (see `slots_compile.rs`) into
+    /// `module` and return the finalized entry address. Compiled where it runs, never on
+    /// `auto`'s worker thread, so its `MachineCode` is never offered as another form.
+    pub(crate) fn compile_slots(
+        &mut self,
+        module: &mut JITModule,
+        words: &[u16; FRAME_INSTRS],
+    ) -> Result<*const u8, JitError> {
+        // fn(*mut SlotState) -> exit code
+        let sig = self.signature(&[self.isa.pointer_type()], Some(types::I32));
+        let config = self.isa.frontend_config();
+        let code = self.codegen(false, sig, |ctx, fctx| {
+            crate::slots_compile::build(ctx, fctx, words, config)
+        })?;
+        place(module, &code)
+    }
+
     /// The machine code of the per-core form of `instrs`, not yet in any module.
     pub(crate) fn scalar_code(
         &mut self,
@@ -728,10 +745,10 @@ impl Inline {
 
 /// The Cranelift domain of the one instruction definition: register values are `i8` SSA
 /// values of the frame's function, held in one variable a register.
-struct Lowering<'a, 'f> {
-    b: &'a mut FunctionBuilder<'f>,
-    regs: &'a [Variable],
-    core_id: Value,
+pub(crate) struct Lowering<'a, 'f> {
+    pub(crate) b: &'a mut FunctionBuilder<'f>,
+    pub(crate) regs: &'a [Variable],
+    pub(crate) core_id: Value,
 }
 
 impl Semantics for Lowering<'_, '_> {

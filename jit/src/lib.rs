@@ -10,6 +10,7 @@ mod hot_table;
 mod lanes;
 mod lanes_compile;
 mod runtime;
+mod slots_compile;
 mod worker;
 
 pub use auto::{
@@ -25,7 +26,7 @@ use cache::Cache;
 use compile::{Compiler, MachineCode};
 use gpu16_machine::isa::{Instr, FRAME_INSTRS};
 use gpu16_machine::{
-    Backend, BackendError, CoreExit, CoreState, GroupExit, GroupShape, InstrFrame, Port,
+    Backend, BackendError, CoreExit, CoreState, GroupExit, GroupShape, InstrFrame, Port, SlotCode,
 };
 use std::rc::Rc;
 
@@ -280,5 +281,17 @@ impl Backend for Jit {
         port: &mut Port<'_>,
     ) -> GroupExit {
         self.run_lanes(code, group, cores, port)
+    }
+
+    /// Every MCST frame's slot form, compiled at the engine's first want. A frame whose
+    /// form does not compile is stepped by the engine (same results), with a warning.
+    fn slot_code(&mut self, words: &[u16; FRAME_INSTRS], _asked: u64) -> Option<SlotCode> {
+        match self.cache.slots(words) {
+            Ok(code) => Some(code),
+            Err(e) => {
+                eprintln!("warning: jit: stepping an MCST frame that did not compile ({e})");
+                None
+            }
+        }
     }
 }

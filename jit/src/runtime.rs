@@ -3,11 +3,12 @@
 //! crate's `unsafe` lives here (calling into compiled code) and in `cache.rs` (turning a
 //! finalized address into a function, freeing a module's code).
 
-use crate::cache::{CompiledFrame, ScalarCode};
+use crate::cache::{CompiledFrame, ScalarCode, SlotsCode};
 use crate::compile::cycles_to_entry;
 use gpu16_interp::interpret;
 use gpu16_machine::config::INSTRUCTION_CYCLES;
 use gpu16_machine::isa::{address, MemOp};
+use gpu16_machine::mcst::{SlotExit, SlotRun, SlotState};
 use gpu16_machine::{CoreExit, CoreState, DirectAccess, Port};
 use std::any::Any;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
@@ -20,6 +21,28 @@ pub(crate) const EXIT_ENDED: u32 = 1;
 pub(crate) const EXIT_READY: u32 = 2;
 /// Near the cycle limit, or an IP that is not a segment start: interpret from `ip`.
 pub(crate) const EXIT_SLOW: u32 = 3;
+
+/// Slot form (MCST): stopped before the instruction at `ip` (see `SlotExit::Stopped`).
+pub(crate) const SLOT_STOPPED: u32 = 0;
+/// Slot form (MCST): IP 15 ran and did not jump (see `SlotExit::RanOffEnd`).
+pub(crate) const SLOT_RAN_OFF_END: u32 = 1;
+
+/// `fn(state) -> exit code`, the signature `compile_slots` emits.
+pub(crate) type SlotEntryFn = unsafe extern "C" fn(*mut SlotState) -> u32;
+
+impl SlotRun for SlotsCode {
+    fn run(&self, state: &mut SlotState) -> SlotExit {
+        // SAFETY: `entry` is a finalized function of signature `SlotEntryFn`, alive while
+        // `self` (which holds its module) is; it reads and writes only the `SlotState` it
+        // is given, which `state` lends exclusively for the call, and calls nothing.
+        let code = unsafe { (self.entry)(state) };
+        if code == SLOT_RAN_OFF_END {
+            SlotExit::RanOffEnd
+        } else {
+            SlotExit::Stopped
+        }
+    }
+}
 
 /// The callback's answer when the port says park.
 const PARK: u32 = 0x100;

@@ -256,7 +256,21 @@ pub trait Backend {
             self.name()
         )
     }
+
+    /// For the MCST dialect's slot engine: code that runs a core's register-only slots of
+    /// the frame whose instruction words are `words` ahead of the engine's clock (see
+    /// [`crate::mcst::SlotRun`]), or `None` to have the engine step them one slot at a
+    /// time. `asked` counts the times the engine has wanted such code for this frame in
+    /// this run (it asks again at powers of two while the answer is `None`), so a backend
+    /// can wait until the frame is hot. The default: `None`, the reference behaviour.
+    fn slot_code(&mut self, words: &[u16; FRAME_INSTRS], asked: u64) -> Option<SlotCode> {
+        let _ = (words, asked);
+        None
+    }
 }
+
+/// A backend's compiled register-only slots of one frame ([`Backend::slot_code`]).
+pub type SlotCode = std::rc::Rc<dyn crate::mcst::SlotRun>;
 
 /// What compiled code needs to perform a plain `ld` or `st` itself: for each bank, the
 /// first cycle from which such an access by the running core might stall, fault, conflict

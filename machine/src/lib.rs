@@ -25,7 +25,7 @@ pub mod task_memory;
 
 pub use backend::{
     retire, Backend, BackendError, CoreExit, CoreState, DirectAccess, DirectBounds, EventKey,
-    GroupExit, GroupShape, LockStall, Port, PortAccess,
+    GroupExit, GroupShape, LockStall, Port, PortAccess, SlotCode,
 };
 pub use config::{Config, IssuePolicy, SlotTiming, TaskLog, Timing};
 pub use dialect::Dialect;

@@ -32,13 +32,6 @@ pub struct DiffArgs {
 /// verdict.
 pub fn diff(args: DiffArgs) -> Result<Finished, CliError> {
     let config = args.machine.checked_config().map_err(CliError::usage)?;
-    if args.machine.dialect() == gpu16::machine::Dialect::Mcst {
-        eprintln!(
-            "note: under --dialect mcst every backend runs the one cycle-stepped slot engine, \
-             so this compares it with itself (its independent check is \
-             tests/mcst_reference.rs)"
-        );
-    }
     let program =
         load_program_in(&args.program, args.machine.dialect()).map_err(CliError::cannot_compare)?;
     let memory = match &args.mem {

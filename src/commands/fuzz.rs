@@ -6,10 +6,11 @@ use super::bounds::{MAX_COUNT, MAX_JOBS};
 use super::gen::parse_profile;
 use super::outputs::write_together;
 use super::stdout::StdoutError;
-use super::value_enums::{BackendArg, EngineArg};
+use super::value_enums::{BackendArg, DialectArg, EngineArg};
 use super::{emit, CliError, Finished};
 use clap::Args;
-use gpu16::fuzz::{case, diverge, shrink_divergence, Case};
+use gpu16::fuzz::{case_in, diverge_in, shrink_divergence_in, Case};
+use gpu16::machine::Dialect;
 use gpu16::output::file::{check_directory, OutputFile};
 use gpu16::{Engine, Runner};
 use gpu16_gen::Profile;
@@ -34,6 +35,10 @@ pub struct FuzzArgs {
     /// First seed of the campaign.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// The dialect of the generated programs. Under `mcst` each case also draws its timing:
+    /// the default, `mcst-rtl`, or a random slot model.
+    #[arg(long, value_enum, value_name = "DIALECT", default_value_t = DialectArg(Dialect::Spec))]
+    pub dialect: DialectArg,
     /// Only this profile (default: a profile per seed).
     #[arg(long, value_parser = parse_profile)]
     pub profile: Option<Profile>,
@@ -105,8 +110,8 @@ pub fn fuzz(args: FuzzArgs) -> Result<Finished, CliError> {
     // the same on every run.
     let found = pool.install(|| {
         (0..programs).into_par_iter().find_map_first(|n| {
-            let c = case(seed_of(n), args.profile);
-            let d = diverge(a, b, &c.image, &c.memory, &c.config);
+            let c = case_in(seed_of(n), args.profile, args.dialect.0);
+            let d = diverge_in(a, b, &c.image, &c.memory, &c.config, c.dialect);
             bar.inc(1);
             d.map(|d| (c, d))
         })
@@ -114,8 +119,12 @@ pub fn fuzz(args: FuzzArgs) -> Result<Finished, CliError> {
     bar.finish_and_clear();
     let secs = started.elapsed().as_secs_f64();
     let Some((case, first)) = found else {
+        let dialect = match args.dialect.0 {
+            Dialect::Spec => String::new(),
+            d => format!(" in the {d} dialect"),
+        };
         emit(&format!(
-            "{} programs, no divergence between {} and {} ({:.1} s, {:.0} programs/s)\n",
+            "{} programs{dialect}, no divergence between {} and {} ({:.1} s, {:.0} programs/s)\n",
             programs,
             a.name(),
             b.name(),
@@ -125,8 +134,10 @@ pub fn fuzz(args: FuzzArgs) -> Result<Finished, CliError> {
         .map_err(CliError::cannot_compare)?;
         return Ok(Finished::Success);
     };
-    let (image, memory) = shrink_divergence(a, b, &case.image, &case.memory, &case.config);
-    let shrunk = diverge(a, b, &image, &memory, &case.config).unwrap_or(first.clone());
+    let (image, memory) =
+        shrink_divergence_in(a, b, &case.image, &case.memory, &case.config, case.dialect);
+    let shrunk =
+        diverge_in(a, b, &image, &memory, &case.config, case.dialect).unwrap_or(first.clone());
     let found = Found {
         a,
         b,
@@ -173,8 +184,15 @@ fn report(
     write_together(&[(&prog_file, &found.image), (&mem_file, &found.memory)])
         .map_err(CliError::cannot_compare)?;
     let cfg = &c.config;
+    let dialect = match c.dialect {
+        Dialect::Spec => String::new(),
+        d => format!(
+            "--dialect {d} --timing {} ",
+            gpu16::timing::spec(&cfg.timing)
+        ),
+    };
     out(&format!(
-        "divergence at seed {} (profile {}, violation {:?}): {}\nshrunk to {} frames: {}\nreproduce: gpu16 diff {} --mem {} --backends {} {} --jit-engine {} --issue {} {}--max-cycles {}\n",
+        "divergence at seed {} (profile {}, violation {:?}): {}\nshrunk to {} frames: {}\nreproduce: gpu16 diff {} --mem {} --backends {} {} --jit-engine {} {dialect}--issue {} {}--max-cycles {}\n",
         c.seed,
         c.profile.name(),
         c.violation.map(|v| v.name()),
@@ -223,10 +241,14 @@ mod tests {
     /// A divergence as the campaign would find it (the backends never diverge, so this one
     /// is made up), for seed 5's case shrunk to one frame.
     fn found() -> Found {
+        found_in(Dialect::Spec)
+    }
+
+    fn found_in(dialect: Dialect) -> Found {
         Found {
             a: BackendKind::Interp.into(),
             b: BackendKind::Jit.into(),
-            case: case(5, None),
+            case: case_in(5, None, dialect),
             first: "cycles: interp 9, jit 10".into(),
             image: vec![1; 32],
             memory: vec![2; 3],
@@ -260,6 +282,27 @@ mod tests {
             text.contains(" --backends interp jit --jit-engine adaptive --issue "),
             "{text}"
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_mcst_reproducer_names_the_dialect_and_the_timing() {
+        let dir = scratch("mcst");
+        let found = found_in(Dialect::Mcst);
+        let timing = gpu16::timing::spec(&found.case.config.timing);
+        let mut text = String::new();
+        report(&found, &dir, &mut |t: &str| {
+            text.push_str(t);
+            Ok(())
+        })
+        .unwrap();
+        assert!(
+            text.contains(&format!(
+                " --dialect mcst --timing {timing} --issue in-order "
+            )),
+            "{text}"
+        );
+        assert!(!text.contains("--bank-conflicts"), "{text}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -7,11 +7,16 @@
 //! A cycle, in order: the scheduler's delivery and decision (it sees the cores idle as the
 //! cycle begins), then every core's slot (instructions and bubbles execute at once, memory
 //! slots request their banks), then bank arbitration, then the memory slots' grants in core
-//! order.
+//! order. A backend with compiled code for a frame runs a core's register-only slots ahead
+//! in one call ([`ahead`]); the cycles they fill are then skipped like idle ones.
 
+mod ahead;
 mod slots;
 mod ts;
 
+pub use ahead::{SlotExit, SlotRun, SlotState};
+
+use crate::backend::{Backend, SlotCode};
 use crate::config::{Config, SlotTiming, TaskLog, MAX_CYCLE_LIMIT};
 use crate::frame::{Fence, Program, FRAME_BYTES};
 use crate::isa::{execute, Flow, Instr, MemOp, FRAME_INSTRS};
@@ -31,10 +36,11 @@ const POLL_CYCLES: u64 = 1 << 16;
 /// by its size.
 pub const TASK_LOG_LIMIT: usize = 1 << 22;
 
-/// Run `program` (of the MCST dialect) with shared memory starting as `memory`, reporting
-/// to `observer`. `backend` names the backend the user chose, for the report.
-pub fn run_observed<O: Observer>(
-    backend: &str,
+/// Run `program` (of the MCST dialect) with shared memory starting as `memory` on `backend`
+/// (whose compiled code, if any, runs register-only slots ahead: see [`SlotRun`]),
+/// reporting to `observer`.
+pub fn run_observed<B: Backend, O: Observer>(
+    backend: &mut B,
     program: &Program,
     memory: &[u8],
     config: &Config,
@@ -44,14 +50,40 @@ pub fn run_observed<O: Observer>(
     config.max_cycles = config.max_cycles.min(MAX_CYCLE_LIMIT);
     observer.start(&config);
     let image: Vec<[u8; FRAME_BYTES]> = (0..program.len()).map(|f| *program.raw(f)).collect();
-    let mut m = Machine::new(backend, &image, memory, config);
-    match m.go(observer) {
+    let mut m = Machine::new(backend.name(), &image, memory, config);
+    match m.go(backend, observer) {
         Ok(()) => Ok(m.report()),
         Err(error) => {
             let mut state = m.report();
             state.cycles = m.cycle;
             Err(Box::new(RunFailure { error, state }))
         }
+    }
+}
+
+/// A frame's compiled slots as the backend answered for it in this run.
+#[derive(Default)]
+struct AheadFrame {
+    /// The times a core could have run ahead in the frame while it had no code.
+    asked: u64,
+    code: Option<SlotCode>,
+}
+
+impl AheadFrame {
+    /// The frame's code: asked of the backend at powers of two of the engine's wants, so
+    /// a backend that waits for a hot frame costs a counter in between.
+    fn code<B: Backend>(
+        &mut self,
+        words: &[u16; FRAME_INSTRS],
+        backend: &mut B,
+    ) -> Option<SlotCode> {
+        if self.code.is_none() {
+            self.asked += 1;
+            if self.asked.is_power_of_two() {
+                self.code = backend.slot_code(words, self.asked);
+            }
+        }
+        self.code.clone()
     }
 }
 
@@ -78,6 +110,8 @@ struct Machine {
     live: Vec<LiveTask>,
     summary: TaskSummary,
     counters: [CoreCounters; 16],
+    /// Each frame's compiled slots, by frame index, as the backend gave them.
+    ahead: Vec<AheadFrame>,
     stats: MemoryStats,
     /// Executed instructions not yet reported, for observers that want them.
     executed: Vec<Executed>,
@@ -108,6 +142,7 @@ impl Machine {
             live: Vec::new(),
             summary: TaskSummary::default(),
             counters: [CoreCounters::default(); 16],
+            ahead: (0..image.len()).map(|_| AheadFrame::default()).collect(),
             stats: MemoryStats::default(),
             executed: Vec::new(),
             frames_done: 0,
@@ -122,7 +157,11 @@ impl Machine {
             .fold(0, |m, c| m | 1 << c.id)
     }
 
-    fn go<O: Observer>(&mut self, observer: &mut O) -> Result<(), RunError> {
+    fn go<B: Backend, O: Observer>(
+        &mut self,
+        backend: &mut B,
+        observer: &mut O,
+    ) -> Result<(), RunError> {
         loop {
             let t = self.cycle;
             if t.is_multiple_of(POLL_CYCLES) && t > 0 {
@@ -150,7 +189,7 @@ impl Machine {
                 });
             }
             for c in 0..16 {
-                self.slot(c, t, observer);
+                self.slot(c, t, backend, observer);
             }
             self.memory_cycle(t, observer);
             if O::WANTS_EXECUTED {
@@ -291,7 +330,13 @@ impl Machine {
     }
 
     /// Core `c`'s slot in cycle `t`, unless it is idle, not yet started, or in a memory slot.
-    fn slot<O: Observer>(&mut self, c: usize, t: u64, observer: &mut O) {
+    fn slot<B: Backend, O: Observer>(
+        &mut self,
+        c: usize,
+        t: u64,
+        backend: &mut B,
+        observer: &mut O,
+    ) {
         let timing = self.slots;
         let core = &mut self.cores[c];
         if core.phase != Phase::Running || core.memory.is_some() || core.next != t {
@@ -317,6 +362,11 @@ impl Machine {
             return;
         }
         core.bubbled = false;
+        // Compiled slots log no instructions; an observer that wants them sees every slot.
+        if !O::WANTS_EXECUTED && self.run_ahead(c, t, backend, observer) {
+            return;
+        }
+        let core = &mut self.cores[c];
         let b = core.b_value();
         let prev_b = core.prev_b();
         let ip = core.ip;
@@ -346,6 +396,68 @@ impl Machine {
                 self.flow(c, t, effect.flow(), observer);
             }
         }
+    }
+
+    /// Run core `c`'s register-only slots from cycle `t` through the backend's compiled
+    /// code for its frame, if it has some and the core stands where that is exact (see
+    /// [`ahead`]); false when the slot is left to the engine.
+    fn run_ahead<B: Backend, O: Observer>(
+        &mut self,
+        c: usize,
+        t: u64,
+        backend: &mut B,
+        observer: &mut O,
+    ) -> bool {
+        let core = &self.cores[c];
+        let register_only = !matches!(
+            core.code[usize::from(core.ip)],
+            Instr::Mem { .. } | Instr::Ready
+        );
+        if !register_only || core.past.iter().any(|p| matches!(p, Past::Load { .. })) {
+            return false;
+        }
+        let Some(code) = self.ahead[core.frame].code(&core.words, backend) else {
+            return false;
+        };
+        // Only a poll (which may stop the run) and the watchdog see a core between slots.
+        let poll = (t / POLL_CYCLES + 1) * POLL_CYCLES;
+        let mut state = SlotState {
+            regs: core.regs,
+            cycle: t,
+            limit: self.config.max_cycles.min(poll),
+            branch_bubbles: self.slots.taken_branch_bubbles,
+            instructions: 0,
+            ip: core.ip,
+            id: core.id,
+            last_b: 0,
+        };
+        let exit = code.run(&mut state);
+        if state.instructions == 0 {
+            return false;
+        }
+        self.counters[c].instructions += state.instructions;
+        let core = &mut self.cores[c];
+        core.regs = state.regs;
+        core.ip = state.ip & 0xF;
+        // Only loads matter to the rules that look back, and the run had none.
+        core.past = [Past::Other; 3];
+        core.prev_b = Some(state.last_b);
+        core.bubbles = 0;
+        core.next = state.cycle;
+        if exit == SlotExit::RanOffEnd {
+            // As `flow` after IP 15: the injected ready's slot follows, or the part ends
+            // in IP 15's slot.
+            if self.slots.ip15_end_cycles > 0 {
+                core.implicit_ready = true;
+                core.next = state.cycle + 1;
+            } else if state.cycle == t {
+                self.part_ended(c, t, observer);
+            } else {
+                // The end is due in that slot: `slot` ends the part there.
+                core.implicit_ready = true;
+            }
+        }
+        true
     }
 
     /// Bank arbitration and the memory slots' grants in cycle `t`.
