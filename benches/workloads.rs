@@ -6,13 +6,18 @@
 //! contending on one counter (`atomics`), a 100,000-frame stream of short tasks with mixed
 //! masks and fences (`scheduler`), streams whose every frame runs once (`fresh`, and
 //! `fresh-60k`, long enough to churn auto's hotness table), and the latency of compiling one
-//! frame (`compile`). Throughput is emulated instructions.
+//! frame (`compile`), and the MCST dialect under `mcst-rtl` (`mcst-compute`, register
+//! loops that compiled code runs ahead of the slot engine's clock, and `mcst-memory`, the
+//! loops with a load and a store, which it steps slot by slot). Throughput is emulated
+//! instructions.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use gpu16_interp::Interpreter;
 use gpu16_jit::{Auto, Jit, JitOptions, OptLevel};
 use gpu16_machine::isa::{AluOp, Instr, MemOp};
-use gpu16_machine::{run, Backend, Config, ControlFrame, Fence, InstrFrame, Program, TaskLog};
+use gpu16_machine::{
+    run, Backend, Config, ControlFrame, Dialect, Fence, InstrFrame, Program, TaskLog, Timing,
+};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -302,21 +307,35 @@ fn instructions(p: &Program) -> u64 {
 }
 
 fn bench_run<B: Backend>(b: &mut criterion::Bencher<'_>, backend: &mut B, p: &Program) {
-    b.iter(|| black_box(run(backend, p, &[], &stream_config()).unwrap().cycles));
+    bench_run_with(b, backend, p, &stream_config());
+}
+
+fn bench_run_with<B: Backend>(
+    b: &mut criterion::Bencher<'_>,
+    backend: &mut B,
+    p: &Program,
+    config: &Config,
+) {
+    b.iter(|| black_box(run(backend, p, &[], config).unwrap().cycles));
 }
 
 /// A group that runs `p` on the three backends, each kept across samples (its code cache
 /// warm, as in a long stream).
 fn three_backends(c: &mut Criterion, name: &str, p: &Program) {
+    three_backends_with(c, name, p, &stream_config());
+}
+
+/// [`three_backends`] under `config`.
+fn three_backends_with(c: &mut Criterion, name: &str, p: &Program, config: &Config) {
     let n = instructions(p);
     let mut g = c.benchmark_group(name);
     g.throughput(Throughput::Elements(n));
     let mut backend = Interpreter::new();
-    g.bench_function("interp", |b| bench_run(b, &mut backend, p));
+    g.bench_function("interp", |b| bench_run_with(b, &mut backend, p, config));
     let mut backend = Jit::new();
-    g.bench_function("jit", |b| bench_run(b, &mut backend, p));
+    g.bench_function("jit", |b| bench_run_with(b, &mut backend, p, config));
     let mut backend = Auto::new();
-    g.bench_function("auto", |b| bench_run(b, &mut backend, p));
+    g.bench_function("auto", |b| bench_run_with(b, &mut backend, p, config));
     g.finish();
 }
 
@@ -536,6 +555,52 @@ fn compile(c: &mut Criterion) {
     g.finish();
 }
 
+/// 16 cores of the MCST dialect: 40 outer trips around 250 inner ones, each inner trip a
+/// multiply, an add, a shift and an xor (`mcst-compute`), or with a load and a store in its
+/// own bank before them (`mcst-memory`); then a store of the result.
+fn mcst_program(memory: bool) -> Program {
+    let access = if memory {
+        "    ld [r3, r8], r9\n    add r9, r3, r9\n    st [r3, r8], r9\n"
+    } else {
+        ""
+    };
+    let source = format!(
+        ".cf mask=0xffff
+.if
+    set_const 40, r1
+    set_const 1, r2
+    set_const 3, r6
+    set_const 0, r8
+outer:
+    set_const 250, r3
+inner:
+{access}    mul r4, r6, r4
+    add r4, r3, r4
+    rshft r4, r2, r5
+    xor r5, r4, r4
+    sub r3, r2, r3
+    bnz inner, r3
+    sub r1, r2, r1
+    bnz outer, r1
+    st [r8, r7], r4
+    ready
+.halt
+"
+    );
+    gpu16_asm::assemble_in(&source, "mcst.s", Dialect::Mcst)
+        .expect("the benchmark program assembles")
+        .program
+}
+
+fn mcst(c: &mut Criterion) {
+    let config = Config {
+        timing: Timing::mcst_rtl(),
+        ..stream_config()
+    };
+    three_backends_with(c, "mcst-compute", &mcst_program(false), &config);
+    three_backends_with(c, "mcst-memory", &mcst_program(true), &config);
+}
+
 /// Short runs by default so that `cargo bench` finishes in minutes on two cores; pass
 /// criterion's own flags (`--measurement-time 10`) for tighter intervals.
 fn quick() -> Criterion {
@@ -549,6 +614,6 @@ criterion_group! {
     name = benches;
     config = quick();
     targets = compute, compute_chains, memory, atomics, histogram, divergent, scheduler, fresh,
-        fresh_60k, compile
+        fresh_60k, compile, mcst
 }
 criterion_main!(benches);
