@@ -556,13 +556,13 @@ fn compile(c: &mut Criterion) {
 }
 
 /// 16 cores of the MCST dialect: 40 outer trips around 250 inner ones, each inner trip a
-/// multiply, an add, a shift and an xor (`mcst-compute`), or with a load and a store in its
-/// own bank before them (`mcst-memory`); then a store of the result.
+/// multiply, an add, a shift and an xor (`mcst-compute`), or a load, an add and a store in
+/// the core's own bank, a multiply and an add (`mcst-memory`); then a store of the result.
 fn mcst_program(memory: bool) -> Program {
-    let access = if memory {
-        "    ld [r3, r8], r9\n    add r9, r3, r9\n    st [r3, r8], r9\n"
+    let body = if memory {
+        "    ld [r3, r8], r9\n    add r9, r3, r9\n    st [r3, r8], r9\n    mul r4, r6, r4\n    add r4, r9, r4\n"
     } else {
-        ""
+        "    mul r4, r6, r4\n    add r4, r3, r4\n    rshft r4, r2, r5\n    xor r5, r4, r4\n"
     };
     let source = format!(
         ".cf mask=0xffff
@@ -574,11 +574,7 @@ fn mcst_program(memory: bool) -> Program {
 outer:
     set_const 250, r3
 inner:
-{access}    mul r4, r6, r4
-    add r4, r3, r4
-    rshft r4, r2, r5
-    xor r5, r4, r4
-    sub r3, r2, r3
+{body}    sub r3, r2, r3
     bnz inner, r3
     sub r1, r2, r1
     bnz outer, r1
