@@ -280,5 +280,18 @@ fn auto_steps_a_frame_until_it_is_hot() {
     )
     .expect("runs");
     // Background compiles are the spec dialect's; slot forms compile where they are asked.
-    assert!(auto.jit().is_some_and(|j| j.stats().slots_compiled >= 1));
+    let first = auto.jit().expect("built").stats();
+    assert!(first.slots_compiled >= 1);
+    // A later run takes the compiled form at the engine's first want: here 16 cores want
+    // it once each before the watchdog stops them, far from hot in this run.
+    let stopped = run(
+        &mut auto,
+        &program(LOOPS),
+        &[],
+        &config(Timing::default(), 20),
+    );
+    assert!(stopped.is_err());
+    let again = auto.jit().expect("built").stats();
+    assert_eq!(again.slots_compiled, first.slots_compiled);
+    assert!(again.hits > first.hits);
 }

@@ -520,12 +520,14 @@ impl Backend for Auto {
         exits
     }
 
-    /// An MCST frame's slot form once the engine has wanted it as many times as a frame
-    /// is issued before it is hot ([`Hotness::issues`]), compiled then, synchronously (a
-    /// dialect program has at most 64 frames, so few compiles).
+    /// An MCST frame's slot form: the one compiled in an earlier run, or, once the engine
+    /// has wanted it in this run as many times as a frame is issued before it is hot
+    /// ([`Hotness::issues`]), compiled then, synchronously (a dialect program has at most
+    /// 64 frames, so few compiles).
     fn slot_code(&mut self, words: &[u16; FRAME_INSTRS], asked: u64) -> Option<SlotCode> {
         if asked < u64::from(self.hot.issues) {
-            return None;
+            let cached = self.jit.as_mut()?.cache.cached_slots(words)?;
+            return Some(cached);
         }
         self.built_jit()?.slot_code(words, asked)
     }

@@ -248,16 +248,21 @@ impl Cache {
         Ok(code)
     }
 
+    /// The slot form of the MCST frame `words` if it was compiled and not evicted.
+    pub(crate) fn cached_slots(&mut self, words: &[u16; FRAME_INSTRS]) -> Option<Rc<SlotsCode>> {
+        let code = self.slot_map.get(&slots_key(words)).cloned();
+        if code.is_some() {
+            self.hits += 1;
+        }
+        code
+    }
+
     /// The slot form of the MCST frame `words`, compiled on first use.
     pub(crate) fn slots(&mut self, words: &[u16; FRAME_INSTRS]) -> Result<Rc<SlotsCode>, JitError> {
-        let mut key = [0u8; 32];
-        for (pair, w) in key.chunks_exact_mut(2).zip(words) {
-            pair.copy_from_slice(&w.to_le_bytes());
+        if let Some(code) = self.cached_slots(words) {
+            return Ok(code);
         }
-        if let Some(code) = self.slot_map.get(&key) {
-            self.hits += 1;
-            return Ok(code.clone());
-        }
+        let key = slots_key(words);
         #[cfg(test)]
         if self.fail {
             return Err(JitError::Codegen("failure injected by a test".into()));
@@ -368,6 +373,15 @@ impl Cache {
             }
         }
     }
+}
+
+/// The cache key of an MCST frame's slot form: the frame's 32 bytes.
+fn slots_key(words: &[u16; FRAME_INSTRS]) -> FrameKey {
+    let mut key = [0u8; 32];
+    for (pair, w) in key.chunks_exact_mut(2).zip(words) {
+        pair.copy_from_slice(&w.to_le_bytes());
+    }
+    key
 }
 
 /// The text of a panic, where it has one.
