@@ -18,7 +18,7 @@ pub use ahead::{SlotExit, SlotRun, SlotState};
 
 use crate::backend::{Backend, SlotCode};
 use crate::config::{Config, SlotTiming, TaskLog, MAX_CYCLE_LIMIT};
-use crate::frame::{Fence, Program, FRAME_BYTES};
+use crate::frame::{Fence, Program, FRAME_BYTES, TASK_MEMORY_FRAMES};
 use crate::isa::{execute, Flow, Instr, MemOp, FRAME_INSTRS};
 use crate::memory::{MemoryStats, BANKS, MEMORY_BYTES};
 use crate::observe::{Event, Executed, Observer, Progress};
@@ -110,7 +110,8 @@ struct Machine {
     live: Vec<LiveTask>,
     summary: TaskSummary,
     counters: [CoreCounters; 16],
-    /// Each frame's compiled slots, by frame index, as the backend gave them.
+    /// Each frame's compiled slots, by frame index in task memory (all of it: a CF's IFs
+    /// may lie past the image, in its zero frames), as the backend gave them.
     ahead: Vec<AheadFrame>,
     stats: MemoryStats,
     /// Executed instructions not yet reported, for observers that want them.
@@ -142,7 +143,9 @@ impl Machine {
             live: Vec::new(),
             summary: TaskSummary::default(),
             counters: [CoreCounters::default(); 16],
-            ahead: (0..image.len()).map(|_| AheadFrame::default()).collect(),
+            ahead: (0..TASK_MEMORY_FRAMES)
+                .map(|_| AheadFrame::default())
+                .collect(),
             stats: MemoryStats::default(),
             executed: Vec::new(),
             frames_done: 0,
@@ -416,7 +419,8 @@ impl Machine {
         if !register_only || core.past.iter().any(|p| matches!(p, Past::Load { .. })) {
             return false;
         }
-        let Some(code) = self.ahead[core.frame].code(&core.words, backend) else {
+        let frame = core.frame % TASK_MEMORY_FRAMES;
+        let Some(code) = self.ahead[frame].code(&core.words, backend) else {
             return false;
         };
         // Only a poll (which may stop the run) and the watchdog see a core between slots.
