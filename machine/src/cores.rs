@@ -111,10 +111,15 @@ impl<C> CoreTable<C> {
         self.set_mode(i, Mode::Parked { bank_retry });
     }
 
-    /// Core `i`'s part ended: it runs no task.
-    pub(crate) fn end(&mut self, i: usize) {
-        self.part[i].code = None;
-        self.set_mode(i, Mode::Idle);
+    /// The parts of `cores` ended: they run no task.
+    pub(crate) fn end(&mut self, cores: u16) {
+        let mut m = cores;
+        while m != 0 {
+            let i = m.trailing_zeros() as usize;
+            m &= m - 1;
+            self.part[i].code = None;
+            self.set_mode(i, Mode::Idle);
+        }
     }
 
     /// The earliest pending event of any core but `except`. A key's low four bits are its

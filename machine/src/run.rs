@@ -471,14 +471,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                         }
                     }
                 }
-                Step::Blocked { starts } => {
-                    let before = starts.map(|s| {
-                        if s >= MAX_CYCLE_LIMIT * 2 {
-                            EventKey::NEVER
-                        } else {
-                            EventKey::new(s, 0)
-                        }
-                    });
+                Step::Blocked { before } => {
                     return Ok(SchedulerBound {
                         before,
                         state: SchedulerState::Blocked,
@@ -749,19 +742,25 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                 addr,
             });
         }
-        for (j, exit) in exits.into_iter().enumerate() {
-            if cores & (1 << j) == 0 {
-                continue;
-            }
-            match exit {
+        // Cores whose parts ended are ended together (a group usually ends as one).
+        let (mut ended, mut by_ready) = (0u16, 0u16);
+        for j in lanes_of(cores) {
+            match exits[j] {
                 Some(CoreExit::Asleep) => {
                     debug_assert!(asleep & (1 << j) != 0, "core {j} exits asleep");
                     let (op, addr) = sleep_access[j];
                     self.asleep(j, op, since[j], addr);
                 }
+                Some(CoreExit::Ended { by_ready: r }) => {
+                    ended |= 1 << j;
+                    by_ready |= u16::from(r) << j;
+                }
                 Some(exit) => self.after_exit(j, exit),
                 None => self.cores.set_mode(j, Mode::Runnable),
             }
+        }
+        if ended != 0 {
+            self.end_parts(ended, by_ready);
         }
         let mut opened = opened;
         while opened != 0 {
@@ -784,30 +783,53 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             CoreExit::Parked => self.cores.set_mode(i, Mode::Parked { bank_retry: false }),
             CoreExit::Asleep => unreachable!("run_cores puts a core to sleep from its port"),
             CoreExit::Ended { by_ready } => {
-                let end = self.cores.state[i].cycle - 1;
-                if let Some(held) = self.memory.held(i as u8) {
-                    let rule = if by_ready {
-                        FaultRule::ReadyWhileHolding { held }
-                    } else {
-                        FaultRule::FrameEndWhileHolding { held }
-                    };
-                    self.cores.set_mode(i, Mode::Faulted { rule, cycle: end });
-                } else {
-                    self.cores.end(i);
-                    self.ts.core_ended(i, end);
-                    self.ends += 1;
-                    let start = self.cores.part[i].start;
-                    self.counters[i].busy += end + 1 - start;
-                    self.observer.event(Event::CorePart {
-                        core: i as u8,
-                        frame: self.cores.part[i].frame,
-                        start,
-                        end,
-                    });
-                    self.last_core_cycle = Some(self.last_core_cycle.map_or(end, |l| l.max(end)));
-                }
+                self.end_parts(1 << i, u16::from(by_ready) << i);
             }
         }
+    }
+
+    /// The parts of `cores` ended, each after the instruction before its cycle (by `ready`
+    /// for the cores of `by_ready`). A core that still holds a lock faults instead. The
+    /// others leave their tasks; the scheduler hears of all that end in one cycle at once.
+    fn end_parts(&mut self, cores: u16, by_ready: u16) {
+        let holding = cores & self.memory.holders();
+        for i in lanes_of(holding) {
+            let held = self.memory.held(i as u8).expect("a holder holds a lock");
+            let rule = if by_ready & (1 << i) != 0 {
+                FaultRule::ReadyWhileHolding { held }
+            } else {
+                FaultRule::FrameEndWhileHolding { held }
+            };
+            let end = self.cores.state[i].cycle - 1;
+            self.cores.set_mode(i, Mode::Faulted { rule, cycle: end });
+        }
+        let ending = cores & !holding;
+        if ending == 0 {
+            return;
+        }
+        let first = self.cores.state[ending.trailing_zeros() as usize].cycle - 1;
+        let (mut together, mut last) = (0u16, first);
+        for i in lanes_of(ending) {
+            let end = self.cores.state[i].cycle - 1;
+            if end == first {
+                together |= 1 << i;
+            } else {
+                self.ts.cores_ended(1 << i, end);
+            }
+            last = last.max(end);
+            let start = self.cores.part[i].start;
+            self.counters[i].busy += end + 1 - start;
+            self.observer.event(Event::CorePart {
+                core: i as u8,
+                frame: self.cores.part[i].frame,
+                start,
+                end,
+            });
+        }
+        self.ts.cores_ended(together, first);
+        self.cores.end(ending);
+        self.ends += 1;
+        self.last_core_cycle = Some(self.last_core_cycle.map_or(last, |l| l.max(last)));
     }
 
     /// The access of the memory instruction parked core `i` stopped at. Executing a memory
@@ -1247,7 +1269,12 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     }
 }
 
-/// The cores of a mask, lowest first.
+/// The cores of a mask, lowest first (one step per core, not per bit).
 fn lanes_of(cores: u16) -> impl Iterator<Item = usize> {
-    (0..16).filter(move |j| cores & (1 << j) != 0)
+    let mut rest = cores;
+    std::iter::from_fn(move || {
+        let j = rest.trailing_zeros() as usize;
+        rest &= rest.wrapping_sub(1);
+        (j < 16).then_some(j)
+    })
 }

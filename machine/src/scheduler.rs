@@ -7,7 +7,8 @@
 //! A decision that depends on an unknown end returns `Blocked` with a lower bound on the
 //! cycle of the next decision, and the run loop runs cores until the end is known.
 
-use crate::config::{Config, IssuePolicy, TaskLog, Timing};
+use crate::backend::EventKey;
+use crate::config::{Config, IssuePolicy, TaskLog, Timing, MAX_CYCLE_LIMIT};
 use crate::frame::{Fence, FrameKind, LoadError};
 use crate::observe::WaitCause;
 use crate::task_memory::TaskMemory;
@@ -86,12 +87,13 @@ pub enum Step {
         wait: Option<Wait>,
     },
     /// Nothing can be decided until cores run further. As seen from core `c`, no core of a
-    /// task not yet issued acts before cycle `starts[c]` (the earliest decision plus the
-    /// broadcast): a frame that waits for `c` to end counts as never, since whatever it
-    /// starts comes after everything `c` does in its task.
+    /// task not yet issued acts before the event key `before[c]` (the first of the cycle
+    /// of the earliest decision plus the broadcast): a frame that waits for `c` to end
+    /// counts as never, since whatever it starts comes after everything `c` does in its
+    /// task.
     Blocked {
-        /// Per core, the earliest cycle in which a core of a task not yet issued can act.
-        starts: [u64; 16],
+        /// Per core, the first event key at which a core of a task not yet issued can act.
+        before: [EventKey; 16],
     },
     /// Every frame is processed.
     Done,
@@ -150,11 +152,21 @@ impl Avail {
     }
 }
 
+/// The first event key of cycle `cycle`; past any cycle a run can reach (a bound that
+/// counts as never), [`EventKey::NEVER`].
+fn start_key(cycle: u64) -> EventKey {
+    if cycle >= MAX_CYCLE_LIMIT * 2 {
+        EventKey::NEVER
+    } else {
+        EventKey::new(cycle, 0)
+    }
+}
+
 /// The task scheduler of one run over `program`: the run loop asks it to [`step`] and tells
-/// it when cores end ([`core_ended`]); it keeps the task timeline of the report.
+/// it when cores end ([`cores_ended`]); it keeps the task timeline of the report.
 ///
 /// [`step`]: TaskScheduler::step
-/// [`core_ended`]: TaskScheduler::core_ended
+/// [`cores_ended`]: TaskScheduler::cores_ended
 pub struct TaskScheduler<'p> {
     /// The program's frames from the first group not yet processed.
     frames: TaskMemory<'p>,
@@ -273,18 +285,32 @@ impl<'p> TaskScheduler<'p> {
         self.core_task[core].map(|t| self.tasks[t].frame)
     }
 
-    /// Tell the scheduler that `core`'s part of its task ended with an instruction in `cycle`.
-    pub fn core_ended(&mut self, core: usize, cycle: u64) {
-        let id = self.core_task[core]
-            .take()
-            .expect("only a core running a task can end");
-        self.free_from[core] = cycle + 1;
-        self.running &= !(1 << core);
-        let task = &mut self.tasks[id];
-        task.remaining &= !(1 << core);
-        task.max_end = task.max_end.max(cycle);
-        if task.remaining == 0 {
-            self.finish(id);
+    /// Tell the scheduler that the parts of `cores` ended, each with an instruction in
+    /// `cycle`. The cores may run different tasks; a group that ends together is told in
+    /// one call, which costs a step per task rather than per core.
+    pub fn cores_ended(&mut self, cores: u16, cycle: u64) {
+        let mut rest = cores;
+        while rest != 0 {
+            let lead = rest.trailing_zeros() as usize;
+            let id = self.core_task[lead].expect("only a core running a task can end");
+            let task = &mut self.tasks[id];
+            // The cores of a task still running it are exactly those whose task it is.
+            let these = task.remaining & rest;
+            task.remaining &= !these;
+            task.max_end = task.max_end.max(cycle);
+            let finished = task.remaining == 0;
+            rest &= !these;
+            self.running &= !these;
+            let mut m = these;
+            while m != 0 {
+                let c = m.trailing_zeros() as usize;
+                m &= m - 1;
+                self.core_task[c] = None;
+                self.free_from[c] = cycle + 1;
+            }
+            if finished {
+                self.finish(id);
+            }
         }
     }
 
@@ -439,7 +465,8 @@ impl<'p> TaskScheduler<'p> {
             let mut chosen = None;
             // Some earlier candidate may or may not be processable at `t`.
             let mut unknown_at_t = false;
-            let mut bounds = [u64::MAX; 16];
+            let broadcast = self.timing.broadcast_cycles;
+            let mut bounds = [EventKey::NEVER.raw(); 16];
             for idx in self.head..end {
                 if !self.frames.has(idx) {
                     // A malformed group past the first is reported when it is reached.
@@ -470,13 +497,13 @@ impl<'p> TaskScheduler<'p> {
                     }
                     // A core this frame waits for ends before anything the frame starts;
                     // every other core must not run past the frame's earliest decision.
-                    let earliest = a.at.max(t);
+                    let earliest = start_key(a.at.max(t).saturating_add(broadcast)).raw();
                     for (c, b) in bounds.iter_mut().enumerate() {
                         // Branch-free, so the loop runs as vector instructions.
                         let bound = if a.deps & (1 << c) == 0 {
                             earliest
                         } else {
-                            u64::MAX
+                            EventKey::NEVER.raw()
                         };
                         *b = (*b).min(bound);
                     }
@@ -499,9 +526,8 @@ impl<'p> TaskScheduler<'p> {
                     self.t = min_exact;
                     continue;
                 }
-                let broadcast = self.timing.broadcast_cycles;
                 return Step::Blocked {
-                    starts: bounds.map(|b| b.saturating_add(broadcast)),
+                    before: bounds.map(EventKey::from_raw),
                 };
             };
             let duration = if is_cf {
