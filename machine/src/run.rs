@@ -25,6 +25,10 @@ enum SchedulerState {
     Blocked,
     Done,
     Limit,
+    /// It issued a task and was not asked again yet: the bound is the weaker one of
+    /// [`TaskScheduler::next_start_bound`], and the loop asks it again before anything that
+    /// reads its state (a checkpoint, the watchdog), as it does where the bound is reached.
+    Pending,
 }
 
 /// Where the scheduler stands, as the loop last asked it: its state, and for each core the
@@ -312,8 +316,12 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                 ts_fresh = false;
             }
             let mut earliest = self.cores.earliest(None);
-            if !ts_fresh || earliest.is_some_and(|k| k >= ts.before[usize::from(k.core())]) {
-                ts = self.advance_scheduler()?;
+            if !ts_fresh
+                || earliest.map_or(ts.state == SchedulerState::Pending, |k| {
+                    k >= ts.before[usize::from(k.core())]
+                })
+            {
+                ts = self.advance_scheduler(false)?;
                 ts_fresh = true;
                 earliest = self.cores.earliest(None);
             }
@@ -321,13 +329,16 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                 return match ts.state {
                     SchedulerState::Done => Ok(()),
                     SchedulerState::Limit => Err(self.limit_reached()),
-                    SchedulerState::Blocked => Err(RunError::Internal {
+                    SchedulerState::Blocked | SchedulerState::Pending => Err(RunError::Internal {
                         frame: self.ts.next_frame(),
                         message: "the scheduler waits on no running core".into(),
                     }),
                 };
             };
             if key.cycle() >= self.config.max_cycles {
+                if ts.state == SchedulerState::Pending {
+                    self.advance_scheduler(true)?;
+                }
                 return Err(self.limit_reached());
             }
             // Every event of a checkpoint cycle offers the checkpoint, since a core may come
@@ -336,6 +347,9 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             if cycle >= self.next_checkpoint {
                 let every = self.config.checkpoint_cycles;
                 if cycle % every == 0 {
+                    if ts.state == SchedulerState::Pending {
+                        ts = self.advance_scheduler(true)?;
+                    }
                     if self.checkpoint(cycle) {
                         continue;
                     }
@@ -387,8 +401,11 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     }
 
     /// Let the scheduler act until it must wait on cores. Returns the event key before which
-    /// no newly issued core can act, and the scheduler's state.
-    fn advance_scheduler(&mut self) -> Result<SchedulerBound, RunError> {
+    /// no newly issued core can act, and the scheduler's state. Unless `settle`, and where
+    /// no observer could tell, it stops after issuing a task whose bound is known without
+    /// asking it again ([`SchedulerState::Pending`]): in a stream of short tasks that
+    /// second step would only say it waits for the task just issued.
+    fn advance_scheduler(&mut self, settle: bool) -> Result<SchedulerBound, RunError> {
         self.refresh_bounds();
         if O::WANTS_TASKS && self.config.tasks == TaskLog::All {
             let before = self.cores.earliest(None).map_or(u64::MAX, |k| k.cycle());
@@ -468,6 +485,20 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                             self.lb[c] = start;
                             self.counters[c].tasks += 1;
                             self.counters[c].ran = true;
+                        }
+                    }
+                    // Events and the instruction log tell the order of the scheduler's
+                    // decisions among the cores' actions; task records when they end.
+                    let unobserved = !O::WANTS_EVENTS && !O::WANTS_EXECUTED && !O::WANTS_TASKS;
+                    if unobserved && !settle {
+                        if let Some(bound) = self.ts.next_start_bound() {
+                            // The bound must be ahead of the next event, as a step's is.
+                            if self.cores.earliest(None).is_some_and(|k| k < bound) {
+                                return Ok(SchedulerBound {
+                                    before: [bound; 16],
+                                    state: SchedulerState::Pending,
+                                });
+                            }
                         }
                     }
                 }

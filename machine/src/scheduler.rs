@@ -280,6 +280,17 @@ impl<'p> TaskScheduler<'p> {
             .or_else(|| self.frames.check_rest())
     }
 
+    /// A bound that holds whatever [`TaskScheduler::step`] would say next, without asking
+    /// it: no core of a task not yet issued acts before this key (every decision still to
+    /// come is at or after the scheduler's clock, and its cores start a broadcast later),
+    /// if the next frame is already read (so the next step cannot find the program
+    /// unreadable or done).
+    pub(crate) fn next_start_bound(&self) -> Option<EventKey> {
+        self.frames
+            .holds(self.head)
+            .then(|| start_key(self.t.saturating_add(self.timing.broadcast_cycles)))
+    }
+
     /// The frame of the task running on `core`, if any.
     pub fn frame_on(&self, core: usize) -> Option<usize> {
         self.core_task[core].map(|t| self.tasks[t].frame)
