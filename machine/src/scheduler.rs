@@ -454,143 +454,154 @@ impl<'p> TaskScheduler<'p> {
     /// bound on the cycle of its last instruction (the cycle of its next event).
     pub fn step(&mut self, lb: &[u64; 16]) -> Step {
         self.frames.release_before(self.head);
-        loop {
-            self.prune();
-            if !self.frames.has(self.head) {
-                return if self.frames.failed() {
-                    Step::Unreadable
-                } else {
-                    Step::Done
-                };
-            }
-            let t = self.t;
-            let window = match self.policy {
-                IssuePolicy::InOrder => 1,
-                IssuePolicy::Lookahead => self.timing.lookahead_window.max(1),
+        self.prune();
+        if !self.frames.has(self.head) {
+            return if self.frames.failed() {
+                Step::Unreadable
+            } else {
+                Step::Done
             };
-            let end = self.head.saturating_add(window);
-            let mut waiting_mask = 0u16;
-            let mut earlier_unprocessed = false;
-            let mut min_exact = u64::MAX;
-            let mut min_inexact = u64::MAX;
-            let mut chosen = None;
-            // Some earlier candidate may or may not be processable at `t`.
-            let mut unknown_at_t = false;
-            let broadcast = self.timing.broadcast_cycles;
-            let mut bounds = [EventKey::NEVER.raw(); 16];
-            for idx in self.head..end {
-                if !self.frames.has(idx) {
-                    // A malformed group past the first is reported when it is reached.
-                    break;
-                }
-                if self.processed(idx) {
-                    continue;
-                }
-                let cf = *self.frames.group_control(idx);
-                let (cores, static_ok, rel, fence, is_cf) = match self.frames.kind(idx) {
-                    FrameKind::Control => {
-                        let m = cf.r0_init_mask();
-                        (m, m & waiting_mask == 0, false, cf.fence, true)
-                    }
-                    FrameKind::Instr { .. } => {
-                        let ok = cf.active & waiting_mask == 0
-                            && (cf.fence != Fence::Rel || !earlier_unprocessed);
-                        (cf.active, ok, cf.fence == Fence::Rel, cf.fence, false)
-                    }
-                };
-                if static_ok {
-                    let passing = earlier_unprocessed && !is_cf;
-                    let parts = self.constraints(idx, cores, rel, passing, lb);
-                    let a = parts.iter().fold(Avail::NOW, |a, p| a.and(*p));
-                    if a.at <= t && a.exact && !unknown_at_t {
-                        chosen = Some((idx, is_cf, cores, parts));
-                        break;
-                    }
-                    // A core this frame waits for ends before anything the frame starts;
-                    // every other core must not run past the frame's earliest decision.
-                    let earliest = start_key(a.at.max(t).saturating_add(broadcast)).raw();
-                    for (c, b) in bounds.iter_mut().enumerate() {
-                        // Branch-free, so the loop runs as vector instructions.
-                        let bound = if a.deps & (1 << c) == 0 {
-                            earliest
-                        } else {
-                            EventKey::NEVER.raw()
-                        };
-                        *b = (*b).min(bound);
-                    }
-                    if a.at <= t {
-                        unknown_at_t = true;
-                    } else if a.exact {
-                        min_exact = min_exact.min(a.at);
-                    } else {
-                        min_inexact = min_inexact.min(a.at);
-                    }
-                }
-                if fence != Fence::No || is_cf {
-                    break;
-                }
-                waiting_mask |= cores;
-                earlier_unprocessed = true;
+        }
+        let t = self.t;
+        let window = match self.policy {
+            IssuePolicy::InOrder => 1,
+            IssuePolicy::Lookahead => self.timing.lookahead_window.max(1),
+        };
+        let end = self.head.saturating_add(window);
+        let mut waiting_mask = 0u16;
+        let mut earlier_unprocessed = false;
+        let mut min_exact = u64::MAX;
+        let mut min_inexact = u64::MAX;
+        let mut chosen = None;
+        // The first candidate (in window order) whose exact time is `min_exact`.
+        let mut soonest = None;
+        // Some earlier candidate may or may not be processable at `t`.
+        let mut unknown_at_t = false;
+        let broadcast = self.timing.broadcast_cycles;
+        let mut bounds = [EventKey::NEVER.raw(); 16];
+        for idx in self.head..end {
+            if !self.frames.has(idx) {
+                // A malformed group past the first is reported when it is reached.
+                break;
             }
-            let Some((idx, is_cf, cores, parts)) = chosen else {
-                if !unknown_at_t && min_exact < min_inexact {
-                    self.t = min_exact;
-                    continue;
+            if self.processed(idx) {
+                continue;
+            }
+            let cf = *self.frames.group_control(idx);
+            let (cores, static_ok, rel, fence, is_cf) = match self.frames.kind(idx) {
+                FrameKind::Control => {
+                    let m = cf.r0_init_mask();
+                    (m, m & waiting_mask == 0, false, cf.fence, true)
                 }
+                FrameKind::Instr { .. } => {
+                    let ok = cf.active & waiting_mask == 0
+                        && (cf.fence != Fence::Rel || !earlier_unprocessed);
+                    (cf.active, ok, cf.fence == Fence::Rel, cf.fence, false)
+                }
+            };
+            if static_ok {
+                let passing = earlier_unprocessed && !is_cf;
+                let parts = self.constraints(idx, cores, rel, passing, lb);
+                let a = parts.iter().fold(Avail::NOW, |a, p| a.and(*p));
+                if a.at <= t && a.exact && !unknown_at_t {
+                    chosen = Some((idx, is_cf, cores, parts));
+                    break;
+                }
+                // A core this frame waits for ends before anything the frame starts;
+                // every other core must not run past the frame's earliest decision.
+                let earliest = start_key(a.at.max(t).saturating_add(broadcast)).raw();
+                for (c, b) in bounds.iter_mut().enumerate() {
+                    // Branch-free, so the loop runs as vector instructions.
+                    let bound = if a.deps & (1 << c) == 0 {
+                        earliest
+                    } else {
+                        EventKey::NEVER.raw()
+                    };
+                    *b = (*b).min(bound);
+                }
+                if a.at <= t {
+                    unknown_at_t = true;
+                } else if a.exact {
+                    if a.at < min_exact {
+                        min_exact = a.at;
+                        soonest = Some((idx, is_cf, cores, parts));
+                    }
+                } else {
+                    min_inexact = min_inexact.min(a.at);
+                }
+            }
+            if fence != Fence::No || is_cf {
+                break;
+            }
+            waiting_mask |= cores;
+            earlier_unprocessed = true;
+        }
+        let (t, (idx, is_cf, cores, parts)) = match (chosen, soonest) {
+            (Some(c), _) => (t, c),
+            // Nothing can happen before `min_exact`: the clock moves there, where the
+            // first candidate processable then is the one the scan above would pick
+            // (the constraints do not depend on the clock, and every inexact one is
+            // later), so it is taken without a second scan.
+            (None, Some(c)) if !unknown_at_t && min_exact < min_inexact => {
+                self.t = min_exact;
+                (min_exact, c)
+            }
+            _ => {
                 return Step::Blocked {
                     before: bounds.map(EventKey::from_raw),
-                };
-            };
-            let duration = if is_cf {
-                self.timing.control_frame_cycles
-            } else {
-                self.timing.broadcast_cycles
-            };
-            if t.saturating_add(duration) > self.limit {
-                return Step::Limit;
+                }
             }
-            let wait = (t > self.free_since).then(|| {
-                // The constraint satisfied last is the one the scheduler waited for.
-                let causes = [WaitCause::CoresBusy, WaitCause::Acquire, WaitCause::Release];
-                let (cause, _) = causes.into_iter().zip(parts).fold(
-                    (WaitCause::CoresBusy, 0),
-                    |best, (c, p)| {
+        };
+        let duration = if is_cf {
+            self.timing.control_frame_cycles
+        } else {
+            self.timing.broadcast_cycles
+        };
+        if t.saturating_add(duration) > self.limit {
+            return Step::Limit;
+        }
+        let wait = (t > self.free_since).then(|| {
+            // The constraint satisfied last is the one the scheduler waited for.
+            let causes = [WaitCause::CoresBusy, WaitCause::Acquire, WaitCause::Release];
+            let (cause, _) =
+                causes
+                    .into_iter()
+                    .zip(parts)
+                    .fold((WaitCause::CoresBusy, 0), |best, (c, p)| {
                         if p.at > best.1 {
                             (c, p.at)
                         } else {
                             best
                         }
-                    },
-                );
-                self.summary.wait_cycles[cause.index()] += t - self.free_since;
-                Wait {
-                    from: self.free_since,
-                    to: t,
-                    cause,
-                }
-            });
-            self.mark_processed(idx);
-            self.t = t + duration;
-            self.free_since = self.t;
-            if duration > 0 {
-                self.last_activity = Some(t + duration - 1);
+                    });
+            self.summary.wait_cycles[cause.index()] += t - self.free_since;
+            Wait {
+                from: self.free_since,
+                to: t,
+                cause,
             }
-            if is_cf {
-                self.summary.control_frames += 1;
-                return Step::Control {
-                    frame: idx,
-                    cycle: t,
-                    wait,
-                };
-            }
-            return Step::Issue {
+        });
+        self.mark_processed(idx);
+        self.t = t + duration;
+        self.free_since = self.t;
+        if duration > 0 {
+            self.last_activity = Some(t + duration - 1);
+        }
+        if is_cf {
+            self.summary.control_frames += 1;
+            return Step::Control {
                 frame: idx,
-                mask: cores,
-                issue: t,
-                start: self.issue(idx, cores, t, t + duration),
+                cycle: t,
                 wait,
             };
         }
+        return Step::Issue {
+            frame: idx,
+            mask: cores,
+            issue: t,
+            start: self.issue(idx, cores, t, t + duration),
+            wait,
+        };
     }
 
     /// Create the task for frame `idx` broadcast from `issue`; returns its start cycle.
