@@ -51,6 +51,11 @@ pub(crate) struct CoreTable<C> {
     pub(crate) banks: [u16; CORES],
     mode: [Mode; CORES],
     keys: [EventKey; CORES],
+    /// The cores not idle, and those a group can take (runnable, or parked at an access
+    /// not after a bank conflict), bit k for core k: kept with the modes, so that loops
+    /// over cores visit only these.
+    busy: u16,
+    groupable: u16,
 }
 
 impl<C> CoreTable<C> {
@@ -71,11 +76,24 @@ impl<C> CoreTable<C> {
             banks: [0; CORES],
             mode: [Mode::Idle; CORES],
             keys: [EventKey::NEVER; CORES],
+            busy: 0,
+            groupable: 0,
         }
     }
 
     pub(crate) fn mode(&self, i: usize) -> Mode {
         self.mode[i]
+    }
+
+    /// The cores not idle, bit k for core k.
+    pub(crate) fn busy(&self) -> u16 {
+        self.busy
+    }
+
+    /// The cores runnable, or parked at an access other than a bank-conflict retry: those
+    /// that can run in a group.
+    pub(crate) fn groupable(&self) -> u16 {
+        self.groupable
     }
 
     /// Core `i`'s next event: its next instruction or access, or its fault; never for an
@@ -94,6 +112,11 @@ impl<C> CoreTable<C> {
             Mode::Faulted { cycle, .. } => EventKey::new(cycle, i as u8),
             Mode::Idle | Mode::Sleeping { .. } => EventKey::NEVER,
         };
+        let bit = 1u16 << i;
+        let busy = mode != Mode::Idle;
+        let groupable = matches!(mode, Mode::Runnable | Mode::Parked { bank_retry: false });
+        self.busy = self.busy & !bit | u16::from(busy) << i;
+        self.groupable = self.groupable & !bit | u16::from(groupable) << i;
     }
 
     /// Start core `i` on a task: IP 0 in cycle `start`.

@@ -562,7 +562,8 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     /// an event ends no earlier than it; a sleeper wakes no earlier than the lock holder's
     /// next event (only the holder's st_sync wakes it).
     fn refresh_bounds(&mut self) {
-        for i in 0..16 {
+        self.lb = [0; 16];
+        for i in lanes_of(self.cores.busy()) {
             self.lb[i] = match self.cores.mode(i) {
                 Mode::Idle => 0,
                 Mode::Runnable
@@ -624,10 +625,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         // each bank's sleepers may touch once they wake.
         let mut sleepers = [0u16; BANKS];
         let mut asleep = 0u16;
-        for j in 0..16 {
-            if running & (1 << j) != 0 {
-                continue;
-            }
+        for j in lanes_of(self.cores.busy() & !running) {
             match self.cores.mode(j) {
                 Mode::Idle => {}
                 Mode::Runnable | Mode::Parked { .. } => add(self.cores.key(j), self.cores.banks[j]),
@@ -668,12 +666,9 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         let mut group = 0u16;
         let (mut seen, mut shares_banks, mut own_banks) = (0u16, false, true);
         let mut one_ip = true;
-        for j in i..16 {
+        for j in lanes_of(self.cores.groupable() & (u16::MAX << i)) {
             let other = &self.cores.state[j];
-            if matches!(
-                self.cores.mode(j),
-                Mode::Runnable | Mode::Parked { bank_retry: false }
-            ) && self.cores.part[j].frame == frame
+            if self.cores.part[j].frame == frame
                 && other.cycle == state.cycle
                 && (other.ip == state.ip || cohort)
             {
@@ -754,9 +749,10 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             woken &= woken - 1;
             self.wake(w as u8, retry_at[w]);
         }
-        for (j, &n) in stalled.iter().enumerate() {
-            self.counters[j].stalls += n;
-            self.counters[j].lock_stalls += n;
+        // Only the cores run can have slept through the port.
+        for j in lanes_of(cores) {
+            self.counters[j].stalls += stalled[j];
+            self.counters[j].lock_stalls += stalled[j];
         }
         for LockStall {
             core,
