@@ -162,6 +162,51 @@ fn start_key(cycle: u64) -> EventKey {
     }
 }
 
+/// Per core, the least start key of the candidate frames a step did not take, leaving out
+/// each frame's cores it waits for. Most steps take a frame, so the per-core minimum is
+/// made only for a step that ends blocked ([`Bounds::keys`]); the first candidate, the
+/// only one under the in-order policy, is kept as it came.
+struct Bounds {
+    first: Option<(EventKey, u16)>,
+    rest: [u64; 16],
+}
+
+impl Bounds {
+    fn new() -> Bounds {
+        Bounds {
+            first: None,
+            rest: [EventKey::NEVER.raw(); 16],
+        }
+    }
+
+    /// A candidate whose cores start from `key` on, except for the cores of `deps`.
+    fn add(&mut self, key: EventKey, deps: u16) {
+        match self.first {
+            None => self.first = Some((key, deps)),
+            Some(_) => Self::fold(&mut self.rest, key, deps),
+        }
+    }
+
+    fn fold(bounds: &mut [u64; 16], key: EventKey, deps: u16) {
+        for (c, b) in bounds.iter_mut().enumerate() {
+            // Branch-free, so the loop runs as vector instructions.
+            let bound = if deps & (1 << c) == 0 {
+                key.raw()
+            } else {
+                EventKey::NEVER.raw()
+            };
+            *b = (*b).min(bound);
+        }
+    }
+
+    fn keys(mut self) -> [EventKey; 16] {
+        if let Some((key, deps)) = self.first {
+            Self::fold(&mut self.rest, key, deps);
+        }
+        self.rest.map(EventKey::from_raw)
+    }
+}
+
 /// The task scheduler of one run over `program`: the run loop asks it to [`step`] and tells
 /// it when cores end ([`cores_ended`]); it keeps the task timeline of the report.
 ///
@@ -478,7 +523,7 @@ impl<'p> TaskScheduler<'p> {
         // Some earlier candidate may or may not be processable at `t`.
         let mut unknown_at_t = false;
         let broadcast = self.timing.broadcast_cycles;
-        let mut bounds = [EventKey::NEVER.raw(); 16];
+        let mut bounds = Bounds::new();
         for idx in self.head..end {
             if !self.frames.has(idx) {
                 // A malformed group past the first is reported when it is reached.
@@ -509,16 +554,7 @@ impl<'p> TaskScheduler<'p> {
                 }
                 // A core this frame waits for ends before anything the frame starts;
                 // every other core must not run past the frame's earliest decision.
-                let earliest = start_key(a.at.max(t).saturating_add(broadcast)).raw();
-                for (c, b) in bounds.iter_mut().enumerate() {
-                    // Branch-free, so the loop runs as vector instructions.
-                    let bound = if a.deps & (1 << c) == 0 {
-                        earliest
-                    } else {
-                        EventKey::NEVER.raw()
-                    };
-                    *b = (*b).min(bound);
-                }
+                bounds.add(start_key(a.at.max(t).saturating_add(broadcast)), a.deps);
                 if a.at <= t {
                     unknown_at_t = true;
                 } else if a.exact {
@@ -548,7 +584,7 @@ impl<'p> TaskScheduler<'p> {
             }
             _ => {
                 return Step::Blocked {
-                    before: bounds.map(EventKey::from_raw),
+                    before: bounds.keys(),
                 }
             }
         };
@@ -648,10 +684,11 @@ impl<'p> TaskScheduler<'p> {
             }
         };
         self.unfinished.push(id);
-        for c in 0..16 {
-            if mask & (1 << c) != 0 {
-                self.core_task[c] = Some(id);
-            }
+        let mut m = mask;
+        while m != 0 {
+            let c = m.trailing_zeros() as usize;
+            m &= m - 1;
+            self.core_task[c] = Some(id);
         }
         self.running |= mask;
         if mask == 0 {
