@@ -104,6 +104,12 @@ impl<C> CoreTable<C> {
 
     /// Put core `i` in `mode`; its key follows from the mode and its cycle.
     pub(crate) fn set_mode(&mut self, i: usize, mode: Mode) {
+        self.place(i, mode);
+        self.mark(1 << i, mode);
+    }
+
+    /// Core `i`'s mode and key, leaving the masks to [`CoreTable::mark`].
+    fn place(&mut self, i: usize, mode: Mode) {
         self.mode[i] = mode;
         self.keys[i] = match mode {
             Mode::Runnable | Mode::Parked { .. } | Mode::Looping { .. } => {
@@ -112,20 +118,41 @@ impl<C> CoreTable<C> {
             Mode::Faulted { cycle, .. } => EventKey::new(cycle, i as u8),
             Mode::Idle | Mode::Sleeping { .. } => EventKey::NEVER,
         };
-        let bit = 1u16 << i;
-        let busy = mode != Mode::Idle;
-        let groupable = matches!(mode, Mode::Runnable | Mode::Parked { bank_retry: false });
-        self.busy = self.busy & !bit | u16::from(busy) << i;
-        self.groupable = self.groupable & !bit | u16::from(groupable) << i;
     }
 
-    /// Start core `i` on a task: IP 0 in cycle `start`.
-    pub(crate) fn start(&mut self, i: usize, part: Part<C>, banks: u16) {
-        self.state[i].ip = 0;
-        self.state[i].cycle = part.start;
-        self.part[i] = part;
-        self.banks[i] = banks;
-        self.set_mode(i, Mode::Runnable);
+    /// The masks of the cores of `cores`, all just put in `mode`.
+    fn mark(&mut self, cores: u16, mode: Mode) {
+        let set = |mask: u16, member: bool| if member { mask | cores } else { mask & !cores };
+        self.busy = set(self.busy, mode != Mode::Idle);
+        let groupable = matches!(mode, Mode::Runnable | Mode::Parked { bank_retry: false });
+        self.groupable = set(self.groupable, groupable);
+    }
+
+    /// Start the idle cores of `cores` on a task, each with a copy of `part` (whose code
+    /// it then holds) at IP 0 in cycle `part.start`, and the banks `banks` gives it from
+    /// its id and registers.
+    pub(crate) fn start(&mut self, cores: u16, part: &Part<C>, banks: impl Fn(u8, &[u8; 16]) -> u16)
+    where
+        C: Clone,
+    {
+        let mut m = cores;
+        while m != 0 {
+            let i = m.trailing_zeros() as usize;
+            m &= m - 1;
+            debug_assert_eq!(self.mode[i], Mode::Idle);
+            let (state, own) = (&mut self.state[i], &mut self.part[i]);
+            state.ip = 0;
+            state.cycle = part.start;
+            own.code.clone_from(&part.code);
+            own.instrs = part.instrs;
+            own.frame = part.frame;
+            own.start = part.start;
+            own.sync = part.sync;
+            own.cyclic = part.cyclic;
+            self.banks[i] = banks(state.id, &state.regs);
+            self.place(i, Mode::Runnable);
+        }
+        self.mark(cores, Mode::Runnable);
     }
 
     /// Core `i` retries its parked access in `cycle`.
@@ -141,8 +168,9 @@ impl<C> CoreTable<C> {
             let i = m.trailing_zeros() as usize;
             m &= m - 1;
             self.part[i].code = None;
-            self.set_mode(i, Mode::Idle);
+            self.place(i, Mode::Idle);
         }
+        self.mark(cores, Mode::Idle);
     }
 
     /// The earliest pending event of any core but `except`. A key's low four bits are its

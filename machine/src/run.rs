@@ -465,27 +465,22 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                         message: e.to_string(),
                     })?;
                     entry.code = Some(code.clone());
-                    let (frame_banks, instrs) = (&entry.banks, entry.frame.instrs);
-                    let (sync, cyclic) = (entry.sync, entry.cyclic);
-                    for c in 0..16 {
-                        if mask & (1 << c) != 0 {
-                            debug_assert_eq!(self.cores.mode(c), Mode::Idle);
-                            let banks = frame_banks
-                                .as_ref()
-                                .map_or(0, |b| b.for_core(c as u8, &self.cores.state[c].regs));
-                            let part = Part {
-                                code: Some(code.clone()),
-                                instrs,
-                                frame,
-                                start,
-                                sync,
-                                cyclic,
-                            };
-                            self.cores.start(c, part, banks);
-                            self.lb[c] = start;
-                            self.counters[c].tasks += 1;
-                            self.counters[c].ran = true;
-                        }
+                    let part = Part {
+                        code: Some(code),
+                        instrs: entry.frame.instrs,
+                        frame,
+                        start,
+                        sync: entry.sync,
+                        cyclic: entry.cyclic,
+                    };
+                    let frame_banks = &entry.banks;
+                    self.cores.start(mask, &part, |id, regs| {
+                        frame_banks.as_ref().map_or(0, |b| b.for_core(id, regs))
+                    });
+                    for c in lanes_of(mask) {
+                        self.lb[c] = start;
+                        self.counters[c].tasks += 1;
+                        self.counters[c].ran = true;
                     }
                     // Events and the instruction log tell the order of the scheduler's
                     // decisions among the cores' actions; task records when they end.
