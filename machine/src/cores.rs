@@ -143,7 +143,7 @@ impl<C> CoreTable<C> {
             let (state, own) = (&mut self.state[i], &mut self.part[i]);
             state.ip = 0;
             state.cycle = part.start;
-            own.code.clone_from(&part.code);
+            own.code = part.code.clone();
             own.instrs = part.instrs;
             own.frame = part.frame;
             own.start = part.start;

@@ -669,6 +669,13 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             {
                 group |= 1 << j;
                 one_ip &= other.ip == state.ip;
+                seen |= self.cores.banks[j];
+            }
+        }
+        // How the group's banks overlap matters only where it touches memory.
+        if seen != 0 {
+            seen = 0;
+            for j in lanes_of(group) {
                 shares_banks |= seen & self.cores.banks[j] != 0;
                 seen |= self.cores.banks[j];
                 own_banks &= self.cores.banks[j] & !(1 << j) == 0;
@@ -731,8 +738,13 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             exits[lead] = Some(self.backend.run_core(code, core, &mut port));
             exits
         };
-        let (mut woken, retry_at, opened) = (port.woken, port.retry_at, port.opened);
-        let (asleep, since, sleep_access) = (port.asleep, port.since, port.sleep_access);
+        // The per-core arrays are copied out of the port only where its masks say some
+        // core has an entry.
+        let (mut woken, opened, asleep) = (port.woken, port.opened, port.asleep);
+        let retry_at = (woken != 0).then(|| port.retry_at).unwrap_or_default();
+        let (since, sleep_access) = (asleep != 0)
+            .then(|| (port.since, port.sleep_access))
+            .unwrap_or(([0; 16], [(MemOp::Ld, 0); 16]));
         let stalled = port.stalled;
         if let Some(before) = before {
             for j in lanes_of(cores) {
