@@ -29,9 +29,9 @@ pub(crate) enum Mode {
     Looping { period: u64, polls: bool },
 }
 
-/// The task a core runs.
-pub(crate) struct Part<C> {
-    pub(crate) code: Option<C>,
+/// The task a core runs (its code is in the table's code slots).
+#[derive(Clone, Copy)]
+pub(crate) struct Part {
     pub(crate) instrs: [Instr; FRAME_INSTRS],
     pub(crate) frame: usize,
     /// The cycle of its first instruction.
@@ -46,7 +46,15 @@ pub(crate) struct Part<C> {
 /// Every core's state, mode, task and event key.
 pub(crate) struct CoreTable<C> {
     pub(crate) state: [CoreState; CORES],
-    pub(crate) part: [Part<C>; CORES],
+    pub(crate) part: [Part; CORES],
+    /// The code of each running task, in a slot its cores share (one handle a task, not
+    /// one a core): core i runs `codes[code_of[i]]`. A slot is freed when the last of
+    /// its `users` ends.
+    pub(crate) codes: [Option<C>; CORES],
+    pub(crate) code_of: [u8; CORES],
+    users: [u16; CORES],
+    /// The slots in use, bit s for slot s.
+    taken: u16,
     /// The banks each core's current task can touch.
     pub(crate) banks: [u16; CORES],
     mode: [Mode; CORES],
@@ -65,8 +73,11 @@ impl<C> CoreTable<C> {
                 id: i as u8,
                 ..CoreState::default()
             }),
+            codes: std::array::from_fn(|_| None),
+            code_of: [0; CORES],
+            users: [0; CORES],
+            taken: 0,
             part: std::array::from_fn(|_| Part {
-                code: None,
                 instrs: [Instr::Nop; FRAME_INSTRS],
                 frame: 0,
                 start: 0,
@@ -128,27 +139,34 @@ impl<C> CoreTable<C> {
         self.groupable = set(self.groupable, groupable);
     }
 
-    /// Start the idle cores of `cores` on a task, each with a copy of `part` (whose code
-    /// it then holds) at IP 0 in cycle `part.start`, and the banks `banks` gives it from
-    /// its id and registers.
-    pub(crate) fn start(&mut self, cores: u16, part: &Part<C>, banks: impl Fn(u8, &[u8; 16]) -> u16)
-    where
-        C: Clone,
-    {
+    /// Start the idle cores of `cores` on a task running `code`, each with a copy of
+    /// `part` at IP 0 in cycle `part.start`, and the banks `banks` gives it from its id
+    /// and registers.
+    pub(crate) fn start(
+        &mut self,
+        cores: u16,
+        code: C,
+        part: &Part,
+        banks: impl Fn(u8, &[u8; 16]) -> u16,
+    ) {
+        if cores == 0 {
+            return;
+        }
+        // A free slot exists: each slot in use has a running core, and `cores` are idle.
+        let slot = (!self.taken).trailing_zeros() as usize;
+        self.codes[slot] = Some(code);
+        self.users[slot] = cores;
+        self.taken |= 1 << slot;
         let mut m = cores;
         while m != 0 {
             let i = m.trailing_zeros() as usize;
             m &= m - 1;
             debug_assert_eq!(self.mode[i], Mode::Idle);
-            let (state, own) = (&mut self.state[i], &mut self.part[i]);
+            let state = &mut self.state[i];
             state.ip = 0;
             state.cycle = part.start;
-            own.code = part.code.clone();
-            own.instrs = part.instrs;
-            own.frame = part.frame;
-            own.start = part.start;
-            own.sync = part.sync;
-            own.cyclic = part.cyclic;
+            self.part[i] = *part;
+            self.code_of[i] = slot as u8;
             self.banks[i] = banks(state.id, &state.regs);
             self.place(i, Mode::Runnable);
         }
@@ -167,7 +185,12 @@ impl<C> CoreTable<C> {
         while m != 0 {
             let i = m.trailing_zeros() as usize;
             m &= m - 1;
-            self.part[i].code = None;
+            let slot = usize::from(self.code_of[i]);
+            self.users[slot] &= !(1 << i);
+            if self.users[slot] == 0 {
+                self.codes[slot] = None;
+                self.taken &= !(1 << slot);
+            }
             self.place(i, Mode::Idle);
         }
         self.mark(cores, Mode::Idle);

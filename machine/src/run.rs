@@ -466,7 +466,6 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                     })?;
                     entry.code = Some(code.clone());
                     let part = Part {
-                        code: Some(code),
                         instrs: entry.frame.instrs,
                         frame,
                         start,
@@ -474,7 +473,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                         cyclic: entry.cyclic,
                     };
                     let frame_banks = &entry.banks;
-                    self.cores.start(mask, &part, |id, regs| {
+                    self.cores.start(mask, code, &part, |id, regs| {
                         frame_banks.as_ref().map_or(0, |b| b.for_core(id, regs))
                     });
                     for c in lanes_of(mask) {
@@ -702,8 +701,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             .unwrap_or(EventKey::NEVER);
         let horizon = self.bank_horizon(cores, ts_bound);
         let lead = cores.trailing_zeros() as usize;
-        let code = self.cores.part[lead]
-            .code
+        let code = self.cores.codes[usize::from(self.cores.code_of[lead])]
             .as_ref()
             .expect("a runnable core has code");
         // Cores of a frame that can loop stop at the next checkpoint (see `checkpoint`); the
