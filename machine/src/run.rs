@@ -739,10 +739,12 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         // The per-core arrays are copied out of the port only where its masks say some
         // core has an entry.
         let (mut woken, opened, asleep) = (port.woken, port.opened, port.asleep);
-        let retry_at = (woken != 0).then(|| port.retry_at).unwrap_or_default();
-        let (since, sleep_access) = (asleep != 0)
-            .then(|| (port.since, port.sleep_access))
-            .unwrap_or(([0; 16], [(MemOp::Ld, 0); 16]));
+        let retry_at = if woken != 0 { port.retry_at } else { [0; 16] };
+        let (since, sleep_access) = if asleep != 0 {
+            (port.since, port.sleep_access)
+        } else {
+            ([0; 16], [(MemOp::Ld, 0); 16])
+        };
         let stalled = port.stalled;
         if let Some(before) = before {
             for j in lanes_of(cores) {

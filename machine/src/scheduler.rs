@@ -631,13 +631,13 @@ impl<'p> TaskScheduler<'p> {
                 wait,
             };
         }
-        return Step::Issue {
+        Step::Issue {
             frame: idx,
             mask: cores,
             issue: t,
             start: self.issue(idx, cores, t, t + duration),
             wait,
-        };
+        }
     }
 
     /// Create the task for frame `idx` broadcast from `issue`; returns its start cycle.
