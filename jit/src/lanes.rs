@@ -156,8 +156,16 @@ pub(crate) extern "C" fn lane_leave(file: *mut LaneFile, leaving: u32, after: u6
 
 impl LaneFile {
     /// The group's registers as lanes: those of `live` (the only ones compiled code reads),
-    /// gathered one by one when they are few, else all of them by a transposition.
-    fn load(cores: &[CoreState; 16], group: u16, port: &Port<'_>, live: u16) -> LaneFile {
+    /// gathered one by one when they are few, else all of them by a transposition. The
+    /// own-bank bound is asked of the port only for a frame with memory instructions
+    /// (`memory`): compiled code reads it nowhere else.
+    fn load(
+        cores: &[CoreState; 16],
+        group: u16,
+        port: &Port<'_>,
+        live: u16,
+        memory: bool,
+    ) -> LaneFile {
         let lead = group.trailing_zeros() as usize;
         let regs = if gathers(live) {
             let mut regs = [[0u8; 16]; 16];
@@ -188,7 +196,11 @@ impl LaneFile {
             done: 0,
             ip: u32::from(cores[lead].ip),
             rows: port.own_bank_rows(),
-            rows_until: port.own_banks_until(group),
+            rows_until: if memory {
+                port.own_banks_until(group)
+            } else {
+                0
+            },
             rows_done: 0,
             rows_per_lane: [0; 16],
         }
@@ -221,23 +233,22 @@ impl LaneFile {
         (live, written): (u16, u16),
     ) {
         let by_core = (!gathers(live)).then(|| transpose(&self.regs));
-        for (k, core) in cores.iter_mut().enumerate() {
-            if group & (1 << k) != 0 {
-                match &by_core {
-                    Some(by_core) => core.regs = by_core[k],
-                    None => {
-                        let mut m = written;
-                        while m != 0 {
-                            let r = m.trailing_zeros() as usize;
-                            m &= m - 1;
-                            core.regs[r] = self.regs[r][k];
-                        }
+        for k in lanes_of(group) {
+            let core = &mut cores[k];
+            match &by_core {
+                Some(by_core) => core.regs = by_core[k],
+                None => {
+                    let mut m = written;
+                    while m != 0 {
+                        let r = m.trailing_zeros() as usize;
+                        m &= m - 1;
+                        core.regs[r] = self.regs[r][k];
                     }
                 }
-                core.cycle = self.cycle;
-                core.ip = self.ip as u8;
-                core.instructions += ran;
             }
+            core.cycle = self.cycle;
+            core.ip = self.ip as u8;
+            core.instructions += ran;
         }
     }
 }
@@ -331,7 +342,8 @@ fn enter_once(
     (row_accesses, handed_over): (&mut u64, &mut u64),
     exits: &mut GroupExit,
 ) -> Option<(u16, u16)> {
-    let mut file = LaneFile::load(cores, group, port, code.live);
+    let memory = instrs.iter().any(Instr::is_memory);
+    let mut file = LaneFile::load(cores, group, port, code.live, memory);
     let start = file.cycle;
     let limit = port.limit();
     let port: *mut Port<'_> = port;
@@ -356,7 +368,9 @@ fn enter_once(
     file.count_rows();
     // SAFETY: compiled code has returned; `ctx.port` is again the only path to the port.
     let port = unsafe { &mut *ctx.port };
-    for (k, &n) in file.rows_per_lane.iter().enumerate() {
+    // Only lanes of the group (some of which may have left it) made row accesses.
+    for k in lanes_of(group) {
+        let n = file.rows_per_lane[k];
         if n != 0 {
             port.count_own_bank_accesses(1 << k, n);
             *row_accesses += n;
@@ -364,17 +378,16 @@ fn enter_once(
     }
     file.store(cores, group, file.cycle - start, (code.live, code.written));
     let left = file.left as u16 & group;
-    for (k, core) in cores.iter_mut().enumerate() {
-        if left & (1 << k) != 0 {
-            core.cycle = file.left_cycle[k];
-            core.ip = file.left_ip[k];
-            core.instructions -= file.cycle - start;
-            core.instructions += file.left_cycle[k] - start;
-            exits[k] = Some(CoreExit::Ended { by_ready: true });
-        }
+    for k in lanes_of(left) {
+        let core = &mut cores[k];
+        core.cycle = file.left_cycle[k];
+        core.ip = file.left_ip[k];
+        core.instructions -= file.cycle - start;
+        core.instructions += file.left_cycle[k] - start;
+        exits[k] = Some(CoreExit::Ended { by_ready: true });
     }
     let group = group & !left;
-    let lanes = (0..16).filter(|k| group & (1 << k) != 0);
+    let lanes = lanes_of(group);
     match rc {
         EXIT_ENDED | EXIT_READY => {
             for k in lanes {
@@ -436,6 +449,18 @@ fn enter_once(
         _ => unreachable!("lockstep code returns only the exit codes of lanes.rs"),
     }
     None
+}
+
+/// The lanes of a mask, lowest first, one step per lane.
+fn lanes_of(mask: u16) -> impl Iterator<Item = usize> {
+    let mut rest = mask;
+    std::iter::from_fn(move || {
+        (rest != 0).then(|| {
+            let k = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            k
+        })
+    })
 }
 
 #[cfg(test)]

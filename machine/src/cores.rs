@@ -29,9 +29,9 @@ pub(crate) enum Mode {
     Looping { period: u64, polls: bool },
 }
 
-/// The task a core runs.
-pub(crate) struct Part<C> {
-    pub(crate) code: Option<C>,
+/// The task a core runs (its code is in the table's code slots).
+#[derive(Clone, Copy)]
+pub(crate) struct Part {
     pub(crate) instrs: [Instr; FRAME_INSTRS],
     pub(crate) frame: usize,
     /// The cycle of its first instruction.
@@ -46,11 +46,24 @@ pub(crate) struct Part<C> {
 /// Every core's state, mode, task and event key.
 pub(crate) struct CoreTable<C> {
     pub(crate) state: [CoreState; CORES],
-    pub(crate) part: [Part<C>; CORES],
+    pub(crate) part: [Part; CORES],
+    /// The code of each running task, in a slot its cores share (one handle a task, not
+    /// one a core): core i runs `codes[code_of[i]]`. A slot is freed when the last of
+    /// its `users` ends.
+    pub(crate) codes: [Option<C>; CORES],
+    pub(crate) code_of: [u8; CORES],
+    users: [u16; CORES],
+    /// The slots in use, bit s for slot s.
+    taken: u16,
     /// The banks each core's current task can touch.
     pub(crate) banks: [u16; CORES],
     mode: [Mode; CORES],
     keys: [EventKey; CORES],
+    /// The cores not idle, and those a group can take (runnable, or parked at an access
+    /// not after a bank conflict), bit k for core k: kept with the modes, so that loops
+    /// over cores visit only these.
+    busy: u16,
+    groupable: u16,
 }
 
 impl<C> CoreTable<C> {
@@ -60,8 +73,11 @@ impl<C> CoreTable<C> {
                 id: i as u8,
                 ..CoreState::default()
             }),
+            codes: std::array::from_fn(|_| None),
+            code_of: [0; CORES],
+            users: [0; CORES],
+            taken: 0,
             part: std::array::from_fn(|_| Part {
-                code: None,
                 instrs: [Instr::Nop; FRAME_INSTRS],
                 frame: 0,
                 start: 0,
@@ -71,11 +87,24 @@ impl<C> CoreTable<C> {
             banks: [0; CORES],
             mode: [Mode::Idle; CORES],
             keys: [EventKey::NEVER; CORES],
+            busy: 0,
+            groupable: 0,
         }
     }
 
     pub(crate) fn mode(&self, i: usize) -> Mode {
         self.mode[i]
+    }
+
+    /// The cores not idle, bit k for core k.
+    pub(crate) fn busy(&self) -> u16 {
+        self.busy
+    }
+
+    /// The cores runnable, or parked at an access other than a bank-conflict retry: those
+    /// that can run in a group.
+    pub(crate) fn groupable(&self) -> u16 {
+        self.groupable
     }
 
     /// Core `i`'s next event: its next instruction or access, or its fault; never for an
@@ -86,6 +115,12 @@ impl<C> CoreTable<C> {
 
     /// Put core `i` in `mode`; its key follows from the mode and its cycle.
     pub(crate) fn set_mode(&mut self, i: usize, mode: Mode) {
+        self.place(i, mode);
+        self.mark(1 << i, mode);
+    }
+
+    /// Core `i`'s mode and key, leaving the masks to [`CoreTable::mark`].
+    fn place(&mut self, i: usize, mode: Mode) {
         self.mode[i] = mode;
         self.keys[i] = match mode {
             Mode::Runnable | Mode::Parked { .. } | Mode::Looping { .. } => {
@@ -96,13 +131,46 @@ impl<C> CoreTable<C> {
         };
     }
 
-    /// Start core `i` on a task: IP 0 in cycle `start`.
-    pub(crate) fn start(&mut self, i: usize, part: Part<C>, banks: u16) {
-        self.state[i].ip = 0;
-        self.state[i].cycle = part.start;
-        self.part[i] = part;
-        self.banks[i] = banks;
-        self.set_mode(i, Mode::Runnable);
+    /// The masks of the cores of `cores`, all just put in `mode`.
+    fn mark(&mut self, cores: u16, mode: Mode) {
+        let set = |mask: u16, member: bool| if member { mask | cores } else { mask & !cores };
+        self.busy = set(self.busy, mode != Mode::Idle);
+        let groupable = matches!(mode, Mode::Runnable | Mode::Parked { bank_retry: false });
+        self.groupable = set(self.groupable, groupable);
+    }
+
+    /// Start the idle cores of `cores` on a task running `code`, each with a copy of
+    /// `part` at IP 0 in cycle `part.start`, and the banks `banks` gives it from its id
+    /// and registers.
+    pub(crate) fn start(
+        &mut self,
+        cores: u16,
+        code: C,
+        part: &Part,
+        banks: impl Fn(u8, &[u8; 16]) -> u16,
+    ) {
+        if cores == 0 {
+            return;
+        }
+        // A free slot exists: each slot in use has a running core, and `cores` are idle.
+        let slot = (!self.taken).trailing_zeros() as usize;
+        self.codes[slot] = Some(code);
+        self.users[slot] = cores;
+        self.taken |= 1 << slot;
+        let mut m = cores;
+        while m != 0 {
+            let i = m.trailing_zeros() as usize;
+            m &= m - 1;
+            debug_assert_eq!(self.mode[i], Mode::Idle);
+            let state = &mut self.state[i];
+            state.ip = 0;
+            state.cycle = part.start;
+            self.part[i] = *part;
+            self.code_of[i] = slot as u8;
+            self.banks[i] = banks(state.id, &state.regs);
+            self.place(i, Mode::Runnable);
+        }
+        self.mark(cores, Mode::Runnable);
     }
 
     /// Core `i` retries its parked access in `cycle`.
@@ -111,10 +179,21 @@ impl<C> CoreTable<C> {
         self.set_mode(i, Mode::Parked { bank_retry });
     }
 
-    /// Core `i`'s part ended: it runs no task.
-    pub(crate) fn end(&mut self, i: usize) {
-        self.part[i].code = None;
-        self.set_mode(i, Mode::Idle);
+    /// The parts of `cores` ended: they run no task.
+    pub(crate) fn end(&mut self, cores: u16) {
+        let mut m = cores;
+        while m != 0 {
+            let i = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let slot = usize::from(self.code_of[i]);
+            self.users[slot] &= !(1 << i);
+            if self.users[slot] == 0 {
+                self.codes[slot] = None;
+                self.taken &= !(1 << slot);
+            }
+            self.place(i, Mode::Idle);
+        }
+        self.mark(cores, Mode::Idle);
     }
 
     /// The earliest pending event of any core but `except`. A key's low four bits are its

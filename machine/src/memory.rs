@@ -323,6 +323,11 @@ impl SharedMemory {
         self.held[usize::from(core)]
     }
 
+    /// The cores that hold a lock, bit k for core k (the gate's holding bits).
+    pub fn holders(&self) -> u16 {
+        (self.gate >> 16) as u16
+    }
+
     /// The open sequence of a bank: (holder, locked address).
     pub fn bank_lock(&self, bank: usize) -> Option<(u8, u16)> {
         self.bank_lock[bank].map(|(h, a, _)| (h, a))
@@ -486,6 +491,7 @@ mod tests {
                 m.held(core).is_some(),
                 "core {core}"
             );
+            assert_eq!(m.holders() & (1 << core) != 0, m.held(core).is_some());
         }
     }
 

@@ -25,6 +25,10 @@ enum SchedulerState {
     Blocked,
     Done,
     Limit,
+    /// It issued a task and was not asked again yet: the bound is the weaker one of
+    /// [`TaskScheduler::next_start_bound`], and the loop asks it again before anything that
+    /// reads its state (a checkpoint, the watchdog), as it does where the bound is reached.
+    Pending,
 }
 
 /// Where the scheduler stands, as the loop last asked it: its state, and for each core the
@@ -311,8 +315,12 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                 ts_fresh = false;
             }
             let mut earliest = self.cores.earliest(None);
-            if !ts_fresh || earliest.is_some_and(|k| k >= ts.before[usize::from(k.core())]) {
-                ts = self.advance_scheduler()?;
+            if !ts_fresh
+                || earliest.map_or(ts.state == SchedulerState::Pending, |k| {
+                    k >= ts.before[usize::from(k.core())]
+                })
+            {
+                ts = self.advance_scheduler(false)?;
                 ts_fresh = true;
                 earliest = self.cores.earliest(None);
             }
@@ -320,13 +328,16 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                 return match ts.state {
                     SchedulerState::Done => Ok(()),
                     SchedulerState::Limit => Err(self.limit_reached()),
-                    SchedulerState::Blocked => Err(RunError::Internal {
+                    SchedulerState::Blocked | SchedulerState::Pending => Err(RunError::Internal {
                         frame: self.ts.next_frame(),
                         message: "the scheduler waits on no running core".into(),
                     }),
                 };
             };
             if key.cycle() >= self.config.max_cycles {
+                if ts.state == SchedulerState::Pending {
+                    self.advance_scheduler(true)?;
+                }
                 return Err(self.limit_reached());
             }
             // Every event of a checkpoint cycle offers the checkpoint, since a core may come
@@ -335,6 +346,9 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             if cycle >= self.next_checkpoint {
                 let every = self.config.checkpoint_cycles;
                 if cycle % every == 0 {
+                    if ts.state == SchedulerState::Pending {
+                        ts = self.advance_scheduler(true)?;
+                    }
                     if self.checkpoint(cycle) {
                         continue;
                     }
@@ -386,8 +400,11 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     }
 
     /// Let the scheduler act until it must wait on cores. Returns the event key before which
-    /// no newly issued core can act, and the scheduler's state.
-    fn advance_scheduler(&mut self) -> Result<SchedulerBound, RunError> {
+    /// no newly issued core can act, and the scheduler's state. Unless `settle`, and where
+    /// no observer could tell, it stops after issuing a task whose bound is known without
+    /// asking it again ([`SchedulerState::Pending`]): in a stream of short tasks that
+    /// second step would only say it waits for the task just issued.
+    fn advance_scheduler(&mut self, settle: bool) -> Result<SchedulerBound, RunError> {
         self.refresh_bounds();
         if O::WANTS_TASKS && self.config.tasks == TaskLog::All {
             let before = self.cores.earliest(None).map_or(u64::MAX, |k| k.cycle());
@@ -447,37 +464,38 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                         message: e.to_string(),
                     })?;
                     entry.code = Some(code.clone());
-                    let (frame_banks, instrs) = (&entry.banks, entry.frame.instrs);
-                    let (sync, cyclic) = (entry.sync, entry.cyclic);
-                    for c in 0..16 {
-                        if mask & (1 << c) != 0 {
-                            debug_assert_eq!(self.cores.mode(c), Mode::Idle);
-                            let banks = frame_banks
-                                .as_ref()
-                                .map_or(0, |b| b.for_core(c as u8, &self.cores.state[c].regs));
-                            let part = Part {
-                                code: Some(code.clone()),
-                                instrs,
-                                frame,
-                                start,
-                                sync,
-                                cyclic,
-                            };
-                            self.cores.start(c, part, banks);
-                            self.lb[c] = start;
-                            self.counters[c].tasks += 1;
-                            self.counters[c].ran = true;
+                    let part = Part {
+                        instrs: entry.frame.instrs,
+                        frame,
+                        start,
+                        sync: entry.sync,
+                        cyclic: entry.cyclic,
+                    };
+                    let frame_banks = &entry.banks;
+                    self.cores.start(mask, code, &part, |id, regs| {
+                        frame_banks.as_ref().map_or(0, |b| b.for_core(id, regs))
+                    });
+                    for c in lanes_of(mask) {
+                        self.lb[c] = start;
+                        self.counters[c].tasks += 1;
+                        self.counters[c].ran = true;
+                    }
+                    // Events and the instruction log tell the order of the scheduler's
+                    // decisions among the cores' actions; task records when they end.
+                    let unobserved = !O::WANTS_EVENTS && !O::WANTS_EXECUTED && !O::WANTS_TASKS;
+                    if unobserved && !settle {
+                        if let Some(bound) = self.ts.next_start_bound() {
+                            // The bound must be ahead of the next event, as a step's is.
+                            if self.cores.earliest(None).is_some_and(|k| k < bound) {
+                                return Ok(SchedulerBound {
+                                    before: [bound; 16],
+                                    state: SchedulerState::Pending,
+                                });
+                            }
                         }
                     }
                 }
-                Step::Blocked { starts } => {
-                    let before = starts.map(|s| {
-                        if s >= MAX_CYCLE_LIMIT * 2 {
-                            EventKey::NEVER
-                        } else {
-                            EventKey::new(s, 0)
-                        }
-                    });
+                Step::Blocked { before } => {
                     return Ok(SchedulerBound {
                         before,
                         state: SchedulerState::Blocked,
@@ -537,7 +555,8 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     /// an event ends no earlier than it; a sleeper wakes no earlier than the lock holder's
     /// next event (only the holder's st_sync wakes it).
     fn refresh_bounds(&mut self) {
-        for i in 0..16 {
+        self.lb = [0; 16];
+        for i in lanes_of(self.cores.busy()) {
             self.lb[i] = match self.cores.mode(i) {
                 Mode::Idle => 0,
                 Mode::Runnable
@@ -599,10 +618,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         // each bank's sleepers may touch once they wake.
         let mut sleepers = [0u16; BANKS];
         let mut asleep = 0u16;
-        for j in 0..16 {
-            if running & (1 << j) != 0 {
-                continue;
-            }
+        for j in lanes_of(self.cores.busy() & !running) {
             match self.cores.mode(j) {
                 Mode::Idle => {}
                 Mode::Runnable | Mode::Parked { .. } => add(self.cores.key(j), self.cores.banks[j]),
@@ -643,17 +659,21 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         let mut group = 0u16;
         let (mut seen, mut shares_banks, mut own_banks) = (0u16, false, true);
         let mut one_ip = true;
-        for j in i..16 {
+        for j in lanes_of(self.cores.groupable() & (u16::MAX << i)) {
             let other = &self.cores.state[j];
-            if matches!(
-                self.cores.mode(j),
-                Mode::Runnable | Mode::Parked { bank_retry: false }
-            ) && self.cores.part[j].frame == frame
+            if self.cores.part[j].frame == frame
                 && other.cycle == state.cycle
                 && (other.ip == state.ip || cohort)
             {
                 group |= 1 << j;
                 one_ip &= other.ip == state.ip;
+                seen |= self.cores.banks[j];
+            }
+        }
+        // How the group's banks overlap matters only where it touches memory.
+        if seen != 0 {
+            seen = 0;
+            for j in lanes_of(group) {
                 shares_banks |= seen & self.cores.banks[j] != 0;
                 seen |= self.cores.banks[j];
                 own_banks &= self.cores.banks[j] & !(1 << j) == 0;
@@ -680,8 +700,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             .unwrap_or(EventKey::NEVER);
         let horizon = self.bank_horizon(cores, ts_bound);
         let lead = cores.trailing_zeros() as usize;
-        let code = self.cores.part[lead]
-            .code
+        let code = self.cores.codes[usize::from(self.cores.code_of[lead])]
             .as_ref()
             .expect("a runnable core has code");
         // Cores of a frame that can loop stop at the next checkpoint (see `checkpoint`); the
@@ -716,8 +735,15 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             exits[lead] = Some(self.backend.run_core(code, core, &mut port));
             exits
         };
-        let (mut woken, retry_at, opened) = (port.woken, port.retry_at, port.opened);
-        let (asleep, since, sleep_access) = (port.asleep, port.since, port.sleep_access);
+        // The per-core arrays are copied out of the port only where its masks say some
+        // core has an entry.
+        let (mut woken, opened, asleep) = (port.woken, port.opened, port.asleep);
+        let retry_at = if woken != 0 { port.retry_at } else { [0; 16] };
+        let (since, sleep_access) = if asleep != 0 {
+            (port.since, port.sleep_access)
+        } else {
+            ([0; 16], [(MemOp::Ld, 0); 16])
+        };
         let stalled = port.stalled;
         if let Some(before) = before {
             for j in lanes_of(cores) {
@@ -729,9 +755,10 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             woken &= woken - 1;
             self.wake(w as u8, retry_at[w]);
         }
-        for (j, &n) in stalled.iter().enumerate() {
-            self.counters[j].stalls += n;
-            self.counters[j].lock_stalls += n;
+        // Only the cores run can have slept through the port.
+        for j in lanes_of(cores) {
+            self.counters[j].stalls += stalled[j];
+            self.counters[j].lock_stalls += stalled[j];
         }
         for LockStall {
             core,
@@ -748,19 +775,25 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                 addr,
             });
         }
-        for (j, exit) in exits.into_iter().enumerate() {
-            if cores & (1 << j) == 0 {
-                continue;
-            }
-            match exit {
+        // Cores whose parts ended are ended together (a group usually ends as one).
+        let (mut ended, mut by_ready) = (0u16, 0u16);
+        for j in lanes_of(cores) {
+            match exits[j] {
                 Some(CoreExit::Asleep) => {
                     debug_assert!(asleep & (1 << j) != 0, "core {j} exits asleep");
                     let (op, addr) = sleep_access[j];
                     self.asleep(j, op, since[j], addr);
                 }
+                Some(CoreExit::Ended { by_ready: r }) => {
+                    ended |= 1 << j;
+                    by_ready |= u16::from(r) << j;
+                }
                 Some(exit) => self.after_exit(j, exit),
                 None => self.cores.set_mode(j, Mode::Runnable),
             }
+        }
+        if ended != 0 {
+            self.end_parts(ended, by_ready);
         }
         let mut opened = opened;
         while opened != 0 {
@@ -783,30 +816,53 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             CoreExit::Parked => self.cores.set_mode(i, Mode::Parked { bank_retry: false }),
             CoreExit::Asleep => unreachable!("run_cores puts a core to sleep from its port"),
             CoreExit::Ended { by_ready } => {
-                let end = self.cores.state[i].cycle - 1;
-                if let Some(held) = self.memory.held(i as u8) {
-                    let rule = if by_ready {
-                        FaultRule::ReadyWhileHolding { held }
-                    } else {
-                        FaultRule::FrameEndWhileHolding { held }
-                    };
-                    self.cores.set_mode(i, Mode::Faulted { rule, cycle: end });
-                } else {
-                    self.cores.end(i);
-                    self.ts.core_ended(i, end);
-                    self.ends += 1;
-                    let start = self.cores.part[i].start;
-                    self.counters[i].busy += end + 1 - start;
-                    self.observer.event(Event::CorePart {
-                        core: i as u8,
-                        frame: self.cores.part[i].frame,
-                        start,
-                        end,
-                    });
-                    self.last_core_cycle = Some(self.last_core_cycle.map_or(end, |l| l.max(end)));
-                }
+                self.end_parts(1 << i, u16::from(by_ready) << i);
             }
         }
+    }
+
+    /// The parts of `cores` ended, each after the instruction before its cycle (by `ready`
+    /// for the cores of `by_ready`). A core that still holds a lock faults instead. The
+    /// others leave their tasks; the scheduler hears of all that end in one cycle at once.
+    fn end_parts(&mut self, cores: u16, by_ready: u16) {
+        let holding = cores & self.memory.holders();
+        for i in lanes_of(holding) {
+            let held = self.memory.held(i as u8).expect("a holder holds a lock");
+            let rule = if by_ready & (1 << i) != 0 {
+                FaultRule::ReadyWhileHolding { held }
+            } else {
+                FaultRule::FrameEndWhileHolding { held }
+            };
+            let end = self.cores.state[i].cycle - 1;
+            self.cores.set_mode(i, Mode::Faulted { rule, cycle: end });
+        }
+        let ending = cores & !holding;
+        if ending == 0 {
+            return;
+        }
+        let first = self.cores.state[ending.trailing_zeros() as usize].cycle - 1;
+        let (mut together, mut last) = (0u16, first);
+        for i in lanes_of(ending) {
+            let end = self.cores.state[i].cycle - 1;
+            if end == first {
+                together |= 1 << i;
+            } else {
+                self.ts.cores_ended(1 << i, end);
+            }
+            last = last.max(end);
+            let start = self.cores.part[i].start;
+            self.counters[i].busy += end + 1 - start;
+            self.observer.event(Event::CorePart {
+                core: i as u8,
+                frame: self.cores.part[i].frame,
+                start,
+                end,
+            });
+        }
+        self.ts.cores_ended(together, first);
+        self.cores.end(ending);
+        self.ends += 1;
+        self.last_core_cycle = Some(self.last_core_cycle.map_or(last, |l| l.max(last)));
     }
 
     /// The access of the memory instruction parked core `i` stopped at. Executing a memory
@@ -1246,7 +1302,12 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     }
 }
 
-/// The cores of a mask, lowest first.
+/// The cores of a mask, lowest first (one step per core, not per bit).
 fn lanes_of(cores: u16) -> impl Iterator<Item = usize> {
-    (0..16).filter(move |j| cores & (1 << j) != 0)
+    let mut rest = cores;
+    std::iter::from_fn(move || {
+        let j = rest.trailing_zeros() as usize;
+        rest &= rest.wrapping_sub(1);
+        (j < 16).then_some(j)
+    })
 }

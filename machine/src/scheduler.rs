@@ -7,7 +7,8 @@
 //! A decision that depends on an unknown end returns `Blocked` with a lower bound on the
 //! cycle of the next decision, and the run loop runs cores until the end is known.
 
-use crate::config::{Config, IssuePolicy, TaskLog, Timing};
+use crate::backend::EventKey;
+use crate::config::{Config, IssuePolicy, TaskLog, Timing, MAX_CYCLE_LIMIT};
 use crate::frame::{Fence, FrameKind, LoadError};
 use crate::observe::WaitCause;
 use crate::task_memory::TaskMemory;
@@ -86,12 +87,13 @@ pub enum Step {
         wait: Option<Wait>,
     },
     /// Nothing can be decided until cores run further. As seen from core `c`, no core of a
-    /// task not yet issued acts before cycle `starts[c]` (the earliest decision plus the
-    /// broadcast): a frame that waits for `c` to end counts as never, since whatever it
-    /// starts comes after everything `c` does in its task.
+    /// task not yet issued acts before the event key `before[c]` (the first of the cycle
+    /// of the earliest decision plus the broadcast): a frame that waits for `c` to end
+    /// counts as never, since whatever it starts comes after everything `c` does in its
+    /// task.
     Blocked {
-        /// Per core, the earliest cycle in which a core of a task not yet issued can act.
-        starts: [u64; 16],
+        /// Per core, the first event key at which a core of a task not yet issued can act.
+        before: [EventKey; 16],
     },
     /// Every frame is processed.
     Done,
@@ -150,11 +152,66 @@ impl Avail {
     }
 }
 
+/// The first event key of cycle `cycle`; past any cycle a run can reach (a bound that
+/// counts as never), [`EventKey::NEVER`].
+fn start_key(cycle: u64) -> EventKey {
+    if cycle >= MAX_CYCLE_LIMIT * 2 {
+        EventKey::NEVER
+    } else {
+        EventKey::new(cycle, 0)
+    }
+}
+
+/// Per core, the least start key of the candidate frames a step did not take, leaving out
+/// each frame's cores it waits for. Most steps take a frame, so the per-core minimum is
+/// made only for a step that ends blocked ([`Bounds::keys`]); the first candidate, the
+/// only one under the in-order policy, is kept as it came.
+struct Bounds {
+    first: Option<(EventKey, u16)>,
+    rest: [u64; 16],
+}
+
+impl Bounds {
+    fn new() -> Bounds {
+        Bounds {
+            first: None,
+            rest: [EventKey::NEVER.raw(); 16],
+        }
+    }
+
+    /// A candidate whose cores start from `key` on, except for the cores of `deps`.
+    fn add(&mut self, key: EventKey, deps: u16) {
+        match self.first {
+            None => self.first = Some((key, deps)),
+            Some(_) => Self::fold(&mut self.rest, key, deps),
+        }
+    }
+
+    fn fold(bounds: &mut [u64; 16], key: EventKey, deps: u16) {
+        for (c, b) in bounds.iter_mut().enumerate() {
+            // Branch-free, so the loop runs as vector instructions.
+            let bound = if deps & (1 << c) == 0 {
+                key.raw()
+            } else {
+                EventKey::NEVER.raw()
+            };
+            *b = (*b).min(bound);
+        }
+    }
+
+    fn keys(mut self) -> [EventKey; 16] {
+        if let Some((key, deps)) = self.first {
+            Self::fold(&mut self.rest, key, deps);
+        }
+        self.rest.map(EventKey::from_raw)
+    }
+}
+
 /// The task scheduler of one run over `program`: the run loop asks it to [`step`] and tells
-/// it when cores end ([`core_ended`]); it keeps the task timeline of the report.
+/// it when cores end ([`cores_ended`]); it keeps the task timeline of the report.
 ///
 /// [`step`]: TaskScheduler::step
-/// [`core_ended`]: TaskScheduler::core_ended
+/// [`cores_ended`]: TaskScheduler::cores_ended
 pub struct TaskScheduler<'p> {
     /// The program's frames from the first group not yet processed.
     frames: TaskMemory<'p>,
@@ -268,23 +325,48 @@ impl<'p> TaskScheduler<'p> {
             .or_else(|| self.frames.check_rest())
     }
 
+    /// A bound that holds whatever [`TaskScheduler::step`] would say next, without asking
+    /// it: no core of a task not yet issued acts before this key (every decision still to
+    /// come is at or after the scheduler's clock, and its cores start a broadcast later),
+    /// if the next frame is already read (so the next step cannot find the program
+    /// unreadable or done).
+    pub(crate) fn next_start_bound(&self) -> Option<EventKey> {
+        self.frames
+            .holds(self.head)
+            .then(|| start_key(self.t.saturating_add(self.timing.broadcast_cycles)))
+    }
+
     /// The frame of the task running on `core`, if any.
     pub fn frame_on(&self, core: usize) -> Option<usize> {
         self.core_task[core].map(|t| self.tasks[t].frame)
     }
 
-    /// Tell the scheduler that `core`'s part of its task ended with an instruction in `cycle`.
-    pub fn core_ended(&mut self, core: usize, cycle: u64) {
-        let id = self.core_task[core]
-            .take()
-            .expect("only a core running a task can end");
-        self.free_from[core] = cycle + 1;
-        self.running &= !(1 << core);
-        let task = &mut self.tasks[id];
-        task.remaining &= !(1 << core);
-        task.max_end = task.max_end.max(cycle);
-        if task.remaining == 0 {
-            self.finish(id);
+    /// Tell the scheduler that the parts of `cores` ended, each with an instruction in
+    /// `cycle`. The cores may run different tasks; a group that ends together is told in
+    /// one call, which costs a step per task rather than per core.
+    pub fn cores_ended(&mut self, cores: u16, cycle: u64) {
+        let mut rest = cores;
+        while rest != 0 {
+            let lead = rest.trailing_zeros() as usize;
+            let id = self.core_task[lead].expect("only a core running a task can end");
+            let task = &mut self.tasks[id];
+            // The cores of a task still running it are exactly those whose task it is.
+            let these = task.remaining & rest;
+            task.remaining &= !these;
+            task.max_end = task.max_end.max(cycle);
+            let finished = task.remaining == 0;
+            rest &= !these;
+            self.running &= !these;
+            let mut m = these;
+            while m != 0 {
+                let c = m.trailing_zeros() as usize;
+                m &= m - 1;
+                self.core_task[c] = None;
+                self.free_from[c] = cycle + 1;
+            }
+            if finished {
+                self.finish(id);
+            }
         }
     }
 
@@ -417,142 +499,144 @@ impl<'p> TaskScheduler<'p> {
     /// bound on the cycle of its last instruction (the cycle of its next event).
     pub fn step(&mut self, lb: &[u64; 16]) -> Step {
         self.frames.release_before(self.head);
-        loop {
-            self.prune();
-            if !self.frames.has(self.head) {
-                return if self.frames.failed() {
-                    Step::Unreadable
-                } else {
-                    Step::Done
-                };
-            }
-            let t = self.t;
-            let window = match self.policy {
-                IssuePolicy::InOrder => 1,
-                IssuePolicy::Lookahead => self.timing.lookahead_window.max(1),
-            };
-            let end = self.head.saturating_add(window);
-            let mut waiting_mask = 0u16;
-            let mut earlier_unprocessed = false;
-            let mut min_exact = u64::MAX;
-            let mut min_inexact = u64::MAX;
-            let mut chosen = None;
-            // Some earlier candidate may or may not be processable at `t`.
-            let mut unknown_at_t = false;
-            let mut bounds = [u64::MAX; 16];
-            for idx in self.head..end {
-                if !self.frames.has(idx) {
-                    // A malformed group past the first is reported when it is reached.
-                    break;
-                }
-                if self.processed(idx) {
-                    continue;
-                }
-                let cf = *self.frames.group_control(idx);
-                let (cores, static_ok, rel, fence, is_cf) = match self.frames.kind(idx) {
-                    FrameKind::Control => {
-                        let m = cf.r0_init_mask();
-                        (m, m & waiting_mask == 0, false, cf.fence, true)
-                    }
-                    FrameKind::Instr { .. } => {
-                        let ok = cf.active & waiting_mask == 0
-                            && (cf.fence != Fence::Rel || !earlier_unprocessed);
-                        (cf.active, ok, cf.fence == Fence::Rel, cf.fence, false)
-                    }
-                };
-                if static_ok {
-                    let passing = earlier_unprocessed && !is_cf;
-                    let parts = self.constraints(idx, cores, rel, passing, lb);
-                    let a = parts.iter().fold(Avail::NOW, |a, p| a.and(*p));
-                    if a.at <= t && a.exact && !unknown_at_t {
-                        chosen = Some((idx, is_cf, cores, parts));
-                        break;
-                    }
-                    // A core this frame waits for ends before anything the frame starts;
-                    // every other core must not run past the frame's earliest decision.
-                    let earliest = a.at.max(t);
-                    for (c, b) in bounds.iter_mut().enumerate() {
-                        // Branch-free, so the loop runs as vector instructions.
-                        let bound = if a.deps & (1 << c) == 0 {
-                            earliest
-                        } else {
-                            u64::MAX
-                        };
-                        *b = (*b).min(bound);
-                    }
-                    if a.at <= t {
-                        unknown_at_t = true;
-                    } else if a.exact {
-                        min_exact = min_exact.min(a.at);
-                    } else {
-                        min_inexact = min_inexact.min(a.at);
-                    }
-                }
-                if fence != Fence::No || is_cf {
-                    break;
-                }
-                waiting_mask |= cores;
-                earlier_unprocessed = true;
-            }
-            let Some((idx, is_cf, cores, parts)) = chosen else {
-                if !unknown_at_t && min_exact < min_inexact {
-                    self.t = min_exact;
-                    continue;
-                }
-                let broadcast = self.timing.broadcast_cycles;
-                return Step::Blocked {
-                    starts: bounds.map(|b| b.saturating_add(broadcast)),
-                };
-            };
-            let duration = if is_cf {
-                self.timing.control_frame_cycles
+        self.prune();
+        if !self.frames.has(self.head) {
+            return if self.frames.failed() {
+                Step::Unreadable
             } else {
-                self.timing.broadcast_cycles
+                Step::Done
             };
-            if t.saturating_add(duration) > self.limit {
-                return Step::Limit;
+        }
+        let t = self.t;
+        let window = match self.policy {
+            IssuePolicy::InOrder => 1,
+            IssuePolicy::Lookahead => self.timing.lookahead_window.max(1),
+        };
+        let end = self.head.saturating_add(window);
+        let mut waiting_mask = 0u16;
+        let mut earlier_unprocessed = false;
+        let mut min_exact = u64::MAX;
+        let mut min_inexact = u64::MAX;
+        let mut chosen = None;
+        // The first candidate (in window order) whose exact time is `min_exact`.
+        let mut soonest = None;
+        // Some earlier candidate may or may not be processable at `t`.
+        let mut unknown_at_t = false;
+        let broadcast = self.timing.broadcast_cycles;
+        let mut bounds = Bounds::new();
+        for idx in self.head..end {
+            if !self.frames.has(idx) {
+                // A malformed group past the first is reported when it is reached.
+                break;
             }
-            let wait = (t > self.free_since).then(|| {
-                // The constraint satisfied last is the one the scheduler waited for.
-                let causes = [WaitCause::CoresBusy, WaitCause::Acquire, WaitCause::Release];
-                let (cause, _) = causes.into_iter().zip(parts).fold(
-                    (WaitCause::CoresBusy, 0),
-                    |best, (c, p)| {
+            if self.processed(idx) {
+                continue;
+            }
+            let cf = *self.frames.group_control(idx);
+            let (cores, static_ok, rel, fence, is_cf) = match self.frames.kind(idx) {
+                FrameKind::Control => {
+                    let m = cf.r0_init_mask();
+                    (m, m & waiting_mask == 0, false, cf.fence, true)
+                }
+                FrameKind::Instr { .. } => {
+                    let ok = cf.active & waiting_mask == 0
+                        && (cf.fence != Fence::Rel || !earlier_unprocessed);
+                    (cf.active, ok, cf.fence == Fence::Rel, cf.fence, false)
+                }
+            };
+            if static_ok {
+                let passing = earlier_unprocessed && !is_cf;
+                let parts = self.constraints(idx, cores, rel, passing, lb);
+                let a = parts.iter().fold(Avail::NOW, |a, p| a.and(*p));
+                if a.at <= t && a.exact && !unknown_at_t {
+                    chosen = Some((idx, is_cf, cores, parts));
+                    break;
+                }
+                // A core this frame waits for ends before anything the frame starts;
+                // every other core must not run past the frame's earliest decision.
+                bounds.add(start_key(a.at.max(t).saturating_add(broadcast)), a.deps);
+                if a.at <= t {
+                    unknown_at_t = true;
+                } else if a.exact {
+                    if a.at < min_exact {
+                        min_exact = a.at;
+                        soonest = Some((idx, is_cf, cores, parts));
+                    }
+                } else {
+                    min_inexact = min_inexact.min(a.at);
+                }
+            }
+            if fence != Fence::No || is_cf {
+                break;
+            }
+            waiting_mask |= cores;
+            earlier_unprocessed = true;
+        }
+        let (t, (idx, is_cf, cores, parts)) = match (chosen, soonest) {
+            (Some(c), _) => (t, c),
+            // Nothing can happen before `min_exact`: the clock moves there, where the
+            // first candidate processable then is the one the scan above would pick
+            // (the constraints do not depend on the clock, and every inexact one is
+            // later), so it is taken without a second scan.
+            (None, Some(c)) if !unknown_at_t && min_exact < min_inexact => {
+                self.t = min_exact;
+                (min_exact, c)
+            }
+            _ => {
+                return Step::Blocked {
+                    before: bounds.keys(),
+                }
+            }
+        };
+        let duration = if is_cf {
+            self.timing.control_frame_cycles
+        } else {
+            self.timing.broadcast_cycles
+        };
+        if t.saturating_add(duration) > self.limit {
+            return Step::Limit;
+        }
+        let wait = (t > self.free_since).then(|| {
+            // The constraint satisfied last is the one the scheduler waited for.
+            let causes = [WaitCause::CoresBusy, WaitCause::Acquire, WaitCause::Release];
+            let (cause, _) =
+                causes
+                    .into_iter()
+                    .zip(parts)
+                    .fold((WaitCause::CoresBusy, 0), |best, (c, p)| {
                         if p.at > best.1 {
                             (c, p.at)
                         } else {
                             best
                         }
-                    },
-                );
-                self.summary.wait_cycles[cause.index()] += t - self.free_since;
-                Wait {
-                    from: self.free_since,
-                    to: t,
-                    cause,
-                }
-            });
-            self.mark_processed(idx);
-            self.t = t + duration;
-            self.free_since = self.t;
-            if duration > 0 {
-                self.last_activity = Some(t + duration - 1);
+                    });
+            self.summary.wait_cycles[cause.index()] += t - self.free_since;
+            Wait {
+                from: self.free_since,
+                to: t,
+                cause,
             }
-            if is_cf {
-                self.summary.control_frames += 1;
-                return Step::Control {
-                    frame: idx,
-                    cycle: t,
-                    wait,
-                };
-            }
-            return Step::Issue {
+        });
+        self.mark_processed(idx);
+        self.t = t + duration;
+        self.free_since = self.t;
+        if duration > 0 {
+            self.last_activity = Some(t + duration - 1);
+        }
+        if is_cf {
+            self.summary.control_frames += 1;
+            return Step::Control {
                 frame: idx,
-                mask: cores,
-                issue: t,
-                start: self.issue(idx, cores, t, t + duration),
+                cycle: t,
                 wait,
             };
+        }
+        Step::Issue {
+            frame: idx,
+            mask: cores,
+            issue: t,
+            start: self.issue(idx, cores, t, t + duration),
+            wait,
         }
     }
 
@@ -600,10 +684,11 @@ impl<'p> TaskScheduler<'p> {
             }
         };
         self.unfinished.push(id);
-        for c in 0..16 {
-            if mask & (1 << c) != 0 {
-                self.core_task[c] = Some(id);
-            }
+        let mut m = mask;
+        while m != 0 {
+            let c = m.trailing_zeros() as usize;
+            m &= m - 1;
+            self.core_task[c] = Some(id);
         }
         self.running |= mask;
         if mask == 0 {
