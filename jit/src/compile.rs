@@ -392,34 +392,17 @@ fn build(
         .ins()
         .uload8(types::I32, flags, core, offset_of!(CoreState, ip) as i32);
     let ip = b.ins().band_imm_u(ip, 0xF);
-    let targets: Vec<_> = (0..FRAME_INSTRS)
-        .map(|i| {
-            let to = if shape.leader[i] || shape.resume[i] {
-                check[i]
-            } else {
-                slow[i]
-            };
-            b.func.dfg.block_call(to, &[])
-        })
-        .collect();
-    // A BlockCall owns its argument list, which SSA construction extends: the default
-    // entry must be its own BlockCall, not a copy of entry 0's.
-    let default = b.func.dfg.block_call(check[0], &[]);
-    let jt = b.create_jump_table(JumpTableData::new(default, &targets));
-    b.ins().br_table(ip, jt);
+    dispatch_on_ip(&mut b, ip, |i| {
+        if shape.leader[i] || shape.resume[i] {
+            check[i]
+        } else {
+            slow[i]
+        }
+    });
 
     let shim_ref = b.import_signature(shim);
     let to_exit = |b: &mut FunctionBuilder, ip: usize, code: u32, cyc: Value| {
-        let ip = b.ins().iconst(types::I32, ip as i64);
-        let code = b.ins().iconst(types::I32, i64::from(code));
-        b.ins().jump(
-            exit,
-            &[
-                BlockArg::Value(ip),
-                BlockArg::Value(code),
-                BlockArg::Value(cyc),
-            ],
-        );
+        jump_to_exit(b, exit, ip, code, cyc, &[]);
     };
 
     for i in 0..FRAME_INSTRS {
@@ -590,6 +573,38 @@ fn build(
     // Sealing only now: loop heads get their back edges before their phis are fixed.
     b.seal_all_blocks();
     b.finalize(module_config);
+}
+
+/// Jump to `entry(ip)` for the IP in `ip` (an `i32` already masked to 0..15): the one
+/// dispatch every translation of a frame starts with.
+pub(crate) fn dispatch_on_ip(b: &mut FunctionBuilder, ip: Value, entry: impl Fn(usize) -> Block) {
+    let targets: Vec<_> = (0..FRAME_INSTRS)
+        .map(|i| b.func.dfg.block_call(entry(i), &[]))
+        .collect();
+    // A BlockCall owns its argument list, which SSA construction extends: the default
+    // entry must be its own BlockCall, not a copy of entry 0's.
+    let default = b.func.dfg.block_call(entry(0), &[]);
+    let jt = b.create_jump_table(JumpTableData::new(default, &targets));
+    b.ins().br_table(ip, jt);
+}
+
+/// Jump to `exit`, whose parameters are the IP, the exit code, the cycle and then `rest`.
+pub(crate) fn jump_to_exit(
+    b: &mut FunctionBuilder,
+    exit: Block,
+    ip: usize,
+    code: u32,
+    cycle: Value,
+    rest: &[Value],
+) {
+    let ip = b.ins().iconst(types::I32, ip as i64);
+    let code = b.ins().iconst(types::I32, i64::from(code));
+    let args: Vec<BlockArg> = [ip, code, cycle]
+        .into_iter()
+        .chain(rest.iter().copied())
+        .map(BlockArg::Value)
+        .collect();
+    b.ins().jump(exit, &args);
 }
 
 /// The cycles `n` instructions take.

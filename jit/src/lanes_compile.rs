@@ -18,12 +18,11 @@
 //!   (`lanes::lane_leave`) and the rest run on; any other split ends the run
 //!   (`EXIT_SPLIT`), and the run loop regroups the lanes.
 
-use crate::compile::{cycles, shape};
+use crate::compile::{cycles, dispatch_on_ip, jump_to_exit, shape};
 use crate::lanes::{LaneFile, EXIT_ENDED, EXIT_PARKED, EXIT_READY, EXIT_SLOW, EXIT_SPLIT};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
-    types, Block, BlockArg, ConstantData, InstBuilder, JumpTableData, MemFlagsData, Signature,
-    Value,
+    types, Block, ConstantData, InstBuilder, MemFlagsData, Signature, Value,
 };
 use cranelift_codegen::isa::TargetFrontendConfig;
 use cranelift_codegen::Context;
@@ -103,36 +102,18 @@ pub(crate) fn build(
         .ins()
         .load(types::I32, flags, file, at(offset_of!(LaneFile, ip)));
     let ip = b.ins().band_imm_u(ip, 0xF);
-    let targets: Vec<_> = (0..FRAME_INSTRS)
-        .map(|i| {
-            let to = if shape.leader[i] || shape.resume[i] {
-                check[i]
-            } else {
-                slow[i]
-            };
-            b.func.dfg.block_call(to, &[])
-        })
-        .collect();
-    // A BlockCall owns its argument list, which SSA construction extends: the default
-    // entry must be its own BlockCall, not a copy of entry 0's.
-    let default = b.func.dfg.block_call(check[0], &[]);
-    let jt = b.create_jump_table(JumpTableData::new(default, &targets));
-    b.ins().br_table(ip, jt);
+    dispatch_on_ip(&mut b, ip, |i| {
+        if shape.leader[i] || shape.resume[i] {
+            check[i]
+        } else {
+            slow[i]
+        }
+    });
 
     let shim_ref = b.import_signature(shim);
     let leave_ref = b.import_signature(leave_sig);
     let to_exit = |b: &mut FunctionBuilder, ip: usize, code: u32, cyc: Value, done: Value| {
-        let ip = b.ins().iconst(types::I32, ip as i64);
-        let code = b.ins().iconst(types::I32, i64::from(code));
-        b.ins().jump(
-            exit,
-            &[
-                BlockArg::Value(ip),
-                BlockArg::Value(code),
-                BlockArg::Value(cyc),
-                BlockArg::Value(done),
-            ],
-        );
+        jump_to_exit(b, exit, ip, code, cyc, &[done]);
     };
 
     for i in 0..FRAME_INSTRS {

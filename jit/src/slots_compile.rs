@@ -10,12 +10,10 @@
 //! `bnz` the bubbles are added to the cycle and the target's run is entered; a run that
 //! reaches a memory instruction or `ready` stops before it.
 
-use crate::compile::Lowering;
+use crate::compile::{dispatch_on_ip, jump_to_exit, Lowering};
 use crate::runtime::{SLOT_RAN_OFF_END, SLOT_STOPPED};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{
-    types, Block, BlockArg, InstBuilder, JumpTableData, MemFlagsData, Value,
-};
+use cranelift_codegen::ir::{types, Block, InstBuilder, MemFlagsData, Value};
 use cranelift_codegen::isa::TargetFrontendConfig;
 use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
@@ -126,26 +124,10 @@ pub(crate) fn build(
         .ins()
         .uload8(types::I32, flags, state, field(offset_of!(SlotState, ip)));
     let ip = b.ins().band_imm_u(ip, 0xF);
-    let targets: Vec<_> = (0..FRAME_INSTRS)
-        .map(|i| b.func.dfg.block_call(enter(i), &[]))
-        .collect();
-    // A BlockCall owns its argument list, which SSA construction extends: the default
-    // entry must be its own BlockCall, not a copy of entry 0's.
-    let default = b.func.dfg.block_call(enter(0), &[]);
-    let jt = b.create_jump_table(JumpTableData::new(default, &targets));
-    b.ins().br_table(ip, jt);
+    dispatch_on_ip(&mut b, ip, enter);
 
     let to_exit = |b: &mut FunctionBuilder, ip: usize, code: u32, cyc: Value| {
-        let ip = b.ins().iconst(types::I32, ip as i64);
-        let code = b.ins().iconst(types::I32, i64::from(code));
-        b.ins().jump(
-            exit,
-            &[
-                BlockArg::Value(ip),
-                BlockArg::Value(code),
-                BlockArg::Value(cyc),
-            ],
-        );
+        jump_to_exit(b, exit, ip, code, cyc, &[]);
     };
 
     for i in 0..FRAME_INSTRS {
