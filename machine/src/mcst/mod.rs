@@ -8,7 +8,7 @@
 //! cycle begins), then every core's slot (instructions and bubbles execute at once, memory
 //! slots request their banks), then bank arbitration, then the memory slots' grants in core
 //! order. A backend with compiled code for a frame runs a core's register-only slots ahead
-//! in one call ([`ahead`]); the cycles they fill are then skipped like idle ones.
+//! in one call ([`SlotRun`]); the cycles they fill are then skipped like idle ones.
 
 mod ahead;
 mod slots;
@@ -403,7 +403,7 @@ impl Machine {
 
     /// Run core `c`'s register-only slots from cycle `t` through the backend's compiled
     /// code for its frame, if it has some and the core stands where that is exact (see
-    /// [`ahead`]); false when the slot is left to the engine.
+    /// [`SlotRun`]); false when the slot is left to the engine.
     fn run_ahead<B: Backend, O: Observer>(
         &mut self,
         c: usize,
