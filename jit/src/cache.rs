@@ -44,6 +44,19 @@ pub(crate) struct Code<F> {
     _module: Rc<Generation>,
 }
 
+impl<F> Code<F> {
+    /// `entry`, compiled from `instrs` into `generation`'s module.
+    fn new(entry: F, instrs: &[Instr; FRAME_INSTRS], generation: Rc<Generation>) -> Rc<Code<F>> {
+        let shape = crate::compile::shape(instrs);
+        Rc::new(Code {
+            entry,
+            live: shape.read | shape.written,
+            written: shape.written,
+            _module: generation,
+        })
+    }
+}
+
 /// A frame's per-core code (see `compile.rs`).
 pub(crate) type ScalarCode = Code<EntryFn>;
 /// A frame's lockstep code (see `lanes.rs`).
@@ -270,16 +283,11 @@ impl Cache {
         let (address, generation) = self.emit(&key, |compiler, module| {
             compiler.compile_slots(module, words)
         })?;
-        let shape = crate::compile::shape(&words.map(Instr::decode_mcst));
-        let code = Rc::new(Code {
-            // SAFETY: the address is that of a function `compile_slots` just declared with
-            // the signature `SlotEntryFn` describes (one pointer param, i32 return, the
-            // platform's C calling convention); the `Code` keeps its module alive.
-            entry: unsafe { std::mem::transmute::<*const u8, SlotEntryFn>(address) },
-            live: shape.read | shape.written,
-            written: shape.written,
-            _module: generation,
-        });
+        // SAFETY: the address is that of a function `compile_slots` just declared with the
+        // signature `SlotEntryFn` describes (one pointer param, i32 return, the platform's C
+        // calling convention); the `Code` keeps its module alive.
+        let entry = unsafe { std::mem::transmute::<*const u8, SlotEntryFn>(address) };
+        let code = Code::new(entry, &words.map(Instr::decode_mcst), generation);
         self.slots_compiled += 1;
         self.slot_map.insert(key, code.clone());
         Ok(code)
@@ -310,13 +318,7 @@ impl Cache {
         let (address, generation) = self.emit(&frame.key, |compiler, module| {
             compile(compiler, module, &instrs)
         })?;
-        let shape = crate::compile::shape(&instrs);
-        let code = Rc::new(Code {
-            entry: entry(address),
-            live: shape.read | shape.written,
-            written: shape.written,
-            _module: generation,
-        });
+        let code = Code::new(entry(address), &instrs, generation);
         *slot.borrow_mut() = Some(code.clone());
         self.map.entry(frame.key).or_insert_with(|| frame.clone());
         Ok((code, true))
