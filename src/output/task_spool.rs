@@ -3,7 +3,7 @@
 //! the report at its place once the run is over. The report is the same text as one built
 //! in memory, and a stream of any length keeps no task in memory.
 
-use super::human::{task_line, TASK_TABLE_HEADER, TASK_TABLE_HEADING};
+use super::human::{push_task_line, TASK_TABLE_HEADER, TASK_TABLE_HEADING};
 use gpu16_machine::{Observer, TaskRecord};
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
@@ -12,6 +12,8 @@ use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 pub struct TaskSpool {
     out: BufWriter<File>,
     lines: u64,
+    /// The line being written, kept so a task costs no allocation.
+    line: Vec<u8>,
     /// The first write that failed, reported when the table is copied.
     failed: Option<io::Error>,
 }
@@ -22,6 +24,7 @@ impl TaskSpool {
         Ok(TaskSpool {
             out: BufWriter::with_capacity(1 << 16, crate::scratch::unnamed_file("tasks")?),
             lines: 0,
+            line: Vec::with_capacity(64),
             failed: None,
         })
     }
@@ -59,7 +62,9 @@ impl Observer for TaskSpool {
         if self.failed.is_some() {
             return;
         }
-        match self.out.write_all(task_line(record).as_bytes()) {
+        self.line.clear();
+        push_task_line(&mut self.line, record);
+        match self.out.write_all(&self.line) {
             Ok(()) => self.lines += 1,
             Err(e) => self.failed = Some(e),
         }
