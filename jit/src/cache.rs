@@ -41,6 +41,8 @@ pub(crate) struct Code<F> {
     /// compiled code loads and stores exactly these; see `compile::shape`).
     pub(crate) live: u16,
     pub(crate) written: u16,
+    /// The frame has memory instructions.
+    pub(crate) memory: bool,
     _module: Rc<Generation>,
 }
 
@@ -52,6 +54,7 @@ impl<F> Code<F> {
             entry,
             live: shape.read | shape.written,
             written: shape.written,
+            memory: instrs.iter().any(Instr::is_memory),
             _module: generation,
         })
     }

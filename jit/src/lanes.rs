@@ -159,6 +159,8 @@ impl LaneFile {
     /// gathered one by one when they are few, else all of them by a transposition. The
     /// own-bank bound is asked of the port only for a frame with memory instructions
     /// (`memory`): compiled code reads it nowhere else.
+    // Inlined, so the file is built in the caller's frame rather than moved there.
+    #[inline(always)]
     fn load(
         cores: &[CoreState; 16],
         group: u16,
@@ -167,20 +169,8 @@ impl LaneFile {
         memory: bool,
     ) -> LaneFile {
         let lead = group.trailing_zeros() as usize;
-        let regs = if gathers(live) {
-            let mut regs = [[0u8; 16]; 16];
-            let mut m = live;
-            while m != 0 {
-                let r = m.trailing_zeros() as usize;
-                m &= m - 1;
-                regs[r] = std::array::from_fn(|k| cores[k].regs[r]);
-            }
-            regs
-        } else {
-            transpose(&std::array::from_fn(|k| cores[k].regs))
-        };
-        LaneFile {
-            regs,
+        let mut file = LaneFile {
+            regs: [[0; 16]; 16],
             lanes: std::array::from_fn(|k| if group & (1 << k) != 0 { 0xFF } else { 0 }),
             row: [0; 16],
             bank: [0; 16],
@@ -203,7 +193,18 @@ impl LaneFile {
             },
             rows_done: 0,
             rows_per_lane: [0; 16],
+        };
+        if gathers(live) {
+            let mut m = live;
+            while m != 0 {
+                let r = m.trailing_zeros() as usize;
+                m &= m - 1;
+                file.regs[r] = std::array::from_fn(|k| cores[k].regs[r]);
+            }
+        } else {
+            file.regs = transpose(&std::array::from_fn(|k| cores[k].regs));
         }
+        file
     }
 
     /// Credit the own-bank row accesses compiled code counted to the lanes that made them:
@@ -342,8 +343,7 @@ fn enter_once(
     (row_accesses, handed_over): (&mut u64, &mut u64),
     exits: &mut GroupExit,
 ) -> Option<(u16, u16)> {
-    let memory = instrs.iter().any(Instr::is_memory);
-    let mut file = LaneFile::load(cores, group, port, code.live, memory);
+    let mut file = LaneFile::load(cores, group, port, code.live, code.memory);
     let start = file.cycle;
     let limit = port.limit();
     let port: *mut Port<'_> = port;
@@ -368,8 +368,9 @@ fn enter_once(
     file.count_rows();
     // SAFETY: compiled code has returned; `ctx.port` is again the only path to the port.
     let port = unsafe { &mut *ctx.port };
-    // Only lanes of the group (some of which may have left it) made row accesses.
-    for k in lanes_of(group) {
+    // Only lanes of the group (some of which may have left it) made row accesses, and
+    // only in a frame with memory instructions.
+    for k in lanes_of(if code.memory { group } else { 0 }) {
         let n = file.rows_per_lane[k];
         if n != 0 {
             port.count_own_bank_accesses(1 << k, n);

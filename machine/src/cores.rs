@@ -7,6 +7,7 @@
 use crate::backend::{CoreState, EventKey};
 use crate::isa::{Instr, FRAME_INSTRS};
 use crate::memory::{FaultRule, CORES};
+use std::cell::Cell;
 
 /// What a core is doing, as the run loop sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,10 +47,10 @@ pub(crate) struct Part {
 /// Every core's state, mode, task and event key.
 pub(crate) struct CoreTable<C> {
     pub(crate) state: [CoreState; CORES],
-    pub(crate) part: [Part; CORES],
-    /// The code of each running task, in a slot its cores share (one handle a task, not
-    /// one a core): core i runs `codes[code_of[i]]`. A slot is freed when the last of
-    /// its `users` ends.
+    /// The task and code of each running task, in a slot its cores share (one copy a
+    /// task, not one a core): core i runs `parts[code_of[i]]` with `codes[code_of[i]]`. A
+    /// slot is freed when the last of its `users` ends.
+    parts: [Part; CORES],
     pub(crate) codes: [Option<C>; CORES],
     pub(crate) code_of: [u8; CORES],
     users: [u16; CORES],
@@ -64,6 +65,9 @@ pub(crate) struct CoreTable<C> {
     /// over cores visit only these.
     busy: u16,
     groupable: u16,
+    /// The least of `keys`, once worked out since the last change of a key (the run loop
+    /// asks for it several times between changes).
+    least_key: Cell<Option<EventKey>>,
 }
 
 impl<C> CoreTable<C> {
@@ -77,7 +81,7 @@ impl<C> CoreTable<C> {
             code_of: [0; CORES],
             users: [0; CORES],
             taken: 0,
-            part: std::array::from_fn(|_| Part {
+            parts: std::array::from_fn(|_| Part {
                 instrs: [Instr::Nop; FRAME_INSTRS],
                 frame: 0,
                 start: 0,
@@ -89,7 +93,13 @@ impl<C> CoreTable<C> {
             keys: [EventKey::NEVER; CORES],
             busy: 0,
             groupable: 0,
+            least_key: Cell::new(None),
         }
+    }
+
+    /// The task core `i` runs, or ran last while it is idle (until its slot is taken again).
+    pub(crate) fn part(&self, i: usize) -> &Part {
+        &self.parts[usize::from(self.code_of[i])]
     }
 
     pub(crate) fn mode(&self, i: usize) -> Mode {
@@ -121,6 +131,7 @@ impl<C> CoreTable<C> {
 
     /// Core `i`'s mode and key, leaving the masks to [`CoreTable::mark`].
     fn place(&mut self, i: usize, mode: Mode) {
+        self.least_key.set(None);
         self.mode[i] = mode;
         self.keys[i] = match mode {
             Mode::Runnable | Mode::Parked { .. } | Mode::Looping { .. } => {
@@ -139,9 +150,8 @@ impl<C> CoreTable<C> {
         self.groupable = set(self.groupable, groupable);
     }
 
-    /// Start the idle cores of `cores` on a task running `code`, each with a copy of
-    /// `part` at IP 0 in cycle `part.start`, and the banks `banks` gives it from its id
-    /// and registers.
+    /// Start the idle cores of `cores` on a task running `code` and `part`, each at IP 0
+    /// in cycle `part.start`, with the banks `banks` gives it from its id and registers.
     pub(crate) fn start(
         &mut self,
         cores: u16,
@@ -155,6 +165,7 @@ impl<C> CoreTable<C> {
         // A free slot exists: each slot in use has a running core, and `cores` are idle.
         let slot = (!self.taken).trailing_zeros() as usize;
         self.codes[slot] = Some(code);
+        self.parts[slot] = *part;
         self.users[slot] = cores;
         self.taken |= 1 << slot;
         let mut m = cores;
@@ -165,7 +176,6 @@ impl<C> CoreTable<C> {
             let state = &mut self.state[i];
             state.ip = 0;
             state.cycle = part.start;
-            self.part[i] = *part;
             self.code_of[i] = slot as u8;
             self.banks[i] = banks(state.id, &state.regs);
             self.place(i, Mode::Runnable);
@@ -181,16 +191,22 @@ impl<C> CoreTable<C> {
 
     /// The parts of `cores` ended: they run no task.
     pub(crate) fn end(&mut self, cores: u16) {
-        let mut m = cores;
-        while m != 0 {
-            let i = m.trailing_zeros() as usize;
-            m &= m - 1;
-            let slot = usize::from(self.code_of[i]);
-            self.users[slot] &= !(1 << i);
+        // The cores of one task share a slot, so the slots are visited a task at a time.
+        let mut rest = cores;
+        while rest != 0 {
+            let slot = usize::from(self.code_of[rest.trailing_zeros() as usize]);
+            let these = self.users[slot] & rest;
+            rest &= !these;
+            self.users[slot] &= !these;
             if self.users[slot] == 0 {
                 self.codes[slot] = None;
                 self.taken &= !(1 << slot);
             }
+        }
+        let mut m = cores;
+        while m != 0 {
+            let i = m.trailing_zeros() as usize;
+            m &= m - 1;
             self.place(i, Mode::Idle);
         }
         self.mark(cores, Mode::Idle);
@@ -199,11 +215,22 @@ impl<C> CoreTable<C> {
     /// The earliest pending event of any core but `except`. A key's low four bits are its
     /// core, so a plain minimum finds both.
     pub(crate) fn earliest(&self, except: Option<usize>) -> Option<EventKey> {
-        let mut keys = self.keys;
-        if let Some(i) = except {
-            keys[i] = EventKey::NEVER;
-        }
-        let k = keys.into_iter().fold(EventKey::NEVER, EventKey::min);
+        let k = match except {
+            None => self.least_key.get().unwrap_or_else(|| {
+                let k = self
+                    .keys
+                    .iter()
+                    .copied()
+                    .fold(EventKey::NEVER, EventKey::min);
+                self.least_key.set(Some(k));
+                k
+            }),
+            Some(i) => {
+                let mut keys = self.keys;
+                keys[i] = EventKey::NEVER;
+                keys.into_iter().fold(EventKey::NEVER, EventKey::min)
+            }
+        };
         (!k.is_never()).then_some(k)
     }
 }

@@ -388,7 +388,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                 Mode::Parked { .. } => self.perform_parked(i)?,
                 Mode::Idle | Mode::Sleeping { .. } => {
                     return Err(RunError::Internal {
-                        frame: Some(self.cores.part[i].frame),
+                        frame: Some(self.cores.part(i).frame),
                         message: format!("core {i} has an event but is idle or asleep"),
                     })
                 }
@@ -654,14 +654,14 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         if !self.backend.takes_groups() {
             return None;
         }
-        let (frame, state) = (self.cores.part[i].frame, &self.cores.state[i]);
-        let cohort = self.cores.part[i].sync && matches!(self.cores.mode(i), Mode::Parked { .. });
+        let (frame, state) = (self.cores.part(i).frame, &self.cores.state[i]);
+        let cohort = self.cores.part(i).sync && matches!(self.cores.mode(i), Mode::Parked { .. });
         let mut group = 0u16;
         let (mut seen, mut shares_banks, mut own_banks) = (0u16, false, true);
         let mut one_ip = true;
         for j in lanes_of(self.cores.groupable() & (u16::MAX << i)) {
             let other = &self.cores.state[j];
-            if self.cores.part[j].frame == frame
+            if self.cores.part(j).frame == frame
                 && other.cycle == state.cycle
                 && (other.ip == state.ip || cohort)
             {
@@ -706,7 +706,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         // Cores of a frame that can loop stop at the next checkpoint (see `checkpoint`); the
         // cores of one run all run the lead's frame.
         let mut limit = self.config.max_cycles;
-        if self.cores.part[lead].cyclic {
+        if self.cores.part(lead).cyclic {
             let every = self.config.checkpoint_cycles;
             let cycle = self.cores.state[lead].cycle;
             limit = limit.min((cycle / every + 1).saturating_mul(every));
@@ -755,8 +755,8 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             woken &= woken - 1;
             self.wake(w as u8, retry_at[w]);
         }
-        // Only the cores run can have slept through the port.
-        for j in lanes_of(cores) {
+        // Only the cores run can have slept through the port (most runs stall none).
+        for j in lanes_of(if stalled == [0; 16] { 0 } else { cores }) {
             self.counters[j].stalls += stalled[j];
             self.counters[j].lock_stalls += stalled[j];
         }
@@ -808,7 +808,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         match exit {
             // Stopped at a checkpoint before a register instruction: it simply goes on.
             CoreExit::Parked
-                if !self.cores.part[i].instrs[usize::from(self.cores.state[i].ip & 0xF)]
+                if !self.cores.part(i).instrs[usize::from(self.cores.state[i].ip & 0xF)]
                     .is_memory() =>
             {
                 self.cores.set_mode(i, Mode::Runnable)
@@ -850,11 +850,11 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                 self.ts.cores_ended(1 << i, end);
             }
             last = last.max(end);
-            let start = self.cores.part[i].start;
+            let start = self.cores.part(i).start;
             self.counters[i].busy += end + 1 - start;
             self.observer.event(Event::CorePart {
                 core: i as u8,
-                frame: self.cores.part[i].frame,
+                frame: self.cores.part(i).frame,
                 start,
                 end,
             });
@@ -869,12 +869,12 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     /// instruction only reads registers; `complete` writes the loaded byte.
     fn parked_access(&self, i: usize) -> Result<Access<u8>, RunError> {
         let core = &self.cores.state[i];
-        let instr = self.cores.part[i].instrs[usize::from(core.ip & 0xF)];
+        let instr = self.cores.part(i).instrs[usize::from(core.ip & 0xF)];
         let mut regs = core.regs;
         match execute(instr, &mut regs, core.id) {
             Effect::Memory(access) => Ok(access),
             _ => Err(RunError::Internal {
-                frame: Some(self.cores.part[i].frame),
+                frame: Some(self.cores.part(i).frame),
                 message: format!(
                     "core {i} parked at IP {} which is not a memory instruction",
                     core.ip
@@ -936,10 +936,10 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         if self.cores.state[i].instructions == before.instructions {
             return;
         }
-        let instr = self.cores.part[i].instrs[usize::from(before.ip & 0xF)];
+        let instr = self.cores.part(i).instrs[usize::from(before.ip & 0xF)];
         let e = Executed::between(
             instr,
-            self.cores.part[i].frame,
+            self.cores.part(i).frame,
             before,
             &self.cores.state[i],
         );
@@ -1050,7 +1050,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     fn fault(&self, i: usize, rule: FaultRule, cycle: u64, addr: Option<u16>) -> RunError {
         RunError::Fault {
             rule,
-            frame: self.cores.part[i].frame,
+            frame: self.cores.part(i).frame,
             core: i as u8,
             ip: self.cores.state[i].ip,
             cycle,
@@ -1071,7 +1071,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         }
         let mut proven = false;
         for j in 0..16 {
-            let part = &self.cores.part[j];
+            let part = self.cores.part(j);
             let state = &self.cores.state[j];
             // Only before a register instruction: there a core is runnable in every engine
             // (before a memory instruction it may be parked in one and runnable in another).
@@ -1118,7 +1118,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             if !frozen {
                 break;
             }
-            let (part, state) = (&self.cores.part[j], &self.cores.state[j]);
+            let (part, state) = (self.cores.part(j), &self.cores.state[j]);
             match self.cores.mode(j) {
                 Mode::Idle | Mode::Sleeping { .. } => {}
                 Mode::Runnable | Mode::Parked { bank_retry: false }
@@ -1169,7 +1169,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         };
         RunError::Livelock {
             core: i as u8,
-            frame: self.cores.part[i].frame,
+            frame: self.cores.part(i).frame,
             ip: self.cores.state[i].ip,
             period,
             polls,
@@ -1234,7 +1234,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     fn watchdog(&mut self) -> RunError {
         let mut cores = Vec::new();
         for i in 0..16 {
-            let part = &self.cores.part[i];
+            let part = self.cores.part(i);
             let core = &self.cores.state[i];
             let wait = match self.cores.mode(i) {
                 Mode::Idle => continue,
