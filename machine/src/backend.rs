@@ -321,6 +321,36 @@ pub struct DirectBounds {
     turn: [Cell<u64>; BANKS],
 }
 
+/// The per-core entries of a [`Port`], kept by the run loop across runs and lent to each
+/// port, so that making a port initializes none of them: an entry is meaningful only for
+/// the cores of the port's mask that names it (`woken`, `asleep`, `stalled`).
+#[derive(Debug)]
+pub(crate) struct PortLog {
+    /// The cycle of each woken core's retry.
+    pub(crate) retry_at: [u64; 16],
+    /// For a sleeper, the cycle of its stalled attempt, and its access (op, address).
+    pub(crate) since: [u64; 16],
+    pub(crate) sleep_access: [(MemOp, u16); 16],
+    /// Cycles each running core slept on locks, up to the retries its wake-ups gave it.
+    pub(crate) stalled: [u64; 16],
+    /// Each such sleep, where the run loop reports events (`None` where it does not); the
+    /// run loop drains it after each run.
+    pub(crate) sleeps: Option<Vec<LockStall>>,
+}
+
+impl PortLog {
+    /// A log that keeps each sleep if `sleeps`.
+    pub(crate) fn new(sleeps: bool) -> PortLog {
+        PortLog {
+            retry_at: [0; 16],
+            since: [0; 16],
+            sleep_access: [(MemOp::Ld, 0); 16],
+            stalled: [0; 16],
+            sleeps: sleeps.then(Vec::new),
+        }
+    }
+}
+
 /// Shared memory as a backend sees it while running one core.
 pub struct Port<'m> {
     memory: &'m mut SharedMemory,
@@ -334,28 +364,25 @@ pub struct Port<'m> {
     direct: Option<u8>,
     bounds: &'m DirectBounds,
     /// Cores woken by a sequence closed through this port, as a mask; a woken core is
-    /// outside the running cores, so it cannot sleep again while the port lives.
+    /// outside the running cores, so it cannot sleep again while the port lives. Each
+    /// one's retry cycle is in `log.retry_at`.
     pub(crate) woken: u16,
-    /// The cycle of each woken core's retry.
-    pub(crate) retry_at: [u64; 16],
     /// Banks on which an access through this port opened a sequence.
     pub(crate) opened: u16,
     /// The cores the backend runs: a sleeper among them is the backend's to retry, so its
     /// wake-up tightens no horizon.
     running: u16,
-    /// Running cores asleep on a lock ([`Port::access_or_sleep`]), and for each the cycle
-    /// of its stalled attempt and its access (op, address).
+    /// Running cores asleep on a lock ([`Port::access_or_sleep`]); each one's stalled
+    /// attempt and access are in `log.since` and `log.sleep_access`.
     pub(crate) asleep: u16,
-    pub(crate) since: [u64; 16],
-    pub(crate) sleep_access: [(MemOp, u16); 16],
     /// The sleepers of `asleep` whose access is an `ld_sync`.
     ld_sync_sleepers: u16,
     /// Running sleepers woken since [`Port::take_running_wakes`] last took them.
     running_woken: u16,
-    /// Cycles each running core slept on locks, up to the retries its wake-ups gave it.
-    pub(crate) stalled: [u64; 16],
-    /// Each such sleep, where the run loop reports events.
-    lock_stalls: Option<&'m mut Vec<LockStall>>,
+    /// The running cores that slept on locks, each for `log.stalled` cycles.
+    pub(crate) stalled: u16,
+    /// The per-core entries the masks above point into, and the sleeps.
+    pub(crate) log: &'m mut PortLog,
 }
 
 impl<'m> Port<'m> {
@@ -366,7 +393,7 @@ impl<'m> Port<'m> {
         bounds: &'m DirectBounds,
         limit: u64,
         running: u16,
-        lock_stalls: Option<&'m mut Vec<LockStall>>,
+        log: &'m mut PortLog,
     ) -> Port<'m> {
         Port {
             memory,
@@ -376,16 +403,13 @@ impl<'m> Port<'m> {
             direct: None,
             bounds,
             woken: 0,
-            retry_at: [0; 16],
             opened: 0,
             running,
             asleep: 0,
-            since: [0; 16],
-            sleep_access: [(MemOp::Ld, 0); 16],
             ld_sync_sleepers: 0,
             running_woken: 0,
-            stalled: [0; 16],
-            lock_stalls,
+            stalled: 0,
+            log,
         }
     }
 
@@ -523,8 +547,8 @@ impl<'m> Port<'m> {
                 self.asleep |= 1 << id;
                 self.ld_sync_sleepers &= !(1 << id);
                 self.ld_sync_sleepers |= u16::from(op == MemOp::LdSync) << id;
-                self.since[usize::from(id)] = cycle;
-                self.sleep_access[usize::from(id)] = (op, addr);
+                self.log.since[usize::from(id)] = cycle;
+                self.log.sleep_access[usize::from(id)] = (op, addr);
                 PortAccess::Slept
             }
             Err(_) => PortAccess::Parked,
@@ -544,7 +568,7 @@ impl<'m> Port<'m> {
 
     /// The cycle in which woken core `core` retries its access.
     pub fn retry_cycle(&self, core: u8) -> u64 {
-        self.retry_at[usize::from(core & 0xF)]
+        self.log.retry_at[usize::from(core & 0xF)]
     }
 
     /// Whether core `core` holds a lock (ending its part now would fault).
@@ -612,17 +636,21 @@ impl<'m> Port<'m> {
                 let w = m.trailing_zeros() as u8;
                 m &= m - 1;
                 let (i, at) = (usize::from(w), wakes.retry(w));
-                self.stalled[i] += at - self.since[i];
-                if let Some(log) = &mut self.lock_stalls {
+                if self.stalled & (1 << w) == 0 {
+                    self.stalled |= 1 << w;
+                    self.log.stalled[i] = 0;
+                }
+                self.log.stalled[i] += at - self.log.since[i];
+                if let Some(log) = &mut self.log.sleeps {
                     log.push(LockStall {
                         core: w,
-                        from: self.since[i],
+                        from: self.log.since[i],
                         to: at,
-                        addr: self.sleep_access[i].1,
+                        addr: self.log.sleep_access[i].1,
                     });
                 }
-                self.retry_at[i] = at;
-                self.since[i] = at;
+                self.log.retry_at[i] = at;
+                self.log.since[i] = at;
             }
             let retrying = running & !again;
             self.asleep &= !retrying;
@@ -630,7 +658,7 @@ impl<'m> Port<'m> {
             if again != 0 {
                 let first_again = usize::from(again.trailing_zeros() as u8);
                 self.memory
-                    .sleep_all_on(bank_of(self.sleep_access[first_again].1), again);
+                    .sleep_all_on(bank_of(self.log.sleep_access[first_again].1), again);
             }
         }
         let mut outside = wakes.mask() & !running;
@@ -638,7 +666,7 @@ impl<'m> Port<'m> {
             let w = outside.trailing_zeros() as u8;
             outside &= outside - 1;
             let at = wakes.retry(w);
-            self.retry_at[usize::from(w)] = at;
+            self.log.retry_at[usize::from(w)] = at;
             let key = EventKey::new(at, w).raw();
             let mut banks = self.banks[usize::from(w)];
             while banks != 0 {

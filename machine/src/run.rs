@@ -5,6 +5,7 @@
 
 use crate::backend::{
     retire, Backend, CoreExit, DirectBounds, EventKey, GroupExit, GroupShape, LockStall, Port,
+    PortLog,
 };
 use crate::config::{Config, TaskLog, INSTRUCTION_CYCLES, MAX_CYCLE_LIMIT};
 use crate::cores::{CoreTable, Mode, Part};
@@ -116,7 +117,7 @@ pub fn run_stream_observed<B: Backend, O: Observer>(
         frame_table: FrameTable::new(),
         retrying: 0,
         retry: [(MemOp::Ld, 0); 16],
-        lock_stalls: Vec::new(),
+        port_log: PortLog::new(O::WANTS_EVENTS),
         watch: [LoopWatch::default(); 16],
         machine_watch: MachineWatch::default(),
         machine_checked: None,
@@ -272,8 +273,8 @@ struct Run<'a, B: Backend, O: Observer> {
     retrying: u16,
     /// The access (op, address) each sleeping or retrying core waits to perform.
     retry: [(MemOp, u16); 16],
-    /// Sleeps of running cores that ended while a backend ran them (lent to each port).
-    lock_stalls: Vec<LockStall>,
+    /// The per-core entries of each port (see [`PortLog`]).
+    port_log: PortLog,
     /// Each core's watch for a loop that can never end, over the checkpoints.
     watch: [LoopWatch; 16],
     /// The frozen-memory watch over all cores together, and the checkpoint it last saw.
@@ -724,7 +725,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             &self.bounds,
             limit,
             cores,
-            O::WANTS_EVENTS.then_some(&mut self.lock_stalls),
+            &mut self.port_log,
         );
         let exits = if together {
             self.backend
@@ -735,16 +736,8 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             exits[lead] = Some(self.backend.run_core(code, core, &mut port));
             exits
         };
-        // The per-core arrays are copied out of the port only where its masks say some
-        // core has an entry.
-        let (mut woken, opened, asleep) = (port.woken, port.opened, port.asleep);
-        let retry_at = if woken != 0 { port.retry_at } else { [0; 16] };
-        let (since, sleep_access) = if asleep != 0 {
-            (port.since, port.sleep_access)
-        } else {
-            ([0; 16], [(MemOp::Ld, 0); 16])
-        };
-        let stalled = port.stalled;
+        let (mut woken, opened, asleep, stalled) =
+            (port.woken, port.opened, port.asleep, port.stalled);
         if let Some(before) = before {
             for j in lanes_of(cores) {
                 self.log_executed(j, &before[j]);
@@ -753,19 +746,19 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         while woken != 0 {
             let w = woken.trailing_zeros() as usize;
             woken &= woken - 1;
-            self.wake(w as u8, retry_at[w]);
+            self.wake(w as u8, self.port_log.retry_at[w]);
         }
-        // Only the cores run can have slept through the port (most runs stall none).
-        for j in lanes_of(if stalled == [0; 16] { 0 } else { cores }) {
-            self.counters[j].stalls += stalled[j];
-            self.counters[j].lock_stalls += stalled[j];
+        // Only the cores run can have slept through the port.
+        for j in lanes_of(stalled) {
+            self.counters[j].stalls += self.port_log.stalled[j];
+            self.counters[j].lock_stalls += self.port_log.stalled[j];
         }
         for LockStall {
             core,
             from,
             to,
             addr,
-        } in self.lock_stalls.drain(..)
+        } in self.port_log.sleeps.iter_mut().flat_map(|s| s.drain(..))
         {
             self.observer.event(Event::Stall {
                 core,
@@ -781,8 +774,8 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             match exits[j] {
                 Some(CoreExit::Asleep) => {
                     debug_assert!(asleep & (1 << j) != 0, "core {j} exits asleep");
-                    let (op, addr) = sleep_access[j];
-                    self.asleep(j, op, since[j], addr);
+                    let (op, addr) = self.port_log.sleep_access[j];
+                    self.asleep(j, op, self.port_log.since[j], addr);
                 }
                 Some(CoreExit::Ended { by_ready: r }) => {
                     ended |= 1 << j;
