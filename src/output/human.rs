@@ -196,7 +196,7 @@ mod tests {
 
     #[test]
     fn a_task_line_is_the_formatted_one_for_every_width_and_an_unknown_end() {
-        let numbers = [0, 1, 9, 10, 99_999, 100_000, 1 << 40, u64::MAX];
+        let numbers = [0, 1, 9, 10, 100, 1_234, 99_999, 100_000, 1 << 40, u64::MAX];
         let mut lines = 0;
         for (i, &n) in numbers.iter().enumerate() {
             for fence in [Fence::No, Fence::Acq, Fence::Rel] {
@@ -220,7 +220,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!(lines, 8 * 3 * 5 * 3);
+        assert_eq!(lines, 10 * 3 * 5 * 3);
         // A still-running task's end is shown as `-`, right-aligned.
         let t = TaskRecord {
             frame: 3,
