@@ -482,8 +482,12 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                         self.counters[c].ran = true;
                     }
                     // Events and the instruction log tell the order of the scheduler's
-                    // decisions among the cores' actions; task records when they end.
-                    let unobserved = !O::WANTS_EVENTS && !O::WANTS_EXECUTED && !O::WANTS_TASKS;
+                    // decisions among the cores' actions, so they see every step as it
+                    // comes. Task records do not: each is handed over in issue order once
+                    // its task has ended, and a deferred step issues the same tasks later
+                    // (before any record after them can be final, and before the watchdog
+                    // or a checkpoint reads the scheduler).
+                    let unobserved = !O::WANTS_EVENTS && !O::WANTS_EXECUTED;
                     if unobserved && !settle {
                         if let Some(bound) = self.ts.next_start_bound() {
                             // The bound must be ahead of the next event, as a step's is.
