@@ -38,11 +38,8 @@ pub fn push_task_line(out: &mut Vec<u8>, t: &TaskRecord) {
     out.extend_from_slice(b"  ");
     let fence = t.fence.name().as_bytes();
     out.extend_from_slice(fence);
-    out.extend(std::iter::repeat_n(
-        b' ',
-        5usize.saturating_sub(fence.len()),
-    ));
-    out.extend_from_slice(b"  ");
+    // Left-aligned in five columns, then the two between columns.
+    out.extend_from_slice(&b"       "[fence.len().min(5)..]);
     push_right(out, t.issue);
     out.extend_from_slice(b"  ");
     push_right(out, t.start);
@@ -54,21 +51,34 @@ pub fn push_task_line(out: &mut Vec<u8>, t: &TaskRecord) {
     out.push(b'\n');
 }
 
-/// `n` in decimal, right-aligned in five columns (wider if it needs more).
+/// `n` in decimal, right-aligned in five columns (wider if it needs more): the last
+/// digits of a field of spaces, made two at a time (a long table is mostly numbers, and
+/// each division waits for the one before).
 fn push_right(out: &mut Vec<u8>, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
+    const PAIRS: [[u8; 2]; 100] = {
+        let mut t = [[0u8; 2]; 100];
+        let mut i = 0;
+        while i < 100 {
+            t[i] = [b'0' + (i / 10) as u8, b'0' + (i % 10) as u8];
+            i += 1;
         }
+        t
+    };
+    let mut field = [b' '; 20];
+    let mut at = field.len();
+    while n >= 100 {
+        at -= 2;
+        field[at..at + 2].copy_from_slice(&PAIRS[(n % 100) as usize]);
+        n /= 100;
     }
-    let len = digits.len() - at;
-    out.extend(std::iter::repeat_n(b' ', 5usize.saturating_sub(len)));
-    out.extend_from_slice(&digits[at..]);
+    if n >= 10 {
+        at -= 2;
+        field[at..at + 2].copy_from_slice(&PAIRS[n as usize]);
+    } else {
+        at -= 1;
+        field[at] = b'0' + n as u8;
+    }
+    out.extend_from_slice(&field[at.min(field.len() - 5)..]);
 }
 
 /// Render a report. `initial` is the memory image the run started from.

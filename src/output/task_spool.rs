@@ -6,14 +6,18 @@
 use super::human::{push_task_line, TASK_TABLE_HEADER, TASK_TABLE_HEADING};
 use gpu16_machine::{Observer, TaskRecord};
 use std::fs::File;
-use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+
+/// How many bytes of lines are written to the file at a time.
+const SPOOL_CHUNK: usize = 1 << 16;
 
 /// The spooled table (see the module docs).
 pub struct TaskSpool {
-    out: BufWriter<File>,
+    file: File,
     lines: u64,
-    /// The line being written, kept so a task costs no allocation.
-    line: Vec<u8>,
+    /// Lines not yet written to the file: they are made here in place and go out in
+    /// pieces of about [`SPOOL_CHUNK`] bytes, so a task costs no allocation and no copy.
+    pending: Vec<u8>,
     /// The first write that failed, reported when the table is copied.
     failed: Option<io::Error>,
 }
@@ -22,9 +26,9 @@ impl TaskSpool {
     /// A spool in a new unnamed temporary file.
     pub fn new() -> io::Result<TaskSpool> {
         Ok(TaskSpool {
-            out: BufWriter::with_capacity(1 << 16, crate::scratch::unnamed_file("tasks")?),
+            file: crate::scratch::unnamed_file("tasks")?,
             lines: 0,
-            line: Vec::with_capacity(64),
+            pending: Vec::with_capacity(SPOOL_CHUNK + 256),
             failed: None,
         })
     }
@@ -38,7 +42,8 @@ impl TaskSpool {
         if self.lines == 0 {
             return Ok(());
         }
-        let mut file = self.out.into_inner().map_err(|e| e.into_error())?;
+        let mut file = self.file;
+        file.write_all(&self.pending)?;
         file.seek(SeekFrom::Start(0))?;
         print(TASK_TABLE_HEADING);
         print(TASK_TABLE_HEADER);
@@ -62,11 +67,13 @@ impl Observer for TaskSpool {
         if self.failed.is_some() {
             return;
         }
-        self.line.clear();
-        push_task_line(&mut self.line, record);
-        match self.out.write_all(&self.line) {
-            Ok(()) => self.lines += 1,
-            Err(e) => self.failed = Some(e),
+        push_task_line(&mut self.pending, record);
+        self.lines += 1;
+        if self.pending.len() >= SPOOL_CHUNK {
+            match self.file.write_all(&self.pending) {
+                Ok(()) => self.pending.clear(),
+                Err(e) => self.failed = Some(e),
+            }
         }
     }
 }
