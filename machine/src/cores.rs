@@ -191,11 +191,13 @@ impl<C> CoreTable<C> {
 
     /// The parts of `cores` ended: they run no task.
     pub(crate) fn end(&mut self, cores: u16) {
-        // The cores of one task share a slot, so the slots are visited a task at a time.
+        // The cores of one task share a slot, so the slots are visited a task at a time
+        // (the lead always leaves `rest`, so the loop ends whatever the slots say).
         let mut rest = cores;
         while rest != 0 {
-            let slot = usize::from(self.code_of[rest.trailing_zeros() as usize]);
-            let these = self.users[slot] & rest;
+            let lead = rest.trailing_zeros() as usize;
+            let slot = usize::from(self.code_of[lead]);
+            let these = (self.users[slot] & rest) | (1 << lead);
             rest &= !these;
             self.users[slot] &= !these;
             if self.users[slot] == 0 {
