@@ -236,3 +236,45 @@ impl<C> CoreTable<C> {
         (!k.is_never()).then_some(k)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn part(frame: usize, start: u64) -> Part {
+        Part {
+            instrs: [Instr::Nop; FRAME_INSTRS],
+            frame,
+            start,
+            sync: false,
+            cyclic: false,
+        }
+    }
+
+    #[test]
+    fn a_tasks_cores_share_one_slot_freed_when_the_last_of_them_ends() {
+        let mut t = CoreTable::<u32>::new();
+        assert_eq!(t.earliest(None), None);
+        t.start(0b0111, 7, &part(1, 5), |_, _| 0);
+        t.start(0b1000, 9, &part(2, 3), |_, _| 0);
+        // Core 3 starts first (cycle 3); cores 0-2 at cycle 5.
+        assert_eq!(t.earliest(None), Some(EventKey::new(3, 3)));
+        assert_eq!(t.earliest(Some(3)), Some(EventKey::new(5, 0)));
+        assert_eq!((t.part(1).frame, t.part(3).frame), (1, 2));
+        let slot = usize::from(t.code_of[0]);
+        assert_eq!(t.codes[slot], Some(7));
+        assert_eq!(usize::from(t.code_of[2]), slot);
+        t.end(0b1011);
+        // Core 2 still runs frame 1, so its slot keeps the code; core 3's slot is free.
+        assert_eq!(t.codes[slot], Some(7));
+        assert_eq!(t.codes[usize::from(t.code_of[3])], None);
+        assert_eq!(t.busy(), 0b0100);
+        assert_eq!(t.earliest(None), Some(EventKey::new(5, 2)));
+        t.end(0b0100);
+        assert_eq!(t.codes[slot], None);
+        assert_eq!((t.busy(), t.earliest(None)), (0, None));
+        // Ending cores that run nothing ends too, and changes nothing.
+        t.end(0b1_0000_0000_0001);
+        assert_eq!((t.busy(), t.taken), (0, 0));
+    }
+}
