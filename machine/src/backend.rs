@@ -336,6 +336,9 @@ pub(crate) struct PortLog {
     /// Each such sleep, where the run loop reports events (`None` where it does not); the
     /// run loop drains it after each run.
     pub(crate) sleeps: Option<Vec<LockStall>>,
+    /// For each bank, the last herd wake-up ([`Port::wake`]) whose sleepers went back to
+    /// sleep without their entries being brought up to date (the port's `lagging` mask).
+    pub(crate) herd: [Wakes; BANKS],
 }
 
 impl PortLog {
@@ -347,8 +350,22 @@ impl PortLog {
             sleep_access: [(MemOp::Ld, 0); 16],
             stalled: [0; 16],
             sleeps: sleeps.then(Vec::new),
+            herd: [Wakes::default(); BANKS],
         }
     }
+}
+
+/// What a [`Port`] leaves for the run loop to settle when its run ends.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PortEnd {
+    /// Cores outside the run woken by it, each retrying in `PortLog::retry_at`.
+    pub(crate) woken: u16,
+    /// Banks on which the run opened a sequence.
+    pub(crate) opened: u16,
+    /// Running cores asleep on a lock, each since `PortLog::since`.
+    pub(crate) asleep: u16,
+    /// Running cores that slept on locks, each for `PortLog::stalled` cycles.
+    pub(crate) stalled: u16,
 }
 
 /// Shared memory as a backend sees it while running one core.
@@ -366,23 +383,27 @@ pub struct Port<'m> {
     /// Cores woken by a sequence closed through this port, as a mask; a woken core is
     /// outside the running cores, so it cannot sleep again while the port lives. Each
     /// one's retry cycle is in `log.retry_at`.
-    pub(crate) woken: u16,
+    woken: u16,
     /// Banks on which an access through this port opened a sequence.
-    pub(crate) opened: u16,
+    opened: u16,
     /// The cores the backend runs: a sleeper among them is the backend's to retry, so its
     /// wake-up tightens no horizon.
     running: u16,
     /// Running cores asleep on a lock ([`Port::access_or_sleep`]); each one's stalled
     /// attempt and access are in `log.since` and `log.sleep_access`.
-    pub(crate) asleep: u16,
+    asleep: u16,
     /// The sleepers of `asleep` whose access is an `ld_sync`.
     ld_sync_sleepers: u16,
     /// Running sleepers woken since [`Port::take_running_wakes`] last took them.
     running_woken: u16,
     /// The running cores that slept on locks, each for `log.stalled` cycles.
-    pub(crate) stalled: u16,
+    stalled: u16,
+    /// Sleepers that a herd wake-up sent back to sleep and whose `since` and `stalled`
+    /// entries still lack it (and any later herd of their bank): the last such herd is in
+    /// `log.herd`. See [`Port::wake`] and [`Port::finish`].
+    lagging: u16,
     /// The per-core entries the masks above point into, and the sleeps.
-    pub(crate) log: &'m mut PortLog,
+    log: &'m mut PortLog,
 }
 
 impl<'m> Port<'m> {
@@ -409,8 +430,41 @@ impl<'m> Port<'m> {
             ld_sync_sleepers: 0,
             running_woken: 0,
             stalled: 0,
+            lagging: 0,
             log,
         }
+    }
+
+    /// End the port's run: bring the entries of sleepers a herd sent back to sleep up to
+    /// date, and hand over the masks the run loop settles (see [`PortEnd`]).
+    pub(crate) fn finish(mut self) -> PortEnd {
+        let mut m = std::mem::take(&mut self.lagging);
+        while m != 0 {
+            let w = m.trailing_zeros() as u8;
+            m &= m - 1;
+            let i = usize::from(w);
+            let herd = self.log.herd[bank_of(self.log.sleep_access[i].1)];
+            self.slept_until(w, herd.retry(w));
+        }
+        PortEnd {
+            woken: self.woken,
+            opened: self.opened,
+            asleep: self.asleep,
+            stalled: self.stalled,
+        }
+    }
+
+    /// Count core `w`'s sleep from `log.since` up to its retry in cycle `at`, from which it
+    /// is awake (or asleep again).
+    #[inline]
+    fn slept_until(&mut self, w: u8, at: u64) {
+        let i = usize::from(w);
+        if self.stalled & (1 << w) == 0 {
+            self.stalled |= 1 << w;
+            self.log.stalled[i] = 0;
+        }
+        self.log.stalled[i] += at - self.log.since[i];
+        self.log.since[i] = at;
     }
 
     /// Raw views for compiled code running core `id`; see [`DirectAccess`].
@@ -621,6 +675,14 @@ impl<'m> Port<'m> {
     /// of that cycle). So every other retry stalls on it, and each of those cores sleeps
     /// again from its retry cycle now, as it would retrying in turn; only the first retry
     /// is the backend's to make.
+    ///
+    /// Where no sleep is logged, the cores a herd sends back to sleep are left as they are
+    /// (`lagging`), and the herd is remembered for their bank: a core's stalled cycles add
+    /// up (retry - sleep start) over its sleeps, and each sleep starts where the last
+    /// ended, so the sum is the same if it is taken once, from the first sleep's start to
+    /// the last retry. That is done when the core is woken otherwise, or at
+    /// [`Port::finish`] with the last herd's retry; so a contended lock costs one core's
+    /// work a hand-over, not the whole herd's.
     fn wake(&mut self, wakes: Wakes) {
         let running = wakes.mask() & self.asleep;
         if running != 0 {
@@ -631,16 +693,12 @@ impl<'m> Port<'m> {
                 Some(first) if herd => running & !(1 << first),
                 _ => 0,
             };
-            let mut m = running;
+            let lag = if self.log.sleeps.is_none() { again } else { 0 };
+            let mut m = running & !lag;
             while m != 0 {
                 let w = m.trailing_zeros() as u8;
                 m &= m - 1;
                 let (i, at) = (usize::from(w), wakes.retry(w));
-                if self.stalled & (1 << w) == 0 {
-                    self.stalled |= 1 << w;
-                    self.log.stalled[i] = 0;
-                }
-                self.log.stalled[i] += at - self.log.since[i];
                 if let Some(log) = &mut self.log.sleeps {
                     log.push(LockStall {
                         core: w,
@@ -649,16 +707,19 @@ impl<'m> Port<'m> {
                         addr: self.log.sleep_access[i].1,
                     });
                 }
+                self.slept_until(w, at);
                 self.log.retry_at[i] = at;
-                self.log.since[i] = at;
             }
+            self.lagging = (self.lagging & !running) | lag;
             let retrying = running & !again;
             self.asleep &= !retrying;
             self.running_woken |= retrying;
             if again != 0 {
-                let first_again = usize::from(again.trailing_zeros() as u8);
-                self.memory
-                    .sleep_all_on(bank_of(self.log.sleep_access[first_again].1), again);
+                let bank = bank_of(self.log.sleep_access[again.trailing_zeros() as usize].1);
+                self.memory.sleep_all_on(bank, again);
+                if lag != 0 {
+                    self.log.herd[bank] = wakes;
+                }
             }
         }
         let mut outside = wakes.mask() & !running;

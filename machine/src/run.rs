@@ -5,7 +5,7 @@
 
 use crate::backend::{
     retire, Backend, CoreExit, DirectBounds, EventKey, GroupExit, GroupShape, LockStall, Port,
-    PortLog,
+    PortEnd, PortLog,
 };
 use crate::config::{Config, TaskLog, INSTRUCTION_CYCLES, MAX_CYCLE_LIMIT};
 use crate::cores::{CoreTable, Mode, Part};
@@ -740,8 +740,12 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             exits[lead] = Some(self.backend.run_core(code, core, &mut port));
             exits
         };
-        let (mut woken, opened, asleep, stalled) =
-            (port.woken, port.opened, port.asleep, port.stalled);
+        let PortEnd {
+            mut woken,
+            opened,
+            asleep,
+            stalled,
+        } = port.finish();
         if let Some(before) = before {
             for j in lanes_of(cores) {
                 self.log_executed(j, &before[j]);

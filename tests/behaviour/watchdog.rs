@@ -115,6 +115,16 @@ pub fn waiters_blocked_again_sleep_from_their_retry<B: Backend>(mk: Mk<B>) {
                 unfinished(3, 1, 1, lock(1, 8)),
             ],
         ),
+        // Cycle 9 done, 10 not begun: core 0 has ended, core 1's st_sync is due, and cores
+        // 2 and 3 still sleep from their retry in 8 (no close since to wake them).
+        (
+            10,
+            vec![
+                unfinished(1, 1, 3, CoreWait::Running),
+                unfinished(2, 1, 1, lock(1, 8)),
+                unfinished(3, 1, 1, lock(1, 8)),
+            ],
+        ),
         (
             11,
             vec![
@@ -128,6 +138,15 @@ pub fn waiters_blocked_again_sleep_from_their_retry<B: Backend>(mk: Mk<B>) {
         let e = run_err(mk, &img, &[], &limited(limit));
         assert_eq!(watchdog(e), (limit, cores, None), "limit {limit}");
     }
+    // At limit 10 each core has ended one sleep, 6 to 8 (cores 1 to 3), and cores 2 and 3
+    // are in a second one, which the stop leaves uncounted.
+    let failure = run(mk, &img, &[], &limited(10)).unwrap_err();
+    let lock_stalls: Vec<u64> = failure.state.cores[..4]
+        .iter()
+        .map(|c| c.lock_stalls)
+        .collect();
+    assert_eq!(lock_stalls, [0, 2, 2, 2]);
+    assert_eq!(failure.state.stalls, 6);
 }
 
 pub fn unprocessed_frame_is_reported<B: Backend>(mk: Mk<B>) {
