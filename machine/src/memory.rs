@@ -407,11 +407,30 @@ impl SharedMemory {
         }
     }
 
-    /// Carry out an access `check` allowed.
+    /// Whether every plain `ld`/`st` would proceed now, whoever makes it: no bank has an
+    /// open sequence and no core holds a lock (the gate is clear), so [`SharedMemory::check`]
+    /// finds no fault and no lock stall, and the bank-conflict model is off.
     #[inline]
-    fn commit(&mut self, id: u8, cycle: u64, op: MemOp, addr: u16, value: u8) -> Performed {
+    pub fn plain_accesses_proceed(&self) -> bool {
+        self.gate == 0 && !self.bank_conflicts
+    }
+
+    /// [`SharedMemory::perform`] for a plain `ld`/`st` while
+    /// [`SharedMemory::plain_accesses_proceed`]: the same commit, without asking `check`
+    /// what it would answer. Returns the byte loaded (or stored).
+    #[inline]
+    pub fn perform_plain(&mut self, id: u8, cycle: u64, op: MemOp, addr: u16, value: u8) -> u8 {
+        let addr = addr & 0xFFF;
+        debug_assert!(!op.is_sync() && self.plain_accesses_proceed());
+        debug_assert!(matches!(self.check(id, cycle, op, addr), Attempt::Proceed));
+        self.commit_plain(cycle, op, addr, value)
+    }
+
+    /// What every access commits whatever its kind: one more access to its bank, and under
+    /// the bank-conflict model, the bank's first access of the cycle.
+    #[inline(always)]
+    fn count_access(&mut self, cycle: u64, op: MemOp, addr: u16) {
         let bank = bank_of(addr);
-        let cell = &self.cells.bytes[cell_index(addr)];
         let count = &self.cells.accesses[bank];
         count.set(count.get() + 1);
         if self.bank_conflicts {
@@ -420,19 +439,43 @@ impl SharedMemory {
                 *s = (cycle, addr as u8, op.is_read());
             }
         }
+    }
+
+    /// Commit a plain `ld` or `st` (`op`) of `addr` (12 bits): the byte loaded, or `value`
+    /// stored.
+    #[inline(always)]
+    fn commit_plain(&mut self, cycle: u64, op: MemOp, addr: u16, value: u8) -> u8 {
+        self.count_access(cycle, op, addr);
+        let cell = &self.cells.bytes[cell_index(addr)];
+        if op == MemOp::St {
+            cell.set(value);
+            value
+        } else {
+            cell.get()
+        }
+    }
+
+    /// Carry out an access `check` allowed.
+    #[inline]
+    fn commit(&mut self, id: u8, cycle: u64, op: MemOp, addr: u16, value: u8) -> Performed {
+        if !op.is_sync() {
+            return Performed {
+                value: self.commit_plain(cycle, op, addr, value),
+                wakes: Wakes::default(),
+            };
+        }
+        self.count_access(cycle, op, addr);
+        let bank = bank_of(addr);
+        let cell = &self.cells.bytes[cell_index(addr)];
         let mut wakes = Wakes::default();
         let value = match op {
-            MemOp::Ld => cell.get(),
+            MemOp::Ld | MemOp::St => unreachable!("plain accesses commit above"),
             MemOp::LdSync => {
                 self.bank_lock[bank] = Some((id, addr, cycle));
                 self.held[usize::from(id)] = Some(addr);
                 self.gate |= 1 << bank | holding_bit(id);
                 self.locks.lock_acquisitions_per_bank[bank] += 1;
                 cell.get()
-            }
-            MemOp::St => {
-                cell.set(value);
-                value
             }
             MemOp::StSync => {
                 cell.set(value);
