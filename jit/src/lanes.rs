@@ -48,6 +48,9 @@ pub(crate) struct LaneFile {
     /// cycle after its `ready`, and the `ready`'s IP.
     pub(crate) left_cycle: [u64; 16],
     pub(crate) left_ip: [u8; 16],
+    /// `left_regs[k][r]`: register r of lane k as it left (compiled code goes on writing
+    /// every lane, so the lane's column of `regs` no longer holds them).
+    pub(crate) left_regs: [[u8; 16]; 16],
     pub(crate) left: u32,
     /// The group as a bit mask.
     pub(crate) mask: u32,
@@ -159,6 +162,7 @@ pub(crate) extern "C" fn lane_leave(file: *mut LaneFile, leaving: u32, after: u6
         lanes &= lanes - 1;
         file.left_cycle[l] = after;
         file.left_ip[l] = ip as u8;
+        file.left_regs[l] = std::array::from_fn(|r| file.regs[r][l]);
         file.lanes[l] = 0;
     }
     if file.mask != 0 {
@@ -193,6 +197,7 @@ impl LaneFile {
             cycle: cores[lead].cycle,
             left_cycle: [0; 16],
             left_ip: [0; 16],
+            left_regs: [[0; 16]; 16],
             left: 0,
             mask: u32::from(group),
             done: 0,
@@ -246,9 +251,18 @@ impl LaneFile {
         (live, written): (u16, u16),
     ) {
         let by_core = (!gathers(live)).then(|| transpose(&self.regs));
+        let left = self.left as u16;
         for k in lanes_of(group) {
             let core = &mut cores[k];
             match &by_core {
+                _ if left & (1 << k) != 0 => {
+                    let mut m = written;
+                    while m != 0 {
+                        let r = m.trailing_zeros() as usize;
+                        m &= m - 1;
+                        core.regs[r] = self.left_regs[k][r];
+                    }
+                }
                 Some(by_core) => core.regs = by_core[k],
                 None => {
                     let mut m = written;

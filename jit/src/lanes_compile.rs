@@ -148,13 +148,12 @@ pub(crate) fn build(
                 c0 = b.use_var(cycle);
                 piece = j;
             }
-            let lanes = b.use_var(lanes_var);
             let effect = step(
                 instrs[j],
                 &mut VectorLowering {
                     b: &mut b,
                     regs: &regs,
-                    active: lanes,
+                    active: None,
                     core_id,
                 },
             );
@@ -201,7 +200,7 @@ pub(crate) fn build(
                 let cell = b.ins().iadd(rows, offset);
                 let old = b.ins().load(V, flags, cell, 0);
                 if access.op.is_read() {
-                    complete_access(&mut b, &regs, core_id, &access, lanes, old);
+                    complete_access(&mut b, &regs, core_id, &access, None, old);
                 } else {
                     let new = b.ins().bitselect(lanes, value, old);
                     b.ins().store(flags, new, cell, 0);
@@ -242,11 +241,10 @@ pub(crate) fn build(
             let performed = b
                 .ins()
                 .load(V, flags, file, at(offset_of!(LaneFile, performed)));
-            complete_access(&mut b, &regs, core_id, &access, performed, loaded);
+            complete_access(&mut b, &regs, core_id, &access, Some(performed), loaded);
             to_exit(&mut b, j, EXIT_PARKED, when, done);
             b.switch_to_block(complete);
-            let lanes = b.use_var(lanes_var);
-            complete_access(&mut b, &regs, core_id, &access, lanes, loaded);
+            complete_access(&mut b, &regs, core_id, &access, None, loaded);
             b.ins().jump(next, &[]);
             b.switch_to_block(next);
         }
@@ -295,6 +293,9 @@ pub(crate) fn build(
                     let in_time = b.ins().icmp(IntCC::UnsignedLessThan, c1, limit);
                     b.ins().brif(in_time, leave, &[], split_exit, &[]);
                     b.switch_to_block(leave);
+                    // The leaving lanes' registers as they end: `lane_leave` keeps them,
+                    // since the group's code goes on writing every lane.
+                    store_written(&mut b, &regs, shape.written, file);
                     let leaving = b.ins().bxor(mask, bits);
                     let after_ready = b.ins().iadd_imm_u(c1, cycles(1));
                     let ready_ip = b.ins().iconst(types::I32, (end + 1) as i64);
@@ -320,13 +321,7 @@ pub(crate) fn build(
     }
 
     b.switch_to_block(exit);
-    for (r, &var) in regs.iter().enumerate() {
-        if shape.written & (1 << r) != 0 {
-            let v = b.use_var(var);
-            b.ins()
-                .store(flags, v, file, at(offset_of!(LaneFile, regs) + 16 * r));
-        }
-    }
+    store_written(&mut b, &regs, shape.written, file);
     b.ins()
         .store(flags, exit_cycle, file, at(offset_of!(LaneFile, cycle)));
     b.ins()
@@ -339,22 +334,31 @@ pub(crate) fn build(
     b.finalize(module_config);
 }
 
+/// Store the registers of `written` to the lane file.
+fn store_written(b: &mut FunctionBuilder, regs: &[Variable], written: u16, file: Value) {
+    for (r, &var) in regs.iter().enumerate() {
+        if written & (1 << r) != 0 {
+            let v = b.use_var(var);
+            let at = (offset_of!(LaneFile, regs) + 16 * r) as i32;
+            b.ins().store(MemFlagsData::trusted(), v, file, at);
+        }
+    }
+}
+
 /// The all-zero vector.
 fn zeros(b: &mut FunctionBuilder) -> Value {
     let z = b.ins().iconst(types::I8, 0);
     b.ins().splat(V, z)
 }
 
-/// The lockstep domain of the one instruction definition: a register value is an `i8x16`
-/// of every core's value; writes touch only the `active` lanes (0xFF where active).
-/// Finish a memory instruction's `access` in the lanes of `active`: a load writes `byte`
-/// (lane k the byte of core k) to its register there.
+/// Finish a memory instruction's `access` in the lanes of `active` (every lane where
+/// `None`): a load writes `byte` (lane k the byte of core k) to its register there.
 fn complete_access(
     b: &mut FunctionBuilder,
     regs: &[Variable],
     core_id: Value,
     access: &Access<Value>,
-    active: Value,
+    active: Option<Value>,
     byte: Value,
 ) {
     access.complete(
@@ -368,10 +372,19 @@ fn complete_access(
     );
 }
 
+/// The lockstep domain of the one instruction definition: a register value is an `i8x16`
+/// of every core's value.
+///
+/// An instruction of the group writes every lane (`active` is `None`): lanes outside the
+/// group compute values nothing reads, since only the group's lanes are stored back
+/// (`LaneFile::store`), test a `bnz` or reach memory, and a lane that leaves the group has
+/// its registers kept as it leaves (`lane_leave`). That saves a blend on every write, and
+/// a step in every dependency chain. Where only some lanes of the group complete an
+/// access, `active` holds them (0xFF where active), and a write keeps the other lanes.
 struct VectorLowering<'a, 'f> {
     b: &'a mut FunctionBuilder<'f>,
     regs: &'a [Variable],
-    active: Value,
+    active: Option<Value>,
     core_id: Value,
 }
 
@@ -395,8 +408,13 @@ impl Semantics for VectorLowering<'_, '_> {
     }
     fn set_reg(&mut self, r: u8, v: Value) {
         let var = self.regs[usize::from(r & 0xF)];
-        let old = self.b.use_var(var);
-        let new = self.b.ins().bitselect(self.active, v, old);
+        let new = match self.active {
+            None => v,
+            Some(active) => {
+                let old = self.b.use_var(var);
+                self.b.ins().bitselect(active, v, old)
+            }
+        };
         self.b.def_var(var, new);
     }
     fn konst(&mut self, k: u8) -> Value {

@@ -341,6 +341,38 @@ pub fn bnz_backward_loop<B: Backend>(mk: Mk<B>) {
     assert_eq!(r.cycles, 14);
 }
 
+pub fn cores_leaving_a_loop_keep_their_registers<B: Backend>(mk: Mk<B>) {
+    // Core k loops k + 1 times, counting in r9, then leaves by `ready` while the cores with
+    // more trips go on writing r8 and r9. 4 + 3 (k + 1) + 1 = 3k + 8 instructions, from
+    // cycle 5 to 3k + 12.
+    let img = Image::new().group(
+        cf(0xFFFF),
+        &[&[
+            set_const(0, 1), // r1 = core id
+            set_const(1, 14),
+            xor(9, 9, 9),
+            add(1, 14, 8), // r8 = id + 1 trips
+            add(9, 14, 9), // IP 4: r9 += 1
+            sub(8, 14, 8),
+            bnz(8, 4),
+            ready(),
+        ]],
+    );
+    let r = simple(mk, &img);
+    for k in 0..16 {
+        assert_eq!(
+            r.registers[k][9],
+            k as u8 + 1,
+            "core {k} counted its own trips"
+        );
+        assert_eq!(r.registers[k][8], 0, "core {k}");
+        assert_eq!(r.registers[k][1], k as u8, "core {k}");
+    }
+    assert_eq!(instructions(&r), std::array::from_fn(|k| 3 * k as u64 + 8));
+    assert_eq!(timeline(&r), vec![(1, 1, 5, 57)]);
+    assert_eq!(r.cycles, 58);
+}
+
 pub fn bnz_ignores_low_bits<B: Backend>(mk: Mk<B>) {
     // 0xE83F: bnz r8 -> 3 with bits 3:0 = 0xF (ignored).
     let img = Image::new().control(cf(1).ifs(1)).words(&[

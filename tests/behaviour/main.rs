@@ -56,6 +56,7 @@ macro_rules! backend_suite {
                     bnz_not_taken_falls_through,
                     bnz_taken_jumps,
                     bnz_backward_loop,
+                    cores_leaving_a_loop_keep_their_registers,
                     bnz_ignores_low_bits,
                     bnz_at_ip15_taken_loops_not_taken_ends,
                     ready_ends_the_part,
