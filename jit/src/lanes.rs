@@ -104,25 +104,23 @@ pub(crate) extern "C" fn lane_access(
         let op = MemOp::from_u8(op as u8).expect("compiled code passes a MemOp");
         file.count_rows();
         file.performed = [0; 16];
-        let addrs: [u16; 16] = std::array::from_fn(|l| address(file.bank[l], file.row[l]));
         // Plain accesses that are in turn, with no lock anywhere, take the short path.
         let plain = port.plain_lanes(
             file.mask as u16,
             cycle,
             op,
-            &addrs,
+            (&file.bank, &file.row),
             &file.value,
             &mut file.loaded,
+            &mut file.performed,
         );
-        for l in lanes_of(plain) {
-            file.performed[l] = 0xFF;
-        }
         let mut done = u32::from(plain);
         let mut lanes = file.mask & !done;
         while lanes != 0 {
             let l = lanes.trailing_zeros() as usize;
             lanes &= lanes - 1;
-            match port.access_or_sleep(l as u8, cycle, op, addrs[l], file.value[l]) {
+            let addr = address(file.bank[l], file.row[l]);
+            match port.access_or_sleep(l as u8, cycle, op, addr, file.value[l]) {
                 PortAccess::Done(byte) => {
                     file.loaded[l] = byte;
                     file.performed[l] = 0xFF;

@@ -437,6 +437,7 @@ impl<'m> Port<'m> {
 
     /// End the port's run: bring the entries of sleepers a herd sent back to sleep up to
     /// date, and hand over the masks the run loop settles (see [`PortEnd`]).
+    #[inline]
     pub(crate) fn finish(mut self) -> PortEnd {
         let mut m = std::mem::take(&mut self.lagging);
         while m != 0 {
@@ -611,19 +612,22 @@ impl<'m> Port<'m> {
 
     /// Perform the plain accesses (`op` is `ld` or `st`) of the cores of `lanes` in
     /// `cycle`, in ascending id, as long as each is in turn and would neither stall nor
-    /// fault: core l's address is `addrs[l]`, its stored byte `values[l]`, and the byte it
-    /// loads (or stores) goes to `loaded[l]`. Returns the cores performed: the lanes below
-    /// the first that was not, which goes on through [`Port::access_or_sleep`] (a plain
-    /// access moves neither the gate nor a horizon, so whether one is safe does not depend
-    /// on those before it). None where some lock is open or held, or banks conflict.
+    /// fault: core l's address is (`banks[l]`, `rows[l]`) as [`crate::isa::address`] makes
+    /// it, its stored byte `values[l]`, and the byte it loads (or stores) goes to
+    /// `loaded[l]`, with 0xFF in `performed[l]`. Returns the cores performed: the lanes
+    /// below the first that was not, which goes on through [`Port::access_or_sleep`] (a
+    /// plain access moves neither the gate nor a horizon, so whether one is safe does not
+    /// depend on those before it). None where some lock is open or held, or banks conflict.
+    #[allow(clippy::too_many_arguments)]
     pub fn plain_lanes(
         &mut self,
         lanes: u16,
         cycle: u64,
         op: MemOp,
-        addrs: &[u16; 16],
+        (banks, rows): (&[u8; 16], &[u8; 16]),
         values: &[u8; 16],
         loaded: &mut [u8; 16],
+        performed: &mut [u8; 16],
     ) -> u16 {
         if op.is_sync() || cycle >= self.limit || !self.memory.plain_accesses_proceed() {
             return 0;
@@ -634,11 +638,12 @@ impl<'m> Port<'m> {
             let l = m.trailing_zeros() as u8;
             m &= m - 1;
             let i = usize::from(l);
-            let addr = addrs[i] & 0xFFF;
+            let addr = crate::isa::address(banks[i], rows[i]) & 0xFFF;
             if EventKey::new(cycle, l).raw() >= self.horizon[bank_of(addr)] {
                 break;
             }
             loaded[i] = self.memory.perform_plain(l, cycle, op, addr, values[i]);
+            performed[i] = 0xFF;
             done |= 1 << l;
         }
         done
