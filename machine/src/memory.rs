@@ -467,36 +467,33 @@ impl SharedMemory {
         self.count_access(cycle, op, addr);
         let bank = bank_of(addr);
         let cell = &self.cells.bytes[cell_index(addr)];
-        let mut wakes = Wakes::default();
-        let value = match op {
-            MemOp::Ld | MemOp::St => unreachable!("plain accesses commit above"),
-            MemOp::LdSync => {
-                self.bank_lock[bank] = Some((id, addr, cycle));
-                self.held[usize::from(id)] = Some(addr);
-                self.gate |= 1 << bank | holding_bit(id);
-                self.locks.lock_acquisitions_per_bank[bank] += 1;
-                cell.get()
+        if op == MemOp::LdSync {
+            self.bank_lock[bank] = Some((id, addr, cycle));
+            self.held[usize::from(id)] = Some(addr);
+            self.gate |= 1 << bank | holding_bit(id);
+            self.locks.lock_acquisitions_per_bank[bank] += 1;
+            return Performed {
+                value: cell.get(),
+                wakes: Wakes::default(),
+            };
+        }
+        // st_sync: write, close the sequence and wake its sleepers.
+        cell.set(value);
+        if let Some((_, _, since)) = self.bank_lock[bank].take() {
+            self.locks.lock_hold_cycles_per_bank[bank] += cycle - since;
+            if let Some(log) = &mut self.closed {
+                log.push((id, addr, since, cycle));
             }
-            MemOp::StSync => {
-                cell.set(value);
-                if let Some((_, _, since)) = self.bank_lock[bank].take() {
-                    self.locks.lock_hold_cycles_per_bank[bank] += cycle - since;
-                    if let Some(log) = &mut self.closed {
-                        log.push((id, addr, since, cycle));
-                    }
-                }
-                self.held[usize::from(id)] = None;
-                self.gate &= !holding_bit(id);
-                if !self.bank_conflicts {
-                    self.gate &= !(1 << bank);
-                }
-                wakes = Wakes {
-                    mask: std::mem::take(&mut self.waiters[bank]),
-                    closer: id,
-                    cycle,
-                };
-                value
-            }
+        }
+        self.held[usize::from(id)] = None;
+        self.gate &= !holding_bit(id);
+        if !self.bank_conflicts {
+            self.gate &= !(1 << bank);
+        }
+        let wakes = Wakes {
+            mask: std::mem::take(&mut self.waiters[bank]),
+            closer: id,
+            cycle,
         };
         Performed { value, wakes }
     }
