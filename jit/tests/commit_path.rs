@@ -9,6 +9,7 @@ use gpu16_interp::Interpreter;
 use gpu16_jit::{Auto, Jit};
 use gpu16_machine::frame::{ControlFrame, Fence, InstrFrame};
 use gpu16_machine::isa::{AluOp, Instr, MemOp};
+use gpu16_machine::memory::Refusal;
 use gpu16_machine::{run, Config, Program, SharedMemory};
 
 fn program(mask: u16, code: &[Instr]) -> Program {
@@ -210,4 +211,126 @@ fn own_bank_rows_commit_as_perform_does() {
         perform(&mut replay, k, 9, MemOp::St, addr, doubled);
     }
     pinned(&program(0xFFFF, &code), &image, &replay);
+}
+
+/// The code shared by the two shared-bank tests below: every core stores its id at
+/// M[6:0x20], loads it back into r4 and stores r4 at M[6:id].
+fn shared_bank_tail() -> [Instr; 3] {
+    [st(9, 1, 2), ld(9, 1, 4), st(2, 1, 4)]
+}
+
+#[test]
+fn a_group_in_one_bank_commits_in_core_order() {
+    // All 16 cores at one IP, all in bank 6, no lock anywhere and no bank conflicts: the
+    // lockstep group's plain accesses commit as a batch. IPs 0-3 in cycles 5-8, the st of
+    // every core in 9, the ld in 10, the second st in 11. Core 15 stores last, so every
+    // core loads 15.
+    let mut code = vec![
+        Instr::SetConst { k: 0, d: 2 }, // r2 = core id
+        Instr::SetConst { k: 6, d: 8 },
+        Instr::Alu {
+            op: AluOp::Or,
+            a: 8,
+            b: 8,
+            c: 1,
+        }, // r1 = 6: the bank
+        Instr::SetConst { k: 0x20, d: 9 }, // r9 = row 0x20
+    ];
+    code.extend(shared_bank_tail());
+    let mut replay = SharedMemory::new(&[], false);
+    for core in 0..16u8 {
+        perform(&mut replay, core, 9, MemOp::St, 0x620, core);
+    }
+    for core in 0..16u8 {
+        assert_eq!(perform(&mut replay, core, 10, MemOp::Ld, 0x620, 0), 15);
+    }
+    for core in 0..16u8 {
+        perform(
+            &mut replay,
+            core,
+            11,
+            MemOp::St,
+            0x600 | u16::from(core),
+            15,
+        );
+    }
+    assert_eq!(replay.stats().accesses_per_bank[6], 48);
+    pinned(&program(0xFFFF, &code), &[], &replay);
+}
+
+#[test]
+fn a_group_in_one_bank_waits_for_a_lock_on_its_byte() {
+    // Core 15 leaves the others at the bnz and holds M[6:0x20], the byte they use, in
+    // cycles 12-13, so the memory's gate is closed for their ld. Cores 0-14: IPs 0-6 in
+    // cycles 5-11, st 12 (before core 15's ld_sync in core order, so core 15 loads 14),
+    // the ld stalls in 13 and retries in 14 (each waiter is below the closer, 15), st 15.
+    // Core 15: ld_sync 12, st_sync 13 (M[6:0x20] = 15), ready 14. So cores 0-14 load 15.
+    let mut code = vec![
+        Instr::SetConst { k: 0, d: 2 }, // r2 = core id
+        Instr::SetConst { k: 6, d: 8 },
+        Instr::Alu {
+            op: AluOp::Or,
+            a: 8,
+            b: 8,
+            c: 1,
+        }, // r1 = 6: the bank
+        Instr::SetConst { k: 0x20, d: 9 }, // r9 = row 0x20
+        Instr::SetConst { k: 15, d: 10 },  // r10 = 15
+        Instr::Alu {
+            op: AluOp::Sub,
+            a: 2,
+            b: 10,
+            c: 5,
+        }, // r5 = id - 15: zero on core 15 only
+        Instr::Bnz { a: 5, target: 10 },
+        Instr::Mem {
+            op: MemOp::LdSync,
+            a: 9,
+            hi: 1,
+            r: 3,
+        }, // 7: core 15 locks M[6:0x20]
+        Instr::Mem {
+            op: MemOp::StSync,
+            a: 9,
+            hi: 1,
+            r: 2,
+        }, // 8: M[6:0x20] = 15
+        Instr::Ready, // 9
+    ];
+    code.extend(shared_bank_tail());
+    let mut replay = SharedMemory::new(&[], false);
+    for core in 0..15u8 {
+        perform(&mut replay, core, 12, MemOp::St, 0x620, core);
+    }
+    assert_eq!(perform(&mut replay, 15, 12, MemOp::LdSync, 0x620, 0), 14);
+    for core in 0..15u8 {
+        assert!(matches!(
+            replay.perform(core, 13, MemOp::Ld, 0x620, 0),
+            Err(Refusal::Stall(_))
+        ));
+    }
+    perform(&mut replay, 15, 13, MemOp::StSync, 0x620, 15);
+    for core in 0..15u8 {
+        assert_eq!(perform(&mut replay, core, 14, MemOp::Ld, 0x620, 0), 15);
+    }
+    for core in 0..15u8 {
+        perform(
+            &mut replay,
+            core,
+            15,
+            MemOp::St,
+            0x600 | u16::from(core),
+            15,
+        );
+    }
+    let s = replay.stats();
+    assert_eq!(
+        (
+            s.accesses_per_bank[6],
+            s.lock_acquisitions_per_bank[6],
+            s.lock_hold_cycles_per_bank[6]
+        ),
+        (47, 1, 1)
+    );
+    pinned(&program(0xFFFF, &code), &[], &replay);
 }
