@@ -103,7 +103,7 @@ fn the_cases_cover_what_they_claim() {
 fn every_jit_engine_equals_interpreter_on_past_divergences() {
     use gpu16_machine::{Config, IssuePolicy};
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/regressions");
-    let cases: [(&str, IssuePolicy, bool, &[u8]); 3] = [
+    let cases: [(&str, IssuePolicy, bool, &[u8]); 5] = [
         ("tied_end_in_order.s", IssuePolicy::InOrder, false, &[]),
         (
             "herd_sleepers_before_their_sequence.s",
@@ -116,6 +116,18 @@ fn every_jit_engine_equals_interpreter_on_past_divergences() {
             IssuePolicy::Lookahead,
             true,
             &[0x76],
+        ),
+        (
+            "frame_passed_before_a_fault_lookahead.s",
+            IssuePolicy::Lookahead,
+            false,
+            &[],
+        ),
+        (
+            "frame_passed_before_a_fault_lookahead_banks.s",
+            IssuePolicy::Lookahead,
+            true,
+            &[],
         ),
     ];
     for (file, issue, bank_conflicts, memory) in cases {

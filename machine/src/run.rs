@@ -336,9 +336,10 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                 };
             };
             if key.cycle() >= self.config.max_cycles {
-                if ts.state == SchedulerState::Pending {
-                    self.advance_scheduler(true)?;
-                }
+                // Every core waits at or past the limit, so every decision the scheduler
+                // can take before it is now known, whatever its last bound left open: the
+                // state at the limit holds every frame processed in a cycle below it.
+                self.advance_scheduler(true)?;
                 return Err(self.limit_reached());
             }
             // Every event of a checkpoint cycle offers the checkpoint, since a core may come

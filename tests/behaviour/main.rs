@@ -158,6 +158,7 @@ macro_rules! backend_suite {
                     unprocessed_frame_is_reported,
                     exact_limit_for_a_core,
                     exact_limit_for_the_scheduler,
+                    frames_passed_before_the_limit_are_processed,
                     bank_stalled_cores_are_reported,
                 }
                 livelock {

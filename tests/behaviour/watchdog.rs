@@ -211,6 +211,75 @@ pub fn exact_limit_for_the_scheduler<B: Backend>(mk: Mk<B>) {
     );
 }
 
+pub fn frames_passed_before_the_limit_are_processed<B: Backend>(mk: Mk<B>) {
+    // Under lookahead, CF6 (no R0 init) passes IF5, which waits for core 0. Cores 0 and 1:
+    // frame 1 at 5; core 0: frame 3 (broadcast 6..9) in 10..17. CF2 at 5, CF4 at 10, CF6 at
+    // 11, IF7 for core 1 issued at 12 (broadcast 12..15, start 16), IF5 issued at 18 (start
+    // 22). The state at a limit holds every frame processed below it, however far core 0
+    // had run when the scheduler last looked (it could not tell at 11 whether IF5 could go
+    // then, and core 0 then ran on to the limit).
+    let img = Image::new()
+        .group(cf(0b11), &[&[ready()]])
+        .group(cf(1), &[&len(8)])
+        .group(cf(1), &[&[ready()]])
+        .group(cf(2), &[&[ready()]]);
+    let at = |limit: u64| match run(
+        mk,
+        &img,
+        &[],
+        &Config {
+            max_cycles: limit,
+            ..lookahead()
+        },
+    ) {
+        Ok(r) => panic!(
+            "run succeeded in {} cycles, expected the watchdog",
+            r.cycles
+        ),
+        Err(f) => (f.state.task_summary.control_frames, watchdog(f.error)),
+    };
+    assert_eq!(
+        at(11),
+        (
+            3,
+            (11, vec![unfinished(0, 3, 1, CoreWait::Running)], Some(5))
+        )
+    );
+    assert_eq!(
+        at(12),
+        (
+            4,
+            (12, vec![unfinished(0, 3, 2, CoreWait::Running)], Some(5))
+        )
+    );
+    assert_eq!(
+        at(16),
+        (
+            4,
+            (
+                16,
+                vec![
+                    unfinished(0, 3, 6, CoreWait::Running),
+                    unfinished(1, 7, 0, CoreWait::NotStarted { start: 16 })
+                ],
+                Some(5)
+            )
+        )
+    );
+    let r = run_ok(mk, &img, &[], &lookahead());
+    assert_eq!(r.cycles, 23);
+    assert_eq!(r.task_summary.control_frames, 4);
+    assert_eq!(
+        timeline(&r),
+        vec![
+            (1, 1, 5, 5),
+            (3, 6, 10, 17),
+            (7, 12, 16, 16),
+            (5, 18, 22, 22)
+        ]
+    );
+}
+
 pub fn bank_stalled_cores_are_reported<B: Backend>(mk: Mk<B>) {
     // Bank model on, cores 0..3 read rows 0..3 of bank 0 at 5: core k loads at 5 + k. With
     // the limit at 7: core 0 is done (ready at 6), core 1 loaded at 6 and its ready is due at
