@@ -213,10 +213,40 @@ fn own_bank_rows_commit_as_perform_does() {
     pinned(&program(0xFFFF, &code), &image, &replay);
 }
 
-/// The code shared by the two shared-bank tests below: every core stores its id at
+/// The first 4 IPs of the two shared-bank tests below: r2 = core id, r1 = 6 (the bank),
+/// r9 = 0x20 (the row).
+fn shared_bank_setup() -> [Instr; 4] {
+    [
+        Instr::SetConst { k: 0, d: 2 },
+        Instr::SetConst { k: 6, d: 8 },
+        Instr::Alu {
+            op: AluOp::Or,
+            a: 8,
+            b: 8,
+            c: 1,
+        },
+        Instr::SetConst { k: 0x20, d: 9 },
+    ]
+}
+
+/// The last 3 IPs of the two shared-bank tests below: every core stores its id at
 /// M[6:0x20], loads it back into r4 and stores r4 at M[6:id].
 fn shared_bank_tail() -> [Instr; 3] {
     [st(9, 1, 2), ld(9, 1, 4), st(2, 1, 4)]
+}
+
+/// The replay of the tail's last st: each of `cores` stores `value` at M[6:id] in `cycle`.
+fn store_rows(replay: &mut SharedMemory, cores: std::ops::Range<u8>, cycle: u64, value: u8) {
+    for core in cores {
+        perform(
+            replay,
+            core,
+            cycle,
+            MemOp::St,
+            0x600 | u16::from(core),
+            value,
+        );
+    }
 }
 
 #[test]
@@ -225,17 +255,7 @@ fn a_group_in_one_bank_commits_in_core_order() {
     // lockstep group's plain accesses commit as a batch. IPs 0-3 in cycles 5-8, the st of
     // every core in 9, the ld in 10, the second st in 11. Core 15 stores last, so every
     // core loads 15.
-    let mut code = vec![
-        Instr::SetConst { k: 0, d: 2 }, // r2 = core id
-        Instr::SetConst { k: 6, d: 8 },
-        Instr::Alu {
-            op: AluOp::Or,
-            a: 8,
-            b: 8,
-            c: 1,
-        }, // r1 = 6: the bank
-        Instr::SetConst { k: 0x20, d: 9 }, // r9 = row 0x20
-    ];
+    let mut code = shared_bank_setup().to_vec();
     code.extend(shared_bank_tail());
     let mut replay = SharedMemory::new(&[], false);
     for core in 0..16u8 {
@@ -244,16 +264,7 @@ fn a_group_in_one_bank_commits_in_core_order() {
     for core in 0..16u8 {
         assert_eq!(perform(&mut replay, core, 10, MemOp::Ld, 0x620, 0), 15);
     }
-    for core in 0..16u8 {
-        perform(
-            &mut replay,
-            core,
-            11,
-            MemOp::St,
-            0x600 | u16::from(core),
-            15,
-        );
-    }
+    store_rows(&mut replay, 0..16u8, 11, 15);
     assert_eq!(replay.stats().accesses_per_bank[6], 48);
     pinned(&program(0xFFFF, &code), &[], &replay);
 }
@@ -265,17 +276,9 @@ fn a_group_in_one_bank_waits_for_a_lock_on_its_byte() {
     // cycles 5-11, st 12 (before core 15's ld_sync in core order, so core 15 loads 14),
     // the ld stalls in 13 and retries in 14 (each waiter is below the closer, 15), st 15.
     // Core 15: ld_sync 12, st_sync 13 (M[6:0x20] = 15), ready 14. So cores 0-14 load 15.
-    let mut code = vec![
-        Instr::SetConst { k: 0, d: 2 }, // r2 = core id
-        Instr::SetConst { k: 6, d: 8 },
-        Instr::Alu {
-            op: AluOp::Or,
-            a: 8,
-            b: 8,
-            c: 1,
-        }, // r1 = 6: the bank
-        Instr::SetConst { k: 0x20, d: 9 }, // r9 = row 0x20
-        Instr::SetConst { k: 15, d: 10 },  // r10 = 15
+    let mut code = shared_bank_setup().to_vec();
+    code.extend([
+        Instr::SetConst { k: 15, d: 10 }, // r10 = 15
         Instr::Alu {
             op: AluOp::Sub,
             a: 2,
@@ -296,7 +299,7 @@ fn a_group_in_one_bank_waits_for_a_lock_on_its_byte() {
             r: 2,
         }, // 8: M[6:0x20] = 15
         Instr::Ready, // 9
-    ];
+    ]);
     code.extend(shared_bank_tail());
     let mut replay = SharedMemory::new(&[], false);
     for core in 0..15u8 {
@@ -313,16 +316,7 @@ fn a_group_in_one_bank_waits_for_a_lock_on_its_byte() {
     for core in 0..15u8 {
         assert_eq!(perform(&mut replay, core, 14, MemOp::Ld, 0x620, 0), 15);
     }
-    for core in 0..15u8 {
-        perform(
-            &mut replay,
-            core,
-            15,
-            MemOp::St,
-            0x600 | u16::from(core),
-            15,
-        );
-    }
+    store_rows(&mut replay, 0..15u8, 15, 15);
     let s = replay.stats();
     assert_eq!(
         (
