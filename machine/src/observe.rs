@@ -1,6 +1,7 @@
 //! Events a run reports to an observer as it goes: the raw material of timelines, traces and
 //! waveforms. Cores run ahead of one another, so events arrive grouped per core rather than
-//! in global cycle order; each carries its cycles, and consumers order them as they need.
+//! in global cycle order; each carries its cycles, and consumers order them as they need. A
+//! failed run's events are those complete before its cycle ([`Observer::rewind_events`]).
 
 use crate::backend::CoreState;
 use crate::config::Config;
@@ -247,6 +248,17 @@ pub trait Observer {
     fn executed(&mut self, _executed: &Executed) -> bool {
         false
     }
+    /// Called, only when [`Observer::WANTS_EVENTS`], when a fault or a livelock ended the
+    /// run in `cycle`: forget every event reported so far. When the failure showed, some
+    /// cores had run past `cycle` and their events were reported, while the scheduler had
+    /// not yet reported all it did before it; the state the failure reports is the machine
+    /// as `cycle` began. The run then reports again, from the start, exactly the events
+    /// complete before `cycle`: those a run stopped there by the watchdog reports. So every
+    /// engine reports the same events for a failed run, and they agree with its state.
+    ///
+    /// The default forgets nothing, which leaves an observer that keeps events with both
+    /// reports: every observer that keeps events overrides it.
+    fn rewind_events(&mut self, _cycle: u64) {}
 }
 
 /// Why a run was stopped from outside the machine.
@@ -291,6 +303,9 @@ impl<T: Observer> Observer for &mut T {
     const WANTS_TASKS: bool = T::WANTS_TASKS;
     fn task(&mut self, record: &TaskRecord) {
         (**self).task(record);
+    }
+    fn rewind_events(&mut self, cycle: u64) {
+        (**self).rewind_events(cycle);
     }
 }
 
@@ -343,6 +358,14 @@ impl<A: Observer, B: Observer> Observer for (A, B) {
             self.1.task(record);
         }
     }
+    fn rewind_events(&mut self, cycle: u64) {
+        if A::WANTS_EVENTS {
+            self.0.rewind_events(cycle);
+        }
+        if B::WANTS_EVENTS {
+            self.1.rewind_events(cycle);
+        }
+    }
 }
 
 /// The observer that ignores everything.
@@ -354,5 +377,8 @@ impl Observer for () {
 impl Observer for Vec<Event> {
     fn event(&mut self, event: Event) {
         self.push(event);
+    }
+    fn rewind_events(&mut self, _cycle: u64) {
+        self.clear();
     }
 }

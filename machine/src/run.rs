@@ -93,14 +93,163 @@ pub fn run_stream_observed<B: Backend, O: Observer>(
     config: &Config,
     observer: &mut O,
 ) -> Result<RunReport, Box<RunFailure>> {
-    let mut config = *config;
-    observer.start(&config);
+    let (mut failure, delivered) = match run_once(backend, source, memory, config, observer) {
+        Ok(report) => return Ok(report),
+        Err(failed) => failed,
+    };
+    let config = bounded(config);
+    // The tasks an observer took as the run went are the first of the log a rerun gives
+    // (each ended before every event still to come, so before the failure's cycle).
+    let own_tasks = std::mem::take(&mut failure.state.tasks);
+    let mut rerun_tasks = None;
+    match &mut failure.error {
+        RunError::Fault { cycle, .. } if config.max_cycles > *cycle => {
+            if let Some(stop) =
+                state_when_cycle_began(backend, source, memory, &config, *cycle, observer)
+            {
+                failure.state = stop.state;
+                rerun_tasks = Some(std::mem::take(&mut failure.state.tasks));
+            }
+        }
+        // Cores other than the looping one may have run past the checkpoint when it was
+        // proven; the unfinished cores are listed as they stood when its cycle began.
+        RunError::Livelock {
+            cycle,
+            cores,
+            next_frame,
+            ..
+        } => {
+            if let Some(stop) =
+                state_when_cycle_began(backend, source, memory, &config, *cycle, observer)
+            {
+                if let RunError::Watchdog {
+                    cores: at,
+                    next_frame: next,
+                    ..
+                } = stop.error
+                {
+                    *cores = at;
+                    *next_frame = next;
+                }
+                failure.state = stop.state;
+                rerun_tasks = Some(std::mem::take(&mut failure.state.tasks));
+            }
+        }
+        _ => {}
+    }
+    let streams_tasks = O::WANTS_TASKS && config.tasks == TaskLog::All;
+    let tasks = match rerun_tasks {
+        Some(mut all) if streams_tasks => all.split_off(delivered.min(all.len())),
+        Some(all) => all,
+        None => own_tasks,
+    };
+    if streams_tasks {
+        for record in &tasks {
+            observer.task(record);
+        }
+    } else {
+        failure.state.tasks = tasks;
+    }
+    Err(failure)
+}
+
+/// The machine as it was when `cycle` began: every instruction of the earlier cycles
+/// executed, none of `cycle` and later. How far cores had run ahead when a fault showed
+/// depends on the engine (one core at a time, or groups in lockstep), so the state a fault
+/// leaves is taken from a second run that stops at the fault's cycle, which every engine
+/// reaches exactly; that run's watchdog failure is returned, and its events are reported
+/// to `observer` in place of the first run's ([`Observer::rewind_events`]). `None` if that
+/// run does not stop there as the watchdog (it always should).
+fn state_when_cycle_began<B: Backend, O: Observer>(
+    backend: &mut B,
+    source: &mut dyn FrameSource,
+    memory: &[u8],
+    config: &Config,
+    cycle: u64,
+    observer: &mut O,
+) -> Option<RunFailure> {
+    let stop = Config {
+        max_cycles: cycle,
+        ..*config
+    };
+    source.rewind().ok()?;
+    let rerun = if O::WANTS_EVENTS {
+        let mut rewound = Rewound {
+            sink: observer,
+            cycle,
+        };
+        run_once(backend, source, memory, &stop, &mut rewound)
+    } else {
+        run_once(backend, source, memory, &stop, &mut ())
+    };
+    match rerun {
+        Err((mut f, _)) if matches!(f.error, RunError::Watchdog { .. }) => {
+            f.state.config = *config;
+            Some(*f)
+        }
+        _ => None,
+    }
+}
+
+/// What a failed run's second run reports to an observer that wants events: one type for
+/// every observer, so the run loop is compiled once more per backend, not once per observer.
+trait EventSink {
+    fn rewind_events(&mut self, cycle: u64);
+    fn event(&mut self, event: Event);
+}
+
+impl<O: Observer> EventSink for O {
+    fn rewind_events(&mut self, cycle: u64) {
+        Observer::rewind_events(self, cycle);
+    }
+    fn event(&mut self, event: Event) {
+        Observer::event(self, event);
+    }
+}
+
+/// The observer of a failed run's second run ([`state_when_cycle_began`]): it has the
+/// first run's observer forget that run's events and hands it the second run's, and
+/// nothing else (the first run reported its progress, instructions and tasks).
+struct Rewound<'a> {
+    sink: &'a mut dyn EventSink,
+    cycle: u64,
+}
+
+impl Observer for Rewound<'_> {
+    fn start(&mut self, _config: &Config) {
+        self.sink.rewind_events(self.cycle);
+    }
+    fn event(&mut self, event: Event) {
+        self.sink.event(event);
+    }
+}
+
+/// The limits a run works within: the watchdog at most [`MAX_CYCLE_LIMIT`], checkpoints at
+/// least a cycle apart.
+fn bounded(config: &Config) -> Config {
+    Config {
+        max_cycles: config.max_cycles.min(MAX_CYCLE_LIMIT),
+        checkpoint_cycles: config.checkpoint_cycles.max(1),
+        ..*config
+    }
+}
+
+/// One run of the machine, to its end or its failure. A failure comes with the number of
+/// task records the observer took as the run went, and with the state as the run left it,
+/// which for a fault or a livelock is not yet the state as its cycle began.
+fn run_once<B: Backend, O: Observer>(
+    backend: &mut B,
+    source: &mut dyn FrameSource,
+    memory: &[u8],
+    config: &Config,
+    observer: &mut O,
+) -> Result<RunReport, (Box<RunFailure>, usize)> {
+    observer.start(config);
+    let config = bounded(config);
     let mut shared = SharedMemory::new(memory, config.bank_conflicts);
     if O::WANTS_EVENTS {
         shared.closed = Some(Vec::new());
     }
-    config.max_cycles = config.max_cycles.min(MAX_CYCLE_LIMIT);
-    config.checkpoint_cycles = config.checkpoint_cycles.max(1);
     let mut run = Run {
         ts: TaskScheduler::new(TaskMemory::new(source), &config),
         backend,
@@ -138,7 +287,7 @@ pub fn run_stream_observed<B: Backend, O: Observer>(
     }
     run.report_executed();
     let streams_tasks = O::WANTS_TASKS && config.tasks == TaskLog::All;
-    let mut failure = match outcome {
+    let failure = match outcome {
         Ok(()) => {
             let mut report = run.report();
             if streams_tasks {
@@ -171,83 +320,7 @@ pub fn run_stream_observed<B: Backend, O: Observer>(
             Box::new(RunFailure { error, state })
         }
     };
-    let delivered = run.tasks_delivered;
-    drop(run);
-    // The tasks an observer took as the run went are the first of the log a rerun gives
-    // (each ended before every event still to come, so before the failure's cycle).
-    let own_tasks = std::mem::take(&mut failure.state.tasks);
-    let mut rerun_tasks = None;
-    match &mut failure.error {
-        RunError::Fault { cycle, .. } if config.max_cycles > *cycle => {
-            if let Some(stop) = state_when_cycle_began(backend, source, memory, &config, *cycle) {
-                failure.state = stop.state;
-                rerun_tasks = Some(std::mem::take(&mut failure.state.tasks));
-            }
-        }
-        // Cores other than the looping one may have run past the checkpoint when it was
-        // proven; the unfinished cores are listed as they stood when its cycle began.
-        RunError::Livelock {
-            cycle,
-            cores,
-            next_frame,
-            ..
-        } => {
-            if let Some(stop) = state_when_cycle_began(backend, source, memory, &config, *cycle) {
-                if let RunError::Watchdog {
-                    cores: at,
-                    next_frame: next,
-                    ..
-                } = stop.error
-                {
-                    *cores = at;
-                    *next_frame = next;
-                }
-                failure.state = stop.state;
-                rerun_tasks = Some(std::mem::take(&mut failure.state.tasks));
-            }
-        }
-        _ => {}
-    }
-    let tasks = match rerun_tasks {
-        Some(mut all) if streams_tasks => all.split_off(delivered.min(all.len())),
-        Some(all) => all,
-        None => own_tasks,
-    };
-    if streams_tasks {
-        for record in &tasks {
-            observer.task(record);
-        }
-    } else {
-        failure.state.tasks = tasks;
-    }
-    Err(failure)
-}
-
-/// The machine as it was when `cycle` began: every instruction of the earlier cycles
-/// executed, none of `cycle` and later. How far cores had run ahead when a fault showed
-/// depends on the engine (one core at a time, or groups in lockstep), so the state a fault
-/// leaves is taken from a second run that stops at the fault's cycle, which every engine
-/// reaches exactly; that run's watchdog failure is returned. `None` if that run does not
-/// stop there as the watchdog (it always should).
-fn state_when_cycle_began<B: Backend>(
-    backend: &mut B,
-    source: &mut dyn FrameSource,
-    memory: &[u8],
-    config: &Config,
-    cycle: u64,
-) -> Option<RunFailure> {
-    let stop = Config {
-        max_cycles: cycle,
-        ..*config
-    };
-    source.rewind().ok()?;
-    match run_stream_observed(backend, source, memory, &stop, &mut ()) {
-        Err(mut f) if matches!(f.error, RunError::Watchdog { .. }) => {
-            f.state.config = *config;
-            Some(*f)
-        }
-        _ => None,
-    }
+    Err((failure, run.tasks_delivered))
 }
 
 struct Run<'a, B: Backend, O: Observer> {
