@@ -74,6 +74,12 @@ impl Observer for Watch {
             Event::ControlFrame { .. } | Event::SchedulerWait { .. } => {}
         }
     }
+
+    /// A fault or a livelock: the run reports again the events before its cycle, which
+    /// are all that happened in the state it reports.
+    fn rewind_events(&mut self, _cycle: u64) {
+        *self = Watch::default();
+    }
 }
 
 fn main() -> ExitCode {

@@ -62,6 +62,10 @@
 //!             self.0.push((core, frame, start, end));
 //!         }
 //!     }
+//!     // A fault or a livelock: the run reports again the events complete before its cycle.
+//!     fn rewind_events(&mut self, _cycle: u64) {
+//!         self.0.clear();
+//!     }
 //! }
 //!
 //! let mut parts = Parts::default();

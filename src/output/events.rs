@@ -128,6 +128,13 @@ impl Observer for Recorder {
             self.cut();
         }
     }
+
+    fn rewind_events(&mut self, _cycle: u64) {
+        *self = Recorder {
+            config: self.config,
+            ..Recorder::new(self.limit)
+        };
+    }
 }
 
 #[cfg(test)]
@@ -176,5 +183,30 @@ mod tests {
         r.event(part(0, 9));
         assert_eq!(r.events().len(), 5);
         assert_eq!(r.cut_at(), Some(5));
+    }
+
+    #[test]
+    fn a_rewind_forgets_every_event_and_cut_but_keeps_the_limit_and_config() {
+        let mut r = Recorder::new(2);
+        let config = Config {
+            max_cycles: 77,
+            ..Config::default()
+        };
+        r.start(&config);
+        for s in [9, 1, 8, 2, 7] {
+            r.event(part(0, s));
+        }
+        assert_eq!(r.cut_at(), Some(7));
+        r.rewind_events(4);
+        assert_eq!((r.seen(), r.dropped(), r.cut_at()), (0, 0, None));
+        assert!(r.events().is_empty());
+        assert_eq!(r.config().max_cycles, 77);
+        // The limit still holds after it.
+        for s in [3, 0, 2, 1] {
+            r.event(part(0, s));
+        }
+        let starts: Vec<u64> = r.events().iter().map(start_of).collect();
+        assert_eq!(starts, [0, 1]);
+        assert_eq!(r.cut_at(), Some(2));
     }
 }

@@ -70,6 +70,9 @@ pub struct Writers<'p> {
     program: &'p Program,
     memory: Option<Vec<Option<Writer>>>,
     registers: Option<Box<[[Option<Writer>; 16]; 16]>>,
+    /// Each core's last R0 init, kept apart from the instructions' writes because a failed
+    /// run reports its events again ([`Observer::rewind_events`]) but not its instructions.
+    r0_init: [Option<Writer>; 16],
 }
 
 impl<'p> Writers<'p> {
@@ -80,6 +83,7 @@ impl<'p> Writers<'p> {
             program,
             memory: memory.then(|| vec![None; MEMORY_BYTES]),
             registers: registers.then(|| Box::new([[None; 16]; 16])),
+            r0_init: [None; 16],
         }
     }
 
@@ -90,12 +94,19 @@ impl<'p> Writers<'p> {
 
     /// The last writer of `core`'s register `reg`, if tracked and written.
     pub fn of_register(&self, core: usize, reg: usize) -> Option<Writer> {
-        self.registers
+        let mut last = self
+            .registers
             .as_ref()?
             .get(core)?
             .get(reg)
             .copied()
-            .flatten()
+            .flatten();
+        if reg == 0 {
+            if let Some(init) = self.r0_init[core] {
+                keep(&mut last, init);
+            }
+        }
+        last
     }
 }
 
@@ -112,8 +123,7 @@ impl Observer for Writers<'_> {
     const WANTS_EXECUTED: bool = true;
 
     fn event(&mut self, event: Event) {
-        let (Some(regs), Event::ControlFrame { frame, cycle }) = (&mut self.registers, event)
-        else {
+        let (Some(_), Event::ControlFrame { frame, cycle }) = (&self.registers, event) else {
             return;
         };
         let mask = self.program.control(frame).r0_init_mask();
@@ -124,8 +134,12 @@ impl Observer for Writers<'_> {
                 ip: None,
                 cycle,
             };
-            keep(&mut regs[usize::from(core)][0], w);
+            keep(&mut self.r0_init[usize::from(core)], w);
         }
+    }
+
+    fn rewind_events(&mut self, _cycle: u64) {
+        self.r0_init = [None; 16];
     }
 
     fn executed(&mut self, e: &Executed) -> bool {
