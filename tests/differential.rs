@@ -155,8 +155,7 @@ fn every_jit_engine_equals_interpreter_on_past_divergences() {
 
 /// The interpreter's group form (a group, and a cohort once a core of it falls asleep on a
 /// lock) is the reference for the lockstep engine, so it is held to the per-core
-/// interpreter first: the same outcome (and, for a run that completes, the same events) on
-/// every profile.
+/// interpreter first: the same outcome and the same events on every profile.
 #[test]
 fn interpreter_in_lockstep_equals_interpreter_one_core_at_a_time() {
     use gpu16_interp::Interpreter;
@@ -179,17 +178,74 @@ fn interpreter_in_lockstep_equals_interpreter_one_core_at_a_time() {
             };
             let (one, one_events) = run(Interpreter::new());
             let (group, group_events) = run(Interpreter::lockstep());
-            // A run that fails reports the state of its failing cycle, but how far cores
-            // had run ahead, and so which later events were seen, is the engine's.
-            if one.is_ok() {
-                assert_eq!(
-                    one_events, group_events,
-                    "events, seed {seed} ({profile:?})"
-                );
-            }
+            // A failed run too: its events are those before its cycle, whichever engine
+            // ran ahead of it (Observer::rewind_events).
+            assert_eq!(
+                one_events, group_events,
+                "events, seed {seed} ({profile:?})"
+            );
             assert_eq!(one, group, "seed {seed} ({profile:?})");
         }
     }
+}
+
+/// What an observer sees does not depend on the engine: every compiled engine reports the
+/// interpreter's events, for a failed run too (those complete before its cycle), on every
+/// profile with rule breaking, both policies and bank conflicts.
+#[test]
+fn every_engine_reports_the_interpreters_events() {
+    use gpu16_machine::{Event, Program};
+    let runners = [
+        Runner {
+            backend: BackendKind::Jit,
+            engine: Engine::PerCore,
+        },
+        Runner {
+            backend: BackendKind::Jit,
+            engine: Engine::Lockstep,
+        },
+        Runner {
+            backend: BackendKind::Auto,
+            engine: Engine::Adaptive,
+        },
+    ];
+    let per = 480 / Profile::ALL.len() as u64;
+    let mut failed = 0;
+    for (k, profile) in Profile::ALL.into_iter().enumerate() {
+        let base = 37_000_000 + k as u64 * 1_000_000;
+        for seed in base..base + per {
+            let c = case(seed, Some(profile));
+            let Ok(program) = Program::from_image(&c.image) else {
+                continue;
+            };
+            let run = |runner: Runner| {
+                let mut events: Vec<Event> = Vec::new();
+                let result =
+                    gpu16::run_observed(runner, &program, &c.memory, &c.config, &mut events);
+                let mut events: Vec<String> = events.iter().map(|e| format!("{e:?}")).collect();
+                events.sort();
+                (result.map_err(|f| f.error), events)
+            };
+            let (want, want_events) = run(BackendKind::Interp.into());
+            failed += u32::from(want.is_err());
+            for runner in runners {
+                let (got, got_events) = run(runner);
+                assert_eq!(
+                    got.is_ok(),
+                    want.is_ok(),
+                    "seed {seed} ({profile:?}) on {}",
+                    runner.name()
+                );
+                assert_eq!(
+                    got_events,
+                    want_events,
+                    "events, seed {seed} ({profile:?}) on {}",
+                    runner.name()
+                );
+            }
+        }
+    }
+    assert!(failed >= 40, "only {failed} failed runs among the cases");
 }
 
 /// The MCST dialect: the JIT runs register-only slots ahead in compiled code, which must

@@ -230,6 +230,58 @@ fn bad_outputs_fail_cleanly() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// Run `prog` with `--trace`, `--vcd` and `--timeline` plus `args`, exiting with `status`:
+/// the trace, the waveform and the printed report, with the JIT's name put back to the
+/// interpreter's.
+fn show(prog: &Path, name: &str, args: &[&str], status: i32) -> Vec<String> {
+    let d = prog.parent().unwrap();
+    let trace = d.join(format!("{name}.trace.json"));
+    let vcd = d.join(format!("{name}.vcd"));
+    let mut all = vec!["run", s(prog), "--trace", s(&trace), "--vcd", s(&vcd)];
+    all.extend_from_slice(&["--timeline", "--width", "90", "-q"]);
+    all.extend_from_slice(args);
+    let out = gpu16(&all);
+    assert_eq!(
+        out.status.code(),
+        Some(status),
+        "{name}: {}",
+        common::stderr(&out)
+    );
+    let text = common::stdout(&out);
+    [
+        std::fs::read_to_string(&trace).unwrap(),
+        std::fs::read_to_string(&vcd).unwrap(),
+        text,
+    ]
+    .into_iter()
+    .map(|t| {
+        t.replace("\"jit\"", "\"interp\"")
+            .replace("backend jit", "backend interp")
+    })
+    .collect()
+}
+
+/// `show` on the interpreter and on every JIT engine: each must write what the interpreter
+/// does. Returns the interpreter's.
+fn same_on_every_engine(prog: &Path, status: i32) -> Vec<String> {
+    let want = show(prog, "interp", &["--backend", "interp"], status);
+    for engine in ["percore", "lockstep", "adaptive"] {
+        let got = show(
+            prog,
+            engine,
+            &["--backend", "jit", "--jit-engine", engine],
+            status,
+        );
+        for (what, (g, w)) in ["trace", "vcd", "timeline and statistics"]
+            .iter()
+            .zip(got.iter().zip(&want))
+        {
+            assert_eq!(g, w, "{what} differs under --jit-engine {engine}");
+        }
+    }
+    want
+}
+
 /// What a person sees of a run (the trace, the waveform, the timeline and the statistics)
 /// does not depend on the engine: the interpreter, and the JIT one core at a time or in
 /// lockstep, write the same files but for the backend's name.
@@ -238,36 +290,69 @@ fn every_engine_shows_the_same_run() {
     let d = dir("engines");
     let mut contended = lock_pair();
     contended.extend(spec_example_1());
-    let prog = hex(&d, &contended);
-    let show = |name: &str, args: &[&str]| -> Vec<String> {
-        let trace = d.join(format!("{name}.trace.json"));
-        let vcd = d.join(format!("{name}.vcd"));
-        let mut all = vec!["run", s(&prog), "--trace", s(&trace), "--vcd", s(&vcd)];
-        all.extend_from_slice(&["--timeline", "--width", "90", "-q"]);
-        all.extend_from_slice(args);
-        let out = gpu16(&all);
-        assert!(out.status.success(), "{name}: {}", common::stderr(&out));
-        let text = common::stdout(&out);
-        [
-            std::fs::read_to_string(&trace).unwrap(),
-            std::fs::read_to_string(&vcd).unwrap(),
-            text,
-        ]
-        .into_iter()
-        .map(|t| {
-            t.replace("\"jit\"", "\"interp\"")
-                .replace("backend jit", "backend interp")
+    same_on_every_engine(&hex(&d, &contended), 0);
+}
+
+/// A run that faults shows what happened before the fault's cycle, as its state does, on
+/// every engine: core 0 (R0 = 1) locks 0x000 at 8 and faults at its ready in 14; core 1
+/// counts down from 60 and would end at 128; core 2 runs frame 3 in 10..11 (the cycles are
+/// worked out in tests/behaviour/faults.rs, `a_fault_reports_the_events_complete_before_its_cycle`).
+#[test]
+fn a_fault_shows_the_run_up_to_its_cycle_on_every_engine() {
+    let d = dir("fault_engines");
+    let body = [
+        Instr::SetConst { k: 1, d: 9 },
+        Instr::SetConst { k: 60, d: 10 },
+        Instr::Bnz { a: 0, target: 6 },
+        Instr::Alu {
+            op: AluOp::Sub,
+            a: 10,
+            b: 9,
+            c: 10,
+        },
+        Instr::Bnz { a: 10, target: 3 },
+        Instr::Ready,
+        Instr::Mem {
+            op: MemOp::LdSync,
+            a: 8,
+            hi: 1,
+            r: 10,
+        },
+        Instr::Nop,
+        Instr::Nop,
+        Instr::Nop,
+        Instr::Nop,
+        Instr::Nop,
+        Instr::Ready,
+    ];
+    let frames = vec![
+        cf(1, Fence::No, 0b11, &[(0, 1)]),
+        iff(&body),
+        cf(1, Fence::No, 0b100, &[]),
+        iff(&[Instr::Nop, Instr::Ready]),
+    ];
+    let shown = same_on_every_engine(&hex(&d, &frames), 1);
+    let trace: Value = serde_json::from_str(&shown[0]).unwrap();
+    assert_eq!(trace["otherData"]["cycles"], 14);
+    let events: Vec<(String, u64)> = trace["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] != "M")
+        .map(|e| {
+            (
+                e["name"].as_str().unwrap().to_string(),
+                e["ts"].as_u64().unwrap(),
+            )
         })
-        .collect()
-    };
-    let want = show("interp", &["--backend", "interp"]);
-    for engine in ["percore", "lockstep", "adaptive"] {
-        let got = show(engine, &["--backend", "jit", "--jit-engine", engine]);
-        for (what, (g, w)) in ["trace", "vcd", "timeline and statistics"]
-            .iter()
-            .zip(got.iter().zip(&want))
-        {
-            assert_eq!(g, w, "{what} differs under --jit-engine {engine}");
-        }
-    }
+        .collect();
+    let want = [
+        ("CF frame 0", 0),
+        ("broadcast frame 1", 1),
+        ("CF frame 2", 5),
+        ("broadcast frame 3", 6),
+        ("frame 3", 10),
+    ];
+    let want: Vec<(String, u64)> = want.iter().map(|&(n, t)| (n.to_string(), t)).collect();
+    assert_eq!(events, want);
 }

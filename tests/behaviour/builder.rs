@@ -8,8 +8,8 @@
 #![allow(dead_code)]
 
 use gpu16_machine::{
-    AluOp, Backend, Config, ControlFrame, Fence, Instr, IssuePolicy, MemOp, Program, RunError,
-    RunFailure, RunReport,
+    AluOp, Backend, Config, ControlFrame, Event, Fence, Instr, IssuePolicy, MemOp, Program,
+    RunError, RunFailure, RunReport,
 };
 
 /// A backend constructor; every test takes one, so the suite runs on every backend.
@@ -273,6 +273,35 @@ pub fn run_err<B: Backend>(mk: Mk<B>, image: &Image, memory: &[u8], config: &Con
         Ok(r) => panic!("run succeeded in {} cycles, expected a failure", r.cycles),
         Err(f) => f.error,
     }
+}
+
+/// A run that must fail, with the events it reported in a fixed order (by first cycle,
+/// then as `Debug` prints them): engines report them in their own order.
+pub fn failed_with_events<B: Backend>(
+    mk: Mk<B>,
+    image: &Image,
+    config: &Config,
+) -> (Box<RunFailure>, Vec<Event>) {
+    let mut backend = mk();
+    let mut events: Vec<Event> = Vec::new();
+    match gpu16_machine::run_observed(&mut backend, &image.program(), &[], config, &mut events) {
+        Ok(r) => panic!("run succeeded in {} cycles, expected a failure", r.cycles),
+        Err(f) => (f, in_cycle_order(events)),
+    }
+}
+
+/// `events` by first cycle, then as `Debug` prints them.
+pub fn in_cycle_order(mut events: Vec<Event>) -> Vec<Event> {
+    let first = |e: &Event| match *e {
+        Event::ControlFrame { cycle, .. } => cycle,
+        Event::Broadcast { from, .. }
+        | Event::SchedulerWait { from, .. }
+        | Event::LockHeld { from, .. }
+        | Event::Stall { from, .. } => from,
+        Event::CorePart { start, .. } => start,
+    };
+    events.sort_by_cached_key(|e| (first(e), format!("{e:?}")));
+    events
 }
 
 /// The task timeline in issue order: (frame, issue, start, end).

@@ -6,7 +6,7 @@
 //! on core 0 (frames 0, 1), CF2 is processed at 5, IF3 broadcast 6..9, so IP k runs at 10 + k.
 
 use crate::builder::*;
-use gpu16_machine::{Backend, FaultRule, Instr, RunError};
+use gpu16_machine::{Backend, Event, FaultRule, Fence, Instr, RunError};
 
 type Fault = (FaultRule, usize, u8, u8, u64, Option<u16>);
 
@@ -194,6 +194,127 @@ pub fn fault_state_leaves_out_what_other_cores_ran_ahead<B: Backend>(mk: Mk<B>) 
     assert_eq!(&failure.state.registers[1][9..12], &[0, 0, 0]);
     assert_eq!(failure.state.cores[1].instructions, 1);
     assert_eq!(failure.state.cores[0].instructions, 1);
+}
+
+pub fn a_fault_reports_the_events_complete_before_its_cycle<B: Backend>(mk: Mk<B>) {
+    // Cores 0 (R0 = 1) and 1 start frame 1 at 5: IP0 and IP1 at 5 and 6, the bnz at 7. Core
+    // 0 jumps to IP6, locks 0x000 at 8, runs 5 nops (9..13) and faults at its ready in 14.
+    // Core 1 counts r10 down from 60, a sub and a bnz per round (8..127), and would end at
+    // 128. CF2 at 5, IF3 for core 2 broadcast 6..9, its part 10..11. The run reports what
+    // happened before cycle 14, as its state does: core 1's part, which a core run ahead
+    // would have ended, is not among them, and core 0's sequence never closed.
+    let body = [
+        set_const(1, 9),
+        set_const(60, 10),
+        bnz(0, 6),
+        sub(10, 9, 10),
+        bnz(10, 3),
+        ready(),
+        ld_sync(8, 1, 10),
+        nop(),
+        nop(),
+        nop(),
+        nop(),
+        nop(),
+        ready(),
+    ];
+    let img = Image::new()
+        .group(cf(0b11).r0(0, 1), &[&body])
+        .group(cf(1 << 2), &[&[nop(), ready()]]);
+    let want = vec![
+        Event::ControlFrame { frame: 0, cycle: 0 },
+        Event::Broadcast {
+            frame: 1,
+            mask: 0b11,
+            fence: Fence::No,
+            from: 1,
+            to: 4,
+        },
+        Event::ControlFrame { frame: 2, cycle: 5 },
+        Event::Broadcast {
+            frame: 3,
+            mask: 0b100,
+            fence: Fence::No,
+            from: 6,
+            to: 9,
+        },
+        Event::CorePart {
+            core: 2,
+            frame: 3,
+            start: 10,
+            end: 11,
+        },
+    ];
+    for config in [in_order(), lookahead()] {
+        let (failure, events) = failed_with_events(mk, &img, &config);
+        assert_eq!(
+            fault(failure.error),
+            (
+                FaultRule::ReadyWhileHolding { held: 0x000 },
+                1,
+                0,
+                12,
+                14,
+                None
+            )
+        );
+        assert_eq!(events, want, "{:?}", config.issue);
+    }
+}
+
+pub fn a_fault_reports_the_frames_the_scheduler_passed_before_it<B: Backend>(mk: Mk<B>) {
+    // Under lookahead: cores 0 and 1 run frame 1 at 5 (CF2 at 5 too); core 0 runs IF3
+    // (broadcast 6..9) from 10, locks 0x000 at 13 and faults at its ready in 14. CF4 at 10;
+    // IF5 waits for core 0, so CF6 passes it at 11, and IF7's broadcast for core 1 (12..15)
+    // crosses the fault's cycle. CF6 is reported, however far core 0 had run when the
+    // scheduler last looked (it could not tell at 11 whether IF5 could go); IF7 is not.
+    let img = Image::new()
+        .group(cf(0b11), &[&[ready()]])
+        .group(cf(1), &[&[nop(), nop(), nop(), ld_sync(8, 1, 10), ready()]])
+        .group(cf(1), &[&[ready()]])
+        .group(cf(2), &[&[ready()]]);
+    let (failure, events) = failed_with_events(mk, &img, &lookahead());
+    assert_eq!(
+        fault(failure.error),
+        (
+            FaultRule::ReadyWhileHolding { held: 0x000 },
+            3,
+            0,
+            4,
+            14,
+            None
+        )
+    );
+    let broadcast = |frame, mask, from| Event::Broadcast {
+        frame,
+        mask,
+        fence: Fence::No,
+        from,
+        to: from + 3,
+    };
+    let part = |core, frame, start, end| Event::CorePart {
+        core,
+        frame,
+        start,
+        end,
+    };
+    let want = vec![
+        Event::ControlFrame { frame: 0, cycle: 0 },
+        broadcast(1, 0b11, 1),
+        Event::ControlFrame { frame: 2, cycle: 5 },
+        part(0, 1, 5, 5),
+        part(1, 1, 5, 5),
+        broadcast(3, 0b1, 6),
+        Event::ControlFrame {
+            frame: 4,
+            cycle: 10,
+        },
+        Event::ControlFrame {
+            frame: 6,
+            cycle: 11,
+        },
+    ];
+    assert_eq!(events, in_cycle_order(want));
 }
 
 pub fn own_fault_wins_over_a_lock_stall<B: Backend>(mk: Mk<B>) {

@@ -7,7 +7,9 @@
 //! cores repeat together. Every cycle below is worked out by hand from the program.
 
 use crate::builder::*;
-use gpu16_machine::{Backend, Config, CoreWait, RunError, RunFailure, UnfinishedCore};
+use gpu16_machine::{
+    Backend, Config, CoreWait, Event, Fence, RunError, RunFailure, UnfinishedCore,
+};
 
 /// Checkpoints every 16 cycles, and a watchdog far beyond the cycles worked out here.
 fn every_16() -> Config {
@@ -208,4 +210,41 @@ pub fn loops_that_end_are_never_livelocks<B: Backend>(mk: Mk<B>) {
         assert_eq!(r.cycles, 5 + 2 + 400 + 1, "every {every}");
         assert_eq!(r.instructions, 16 * 403, "every {every}");
     }
+}
+
+pub fn a_livelock_reports_the_events_complete_before_its_cycle<B: Backend>(mk: Mk<B>) {
+    // Cores 2 and 3 (R0 = 1) start at 5: IP0 and IP1 at 5 and 6, the bnz at 7. Core 3 jumps
+    // to IP6 and spins there (IP6 at even cycles, IP7 at odd ones), proven at checkpoint 32.
+    // Core 2 counts r10 down from 16, a sub and a bnz per round (8..39), and would end at 40.
+    // The run reports what happened before cycle 32, as its state does: core 2's part, which
+    // it may have run on to end while core 3 waited for its turn at the checkpoint, is not
+    // among them.
+    let body = [
+        set_const(1, 9),
+        set_const(16, 10),
+        bnz(0, 6),
+        sub(10, 9, 10),
+        bnz(10, 3),
+        ready(),
+        nop(),
+        bnz(9, 6),
+    ];
+    let img = Image::new().group(cf(0b1100).r0(3, 1), &[&body]);
+    let (failure, events) = failed_with_events(mk, &img, &every_16());
+    let l = livelock(&failure);
+    assert_eq!((l.core, l.ip, l.period, l.cycle), (3, 6, 2, 32));
+    assert_eq!(l.cores, vec![running(2, 3), running(3, 6)]);
+    assert_eq!(
+        events,
+        vec![
+            Event::ControlFrame { frame: 0, cycle: 0 },
+            Event::Broadcast {
+                frame: 1,
+                mask: 0b1100,
+                fence: Fence::No,
+                from: 1,
+                to: 4,
+            },
+        ]
+    );
 }

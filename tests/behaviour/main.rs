@@ -99,6 +99,8 @@ macro_rules! backend_suite {
                     frame_end_while_holding,
                     fault_state_is_the_machine_at_the_fault,
                     fault_state_leaves_out_what_other_cores_ran_ahead,
+                    a_fault_reports_the_events_complete_before_its_cycle,
+                    a_fault_reports_the_frames_the_scheduler_passed_before_it,
                     own_fault_wins_over_a_lock_stall,
                     same_cycle_faults_report_the_lowest_id,
                     an_earlier_cycle_wins_over_a_lower_id,
@@ -167,6 +169,7 @@ macro_rules! backend_suite {
                     replay_proves_a_holder_that_spins_before_its_st_sync,
                     cores_polling_frozen_memory_are_proven_together,
                     loops_that_end_are_never_livelocks,
+                    a_livelock_reports_the_events_complete_before_its_cycle,
                 }
             }
         }
