@@ -4,7 +4,7 @@
 //! `gpu16 fuzz` uses, so a failure here reproduces with `gpu16 diff`.
 
 use gpu16::fuzz::{case, case_in, diverge, diverge_in, shrink_divergence};
-use gpu16::machine::Dialect;
+use gpu16::machine::{Dialect, Event};
 use gpu16::{BackendKind, Engine, Runner};
 use gpu16_gen::Profile;
 
@@ -153,13 +153,23 @@ fn every_jit_engine_equals_interpreter_on_past_divergences() {
     }
 }
 
+/// What `run` returns, with every event it reported to the observer it is lent, as `Debug`
+/// prints them and sorted: engines report events in their own order.
+fn with_sorted_events<T>(run: impl FnOnce(&mut Vec<Event>) -> T) -> (T, Vec<String>) {
+    let mut events: Vec<Event> = Vec::new();
+    let result = run(&mut events);
+    let mut events: Vec<String> = events.iter().map(|e| format!("{e:?}")).collect();
+    events.sort();
+    (result, events)
+}
+
 /// The interpreter's group form (a group, and a cohort once a core of it falls asleep on a
 /// lock) is the reference for the lockstep engine, so it is held to the per-core
 /// interpreter first: the same outcome and the same events on every profile.
 #[test]
 fn interpreter_in_lockstep_equals_interpreter_one_core_at_a_time() {
     use gpu16_interp::Interpreter;
-    use gpu16_machine::{run_observed, Event, Program};
+    use gpu16_machine::{run_observed, Program};
     let per = 6000 / Profile::ALL.len() as u64;
     for (k, profile) in Profile::ALL.into_iter().enumerate() {
         let base = 27_000_000 + k as u64 * 1_000_000;
@@ -169,12 +179,9 @@ fn interpreter_in_lockstep_equals_interpreter_one_core_at_a_time() {
                 continue;
             };
             let run = |mut backend: Interpreter| {
-                let mut events: Vec<Event> = Vec::new();
-                let result =
-                    run_observed(&mut backend, &program, &c.memory, &c.config, &mut events);
-                let mut events: Vec<String> = events.iter().map(|e| format!("{e:?}")).collect();
-                events.sort();
-                (result, events)
+                with_sorted_events(|events| {
+                    run_observed(&mut backend, &program, &c.memory, &c.config, events)
+                })
             };
             let (one, one_events) = run(Interpreter::new());
             let (group, group_events) = run(Interpreter::lockstep());
@@ -194,7 +201,7 @@ fn interpreter_in_lockstep_equals_interpreter_one_core_at_a_time() {
 /// profile with rule breaking, both policies and bank conflicts.
 #[test]
 fn every_engine_reports_the_interpreters_events() {
-    use gpu16_machine::{Event, Program};
+    use gpu16_machine::Program;
     let runners = [
         Runner {
             backend: BackendKind::Jit,
@@ -219,12 +226,10 @@ fn every_engine_reports_the_interpreters_events() {
                 continue;
             };
             let run = |runner: Runner| {
-                let mut events: Vec<Event> = Vec::new();
-                let result =
-                    gpu16::run_observed(runner, &program, &c.memory, &c.config, &mut events);
-                let mut events: Vec<String> = events.iter().map(|e| format!("{e:?}")).collect();
-                events.sort();
-                (result.map_err(|f| f.error), events)
+                with_sorted_events(|events| {
+                    gpu16::run_observed(runner, &program, &c.memory, &c.config, events)
+                        .map_err(|f| f.error)
+                })
             };
             let (want, want_events) = run(BackendKind::Interp.into());
             failed += u32::from(want.is_err());

@@ -275,6 +275,21 @@ pub fn run_err<B: Backend>(mk: Mk<B>, image: &Image, memory: &[u8], config: &Con
     }
 }
 
+/// Instructions 0..5 of a frame whose cores part ways: r9 = 1 and r10 = `rounds`, then a
+/// core with R0 != 0 jumps to IP6 (what the caller appends) while the others count r10 down
+/// to zero and end. From a start cycle S: IP0 at S, IP1 at S + 1, the bnz at S + 2; a round
+/// (sub, bnz) every 2 cycles from S + 3; the counters' ready at S + 3 + 2 * rounds.
+pub fn count_down_unless_r0(rounds: u8) -> Vec<Instr> {
+    vec![
+        set_const(1, 9),
+        set_const(rounds, 10),
+        bnz(0, 6),
+        sub(10, 9, 10),
+        bnz(10, 3),
+        ready(),
+    ]
+}
+
 /// A run that must fail, with the events it reported in a fixed order (by first cycle,
 /// then as `Debug` prints them): engines report them in their own order.
 pub fn failed_with_events<B: Backend>(

@@ -203,13 +203,8 @@ pub fn a_fault_reports_the_events_complete_before_its_cycle<B: Backend>(mk: Mk<B
     // 128. CF2 at 5, IF3 for core 2 broadcast 6..9, its part 10..11. The run reports what
     // happened before cycle 14, as its state does: core 1's part, which a core run ahead
     // would have ended, is not among them, and core 0's sequence never closed.
-    let body = [
-        set_const(1, 9),
-        set_const(60, 10),
-        bnz(0, 6),
-        sub(10, 9, 10),
-        bnz(10, 3),
-        ready(),
+    let mut body = count_down_unless_r0(60);
+    body.extend([
         ld_sync(8, 1, 10),
         nop(),
         nop(),
@@ -217,7 +212,7 @@ pub fn a_fault_reports_the_events_complete_before_its_cycle<B: Backend>(mk: Mk<B
         nop(),
         nop(),
         ready(),
-    ];
+    ]);
     let img = Image::new()
         .group(cf(0b11).r0(0, 1), &[&body])
         .group(cf(1 << 2), &[&[nop(), ready()]]);

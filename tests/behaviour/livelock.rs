@@ -219,16 +219,8 @@ pub fn a_livelock_reports_the_events_complete_before_its_cycle<B: Backend>(mk: M
     // The run reports what happened before cycle 32, as its state does: core 2's part, which
     // it may have run on to end while core 3 waited for its turn at the checkpoint, is not
     // among them.
-    let body = [
-        set_const(1, 9),
-        set_const(16, 10),
-        bnz(0, 6),
-        sub(10, 9, 10),
-        bnz(10, 3),
-        ready(),
-        nop(),
-        bnz(9, 6),
-    ];
+    let mut body = count_down_unless_r0(16);
+    body.extend([nop(), bnz(9, 6)]);
     let img = Image::new().group(cf(0b1100).r0(3, 1), &[&body]);
     let (failure, events) = failed_with_events(mk, &img, &every_16());
     let l = livelock(&failure);
