@@ -359,6 +359,44 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_rewind_forgets_r0_inits_and_keeps_the_instructions() {
+        use crate::output::testprog::{cf, iff, program, set};
+        use gpu16_machine::{Fence, Instr};
+        // CF0 inits R0 of core 1 (reported at 0, and again at 30 by a first run that went
+        // past its failure); core 1's set_const r0 at 10 is an instruction.
+        let p = program(&[
+            cf(1, Fence::No, 0b10, &[(1, 7)]),
+            iff(&[set(5, 0), Instr::Ready]),
+        ]);
+        let mut w = Writers::new(&p, false, true);
+        let init = |cycle| Event::ControlFrame { frame: 0, cycle };
+        w.event(init(0));
+        let write = Executed {
+            cycle: 10,
+            core: 1,
+            frame: 1,
+            ip: 0,
+            instr: set(5, 0),
+            writes: [Some((0, 5)), None],
+            memory: None,
+        };
+        assert!(w.executed(&write));
+        w.event(init(30));
+        assert_eq!(
+            w.of_register(1, 0).map(|x| (x.ip, x.cycle)),
+            Some((None, 30))
+        );
+        // The failure is at 20: the run reports again the events before it.
+        w.rewind_events(20);
+        w.event(init(0));
+        assert_eq!(
+            w.of_register(1, 0).map(|x| (x.ip, x.cycle)),
+            Some((Some(0), 10))
+        );
+        assert_eq!(w.of_register(0, 0), None);
+    }
+
+    #[test]
     fn memory_text_names_bank_row_and_writer() {
         let w = Writer {
             core: 3,
