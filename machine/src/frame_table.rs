@@ -6,7 +6,7 @@
 
 use crate::banks::FrameBanks;
 use crate::frame::{InstrFrame, FRAME_BYTES};
-use crate::isa::{Instr, MemOp};
+use crate::isa::Instr;
 use crate::livelock;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -106,15 +106,7 @@ impl<C> FrameTable<C> {
             .iter()
             .any(Instr::is_memory)
             .then(|| Rc::new(FrameBanks::analyse(&frame.instrs)));
-        let sync = frame.instrs.iter().any(|instr| {
-            matches!(
-                instr,
-                Instr::Mem {
-                    op: MemOp::LdSync | MemOp::StSync,
-                    ..
-                }
-            )
-        });
+        let sync = frame.instrs.iter().any(Instr::is_sync);
         let entry = FrameEntry {
             cyclic: livelock::cyclic(&frame.instrs),
             sync,

@@ -425,6 +425,10 @@ impl Instr {
     pub fn is_memory(&self) -> bool {
         matches!(self, Instr::Mem { .. })
     }
+    /// Whether it is half of an atomic sequence (`ld_sync`, `st_sync`).
+    pub fn is_sync(&self) -> bool {
+        matches!(self, Instr::Mem { op, .. } if op.is_sync())
+    }
 }
 
 impl fmt::Display for Instr {
