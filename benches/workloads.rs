@@ -198,6 +198,35 @@ fn shared_bank_frame() -> Vec<Instr> {
     ]
 }
 
+/// `shared_bank_frame` with the cores in two halves a cycle apart: the odd cores skip a
+/// `nop`, so in every cycle one half is at a memory instruction of bank 0 while the other
+/// is between two, and the halves never meet at one IP again. Groups at different IPs
+/// that share a bank take turns through the run loop.
+fn staggered_shared_bank_frame() -> Vec<Instr> {
+    let mem = |op, a, hi, r| Instr::Mem { op, a, hi, r };
+    vec![
+        sc(0, 1), // r1 = core id
+        alu(AluOp::Xor, 2, 2, 2),
+        Instr::Shift {
+            left: true,
+            a: 1,
+            k: 4,
+            c: 9,
+        }, // r9 = 16 * core id: the core's own bytes of bank 0
+        sc(250, 8),
+        sc(1, 14),
+        alu(AluOp::And, 1, 14, 3), // r3 = core id & 1
+        Instr::Bnz { a: 3, target: 8 },
+        Instr::Nop,               // the even cores only
+        mem(MemOp::Ld, 9, 2, 10), // head (IP 8)
+        alu(AluOp::Add, 10, 8, 10),
+        mem(MemOp::St, 9, 2, 10),
+        alu(AluOp::Sub, 8, 14, 8),
+        Instr::Bnz { a: 8, target: 8 },
+        Instr::Ready,
+    ]
+}
+
 /// Every core adds 1 to the byte at 0x000, 100 times, in atomic sequences.
 fn atomics_frame() -> Vec<Instr> {
     let mem = |op, a, hi, r| Instr::Mem { op, a, hi, r };
@@ -420,6 +449,20 @@ fn memory(c: &mut Criterion) {
         "memory-shared-bank",
         &image(&[frame_bytes(&shared_bank_frame()); 8], 8),
     );
+    let p = image(&[frame_bytes(&staggered_shared_bank_frame()); 8], 8);
+    let r = run(&mut Interpreter::new(), &p, &[], &Config::default()).unwrap();
+    // Each task adds 250 + 249 + ... + 1 = 31,375 to each core's byte (16 * id): 8 tasks
+    // add 251,000, which is 120 mod 256; the halves a cycle apart.
+    for core in 0..16 {
+        assert_eq!(r.memory[16 * core], 120, "core {core}'s byte");
+        assert_eq!(r.registers[core][3], (core & 1) as u8, "core {core}'s half");
+    }
+    // An even core runs 8 + 250 * 5 + 1 = 1,259 instructions, an odd one 1,258. The first
+    // task starts at 5 (CF at 0, broadcast 1-4) and ends at 5 + 1,258; each next one
+    // broadcasts once the cores are free, so starts 1,263 cycles later.
+    assert_eq!(r.instructions, 8 * 8 * (1259 + 1258));
+    assert_eq!(r.cycles, 5 + 7 * 1263 + 1258 + 1);
+    three_backends(c, "memory-shared-bank-staggered", &p);
 }
 
 fn atomics(c: &mut Criterion) {
