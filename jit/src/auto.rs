@@ -509,7 +509,8 @@ impl Backend for Auto {
         }
         let before: u64 = cores.iter().map(|c| c.instructions).sum();
         cold.grouped.set(true);
-        // The group's cores are all in one cycle.
+        // From the lowest-numbered core's cycle: where that core is a cycle behind a
+        // cohort's first, the slice is a cycle longer, no more.
         let until = slice_end(cold, cores[group.trailing_zeros() as usize & 0xF].cycle);
         let exits = port.within(until, |port| {
             interpret_group(&cold.instrs, group, cores, port)

@@ -169,6 +169,22 @@ impl std::error::Error for BackendError {}
 /// from its IP and cycle (the group split at a `bnz` that went different ways).
 pub type GroupExit = [Option<CoreExit>; 16];
 
+/// Whether two of `cores` may touch the same bank, each core `k` touching the banks of
+/// `banks[k]`: their accesses may then interleave, and must take turns.
+pub(crate) fn shares_banks(banks: &[u16; 16], cores: u16) -> bool {
+    let mut seen = 0u16;
+    let mut m = cores;
+    while m != 0 {
+        let k = m.trailing_zeros() as usize;
+        m &= m - 1;
+        if seen & banks[k] != 0 {
+            return true;
+        }
+        seen |= banks[k];
+    }
+    false
+}
+
 /// A group of cores the run loop could run together, as [`Backend::takes_group`] sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GroupShape {
@@ -182,7 +198,7 @@ pub struct GroupShape {
     /// memory instruction's accesses can be one row of the 16 banks (see
     /// [`Port::own_bank_rows`]).
     pub own_banks: bool,
-    /// All the cores are at one IP. Otherwise they are a cohort (see
+    /// All the cores are at one IP in one cycle. Otherwise they are a cohort (see
     /// [`Backend::run_group`]).
     pub one_ip: bool,
 }
@@ -220,8 +236,8 @@ pub trait Backend {
         false
     }
 
-    /// Whether to run `group` (cores at the same IP of the same frame in the same cycle)
-    /// together through [`Backend::run_group`] rather than one core at a time through
+    /// Whether to run `group` (cores at the same IP of the same frame in the same cycle,
+    /// or a cohort: see [`Backend::run_group`]) together through [`Backend::run_group`] rather than one core at a time through
     /// [`Backend::run_core`]. Results are the same either way; this is the engine's choice
     /// of speed. The default: never.
     fn takes_group(&self, group: GroupShape) -> bool {
@@ -241,8 +257,9 @@ pub trait Backend {
     /// may sleep ([`Port::access_or_sleep`]; its exit is then [`CoreExit::Asleep`]), and
     /// the cores then go on as a cohort: each at its own IP, still one cycle at a time and
     /// in ascending id. The run loop may also offer a cohort from the start (the cores of
-    /// one frame in one cycle at several IPs, [`GroupShape::one_ip`] false), where cores
-    /// at different instructions take turns on memory within each cycle.
+    /// one frame at several IPs, [`GroupShape::one_ip`] false, in one cycle or, for some
+    /// of them, the next, which then join it from that cycle), where cores at different
+    /// instructions take turns on memory within each cycle.
     fn run_group(
         &mut self,
         code: &Self::Code,
@@ -551,6 +568,12 @@ impl<'m> Port<'m> {
             m &= m - 1;
             accesses[b].set(accesses[b].get() + n);
         }
+    }
+
+    /// Whether two of `cores` may touch the same bank (by the bank analysis of their
+    /// frames), so that their accesses may interleave.
+    pub fn cores_share_banks(&self, cores: u16) -> bool {
+        shares_banks(self.banks, cores)
     }
 
     /// The watchdog limit: no instruction may execute in a cycle at or past it.

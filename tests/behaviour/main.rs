@@ -15,6 +15,7 @@ mod bank;
 mod builder;
 mod faults;
 mod frames;
+mod interleave;
 mod isa;
 mod livelock;
 mod scheduler;
@@ -88,6 +89,10 @@ macro_rules! backend_suite {
                     a_read_and_a_write_of_one_byte_conflict,
                     ld_sync_multicasts_with_ld,
                     lock_stall_is_decided_before_bank_conflict,
+                }
+                interleave {
+                    halves_a_cycle_apart_leapfrog_in_one_byte,
+                    halves_two_instructions_apart_meet_in_core_order,
                 }
                 faults {
                     st_sync_without_sequence,
