@@ -2,7 +2,8 @@
 //! side so that ratios come from one run: register loops (`compute`, a multiply chain, and
 //! `compute-chains`, four independent chains, each with the same computation in plain Rust
 //! as the physical limit), loads and stores through each core's
-//! own bank and through one shared bank (`memory-own-banks`, `memory-shared-bank`), 16 cores
+//! own bank and through one shared bank (`memory-own-banks`, `memory-shared-bank`, and
+//! `memory-shared-bank-staggered`, the cores in two halves a cycle apart), 16 cores
 //! contending on one counter (`atomics`), a 100,000-frame stream of short tasks with mixed
 //! masks and fences (`scheduler`), streams whose every frame runs once (`fresh`, and
 //! `fresh-60k`, long enough to churn auto's hotness table), and the latency of compiling one
