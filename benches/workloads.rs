@@ -178,34 +178,27 @@ fn fresh_frame(n: u32) -> Vec<Instr> {
 /// One core bank-shared variant of `memory_frame`: every core in bank 0, each at its own
 /// bytes (core id * 16 + i), so accesses interleave in (cycle, core id) order.
 fn shared_bank_frame() -> Vec<Instr> {
-    let mem = |op, a, hi, r| Instr::Mem { op, a, hi, r };
-    vec![
-        sc(0, 1), // r1 = core id
-        alu(AluOp::Xor, 2, 2, 2),
-        Instr::Shift {
-            left: true,
-            a: 1,
-            k: 4,
-            c: 9,
-        }, // r9 = 16 * core id: the core's own bytes of bank 0
-        sc(250, 8),
-        sc(1, 14),
-        mem(MemOp::Ld, 9, 2, 10), // head (IP 5)
-        alu(AluOp::Add, 10, 8, 10),
-        mem(MemOp::St, 9, 2, 10),
-        alu(AluOp::Sub, 8, 14, 8),
-        Instr::Bnz { a: 8, target: 5 },
-        Instr::Ready,
-    ]
+    shared_bank_loop(&[])
 }
 
 /// `shared_bank_frame` with the cores in two halves a cycle apart: the odd cores skip a
 /// `nop`, so in every cycle one half is at a memory instruction of bank 0 while the other
 /// is between two, and the halves never meet at one IP again. Groups at different IPs
-/// that share a bank take turns through the run loop.
+/// that share a bank take turns on memory.
 fn staggered_shared_bank_frame() -> Vec<Instr> {
+    shared_bank_loop(&[
+        alu(AluOp::And, 1, 14, 3),      // r3 = core id & 1
+        Instr::Bnz { a: 3, target: 8 }, // the odd cores skip the nop
+        Instr::Nop,
+    ])
+}
+
+/// The shared-bank loop: 250 trips adding the counter to the core's own byte of bank 0,
+/// after a set-up and `between` (which falls into the loop's head at IP 5 + its length).
+fn shared_bank_loop(between: &[Instr]) -> Vec<Instr> {
     let mem = |op, a, hi, r| Instr::Mem { op, a, hi, r };
-    vec![
+    let head = 5 + between.len() as u8;
+    let mut f = vec![
         sc(0, 1), // r1 = core id
         alu(AluOp::Xor, 2, 2, 2),
         Instr::Shift {
@@ -216,16 +209,17 @@ fn staggered_shared_bank_frame() -> Vec<Instr> {
         }, // r9 = 16 * core id: the core's own bytes of bank 0
         sc(250, 8),
         sc(1, 14),
-        alu(AluOp::And, 1, 14, 3), // r3 = core id & 1
-        Instr::Bnz { a: 3, target: 8 },
-        Instr::Nop,               // the even cores only
-        mem(MemOp::Ld, 9, 2, 10), // head (IP 8)
+    ];
+    f.extend_from_slice(between);
+    f.extend([
+        mem(MemOp::Ld, 9, 2, 10), // head
         alu(AluOp::Add, 10, 8, 10),
         mem(MemOp::St, 9, 2, 10),
         alu(AluOp::Sub, 8, 14, 8),
-        Instr::Bnz { a: 8, target: 8 },
+        Instr::Bnz { a: 8, target: head },
         Instr::Ready,
-    ]
+    ]);
+    f
 }
 
 /// Every core adds 1 to the byte at 0x000, 100 times, in atomic sequences.
