@@ -7,9 +7,11 @@
 pub mod dump;
 mod hex;
 pub mod limits;
+pub mod memory;
 pub mod stream;
 
-pub use hex::{parse_hex_bytes, parse_hex_words, MAX_PROGRAM_WORDS};
+pub use hex::{parse_hex_words, parse_memory_text, MAX_PROGRAM_WORDS};
+pub use memory::{load_memory_image, MemoryFormat, MemoryImage};
 
 use gpu16_asm::{Assembly, Diagnostic, Diagnostics, Severity, SourceMap};
 use gpu16_machine::{Dialect, Program};
@@ -163,13 +165,6 @@ pub fn program_from_image(
     Program::from_image_in(image, dialect).map_err(|e| err(name, e.to_string()))
 }
 
-/// A raw shared-memory image handed over in memory, held to the limit of a raw memory file
-/// ([`limits::MEMORY_IMAGE`], 4096 bytes); an error names `name`.
-pub fn memory_from_bytes(name: &Path, bytes: &[u8]) -> Result<Vec<u8>, InputError> {
-    limits::check(name, limits::MEMORY_IMAGE, bytes.len() as u64)?;
-    Ok(bytes.to_vec())
-}
-
 /// Assemble `source` handed over in memory as if it were the file `path` (diagnostics and
 /// source locations name it; `.include`s are found beside it): the source is held to
 /// [`limits::SOURCE`] like a file (a longer one is an [`InputError`]), and so is every file
@@ -198,18 +193,12 @@ fn assemble_bounded(source: &str, path: &Path, dialect: Dialect) -> Result<Assem
     gpu16_asm::assemble_with_in(source, &path.display().to_string(), &include, dialect)
 }
 
-/// Load a shared-memory image: raw bytes (at most [`limits::MEMORY_IMAGE`], 4096: a longer
-/// file is an error, found after reading 4097 bytes), or a `.hex` text of bytes (at most
-/// [`limits::MEMORY_HEX`]; `@addr` sets the address, below 4096, as in `$readmemh`).
-/// Memory past the image is zero.
+/// Load a shared-memory image by the one rule of [`memory`]: its extension says raw
+/// (`.bin`, `.raw`) or `$readmemh` text (`.hex`, `.mem`, `.vmem`, `.txt`), else its
+/// content does; a file the content cannot decide is an error naming `--mem-format`.
+/// Gives the bytes the file gave (memory past them is zero).
 pub fn load_memory(path: &Path) -> Result<Vec<u8>, InputError> {
-    let is_hex = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| e.eq_ignore_ascii_case("hex"));
-    if is_hex {
-        parse_hex_bytes(path, &read_text(path, limits::MEMORY_HEX)?)
-    } else {
-        read(path, limits::MEMORY_IMAGE)
-    }
+    let mut image = load_memory_image(path, None, "--mem-format")?;
+    image.bytes.truncate(image.given);
+    Ok(image.bytes)
 }

@@ -90,16 +90,16 @@ fn oversized_and_endless_input_files_fail_fast_naming_the_file_and_the_limit() {
     let mib = 1u64 << 20;
 
     // Memory: 4096 raw bytes load; one more is refused, as is an endless device.
-    let full = d.join("full.mem");
+    let full = d.join("full.bin");
     std::fs::write(&full, [0u8; 4096]).unwrap();
     expect(&["run", &counter, "-q", "--mem", s(&full)], 0, &[]);
-    let over = d.join("over.mem");
+    let over = d.join("over.bin");
     std::fs::write(&over, [0u8; 4097]).unwrap();
     let limit = "at most 4096 bytes";
     expect(
         &["run", &counter, "--mem", s(&over)],
         1,
-        &["over.mem: too large", limit, "this file has 4097"],
+        &["over.bin: too large", limit, "this file has 4097"],
     );
     if Path::new("/dev/zero").exists() {
         expect(
@@ -177,8 +177,7 @@ fn hex_addresses_past_the_image_are_refused_naming_line_column_and_limit() {
         &[
             "far.mem.hex: line 2, column 3",
             "`@1000`",
-            "0xfff",
-            "4096-byte",
+            "past the last address 0xfff",
         ],
     );
     std::fs::remove_dir_all(&d).unwrap();

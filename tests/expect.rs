@@ -372,7 +372,7 @@ fn malformed_dumps_name_the_file_and_line() {
         "--expect-mem",
         &t.dir.join("x.hex"),
         b"00 01\n// x\n0x zz\n",
-        "line 3, column 1: `0x` has an x or z digit: an expected byte must be a known value",
+        "line 3, column 1: `0x` has an x or z digit: a byte must be a known value",
     );
     check(
         "--expect-mem",

@@ -6,8 +6,10 @@ The device is whatever gives back its 4096 bytes of shared memory after a progra
 - a callable ``device(program, memory) -> bytes`` (or a path to a dump file): in a cocotb
   test it would load the program into the DUT, run it and read the memory back over the
   bus; here a test can pass the model itself, or a function reading a dump;
-- a path to a dump file, 4096 raw bytes, such as ``gpu16 run --dump-mem`` or
-  ``$writememh``-then-convert from a simulation writes.
+- a path to a dump file, read as ``gpu16 run --expect-mem`` reads one (``gpu16.load_memory``):
+  raw bytes such as ``gpu16 run --dump-mem`` writes (at most 4096, zero past the end), or a
+  ``$readmemh``/``$writememh`` text (``.hex``, ``.mem``, ``.vmem``, ``.txt``, or text content
+  under another name) as a simulation writes.
 
 Nothing here needs cocotb. In a cocotb test, the coroutine driving the DUT would call
 ``scoreboard.check(program, memory, actual=await read_memory(dut))`` after each program
@@ -15,7 +17,7 @@ and ``assert scoreboard.passed`` at the end.
 
 Run it from the command line on a program and a dump:
 
-    python scoreboard.py PROGRAM.s DUMP.bin [--mem MEMORY.bin] [--backend interp]
+    python scoreboard.py PROGRAM.s DUMP [--mem MEMORY] [--backend interp]
 
 It prints one line per differing byte and exits 1 if any differs.
 """
@@ -51,18 +53,16 @@ class Mismatch(NamedTuple):
 
 
 def memory_of(actual: Actual) -> bytes:
-    """A device's memory: the bytes themselves, or the contents of a dump file; it must be
-    4096 bytes."""
+    """A device's memory: the bytes themselves (all 4096 of them), or a dump file read by
+    the model's one rule for memory images (``gpu16.load_memory``), which raises
+    ``gpu16.LoadError``, a ``ValueError``, for a file it cannot read."""
     if isinstance(actual, (bytes, bytearray)):
         data = bytes(actual)
-        where = "the device's memory"
-    else:
-        with open(actual, "rb") as f:
-            data = f.read(MEMORY_BYTES + 1)
-        where = os.fspath(actual)
-    if len(data) != MEMORY_BYTES:
-        raise ValueError(f"{where}: {len(data)} bytes, not the {MEMORY_BYTES} of shared memory")
-    return data
+        if len(data) != MEMORY_BYTES:
+            raise ValueError(f"the device's memory: {len(data)} bytes, not the "
+                             f"{MEMORY_BYTES} of shared memory")
+        return data
+    return gpu16.load_memory(os.fspath(actual))
 
 
 def compare(expected: bytes, actual: bytes) -> List[Mismatch]:
@@ -137,8 +137,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     p = argparse.ArgumentParser(
         description="Compare a device's memory dump with the gpu16 model's memory after a program.")
     p.add_argument("program", help="assembly source (.s, .asm) or a binary image")
-    p.add_argument("dump", help="the device's shared memory after the run: 4096 raw bytes")
-    p.add_argument("--mem", help="initial shared memory, raw bytes (at most 4096)")
+    p.add_argument("dump", help="the device's shared memory after the run: raw bytes or a "
+                   "$readmemh text, read as gpu16 run --expect-mem reads it")
+    p.add_argument("--mem", help="initial shared memory, read as gpu16 run --mem reads it: "
+                   "$readmemh text (.hex, .mem, .vmem, .txt) or raw bytes (.bin, .raw)")
     p.add_argument("--backend", default="auto", help="interp, jit or auto")
     args = p.parse_args(argv)
     if args.program.endswith((".s", ".asm")):
@@ -147,10 +149,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     else:
         with open(args.program, "rb") as f:
             program = f.read()
-    memory = b""
-    if args.mem:
-        with open(args.mem, "rb") as f:
-            memory = f.read()
+    memory = gpu16.load_memory(args.mem) if args.mem else b""
     board = Scoreboard(args.dump, backend=args.backend, name=args.program)
     board.check(program, memory, label=args.program)
     print(board.summary())

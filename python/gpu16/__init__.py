@@ -7,6 +7,7 @@ API.
 """
 
 import json as _json
+import os as _os
 from typing import Any, Dict, Optional, Union
 
 from . import _native
@@ -19,8 +20,24 @@ __all__ = [
     "disassemble",
     "generate",
     "generate_image",
+    "load_memory",
     "run",
 ]
+
+Memory = Union[bytes, bytearray, str, "_os.PathLike[str]"]
+"""A shared-memory image: raw ``bytes``, a ``$readmemh`` text as ``str``, or a path."""
+
+
+def load_memory(path: "Union[str, _os.PathLike[str]]", memory_format: Optional[str] = None) -> bytes:
+    """The 4096 bytes of the memory file at ``path``, read as ``gpu16 run --mem`` reads it.
+
+    ``memory_format`` is ``"hex"`` (``$readmemh`` text) or ``"raw"`` (bytes); without it the
+    extension decides (``.hex``, ``.mem``, ``.vmem``, ``.txt`` are text, ``.bin``, ``.raw``
+    raw), else the content: text that parses as ``$readmemh`` is text, anything else raw,
+    and text that does not parse raises ``LoadError`` naming ``memory_format=``. Memory
+    past the image is zero.
+    """
+    return _native.load_memory(path, memory_format)
 
 
 def assemble(source: str, name: str = "<string>", dialect: str = "spec") -> bytes:
@@ -44,7 +61,7 @@ def disassemble(image: Union[bytes, bytearray], dialect: str = "spec") -> str:
 
 def run(
     program: Union[bytes, bytearray, str],
-    memory: Union[bytes, bytearray] = b"",
+    memory: Memory = b"",
     backend: str = "auto",
     dialect: str = "spec",
     timing: Optional[str] = None,
@@ -53,12 +70,15 @@ def run(
     max_cycles: Optional[int] = None,
     *,
     name: str = "<string>",
+    memory_format: Optional[str] = None,
 ) -> Dict[str, Any]:
     """Run ``program`` and return the object ``gpu16 run --json`` prints, as a dict.
 
     ``program`` is a binary image (``bytes``) or assembly source (``str``, named ``name``
     in diagnostics and in the ``location`` of a failure). ``memory`` is the initial shared
-    memory (at most 4096 bytes, zero past its end). ``backend`` is ``interp``, ``jit`` or
+    memory, zero past its end: ``bytes`` are a raw image (at most 4096), a ``str`` is a
+    ``$readmemh`` text, and a path (``os.PathLike``, e.g. ``pathlib.Path``) is a file read
+    as ``load_memory`` reads it; ``memory_format`` (``"hex"`` or ``"raw"``) overrides. ``backend`` is ``interp``, ``jit`` or
     ``auto``; ``dialect`` is ``spec`` or ``mcst``; ``issue`` is ``in-order`` or
     ``lookahead``; ``timing`` is a ``--timing`` value such as ``"cf=3,broadcast=2"`` or
     ``"mcst-rtl"`` (with ``dialect="mcst"``); ``max_cycles`` is the watchdog (default 2**32).
@@ -78,6 +98,7 @@ def run(
         bank_conflicts,
         max_cycles,
         name,
+        memory_format,
     )
     return _json.loads(text)
 

@@ -4,7 +4,7 @@
 //! object built by `gpu16::output::json::run_document`), so the two cannot disagree. The
 //! Python package `gpu16` (python/gpu16/__init__.py) wraps these and documents the API.
 
-use gpu16::input::{self, SourceError};
+use gpu16::input::{self, MemoryFormat, SourceError};
 use gpu16::machine::config::{DEFAULT_MAX_CYCLES, MAX_CYCLE_LIMIT};
 use gpu16::machine::{Config, Dialect, IssuePolicy, Program};
 use gpu16::{BackendKind, Runner};
@@ -12,7 +12,7 @@ use gpu16_asm::SourceMap;
 use gpu16_gen::{Profile, MAX_GROUPS};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyString};
+use pyo3::types::{PyByteArray, PyBytes, PyString};
 use std::borrow::Cow;
 use std::path::Path;
 
@@ -99,12 +99,12 @@ fn disassemble(image: Cow<'_, [u8]>, dialect: &str) -> PyResult<String> {
 /// input that cannot be loaded or an option out of range raises.
 #[pyfunction]
 #[pyo3(signature = (program, memory, backend, dialect, timing, issue, bank_conflicts,
-                    max_cycles, name))]
+                    max_cycles, name, memory_format = None))]
 #[allow(clippy::too_many_arguments)]
 fn run_json(
     py: Python<'_>,
     program: &Bound<'_, PyAny>,
-    memory: Cow<'_, [u8]>,
+    memory: &Bound<'_, PyAny>,
     backend: &str,
     dialect: &str,
     timing: Option<&str>,
@@ -112,7 +112,9 @@ fn run_json(
     bank_conflicts: bool,
     max_cycles: Option<u64>,
     name: &str,
+    memory_format: Option<&str>,
 ) -> PyResult<String> {
+    let memory = memory_image(memory, memory_format)?;
     let backend = one_of(
         "backend",
         backend,
@@ -147,22 +149,88 @@ fn run_json(
     let (program, source_map) = if let Ok(source) = program.cast::<PyString>() {
         let (p, map) = assembled(source.to_str()?, name, dialect)?;
         (p, Some(map))
-    } else if let Ok(image) = program.extract::<Cow<'_, [u8]>>() {
+    } else if let Some(image) = byte_string(program) {
         let p =
             input::program_from_image(Path::new("program"), &image, dialect).map_err(load_error)?;
         (p, None)
     } else {
-        return Err(PyTypeError::new_err(
-            "program must be bytes (a program image) or str (assembly source)",
-        ));
+        return Err(PyTypeError::new_err(format!(
+            "program must be bytes (a program image) or str (assembly source), not {}",
+            program.get_type().name()?
+        )));
     };
-    let memory = input::memory_from_bytes(Path::new("memory"), &memory).map_err(load_error)?;
     // The run does not touch Python objects: let other threads run meanwhile.
     let document = py.detach(|| {
         let outcome = gpu16::run(Runner::from(backend), &program, &memory, &config);
         gpu16::output::json::run_document(&outcome, source_map.as_ref(), &[])
     });
     Ok(document.to_string())
+}
+
+/// The contents of `obj` if it is `bytes` or `bytearray`: a list of ints, say, is not
+/// taken for an image.
+fn byte_string(obj: &Bound<'_, PyAny>) -> Option<Vec<u8>> {
+    if let Ok(b) = obj.cast::<PyBytes>() {
+        Some(b.as_bytes().to_vec())
+    } else if let Ok(b) = obj.cast::<PyByteArray>() {
+        Some(b.to_vec())
+    } else {
+        None
+    }
+}
+
+/// The format named by `memory_format=` (`hex`, `raw`, or `None`).
+fn memory_format(name: Option<&str>) -> PyResult<Option<MemoryFormat>> {
+    name.map(|n| {
+        one_of(
+            "memory_format",
+            n,
+            &MemoryFormat::ALL.map(|f| (f.name(), f)),
+        )
+    })
+    .transpose()
+}
+
+/// The 4096 bytes of a memory argument, by the CLI's one rule for memory images
+/// (`gpu16::input::memory`): `bytes` are raw and `str` is `$readmemh` text unless
+/// `memory_format` says otherwise; a path (`os.PathLike`) is read like `--mem`: the format
+/// given, else the extension, else the content.
+fn memory_image(memory: &Bound<'_, PyAny>, format: Option<&str>) -> PyResult<Vec<u8>> {
+    let format = memory_format(format)?;
+    let flag = "memory_format=";
+    let name = Path::new("memory");
+    let image = if let Ok(text) = memory.cast::<PyString>() {
+        let text = text.to_str()?;
+        let format = format.unwrap_or(MemoryFormat::Hex);
+        input::memory::memory_image_from(name, text.as_bytes(), Some(format), flag)
+    } else if let Some(bytes) = byte_string(memory) {
+        let format = format.unwrap_or(MemoryFormat::Raw);
+        input::memory::memory_image_from(name, &bytes, Some(format), flag)
+    } else if memory.hasattr("__fspath__")? {
+        let path: std::path::PathBuf = memory.extract()?;
+        input::load_memory_image(&path, format, flag)
+    } else {
+        return Err(PyTypeError::new_err(format!(
+            "memory must be bytes (a raw image), str ($readmemh text) or a path \
+             (os.PathLike), not {}",
+            memory.get_type().name()?
+        )));
+    };
+    image.map(|m| m.bytes).map_err(load_error)
+}
+
+/// The 4096 bytes of the memory file at `path`, read as `gpu16 run --mem` reads it: by
+/// `memory_format` (`hex` or `raw`) if given, else its extension, else its content.
+#[pyfunction]
+#[pyo3(signature = (path, memory_format = None))]
+fn load_memory<'py>(
+    py: Python<'py>,
+    path: std::path::PathBuf,
+    memory_format: Option<&str>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let format = self::memory_format(memory_format)?;
+    let image = input::load_memory_image(&path, format, "memory_format=").map_err(load_error)?;
+    Ok(PyBytes::new(py, &image.bytes))
 }
 
 /// The profile named `profile`, the group count and the dialect, checked as `gpu16 gen`
@@ -228,6 +296,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(assemble, m)?)?;
     m.add_function(wrap_pyfunction!(disassemble, m)?)?;
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
+    m.add_function(wrap_pyfunction!(load_memory, m)?)?;
     m.add_function(wrap_pyfunction!(generate, m)?)?;
     m.add_function(wrap_pyfunction!(generate_image, m)?)?;
     m.add("AssemblyError", m.py().get_type::<AssemblyError>())?;

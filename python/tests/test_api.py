@@ -128,6 +128,57 @@ def test_memory_is_the_initial_shared_memory():
     assert mem(r)[0x011] == 0 and len(mem(r)) == 4096
 
 
+# The program of test_memory_is_the_initial_shared_memory: memory[0x010] += 1.
+INCREMENT_0X010 = """\
+    .cf mask=0x0001
+    .if
+        set_const 0x10, r10
+        ld [r10, r1], r3
+        set_const 1, r9
+        add r3, r9, r3
+        st [r10, r1], r3
+"""
+
+
+def test_memory_as_text_a_path_or_bytes_follows_the_clis_rule(tmp_path):
+    # 0x29 = 41 at address 0x010, given every way memory can be given.
+    assert mem(gpu16.run(INCREMENT_0X010, memory="@10 29\n"))[0x010] == 42
+    for name in ["init.mem", "init.hex", "init.vmem", "init.txt", "init.data", "init"]:
+        path = tmp_path / name
+        path.write_text("// from a testbench\n@10 29\n")
+        assert mem(gpu16.run(INCREMENT_0X010, memory=path))[0x010] == 42, name
+        assert gpu16.load_memory(path)[0x010] == 41, name
+    raw = tmp_path / "init.bin"
+    raw.write_bytes(bytes(0x10) + b"\x29")
+    assert mem(gpu16.run(INCREMENT_0X010, memory=raw))[0x010] == 42
+    # A raw extension reads text bytes as they are: '4' is 0x34 at address 0x010.
+    (tmp_path / "ascii.raw").write_bytes(b"0123456789abcdef4")
+    assert gpu16.load_memory(tmp_path / "ascii.raw")[0x010] == ord("4")
+    # bytes are raw unless memory_format says hex.
+    # bytes are raw unless memory_format says hex: byte 16 of this text is the ASCII '0'.
+    text = b"00 " * 16 + b"29"
+    assert mem(gpu16.run(INCREMENT_0X010, memory=text))[0x010] == ord("0") + 1
+    assert mem(gpu16.run(INCREMENT_0X010, memory=text, memory_format="hex"))[0x010] == 42
+    assert mem(gpu16.run(INCREMENT_0X010, memory=bytearray(text)))[0x010] == ord("0") + 1
+    assert len(gpu16.load_memory(raw)) == 4096
+
+
+def test_memory_that_cannot_be_told_apart_names_the_argument(tmp_path):
+    path = tmp_path / "strings.dat"
+    path.write_text("hello world\n")
+    with pytest.raises(gpu16.LoadError) as e:
+        gpu16.load_memory(path)
+    assert "cannot tell how to read this memory image" in str(e.value)
+    assert "give memory_format= raw" in str(e.value)
+    assert gpu16.load_memory(path, memory_format="raw")[:5] == b"hello"
+    with pytest.raises(ValueError, match="unknown memory_format `text` \\(one of hex, raw\\)"):
+        gpu16.load_memory(path, memory_format="text")
+    with pytest.raises(TypeError, match="memory must be bytes .* not list"):
+        gpu16.run(INCREMENT_0X010, memory=[1, 2])
+    with pytest.raises(TypeError, match="program must be bytes .* not list"):
+        gpu16.run([1, 2])
+
+
 def test_timing_issue_and_bank_conflicts_are_echoed_and_used():
     # A control frame of 3 cycles (0-2) moves the broadcast to 3-6 and the six
     # instructions to 7-12: 13 cycles.
@@ -212,9 +263,9 @@ def test_the_dict_is_the_clis_run_json(gpu16_bin, tmp_path):
 def test_the_dict_is_the_clis_run_json_for_an_image(gpu16_bin, tmp_path):
     image, memory = gpu16.generate_image(7, "atomics")
     (tmp_path / "g.bin").write_bytes(image)
-    (tmp_path / "g.mem").write_bytes(memory)
+    (tmp_path / "g.raw").write_bytes(memory)
     out = subprocess.run([gpu16_bin, "run", str(tmp_path / "g.bin"), "--mem",
-                          str(tmp_path / "g.mem"), "--json", "--quiet", "--backend", "interp"],
+                          str(tmp_path / "g.raw"), "--json", "--quiet", "--backend", "interp"],
                          capture_output=True, text=True)
     assert gpu16.run(image, memory, backend="interp") == json.loads(out.stdout)
 
@@ -241,10 +292,17 @@ def test_generate_checks_the_profile_and_groups():
 
 
 def test_generate_writes_what_gpu16_gen_writes(gpu16_bin, tmp_path):
-    out, mem_out = tmp_path / "g.bin", tmp_path / "g.mem"
+    out, mem_out = tmp_path / "g.bin", tmp_path / "g.raw"
     subprocess.run([gpu16_bin, "gen", "--seed", "42", "--profile", "atomics", "-o", str(out),
                     "--mem-out", str(mem_out)], check=True)
     assert gpu16.generate_image(42, "atomics") == (out.read_bytes(), mem_out.read_bytes())
+    # Named as a text, the memory image is $readmemh text, and reads back the same.
+    text_out = tmp_path / "g.mem"
+    subprocess.run([gpu16_bin, "gen", "--seed", "42", "--profile", "atomics", "-o", str(out),
+                    "--mem-out", str(text_out)], check=True)
+    assert text_out.read_text().startswith("// gpu16 shared memory ($readmemh)")
+    memory = gpu16.generate_image(42, "atomics")[1]
+    assert gpu16.load_memory(text_out) == memory + bytes(4096 - len(memory))
     text = subprocess.run([gpu16_bin, "disasm", str(out)], check=True, capture_output=True,
                           text=True).stdout
     assert gpu16.generate(42, "atomics") == text

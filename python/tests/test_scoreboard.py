@@ -68,10 +68,38 @@ def test_an_altered_dump_is_reported_by_address_bank_row_expected_actual(tmp_pat
 
 
 def test_a_dump_of_the_wrong_size_is_an_error(tmp_path):
-    path = tmp_path / "short.bin"
-    path.write_bytes(bytes(100))
     with pytest.raises(ValueError, match="100 bytes, not the 4096 of shared memory"):
+        scoreboard.Scoreboard(bytes(100)).check(STORE_PER_BANK)
+    path = tmp_path / "long.bin"
+    path.write_bytes(bytes(4097))
+    with pytest.raises(gpu16.LoadError, match="may have at most 4096 bytes"):
         scoreboard.Scoreboard(path).check(STORE_PER_BANK)
+
+
+def test_a_text_dump_and_a_text_memory_are_read_as_readmemh(tmp_path):
+    # The model stores k + 1 at row 0xa7 of bank k; a $writememh-style dump says so in text.
+    dump = tmp_path / "device.mem"
+    dump.write_text("".join(f"@{k << 8 | 0xA7:x} {k + 1:02x}\n" for k in range(16)))
+    board = scoreboard.Scoreboard(dump)
+    assert board.check(STORE_PER_BANK) == []
+    # The same text under a name that says nothing is read by its content.
+    other = tmp_path / "device.dump"
+    other.write_text(dump.read_text())
+    assert scoreboard.Scoreboard(other).check(STORE_PER_BANK) == []
+    # On the command line, --mem given as text: the program copies byte 0x010 to 0x020.
+    source = tmp_path / "copy.s"
+    source.write_text(".cf mask=1\n.if\n set_const 0x10, r8\n ld [r8, r0], r9\n"
+                      " set_const 0x20, r10\n st [r10, r0], r9\n")
+    mem = tmp_path / "init.mem"
+    mem.write_text("@10 5a\n")
+    want = bytearray(4096)
+    want[0x10] = want[0x20] = 0x5A
+    expected = tmp_path / "expected.bin"
+    expected.write_bytes(want)
+    script = ROOT / "python" / "examples" / "scoreboard.py"
+    ok = subprocess.run([sys.executable, str(script), str(source), str(expected),
+                         "--mem", str(mem)], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
 
 
 def test_the_command_line_compares_a_cli_dump(gpu16_bin, tmp_path):

@@ -3,11 +3,12 @@
 //! itself is `gpu16::debugger`.
 
 use super::machine_args::MachineArgs;
+use super::memory_args::MemoryArgs;
 use super::value_enums::BackendArg;
 use super::{emit, CliError, Finished};
 use clap::Args;
 use gpu16::debugger::Session;
-use gpu16::input::{load_memory, load_program_with_map_in};
+use gpu16::input::load_program_with_map_in;
 use gpu16::BackendKind;
 use std::io::{BufRead, IsTerminal, Read};
 use std::path::PathBuf;
@@ -33,9 +34,8 @@ pub struct DebugArgs {
     /// Program: .bin/.tm, .hex or .s/.asm (assembly also allows FILE:LINE and F:LABEL
     /// breakpoints).
     pub program: PathBuf,
-    /// Initial shared memory: raw bytes (at most 4096) or .hex bytes; zero past its end.
-    #[arg(long, value_name = "SM")]
-    pub mem: Option<PathBuf>,
+    #[command(flatten)]
+    pub memory: MemoryArgs,
     /// Execution backend (every backend gives the same answers).
     #[arg(long, value_enum, default_value_t = BackendArg(BackendKind::Auto))]
     pub backend: BackendArg,
@@ -65,12 +65,12 @@ pub fn debug(args: DebugArgs) -> Result<Finished, CliError> {
         error
     };
     let config = args.machine.checked_config().map_err(CliError::usage)?;
+    args.memory
+        .check_stdin(&args.program)
+        .map_err(CliError::usage)?;
     let (program, map) =
         load_program_with_map_in(&args.program, args.machine.dialect()).map_err(loaded)?;
-    let memory = match &args.mem {
-        Some(p) => load_memory(p).map_err(loaded)?,
-        None => Vec::new(),
-    };
+    let memory = args.memory.load().map_err(loaded)?;
     let runner = args.machine.runner(args.backend.0);
     let mut session = Session::new(program, map, memory, runner, config, args.json);
     // Ctrl-C stops the command under way (the session stays where it was); a second one,

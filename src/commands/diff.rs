@@ -2,12 +2,13 @@
 //! divergence. Status 0 when identical, 1 on a divergence, 2 when it could not compare.
 
 use super::machine_args::MachineArgs;
+use super::memory_args::MemoryArgs;
 use super::stdout::StdoutError;
 use super::value_enums::BackendArg;
 use super::{emit, CliError, Finished};
 use clap::Args;
 use gpu16::diff::{first_divergence, locate, Outcome};
-use gpu16::input::{load_memory, load_program_in};
+use gpu16::input::load_program_in;
 use gpu16::machine::Config;
 use gpu16::Runner;
 use std::path::PathBuf;
@@ -17,10 +18,8 @@ pub struct DiffArgs {
     /// Program: .bin/.tm (at most 1 GiB), .hex (at most 2^22 words) or assembly (at most
     /// 16 MiB).
     pub program: PathBuf,
-    /// Initial shared memory: raw bytes (at most 4096) or .hex bytes (at most 1 MiB of
-    /// text).
-    #[arg(long, value_name = "SM")]
-    pub mem: Option<PathBuf>,
+    #[command(flatten)]
+    pub memory: MemoryArgs,
     /// The two backends to compare.
     #[arg(long, value_enum, num_args = 2, value_names = ["A", "B"], default_values_t = BackendArg::DIFF_PAIR)]
     pub backends: Vec<BackendArg>,
@@ -32,12 +31,12 @@ pub struct DiffArgs {
 /// verdict.
 pub fn diff(args: DiffArgs) -> Result<Finished, CliError> {
     let config = args.machine.checked_config().map_err(CliError::usage)?;
+    args.memory
+        .check_stdin(&args.program)
+        .map_err(CliError::usage)?;
     let program =
         load_program_in(&args.program, args.machine.dialect()).map_err(CliError::cannot_compare)?;
-    let memory = match &args.mem {
-        Some(p) => load_memory(p).map_err(CliError::cannot_compare)?,
-        None => Vec::new(),
-    };
+    let memory = args.memory.load().map_err(CliError::cannot_compare)?;
     let (a, b) = (
         args.machine.runner(args.backends[0].0),
         args.machine.runner(args.backends[1].0),

@@ -5,6 +5,7 @@ use super::outputs::{check_distinct, write_together, Named};
 use super::value_enums::DialectArg;
 use super::{CliError, Finished};
 use clap::Args;
+use gpu16::input::memory::{encode_memory, written_format};
 use gpu16::machine::Dialect;
 use gpu16::output::file::OutputFile;
 use gpu16_gen::{generate_in, generate_violating, Profile, Violation, MAX_GROUPS, MCST_MAX_GROUPS};
@@ -34,7 +35,8 @@ pub struct GenArgs {
     /// Output program image (32-byte frames).
     #[arg(short = 'o', long = "out", value_name = "OUT.bin")]
     pub out: PathBuf,
-    /// Also write the matching random shared-memory image.
+    /// Also write the matching random shared-memory image: $readmemh text for a name
+    /// ending .hex, .mem, .vmem or .txt, raw bytes otherwise (as --mem reads it back).
     #[arg(long, value_name = "MEM.bin")]
     pub mem_out: Option<PathBuf>,
     /// The ISA dialect of the program. An mcst program has at most 12 groups (64 frames
@@ -86,7 +88,11 @@ pub fn gen(args: GenArgs) -> Result<Finished, CliError> {
         Some(v) => generate_violating(args.seed, args.groups, args.profile, v),
         None => generate_in(args.seed, args.groups, args.profile, dialect),
     };
-    let contents = [&g.image[..], &g.memory[..]];
+    let memory = args
+        .mem_out
+        .as_deref()
+        .map(|m| encode_memory(&g.memory, written_format(m)));
+    let contents = [&g.image[..], memory.as_deref().unwrap_or_default()];
     let pairs: Vec<(&OutputFile, &[u8])> = files.iter().zip(contents).collect();
     write_together(&pairs).map_err(CliError::failed)?;
     Ok(Finished::Success)

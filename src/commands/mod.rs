@@ -9,6 +9,7 @@ pub mod fuzz;
 pub mod gen;
 pub mod includes;
 pub mod machine_args;
+pub mod memory_args;
 pub mod outputs;
 pub mod run;
 pub mod see_args;

@@ -55,6 +55,19 @@ pub fn check_distinct(inputs: &[Named], outputs: &[Named]) -> Result<(), String>
     Ok(())
 }
 
+/// An error message if more than one of `inputs` is `-`: stdin can be read only once.
+pub fn one_stdin_reader(inputs: &[Named]) -> Result<(), String> {
+    let mut stdin = inputs.iter().filter(|i| i.path.as_os_str() == "-");
+    match (stdin.next(), stdin.next()) {
+        (Some(a), Some(b)) => Err(format!(
+            "{} and {} both read stdin: at most one input may be `-`",
+            a.shown(),
+            b.shown()
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// The files of an assembly source (`SOURCE`, and each file it includes) as inputs.
 pub fn source_inputs(flag: &str, source: &Path) -> Vec<Named> {
     let mut inputs = vec![Named::new(flag, source)];
@@ -77,6 +90,20 @@ pub fn write_together(files: &[(&OutputFile, &[u8])]) -> Result<(), OutputError>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stdin_is_read_by_one_input_at_most() {
+        let (p, m) = (
+            Named::new("PROGRAM", Path::new("-")),
+            Named::new("--mem", Path::new("-")),
+        );
+        let file = Named::new("--mem", Path::new("m.hex"));
+        assert_eq!(one_stdin_reader(&[p.clone(), file]), Ok(()));
+        assert_eq!(
+            one_stdin_reader(&[p, m]),
+            Err("PROGRAM - and --mem - both read stdin: at most one input may be `-`".into())
+        );
+    }
 
     #[test]
     fn collisions_name_both_flags() {

@@ -2,15 +2,16 @@
 //! write the outputs (for a failed run too) and print the report.
 
 use super::machine_args::MachineArgs;
-use super::outputs::{check_distinct, source_inputs, Named};
+use super::memory_args::MemoryArgs;
+use super::outputs::{check_distinct, one_stdin_reader, source_inputs, Named};
 use super::see_args::SeeArgs;
 use super::stdout::Stdout;
-use super::value_enums::{BackendArg, FormatArg};
+use super::value_enums::{BackendArg, FormatArg, MemoryFormatArg};
 use super::{emit, CliError, Finished};
 use clap::{Args, ValueEnum};
 use gpu16::input::dump::{load_memory_dump, load_register_dump};
 use gpu16::input::stream::FrameStream;
-use gpu16::input::{load_memory, load_program_as, program_format, InputError, ProgramFormat};
+use gpu16::input::{load_program_as, program_format, InputError, ProgramFormat};
 use gpu16::machine::{Config, Dialect, Observer, RunError, StopCause, TaskLog};
 use gpu16::output;
 use gpu16::output::events::Recorder;
@@ -46,10 +47,8 @@ pub struct RunArgs {
     /// The program's format, whatever its name says (for `-`, stdin, the default is bin).
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub format: Option<FormatArg>,
-    /// Initial shared memory: raw bytes (at most 4096) or .hex bytes (at most 1 MiB of
-    /// text); zero past its end.
-    #[arg(long, value_name = "SM")]
-    pub mem: Option<PathBuf>,
+    #[command(flatten)]
+    pub memory: MemoryArgs,
     /// Execution backend.
     #[arg(long, value_enum, default_value_t = BackendArg(BackendKind::Auto))]
     pub backend: BackendArg,
@@ -63,7 +62,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub json: bool,
     /// Write the final shared memory (4096 bytes) to FILE; for a failed run, the memory when
-    /// it stopped.
+    /// it stopped. Raw bytes, or $readmemh text for a name ending .hex, .mem, .vmem or .txt
+    /// (as --mem and --expect-mem read it back).
     #[arg(long, value_name = "FILE")]
     pub dump_mem: Option<PathBuf>,
     /// No progress bar and no timing line.
@@ -85,13 +85,18 @@ pub struct RunArgs {
     pub exec_log_limit: u64,
     /// Compare the final shared memory with FILE, an RTL simulation's dump, and exit 1 if
     /// they differ, listing each differing byte with its bank, row and last writer. FILE is
-    /// raw bytes (at most 4096; zero past its end), a $readmemh text (.hex, .mem, .vmem,
-    /// .txt: hex bytes, @addr, // comments; x/z digits refused), or 16 bank files of 256
+    /// raw bytes (.bin, .raw: at most 4096; zero past its end), a $readmemh text (.hex,
+    /// .mem, .vmem, .txt: hex bytes, @addr, // comments; x/z digits refused; under another
+    /// name, text that parses as one), or 16 bank files of 256
     /// rows: a directory, or a quoted pattern such as 'dump/bank*.hex', the files in natural
     /// order of their names being banks 0..15 (docs/expect.md). The run then executes one
     /// instruction per core at a time, to know each byte's last writer.
     #[arg(long, value_name = "FILE")]
     pub expect_mem: Option<PathBuf>,
+    /// How to read a single-file --expect-mem, whatever its name says: `hex` ($readmemh
+    /// text) or `raw` (bytes).
+    #[arg(long, value_enum, value_name = "FORMAT", requires = "expect_mem")]
+    pub expect_mem_format: Option<MemoryFormatArg>,
     /// Compare the final registers with FILE and exit 1 if they differ: 16 lines of 16 hex
     /// bytes, line k being core k's r0..r15, separated by spaces, tabs or commas (blank lines
     /// and // comments skipped). Like --expect-mem, it slows the run to name each
@@ -112,6 +117,17 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
     let machine = args
         .machine
         .checked_config()
+        .map_err(|e| refuse(json, "usage", CliError::usage(e), None))?;
+    let stdin_readers = [
+        ("PROGRAM", Some(&args.program)),
+        ("--mem", args.memory.mem.as_ref()),
+        ("--expect-mem", args.expect_mem.as_ref()),
+        ("--expect-regs", args.expect_regs.as_ref()),
+    ]
+    .into_iter()
+    .filter_map(|(flag, path)| Some(Named::new(flag, path?)))
+    .collect::<Vec<_>>();
+    one_stdin_reader(&stdin_readers)
         .map_err(|e| refuse(json, "usage", CliError::usage(e), None))?;
     let dialect = args.machine.dialect();
     let format = program_format(&args.program, args.format.map(|f| f.0)).map_err(loaded)?;
@@ -138,12 +154,16 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
             args.program.display()
         );
     }
-    let memory = match &args.mem {
-        Some(p) => load_memory(p).map_err(loaded)?,
-        None => Vec::new(),
-    };
+    let memory = args.memory.load().map_err(loaded)?;
     let expect_mem = match &args.expect_mem {
-        Some(p) => Some(load_memory_dump(p).map_err(loaded)?),
+        Some(p) => Some(
+            load_memory_dump(
+                p,
+                args.expect_mem_format.map(|f| f.0),
+                "--expect-mem-format",
+            )
+            .map_err(loaded)?,
+        ),
         None => None,
     };
     let expect_regs = match &args.expect_regs {
@@ -482,7 +502,7 @@ fn plan(args: &RunArgs, see: &SeeOptions, expected: Vec<Named>) -> Result<Vec<Pl
         return Ok(Vec::new());
     }
     let mut inputs = source_inputs("PROGRAM", &args.program);
-    if let Some(m) = &args.mem {
+    if let Some(m) = &args.memory.mem {
         inputs.push(Named::new("--mem", m));
     }
     inputs.extend(expected);

@@ -5,7 +5,7 @@
 
 use clap::builder::PossibleValue;
 use clap::ValueEnum;
-use gpu16::input::ProgramFormat;
+use gpu16::input::{MemoryFormat, ProgramFormat};
 use gpu16::machine::Dialect;
 use gpu16::output::png::Palette;
 use gpu16::{BackendKind, Engine};
@@ -117,11 +117,37 @@ mod tests {
             ["gray", "heat", "rainbow"]
         );
         assert_eq!(BackendArg::DIFF_PAIR.map(|b| b.0.name()), ["interp", "jit"]);
+        for v in MemoryFormatArg::value_variants() {
+            let name = v.to_possible_value().unwrap().get_name().to_string();
+            assert_eq!(name, v.0.name());
+            assert_eq!(MemoryFormatArg::from_str(&name, false), Ok(*v));
+        }
         for v in DialectArg::value_variants() {
             let name = v.to_possible_value().unwrap().get_name().to_string();
             assert_eq!(name, v.0.name());
             assert_eq!(DialectArg::from_str(&name, false), Ok(*v));
         }
+    }
+}
+
+/// A [`MemoryFormat`] as a command-line value: `hex` or `raw`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryFormatArg(pub MemoryFormat);
+
+impl ValueEnum for MemoryFormatArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[
+            MemoryFormatArg(MemoryFormat::Hex),
+            MemoryFormatArg(MemoryFormat::Raw),
+        ]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let help = match self.0 {
+            MemoryFormat::Hex => "$readmemh text: hex bytes, @addr to move, comments",
+            MemoryFormat::Raw => "Raw bytes: byte i is address i",
+        };
+        Some(PossibleValue::new(self.0.name()).help(help))
     }
 }
 

@@ -3,10 +3,12 @@
 //! comparison with a run is [`crate::output::expect`].
 //!
 //! A shared-memory dump is one of:
-//! - a raw file of at most 4096 bytes (byte i is address i; zero past its end);
-//! - a `$readmemh`/`$writememh` text (extension `.hex`, `.mem`, `.vmem` or `.txt`): hex
-//!   bytes, any number a line, `@addr` (hex, in bytes, below `@1000`) to move, `//` and
-//!   `/* */` comments; addresses it does not give are zero; an `x`/`z` digit is an error;
+//! - one file, read by the rule every shared-memory image follows ([`super::memory`]): a
+//!   raw file of at most 4096 bytes (byte i is address i; zero past its end), or a
+//!   `$readmemh`/`$writememh` text (extension `.hex`, `.mem`, `.vmem` or `.txt`, or text
+//!   content under another name): hex bytes, any number a line, `@addr` (hex, in bytes,
+//!   below `@1000`) to move, `//` and `/* */` comments; addresses it does not give are
+//!   zero; an `x`/`z` digit is an error;
 //! - 16 bank files, one byte a line as a testbench writes each bank: a directory holding
 //!   exactly those 16 files, or a pattern with `*`/`?` in its file name. The files are put
 //!   in natural order of their names (digit runs compared as numbers: `bank2` before
@@ -18,8 +20,9 @@
 //!
 //! Every error names the file and, in a text, the line (and column).
 
-use super::hex::{blank_block_comments, hex_tokens};
-use super::limits::{self, read, read_text};
+use super::hex::{blank_block_comments, byte, parse_bytes};
+use super::limits::{self, read_text};
+use super::memory::{load_memory_image, MemoryFormat};
 use super::{err, InputError};
 use gpu16_machine::memory::MEMORY_BYTES;
 use std::cmp::Ordering;
@@ -31,10 +34,6 @@ const BANKS: usize = 16;
 /// The most directory entries a bank dump's directory (or pattern's directory) may have;
 /// past it the listing stops with an error instead of reading on.
 pub const MAX_DIR_ENTRIES: usize = 4096;
-
-/// The extensions of a memory dump read as `$readmemh` text (in any case); any other file is
-/// raw bytes.
-pub const TEXT_EXTENSIONS: [&str; 4] = ["hex", "mem", "vmem", "txt"];
 
 /// How a memory dump was given.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,9 +71,15 @@ pub struct MemoryDump {
 /// Expected registers: `[core][reg]`.
 pub type RegisterDump = [[u8; 16]; 16];
 
-/// Read an expected shared memory from `path`: a directory or a pattern of 16 bank files, a
-/// `$readmemh` text (by its extension, [`TEXT_EXTENSIONS`]) or raw bytes.
-pub fn load_memory_dump(path: &Path) -> Result<MemoryDump, InputError> {
+/// Read an expected shared memory from `path`: a directory or a pattern of 16 bank files,
+/// or one file read by the shared-memory images' rule ([`super::memory`]): `format` if
+/// given, else its extension, else its content; `flag` names the option that gives the
+/// format, for a file its content cannot decide.
+pub fn load_memory_dump(
+    path: &Path,
+    format: Option<MemoryFormat>,
+    flag: &str,
+) -> Result<MemoryDump, InputError> {
     if path.is_dir() || (is_pattern(path) && !path.exists()) {
         let files = bank_files(path)?;
         let mut bytes = Vec::with_capacity(MEMORY_BYTES);
@@ -90,20 +95,13 @@ pub fn load_memory_dump(path: &Path) -> Result<MemoryDump, InputError> {
             files,
         });
     }
-    let text = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| TEXT_EXTENSIONS.iter().any(|t| e.eq_ignore_ascii_case(t)));
-    let (mut bytes, format) = if text {
-        let text = read_text(path, limits::MEMORY_HEX)?;
-        (parse_memory_hex(path, &text)?, DumpFormat::Hex)
-    } else {
-        (read(path, limits::MEMORY_IMAGE)?, DumpFormat::Raw)
-    };
-    bytes.resize(MEMORY_BYTES, 0);
+    let image = load_memory_image(path, format, flag)?;
     Ok(MemoryDump {
-        bytes,
-        format,
+        bytes: image.bytes,
+        format: match image.format {
+            MemoryFormat::Hex => DumpFormat::Hex,
+            MemoryFormat::Raw => DumpFormat::Raw,
+        },
         files: vec![path.to_path_buf()],
     })
 }
@@ -253,83 +251,6 @@ pub fn natural(a: &str, b: &str) -> Ordering {
     }
 }
 
-/// One hex byte of a dump: 1 or 2 hex digits, `_` allowed between them as in Verilog. An
-/// `x` or `z` digit (unknown or floating) is an error of its own.
-fn byte(tok: &str) -> Result<u8, String> {
-    let digits: String = tok.chars().filter(|&c| c != '_').collect();
-    let unknown = |c: char| matches!(c, 'x' | 'X' | 'z' | 'Z' | '?');
-    if tok.len() > 2 && (tok.starts_with("0x") || tok.starts_with("0X")) {
-        return Err(format!(
-            "`{tok}` is not a hex byte (bare hex digits, without `0x`, as in $readmemh)"
-        ));
-    }
-    if digits.chars().any(unknown) && digits.chars().all(|c| c.is_ascii_hexdigit() || unknown(c)) {
-        return Err(format!(
-            "`{tok}` has an x or z digit: an expected byte must be a known value"
-        ));
-    }
-    if digits.is_empty() || digits.len() > 2 || !digits.chars().all(|c| c.is_ascii_hexdigit()) {
-        return Err(format!("`{tok}` is not a hex byte (1 or 2 hex digits)"));
-    }
-    u8::from_str_radix(&digits, 16).map_err(|_| format!("`{tok}` is not a hex byte"))
-}
-
-/// The bytes of a `$readmemh` text of `size` bytes: each with the line it was given on.
-/// `@addr` is hex, below `size`; `unit` names an address in messages ("address", "row").
-fn parse_bytes(
-    path: &Path,
-    text: &str,
-    size: usize,
-    unit: &str,
-) -> Result<Vec<Option<(u8, usize)>>, InputError> {
-    let text = blank_block_comments(path, text)?;
-    let mut out: Vec<Option<(u8, usize)>> = vec![None; size];
-    let mut addr = 0usize;
-    for (line, col, tok) in hex_tokens(&text) {
-        let at = |m: String| err(path, format!("line {line}, column {col}: {m}"));
-        if let Some(digits) = tok.strip_prefix('@') {
-            let valid = digits.bytes().any(|b| b.is_ascii_hexdigit())
-                && digits.bytes().all(|b| b.is_ascii_hexdigit() || b == b'_');
-            if !valid {
-                return Err(at(format!(
-                    "`{tok}` is not an address (hex digits after `@`)"
-                )));
-            }
-            // Too many digits for a u64 is past the end as surely as a large value.
-            addr = match u64::from_str_radix(&digits.replace('_', ""), 16) {
-                Ok(a) if a < size as u64 => a as usize,
-                _ => {
-                    return Err(at(format!(
-                        "`{tok}` is past the last {unit} {:#x}",
-                        size - 1
-                    )))
-                }
-            };
-            continue;
-        }
-        let b = byte(tok).map_err(at)?;
-        if addr >= size {
-            return Err(at(format!("a byte past the last {unit} {:#x}", size - 1)));
-        }
-        if let Some((_, first)) = out[addr] {
-            if unit == "row" {
-                return Err(at(format!(
-                    "row {addr:#04x} is given twice (first on line {first})"
-                )));
-            }
-        }
-        out[addr] = Some((b, line));
-        addr += 1;
-    }
-    Ok(out)
-}
-
-/// A `$readmemh` text of shared memory: 4096 bytes, those it does not give zero.
-pub fn parse_memory_hex(path: &Path, text: &str) -> Result<Vec<u8>, InputError> {
-    let given = parse_bytes(path, text, MEMORY_BYTES, "address")?;
-    Ok(given.iter().map(|b| b.map_or(0, |(v, _)| v)).collect())
-}
-
 /// One bank file: each of its 256 rows given exactly once (in order, or placed by `@row`).
 pub fn parse_bank(path: &Path, text: &str) -> Result<[u8; ROWS], InputError> {
     let given = parse_bytes(path, text, ROWS, "row")?;
@@ -411,6 +332,7 @@ pub fn parse_registers(path: &Path, text: &str) -> Result<RegisterDump, InputErr
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::input::parse_memory_text;
 
     #[test]
     fn natural_order_compares_numbers_as_numbers() {
@@ -446,34 +368,22 @@ mod tests {
     }
 
     #[test]
-    fn bytes_and_their_errors() {
-        assert_eq!(byte("a5"), Ok(0xa5));
-        assert_eq!(byte("5"), Ok(5));
-        assert_eq!(byte("f_f"), Ok(0xff));
-        assert!(byte("xz").unwrap_err().contains("x or z digit"));
-        assert!(byte("1x").unwrap_err().contains("x or z digit"));
-        assert!(byte("123").unwrap_err().contains("not a hex byte"));
-        assert!(byte("g1").unwrap_err().contains("not a hex byte"));
-        assert!(byte("0x21").unwrap_err().contains("without `0x`"));
-    }
-
-    #[test]
     fn memory_text_with_addresses_and_comments() {
         let p = Path::new("m.hex");
-        let m = parse_memory_hex(p, "// dump\n01 02\n\n@ff0 /* row */ aa\n@0fff bb").unwrap();
+        let m = parse_memory_text(p, "// dump\n01 02\n\n@ff0 /* row */ aa\n@0fff bb").unwrap();
         assert_eq!(m.len(), 4096);
         assert_eq!(
             (m[0], m[1], m[2], m[0xff0], m[0xfff]),
             (1, 2, 0, 0xaa, 0xbb)
         );
-        let e = parse_memory_hex(p, "00\n@fff 1 2").unwrap_err();
+        let e = parse_memory_text(p, "00\n@fff 1 2").unwrap_err();
         assert_eq!(
             e.to_string(),
             "m.hex: line 2, column 8: a byte past the last address 0xfff"
         );
-        let e = parse_memory_hex(p, "@1000").unwrap_err();
+        let e = parse_memory_text(p, "@1000").unwrap_err();
         assert!(e.to_string().contains("past the last address 0xfff"), "{e}");
-        let e = parse_memory_hex(p, "@g").unwrap_err();
+        let e = parse_memory_text(p, "@g").unwrap_err();
         assert!(e.to_string().contains("not an address"), "{e}");
     }
 
@@ -521,8 +431,7 @@ mod tests {
         let e = parse_registers(p, &text.replacen("00 01", "00 0z", 1)).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "r.txt: line 3, column 4: `0z` has an x or z digit: an expected byte must be a \
-             known value"
+            "r.txt: line 3, column 4: `0z` has an x or z digit: a byte must be a known value"
         );
         let e = parse_registers(p, &text.replacen("00 01 ", "", 1)).unwrap_err();
         assert!(e.to_string().starts_with("r.txt: line 3: 14 values"), "{e}");

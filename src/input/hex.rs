@@ -126,38 +126,89 @@ pub fn parse_hex_words(path: &Path, text: &str) -> Result<Vec<u8>, InputError> {
     Ok(image)
 }
 
-/// Shared-memory bytes: `@addr` (hex, below 4096) moves to another address; bytes skipped
-/// over are zero. The image ends at the highest byte written.
-pub fn parse_hex_bytes(path: &Path, text: &str) -> Result<Vec<u8>, InputError> {
-    let of = format!("the {MEMORY_BYTES}-byte shared memory");
+/// One hex byte of a `$readmemh` text: 1 or 2 hex digits, `_` allowed between them as in
+/// Verilog, and a `0x` prefix tolerated. An `x` or `z` digit (unknown or floating) is an
+/// error of its own.
+pub(super) fn byte(tok: &str) -> Result<u8, String> {
+    let bare = match tok.get(..2) {
+        Some("0x" | "0X") if tok.len() > 2 => &tok[2..],
+        _ => tok,
+    };
+    let digits: String = bare.chars().filter(|&c| c != '_').collect();
+    let unknown = |c: char| matches!(c, 'x' | 'X' | 'z' | 'Z' | '?');
+    if digits.chars().any(unknown) && digits.chars().all(|c| c.is_ascii_hexdigit() || unknown(c)) {
+        return Err(format!(
+            "`{tok}` has an x or z digit: a byte must be a known value"
+        ));
+    }
+    if digits.is_empty() || digits.len() > 2 || !digits.chars().all(|c| c.is_ascii_hexdigit()) {
+        return Err(format!("`{tok}` is not a hex byte (1 or 2 hex digits)"));
+    }
+    u8::from_str_radix(&digits, 16).map_err(|_| format!("`{tok}` is not a hex byte"))
+}
+
+/// The bytes of a `$readmemh` text of `size` bytes: each with the line it was given on.
+/// `@addr` is hex, below `size`; `unit` names an address in messages ("address", "row"),
+/// and a row given twice is an error (a bank file gives each row once).
+pub(super) fn parse_bytes(
+    path: &Path,
+    text: &str,
+    size: usize,
+    unit: &str,
+) -> Result<Vec<Option<(u8, usize)>>, InputError> {
     let text = blank_block_comments(path, text)?;
-    let mut out = vec![0u8; MEMORY_BYTES];
+    let mut out: Vec<Option<(u8, usize)>> = vec![None; size];
     let mut addr = 0usize;
-    let mut len = 0usize;
     for (line, col, tok) in hex_tokens(&text) {
         let at = |m: String| err(path, format!("line {line}, column {col}: {m}"));
-        if tok.starts_with('@') {
-            addr = address(tok, MEMORY_BYTES, "byte", &of).map_err(at)?;
+        if let Some(digits) = tok.strip_prefix('@') {
+            let valid = digits.bytes().any(|b| b.is_ascii_hexdigit())
+                && digits.bytes().all(|b| b.is_ascii_hexdigit() || b == b'_');
+            if !valid {
+                return Err(at(format!(
+                    "`{tok}` is not an address (hex digits after `@`)"
+                )));
+            }
+            // Too many digits for a u64 is past the end as surely as a large value.
+            addr = match u64::from_str_radix(&digits.replace('_', ""), 16) {
+                Ok(a) if a < size as u64 => a as usize,
+                _ => {
+                    return Err(at(format!(
+                        "`{tok}` is past the last {unit} {:#x}",
+                        size - 1
+                    )))
+                }
+            };
             continue;
         }
-        let digits = tok.strip_prefix("0x").unwrap_or(tok);
-        if digits.is_empty() || digits.len() > 2 {
-            return Err(at(format!("`{tok}` is not a hex byte (1 or 2 hex digits)")));
+        let b = byte(tok).map_err(at)?;
+        if addr >= size {
+            return Err(at(format!("a byte past the last {unit} {:#x}", size - 1)));
         }
-        let b =
-            u8::from_str_radix(digits, 16).map_err(|_| at(format!("`{tok}` is not a hex byte")))?;
-        if addr >= MEMORY_BYTES {
-            return Err(at(format!(
-                "byte past the last byte address {:#x} of {of}",
-                MEMORY_BYTES - 1
-            )));
+        if let Some((_, first)) = out[addr] {
+            if unit == "row" {
+                return Err(at(format!(
+                    "row {addr:#04x} is given twice (first on line {first})"
+                )));
+            }
         }
-        out[addr] = b;
+        out[addr] = Some((b, line));
         addr += 1;
-        len = len.max(addr);
     }
-    out.truncate(len);
     Ok(out)
+}
+
+/// A `$readmemh` text of shared memory: hex bytes, `@addr` (hex, below 4096) to move,
+/// `//`, `#`, `;` and `/* */` comments. Gives the 4096 bytes, those it does not give zero.
+pub fn parse_memory_text(path: &Path, text: &str) -> Result<Vec<u8>, InputError> {
+    parse_memory(path, text).map(|(bytes, _)| bytes)
+}
+
+/// [`parse_memory_text`], and one past the highest address the text gave (0 if none).
+pub(super) fn parse_memory(path: &Path, text: &str) -> Result<(Vec<u8>, usize), InputError> {
+    let given = parse_bytes(path, text, MEMORY_BYTES, "address")?;
+    let len = given.iter().rposition(Option::is_some).map_or(0, |a| a + 1);
+    Ok((given.iter().map(|b| b.map_or(0, |(v, _)| v)).collect(), len))
 }
 
 #[cfg(test)]
@@ -235,19 +286,35 @@ mod tests {
 
     #[test]
     fn hex_memory_with_addresses() {
-        let m = parse_hex_bytes(Path::new("m.hex"), "01 02\n@100 ff").unwrap();
-        assert_eq!(m.len(), 0x101);
+        let m = parse_memory_text(Path::new("m.hex"), "01 0x02\n@100 ff").unwrap();
+        assert_eq!(m.len(), 4096);
         assert_eq!((m[0], m[1], m[0x100]), (1, 2, 0xff));
-        let e = parse_hex_bytes(Path::new("m.hex"), "00\n@1000").unwrap_err();
+        assert_eq!(m.iter().filter(|&&b| b != 0).count(), 3);
+        let e = parse_memory_text(Path::new("m.hex"), "00\n@1000").unwrap_err();
         assert_eq!(
             e.to_string(),
-            "m.hex: line 2, column 1: `@1000` is past the last byte address 0xfff of the \
-             4096-byte shared memory"
+            "m.hex: line 2, column 1: `@1000` is past the last address 0xfff"
         );
-        let e = parse_hex_bytes(Path::new("m.hex"), "@fff 01 02").unwrap_err();
+        let e = parse_memory_text(Path::new("m.hex"), "@fff 01 02").unwrap_err();
         assert!(
-            e.to_string().contains("column 9: byte past the last"),
+            e.to_string().contains("column 9: a byte past the last"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn bytes_and_their_errors() {
+        assert_eq!(byte("a5"), Ok(0xa5));
+        assert_eq!(byte("5"), Ok(5));
+        assert_eq!(byte("f_f"), Ok(0xff));
+        assert_eq!(byte("0x21"), Ok(0x21));
+        assert_eq!(byte("0XfF"), Ok(0xff));
+        assert!(byte("xz").unwrap_err().contains("x or z digit"));
+        assert!(byte("1x").unwrap_err().contains("x or z digit"));
+        assert!(byte("0x").unwrap_err().contains("x or z digit"));
+        assert!(byte("0x1z").unwrap_err().contains("x or z digit"));
+        assert!(byte("123").unwrap_err().contains("not a hex byte"));
+        assert!(byte("0x123").unwrap_err().contains("not a hex byte"));
+        assert!(byte("g1").unwrap_err().contains("not a hex byte"));
     }
 }

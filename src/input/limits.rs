@@ -113,36 +113,68 @@ fn too_large_has(path: &Path, limit: Limit, has: String) -> InputError {
 /// input is an error naming the file and the limit, found after reading at most one byte
 /// past it.
 pub fn read(path: &Path, limit: Limit) -> Result<Vec<u8>, InputError> {
-    let cannot = |e: std::io::Error| err(path, format!("cannot read: {e}"));
-    if path == Path::new("-") {
-        let mut bytes = Vec::new();
-        std::io::stdin()
-            .take(limit.bytes + 1)
-            .read_to_end(&mut bytes)
-            .map_err(cannot)?;
-        if bytes.len() as u64 > limit.bytes {
-            return Err(too_large(path, limit, None));
-        }
-        return Ok(bytes);
-    }
-    let file = std::fs::File::open(path).map_err(cannot)?;
-    let known = file
-        .metadata()
-        .ok()
-        .filter(|m| m.is_file())
-        .map(|m| m.len());
-    if let Some(len) = known.filter(|&len| len > limit.bytes) {
-        return Err(too_large(path, limit, Some(len)));
-    }
-    // The known length is at most the limit, so the capacity is too.
-    let mut bytes = Vec::with_capacity(known.unwrap_or(0) as usize);
-    file.take(limit.bytes + 1)
-        .read_to_end(&mut bytes)
-        .map_err(cannot)?;
-    if bytes.len() as u64 > limit.bytes {
-        return Err(too_large(path, limit, None));
+    let (bytes, more) = read_capped(path, limit.bytes)?;
+    if more {
+        return Err(too_large_input(path, limit));
     }
     Ok(bytes)
+}
+
+/// The length of the regular file at `path`, if it is one (not `-`, a device or a pipe).
+fn known_length(path: &Path) -> Option<u64> {
+    if path == Path::new("-") {
+        return None;
+    }
+    std::fs::metadata(path)
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+}
+
+/// How much of a regular file past its cap [`read_capped`] reads.
+pub const PEEK: u64 = 4096;
+
+/// The first `cap` bytes of the file at `path` (`-`: stdin), and whether it has more. At
+/// most one byte past `cap` is read, so an endless input costs `cap` bytes; of a regular
+/// file already longer than `cap`, only its first [`PEEK`] bytes (at most `cap`), enough to
+/// tell what kind of file it is.
+pub fn read_capped(path: &Path, cap: u64) -> Result<(Vec<u8>, bool), InputError> {
+    let cannot = |e: std::io::Error| err(path, format!("cannot read: {e}"));
+    let mut bytes = Vec::new();
+    if path == Path::new("-") {
+        std::io::stdin()
+            .take(cap + 1)
+            .read_to_end(&mut bytes)
+            .map_err(cannot)?;
+    } else {
+        let file = std::fs::File::open(path).map_err(cannot)?;
+        let known = file
+            .metadata()
+            .ok()
+            .filter(|m| m.is_file())
+            .map(|m| m.len());
+        if known.is_some_and(|len| len > cap) {
+            file.take(PEEK.min(cap))
+                .read_to_end(&mut bytes)
+                .map_err(cannot)?;
+            return Ok((bytes, true));
+        }
+        // The known length is at most the cap, so the capacity is too.
+        bytes.reserve(known.unwrap_or(0) as usize);
+        file.take(cap + 1).read_to_end(&mut bytes).map_err(cannot)?;
+    }
+    let more = bytes.len() as u64 > cap;
+    bytes.truncate(cap as usize);
+    Ok((bytes, more))
+}
+
+/// The error for an input past `limit` whose length is not known (a pipe, a device, or a
+/// file read only up to another limit): "this input has more".
+pub fn too_large_input(path: &Path, limit: Limit) -> InputError {
+    match known_length(path) {
+        Some(len) if len > limit.bytes => too_large(path, limit, Some(len)),
+        _ => too_large(path, limit, None),
+    }
 }
 
 /// An input handed over in memory rather than read from a file (the bytes or text a Python

@@ -10,12 +10,14 @@ use super::exec_log::ExecLog;
 use super::file::{OutputError, OutputFile};
 use super::png::Palette;
 use super::see::{state_of, Outcome};
+use crate::input::memory;
 use std::io::Write;
 
 /// One kind of file a run can write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RunFile {
-    /// The shared memory, 4096 raw bytes.
+    /// The shared memory: 4096 raw bytes, or `$readmemh` text where the file's extension
+    /// names a text ([`crate::input::memory::written_format`]).
     MemoryDump,
     /// The shared memory as a 64x64 PNG in a palette.
     MemoryPicture(Palette),
@@ -79,7 +81,9 @@ pub fn write<'a>(
             let result = p.output.write(|w| -> Result<(), String> {
                 match (p.file, events.as_mut()) {
                     (RunFile::MemoryDump, _) => {
-                        w.write_all(&state.memory[..]).map_err(|e| e.to_string())
+                        let format = memory::written_format(p.output.path());
+                        w.write_all(&memory::encode_memory(&state.memory[..], format))
+                            .map_err(|e| e.to_string())
                     }
                     (RunFile::MemoryPicture(palette), _) => {
                         super::png::write(w, &state.memory, palette).map_err(|e| e.to_string())

@@ -1,0 +1,45 @@
+//! `--mem` and `--mem-format`, the initial shared memory, as `run`, `debug` and `diff` take
+//! them: one definition of the flags, their help and how they load
+//! ([`gpu16::input::memory`] owns the rule).
+
+use super::outputs::{one_stdin_reader, Named};
+use super::value_enums::MemoryFormatArg;
+use clap::Args;
+use gpu16::input::{load_memory_image, InputError};
+use std::path::{Path, PathBuf};
+
+/// The initial shared memory's flags.
+#[derive(Args, Clone, Debug, Default)]
+pub struct MemoryArgs {
+    /// Initial shared memory (zero past its end; `-` reads stdin): a $readmemh text (.hex,
+    /// .mem, .vmem, .txt: hex bytes, @addr, // comments; at most 1 MiB) or raw bytes (.bin,
+    /// .raw; at most 4096). Under another name, or `-`, text that parses as $readmemh is
+    /// text, anything else is raw, and text that does not parse is refused: say
+    /// --mem-format.
+    #[arg(long, value_name = "SM")]
+    pub mem: Option<PathBuf>,
+    /// How to read --mem, whatever its name says: `hex` ($readmemh text) or `raw` (bytes).
+    #[arg(long, value_enum, value_name = "FORMAT", requires = "mem")]
+    pub mem_format: Option<MemoryFormatArg>,
+}
+
+impl MemoryArgs {
+    /// A usage error if the program and `--mem` both name `-` (stdin can be read once).
+    pub fn check_stdin(&self, program: &Path) -> Result<(), String> {
+        let mut inputs = vec![Named::new("PROGRAM", program)];
+        inputs.extend(self.mem.as_deref().map(|m| Named::new("--mem", m)));
+        one_stdin_reader(&inputs)
+    }
+
+    /// The initial memory: the bytes the file gave, read by the one rule (memory past
+    /// them is zero), or none without `--mem`.
+    pub fn load(&self) -> Result<Vec<u8>, InputError> {
+        let Some(path) = &self.mem else {
+            return Ok(Vec::new());
+        };
+        let format = self.mem_format.map(|f| f.0);
+        let mut image = load_memory_image(path, format, "--mem-format")?;
+        image.bytes.truncate(image.given);
+        Ok(image.bytes)
+    }
+}
