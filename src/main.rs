@@ -2,9 +2,30 @@
 //! result becomes the exit status is `commands::status`.
 
 #![forbid(unsafe_code)]
+// Messages go through `stderr_line!`/`stderr_text!`: `eprintln!` panics (status 101) when
+// stderr is a closed pipe.
+#![deny(clippy::print_stderr)]
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
+
+/// `eprintln!` that never panics: where stderr cannot be written (a closed pipe, a full
+/// disk) the message is dropped, as there is nowhere left to report it, and the command
+/// exits with the status it would have had.
+macro_rules! stderr_line {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+/// `eprint!` that never panics; see `stderr_line!`.
+macro_rules! stderr_text {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr(), $($arg)*);
+    }};
+}
 
 mod commands;
 

@@ -3,19 +3,21 @@
 //! `--dialect spec|mcst`: how source is assembled and images are read.
 
 use super::outputs::{check_distinct, source_inputs, write_together, Named};
-use super::value_enums::DialectArg;
+use super::value_enums::{DialectArg, FormatArg};
 use super::{emit, CliError, Finished};
 use clap::Args;
-use gpu16::input::{load_program_in, ProgramFormat};
+use gpu16::input::{load_program_as, program_format, ProgramFormat};
 use gpu16::machine::Program;
-use gpu16::output::file::OutputFile;
+use gpu16::output::file::{is_stdout, OutputFile};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 #[derive(Args)]
 pub struct AsmArgs {
-    /// Assembly source file (at most 16 MiB, as is each file it includes).
+    /// Assembly source file (at most 16 MiB, as is each file it includes); `-` reads stdin.
     pub source: PathBuf,
-    /// Output file (default: SOURCE with the extension .bin, or stdout with --hex).
+    /// Output file, `-` for stdout (default: SOURCE with the extension .bin; stdout with
+    /// --hex, or for a source read from stdin when stdout is not a terminal).
     #[arg(short, long, value_name = "OUT")]
     pub output: Option<PathBuf>,
     /// Write 16-bit hex words (one frame a line, loadable as .hex) instead of raw bytes.
@@ -28,9 +30,13 @@ pub struct AsmArgs {
 
 #[derive(Args)]
 pub struct DisasmArgs {
-    /// Program image (.bin or .tm: at most 1 GiB; .hex: at most 2^22 words).
+    /// Program image (.bin or .tm: at most 1 GiB; .hex: at most 2^22 words); `-` reads
+    /// stdin (a raw image unless --format says otherwise).
     pub image: PathBuf,
-    /// Write the source here instead of stdout.
+    /// The image's format, whatever its name says (for `-`, stdin, the default is bin).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<FormatArg>,
+    /// Write the source here instead of stdout (`-`: stdout).
     #[arg(short, long, value_name = "OUT")]
     pub output: Option<PathBuf>,
     /// The ISA dialect the image is read in (its source re-assembles in the same one).
@@ -41,8 +47,11 @@ pub struct DisasmArgs {
 #[derive(Args)]
 pub struct CheckArgs {
     /// Program (.bin or .tm: at most 1 GiB; .hex: at most 2^22 words; assembly: at most
-    /// 16 MiB).
+    /// 16 MiB); `-` reads stdin (a raw image unless --format says otherwise).
     pub program: PathBuf,
+    /// The program's format, whatever its name says (for `-`, stdin, the default is bin).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<FormatArg>,
     /// The ISA dialect the program is written in.
     #[arg(long, value_enum, default_value = "spec")]
     pub dialect: DialectArg,
@@ -51,8 +60,8 @@ pub struct CheckArgs {
 /// Report diagnostics on stderr with a count; the exit status says they were errors.
 fn fail(diags: &gpu16_asm::Diagnostics) -> Finished {
     let n = diags.errors();
-    eprint!("{diags}");
-    eprintln!("{n} error{}", if n == 1 { "" } else { "s" });
+    stderr_text!("{diags}");
+    stderr_line!("{n} error{}", if n == 1 { "" } else { "s" });
     Finished::Reported
 }
 
@@ -84,9 +93,19 @@ fn write(file: &OutputFile, bytes: &[u8]) -> Result<(), CliError> {
 /// `gpu16 asm`: status 0, 1 for errors in the source or an output it cannot write, 2 for
 /// an output naming the source or a file it includes.
 pub fn asm(args: AsmArgs) -> Result<Finished, CliError> {
+    let from_stdin = is_stdout(&args.source);
     let out = match (&args.output, args.hex) {
         (None, true) => None,
         (Some(p), _) => Some(Named::new("-o", p)),
+        (None, false) if from_stdin => {
+            if std::io::stdout().is_terminal() {
+                return Err(CliError::usage(
+                    "asm -: the image would go to the terminal: give -o FILE, or -o - to \
+                     write it to stdout anyway",
+                ));
+            }
+            Some(Named::new("-o (default)", std::path::Path::new("-")))
+        }
         (None, false) => Some(Named::new(
             "-o (default)",
             &args.source.with_extension("bin"),
@@ -110,14 +129,19 @@ pub fn asm(args: AsmArgs) -> Result<Finished, CliError> {
     } else {
         write(&file, &program.image())?;
     }
-    emit(&format!(
+    let summary = format!(
         "{}: {} frames ({} bytes) -> {}\n",
         args.source.display(),
         program.len(),
         program.len() * 32,
         file.path().display()
-    ))
-    .map_err(CliError::failed)?;
+    );
+    // Where the image went to stdout, the summary goes to stderr, out of its way.
+    if file.is_stdout() {
+        stderr_text!("{summary}");
+    } else {
+        emit(&summary).map_err(CliError::failed)?;
+    }
     Ok(Finished::Success)
 }
 
@@ -131,7 +155,9 @@ pub fn disasm(args: DisasmArgs) -> Result<Finished, CliError> {
         )?),
         None => None,
     };
-    let program = load_program_in(&args.image, args.dialect.0).map_err(CliError::failed)?;
+    let format = program_format(&args.image, args.format.map(|f| f.0)).map_err(CliError::failed)?;
+    let (program, _) =
+        load_program_as(&args.image, format, args.dialect.0).map_err(CliError::failed)?;
     let text = gpu16_asm::disassemble(&program);
     match &file {
         Some(file) => write(file, text.as_bytes())?,
@@ -144,21 +170,25 @@ pub fn disasm(args: DisasmArgs) -> Result<Finished, CliError> {
 /// cannot write.
 pub fn check(args: CheckArgs) -> Result<Finished, CliError> {
     let name = args.program.display().to_string();
-    let is_source = matches!(
-        ProgramFormat::of(&args.program),
-        Ok(ProgramFormat::Assembly)
-    );
-    let (program, map) = if is_source {
+    let format = match program_format(&args.program, args.format.map(|f| f.0)) {
+        Ok(f) => f,
+        Err(e) => {
+            stderr_line!("{e}");
+            stderr_line!("1 error");
+            return Ok(Finished::Reported);
+        }
+    };
+    let (program, map) = if format == ProgramFormat::Assembly {
         match gpu16::input::assemble_file_in(&args.program, args.dialect.0) {
             Ok(a) => (a.program, Some(a.source_map)),
             Err(d) => return Ok(fail(&d)),
         }
     } else {
-        match load_program_in(&args.program, args.dialect.0) {
-            Ok(p) => (p, None),
+        match load_program_as(&args.program, format, args.dialect.0) {
+            Ok((p, _)) => (p, None),
             Err(e) => {
-                eprintln!("{e}");
-                eprintln!("1 error");
+                stderr_line!("{e}");
+                stderr_line!("1 error");
                 return Ok(Finished::Reported);
             }
         }

@@ -68,6 +68,11 @@ pub fn debug(args: DebugArgs) -> Result<Finished, CliError> {
     args.memory
         .check_stdin(&args.program)
         .map_err(CliError::usage)?;
+    if args.program.as_os_str() == "-" {
+        return Err(CliError::usage(
+            "PROGRAM -: debug reads its commands from stdin, so the program must be a file",
+        ));
+    }
     let (program, map) =
         load_program_with_map_in(&args.program, args.machine.dialect()).map_err(loaded)?;
     let memory = args.memory.load().map_err(loaded)?;

@@ -4,7 +4,7 @@
 //! write and a mistyped flag never overwrites the program.
 
 use super::includes::included_files;
-use gpu16::output::file::{OutputError, OutputFile};
+use gpu16::output::file::{is_stdout, OutputError, OutputFile};
 use gpu16::output::file_id::FileId;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -32,9 +32,9 @@ impl Named {
 
 /// An error message if an output names the same file as an input or as another output.
 pub fn check_distinct(inputs: &[Named], outputs: &[Named]) -> Result<(), String> {
-    let ids: Vec<FileId> = outputs.iter().map(|o| FileId::of(&o.path)).collect();
+    let ids: Vec<FileId> = outputs.iter().map(|o| FileId::of_output(&o.path)).collect();
     for input in inputs {
-        let id = FileId::of(&input.path);
+        let id = FileId::of_input(&input.path);
         if let Some(i) = ids.iter().position(|o| o.same(&id)) {
             return Err(format!(
                 "{} and {} name the same file: an output must not overwrite an input",
@@ -42,6 +42,14 @@ pub fn check_distinct(inputs: &[Named], outputs: &[Named]) -> Result<(), String>
                 input.shown()
             ));
         }
+    }
+    let stdout: Vec<&Named> = outputs.iter().filter(|o| is_stdout(&o.path)).collect();
+    if let [a, b, ..] = stdout[..] {
+        return Err(format!(
+            "{} and {} both write stdout: give one of them a file",
+            a.shown(),
+            b.shown()
+        ));
     }
     for (i, a) in ids.iter().enumerate() {
         if let Some(j) = ids[i + 1..].iter().position(|b| a.same(b)) {

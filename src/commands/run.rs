@@ -17,7 +17,7 @@ use gpu16::output;
 use gpu16::output::events::Recorder;
 use gpu16::output::exec_log::ExecLog;
 use gpu16::output::expect::{self, Writers};
-use gpu16::output::file::OutputFile;
+use gpu16::output::file::{is_stdout, OutputFile};
 use gpu16::output::json_stream::JsonStream;
 use gpu16::output::run_files::{self, Planned, RunFile, Written};
 use gpu16::output::see::{Outcome, SeeOptions};
@@ -148,7 +148,7 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
         (None, Some(program), map)
     };
     if program.as_ref().is_some_and(|p| !p.can_end()) {
-        eprintln!(
+        stderr_line!(
             "warning: {}: the task scheduler never reaches a stop frame (.halt), so it wraps to \
              frame 0 and runs again until the watchdog (--max-cycles) ends the run",
             args.program.display()
@@ -277,7 +277,7 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
             out.print(&String::from_utf8_lossy(&text));
         }
         if let Some(note) = log.cut_note() {
-            eprintln!("{note}");
+            stderr_line!("{note}");
         }
     }
     if let Some(program) = &program {
@@ -286,7 +286,7 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
         }
     }
     if let Some(note) = see.cut_note(&events) {
-        eprintln!("{note}");
+        stderr_line!("{note}");
     }
     let state = output::see::state_of(&outcome);
     let mem_diffs = expect_mem
@@ -372,7 +372,7 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
     };
     if failed.is_none() {
         if let Some(d) = &differs {
-            eprintln!("error: {d}");
+            stderr_line!("error: {d}");
         }
     }
     match (failed, out.finish()) {
@@ -500,6 +500,22 @@ fn plan(args: &RunArgs, see: &SeeOptions, expected: Vec<Named>) -> Result<Vec<Pl
     .collect();
     if wanted.is_empty() {
         return Ok(Vec::new());
+    }
+    // An output on stdout: the data has stdout, so the report moves to stderr; with
+    // --json or `--exec-log -` stdout is taken already.
+    if let Some((flag, _, _)) = wanted.iter().find(|(_, _, p)| is_stdout(p)) {
+        let taken = if args.json {
+            Some("--json")
+        } else if args.exec_log.as_deref().is_some_and(is_stdout) {
+            Some("--exec-log -")
+        } else {
+            None
+        };
+        if let Some(other) = taken {
+            let e = format!("{flag} - and {other} both write stdout: give one of them a file");
+            return Err(("usage", CliError::usage(e), None));
+        }
+        super::stdout::report_to_stderr();
     }
     let mut inputs = source_inputs("PROGRAM", &args.program);
     if let Some(m) = &args.memory.mem {

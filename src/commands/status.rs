@@ -118,7 +118,7 @@ pub fn exit(result: Result<Finished, CliError>) -> ExitCode {
     ExitCode::from(match result {
         Ok(finished) => finished.status(),
         Err(e) => {
-            eprintln!("error: {e}");
+            stderr_line!("error: {e}");
             e.status()
         }
     })

@@ -12,6 +12,7 @@
 use std::fmt;
 use std::io::{self, Write};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Stdout could not be written, for a reason other than a closed pipe.
 #[derive(Debug)]
@@ -23,8 +24,22 @@ impl fmt::Display for StdoutError {
     }
 }
 
-/// Write `text` to stdout and flush it. A closed pipe counts as success.
+/// Where a command's text goes once an output file has taken stdout (`run --dump-mem -`):
+/// stderr, out of the data's way.
+static REPORT_TO_STDERR: AtomicBool = AtomicBool::new(false);
+
+/// From now on, [`emit`] writes to stderr: stdout carries an output file's data.
+pub fn report_to_stderr() {
+    REPORT_TO_STDERR.store(true, Ordering::Relaxed);
+}
+
+/// Write `text` to stdout (stderr after [`report_to_stderr`]) and flush it. A closed pipe
+/// counts as success.
 pub fn emit(text: &str) -> Result<(), StdoutError> {
+    if REPORT_TO_STDERR.load(Ordering::Relaxed) {
+        let mut err = io::stderr().lock();
+        return quiet_on_closed_pipe(err.write_all(text.as_bytes()).and_then(|()| err.flush()));
+    }
     let mut out = io::stdout().lock();
     quiet_on_closed_pipe(out.write_all(text.as_bytes()).and_then(|()| out.flush()))
 }
@@ -71,7 +86,7 @@ pub fn clap_message(e: clap::Error) -> ExitCode {
     match quiet_on_closed_pipe(written) {
         Ok(()) => ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(1)),
         Err(failed) => {
-            eprintln!("error: {failed}");
+            stderr_line!("error: {failed}");
             ExitCode::from(1)
         }
     }

@@ -14,6 +14,8 @@
 //!
 //! The probe is removed at once, rather than kept open through the run, so that a run
 //! stopped with Ctrl-C leaves no stray file behind.
+//!
+//! `-` is stdout: written in place, after whatever the process printed there before.
 
 use std::fmt;
 use std::fs::{self, File, OpenOptions, Permissions};
@@ -50,6 +52,8 @@ pub struct OutputFile {
     in_place: bool,
     /// The permissions of the file being replaced, which the new file keeps.
     permissions: Option<Permissions>,
+    /// `-`: the process's stdout, written in place.
+    stdout: bool,
 }
 
 impl OutputFile {
@@ -59,6 +63,15 @@ impl OutputFile {
             path: path.to_path_buf(),
             message,
         };
+        if is_stdout(path) {
+            return Ok(OutputFile {
+                shown: path.to_path_buf(),
+                target: path.to_path_buf(),
+                in_place: true,
+                permissions: None,
+                stdout: true,
+            });
+        }
         let existing = match fs::metadata(path) {
             Ok(meta) => Some(meta),
             // The directory is checked below, with a better message.
@@ -88,6 +101,7 @@ impl OutputFile {
                 target: real_dir.join(name),
                 in_place: false,
                 permissions: None,
+                stdout: false,
             });
         };
         if meta.is_dir() {
@@ -99,6 +113,7 @@ impl OutputFile {
                 target: path.to_path_buf(),
                 in_place: true,
                 permissions: None,
+                stdout: false,
             });
         }
         if meta.permissions().readonly() {
@@ -111,12 +126,18 @@ impl OutputFile {
             target,
             in_place: false,
             permissions: Some(meta.permissions()),
+            stdout: false,
         })
     }
 
     /// The path as the user named it.
     pub fn path(&self) -> &Path {
         &self.shown
+    }
+
+    /// Whether this is stdout (`-`).
+    pub fn is_stdout(&self) -> bool {
+        self.stdout
     }
 
     /// Write the file with `body` and put it in place: [`OutputFile::stage`], then
@@ -140,11 +161,15 @@ impl OutputFile {
             message,
         };
         if self.in_place {
-            let file = OpenOptions::new()
-                .write(true)
-                .truncate(true)
-                .open(&self.target)
-                .map_err(|e| fail(e.to_string()))?;
+            let file = if self.stdout {
+                stdout_file()
+            } else {
+                OpenOptions::new()
+                    .write(true)
+                    .truncate(true)
+                    .open(&self.target)
+            }
+            .map_err(|e| fail(e.to_string()))?;
             fill(file, body).map_err(fail)?;
             return Ok(Staged {
                 output: self,
@@ -210,6 +235,28 @@ fn fill<E: fmt::Display>(
         // Devices and FIFOs cannot be synced; what they took is all there is.
         Err(e) if e.kind() == io::ErrorKind::InvalidInput => Ok(()),
         other => other.map_err(|e| e.to_string()),
+    }
+}
+
+/// Whether `path` is `-`, stdout.
+pub fn is_stdout(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// The process's stdout as a file of its own (what was printed through [`io::stdout`] is
+/// flushed first, so it comes before).
+fn stdout_file() -> io::Result<File> {
+    use std::io::Write;
+    io::stdout().flush()?;
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        Ok(File::from(io::stdout().as_fd().try_clone_to_owned()?))
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::io::AsHandle;
+        Ok(File::from(io::stdout().as_handle().try_clone_to_owned()?))
     }
 }
 

@@ -7,6 +7,10 @@
 //! which catches hard links as well. A file that exists but is not a regular file (a device
 //! such as `/dev/null`, a FIFO) is never the same as anything: it is written in place and
 //! keeps nothing, so two outputs may both go to `/dev/null`.
+//!
+//! `-` is the file behind stdin for an input ([`FileId::of_input`]) and behind stdout for
+//! an output ([`FileId::of_output`]): `run - --dump-mem in.bin < in.bin` names one file
+//! twice as surely as `run in.bin --dump-mem in.bin` does.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -44,6 +48,33 @@ impl FileId {
         }
     }
 
+    /// The identity of an input `path`: for `-`, the file stdin reads.
+    pub fn of_input(path: &Path) -> FileId {
+        match path.as_os_str() == "-" {
+            true => FileId::of_stream("<stdin>", std::io::stdin().as_fd_file()),
+            false => FileId::of(path),
+        }
+    }
+
+    /// The identity of an output `path`: for `-`, the file stdout writes.
+    pub fn of_output(path: &Path) -> FileId {
+        match path.as_os_str() == "-" {
+            true => FileId::of_stream("<stdout>", std::io::stdout().as_fd_file()),
+            false => FileId::of(path),
+        }
+    }
+
+    /// The identity of a standard stream whose file is `file` (if it could be had).
+    fn of_stream(name: &str, file: Option<fs::File>) -> FileId {
+        let meta = file.and_then(|f| f.metadata().ok());
+        FileId {
+            spelled: PathBuf::from(name),
+            place: None,
+            node: meta.as_ref().and_then(node),
+            special: meta.is_none_or(|m| !m.is_file()),
+        }
+    }
+
     /// Whether the two name the same regular file (or the same place for one).
     pub fn same(&self, other: &FileId) -> bool {
         if self.special || other.special {
@@ -54,6 +85,25 @@ impl FileId {
         }
         let places = self.place.is_some() && self.place == other.place;
         places || (self.node.is_some() && self.node == other.node)
+    }
+}
+
+/// A standard stream's file, to look at its metadata.
+trait AsFdFile {
+    fn as_fd_file(&self) -> Option<fs::File>;
+}
+
+#[cfg(unix)]
+impl<T: std::os::fd::AsFd> AsFdFile for T {
+    fn as_fd_file(&self) -> Option<fs::File> {
+        self.as_fd().try_clone_to_owned().ok().map(fs::File::from)
+    }
+}
+
+#[cfg(not(unix))]
+impl<T> AsFdFile for T {
+    fn as_fd_file(&self) -> Option<fs::File> {
+        None
     }
 }
 

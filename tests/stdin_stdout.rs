@@ -1,0 +1,175 @@
+//! `-` is stdin for every input and stdout for every output, the same way in every command
+//! (`asm`, `disasm`, `check`, `gen`, `run`'s output flags), and a message on a closed
+//! stderr never turns a status into a panic's 101. Expected bytes come from the same
+//! command writing to a named file, and the hand-worked counts of `examples/counter.s`
+//! (2 frames, 64 bytes).
+
+mod common;
+
+use common::{gpu16, gpu16_with_stdin, s, scratch, stderr, stdout};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+fn example(name: &str) -> String {
+    format!("{}/examples/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The image `asm` writes to a named file for `examples/counter.s`.
+fn counter_image(dir: &Path) -> Vec<u8> {
+    let out = dir.join("counter.bin");
+    let o = gpu16(&["asm", &example("counter.s"), "-o", s(&out)]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    std::fs::read(out).unwrap()
+}
+
+#[test]
+fn asm_reads_stdin_and_writes_stdout() {
+    let d = scratch("stdin_stdout", "asm");
+    let image = counter_image(&d);
+    assert_eq!(image.len(), 64);
+    let source = std::fs::read(example("counter.s")).unwrap();
+    // No -o: stdout is a pipe here, so the image goes there; no file named `-.bin` appears.
+    let o = gpu16_with_stdin(&["asm", "-"], source.clone());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(o.stdout, image);
+    assert_eq!(stderr(&o), "-: 2 frames (64 bytes) -> -\n");
+    assert!(!Path::new("-.bin").exists());
+    // -o - says so outright, and -o FILE still writes the file.
+    let o = gpu16_with_stdin(&["asm", "-", "-o", "-"], source.clone());
+    assert_eq!(o.stdout, image);
+    let file = d.join("from_stdin.bin");
+    let o = gpu16_with_stdin(&["asm", "-", "-o", s(&file)], source);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        stdout(&o),
+        format!("-: 2 frames (64 bytes) -> {}\n", s(&file))
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), image);
+    // A file source with -o -.
+    let o = gpu16(&["asm", &example("counter.s"), "-o", "-"]);
+    assert_eq!(o.stdout, image);
+}
+
+#[test]
+fn disasm_and_check_read_stdin() {
+    let d = scratch("stdin_stdout", "disasm");
+    let image = counter_image(&d);
+    let file = d.join("counter.bin");
+    let from_file = gpu16(&["disasm", s(&file)]);
+    let o = gpu16_with_stdin(&["disasm", "-"], image.clone());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(o.stdout, from_file.stdout);
+    let o = gpu16(&["disasm", s(&file), "-o", "-"]);
+    assert_eq!(o.stdout, from_file.stdout);
+    let o = gpu16_with_stdin(&["check", "-"], image);
+    assert_eq!(stdout(&o), "-: 2 frames, no errors, 0 warnings\n");
+    let source = std::fs::read(example("counter.s")).unwrap();
+    let o = gpu16_with_stdin(&["check", "-", "--format", "asm"], source.clone());
+    assert_eq!(stdout(&o), "-: 2 frames, no errors, 0 warnings\n");
+    // Source taken for an image: a load error, not a panic.
+    let o = gpu16_with_stdin(&["check", "-"], source);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).starts_with("-: "), "{}", stderr(&o));
+}
+
+#[test]
+fn gen_writes_stdout() {
+    let d = scratch("stdin_stdout", "gen");
+    let (prog, mem) = (d.join("g.bin"), d.join("g.raw"));
+    let o = gpu16(&["gen", "--seed", "9", "-o", s(&prog), "--mem-out", s(&mem)]);
+    assert_eq!(o.status.code(), Some(0));
+    let o = gpu16(&["gen", "--seed", "9", "-o", "-"]);
+    assert_eq!(o.stdout, std::fs::read(&prog).unwrap());
+    let o = gpu16(&["gen", "--seed", "9", "-o", s(&prog), "--mem-out", "-"]);
+    assert_eq!(o.stdout, std::fs::read(&mem).unwrap());
+    let o = gpu16(&["gen", "--seed", "9", "-o", "-", "--mem-out", "-"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o),
+        "error: -o - and --mem-out - both write stdout: give one of them a file\n"
+    );
+}
+
+#[test]
+fn run_outputs_on_stdout_move_the_report_to_stderr() {
+    let d = scratch("stdin_stdout", "run");
+    let dump = d.join("final.bin");
+    let o = gpu16(&["run", &example("counter.s"), "--dump-mem", s(&dump), "-q"]);
+    assert_eq!(o.status.code(), Some(0));
+    let o = gpu16(&["run", &example("counter.s"), "--dump-mem", "-", "-q"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(o.stdout, std::fs::read(&dump).unwrap());
+    assert!(
+        stderr(&o).starts_with("cycles 342   instructions 880"),
+        "{}",
+        stderr(&o)
+    );
+    let counter = example("counter.s");
+    for (other, shown) in [("--json", "--json"), ("--exec-log", "--exec-log -")] {
+        let mut args = vec!["run", &counter, "--dump-mem", "-", other];
+        if other == "--exec-log" {
+            args.push("-");
+        }
+        let o = gpu16(&args);
+        assert_eq!(o.status.code(), Some(2), "{other}");
+        let message =
+            format!("--dump-mem - and {shown} both write stdout: give one of them a file");
+        assert!(
+            stdout(&o).contains(&message) || stderr(&o).contains(&message),
+            "{other}"
+        );
+    }
+}
+
+#[test]
+fn an_output_naming_the_file_stdin_reads_is_refused() {
+    let d = scratch("stdin_stdout", "same_file");
+    let image = d.join("in.bin");
+    std::fs::write(&image, counter_image(&d)).unwrap();
+    let before = std::fs::read(&image).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_gpu16"))
+        .args(["run", "-", "--dump-mem", s(&image)])
+        .stdin(std::fs::File::open(&image).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "error: --dump-mem {} and PROGRAM - name the same file: an output must not \
+             overwrite an input\n",
+            s(&image)
+        )
+    );
+    assert_eq!(std::fs::read(&image).unwrap(), before);
+}
+
+#[test]
+fn debug_cannot_take_its_program_from_stdin() {
+    let o = gpu16_with_stdin(&["debug", "-"], b"quit\n".to_vec());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("debug reads its commands from stdin"));
+}
+
+#[cfg(unix)]
+#[test]
+fn a_closed_stderr_keeps_the_status() {
+    // The reader of stderr is gone before the command writes its error: status 1, as with
+    // stderr open, never a panic's 101.
+    for args in [
+        vec!["run", "no-such-file.s"],
+        vec!["check", "no-such-file.s"],
+        vec!["asm", "no-such-file.s"],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_gpu16"))
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stderr.take());
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(1), "{args:?}");
+    }
+}
