@@ -24,9 +24,10 @@ use crate::Runner;
 use command::{BreakSpec, Command};
 use gpu16_asm::SourceMap;
 use gpu16_machine::{
-    Config, CoreWait, FrameKind, Program, RunError, RunFailure, RunReport, UnfinishedCore,
+    Config, CoreWait, FrameKind, Instr, MemOp, Program, RunError, RunFailure, RunReport,
+    UnfinishedCore,
 };
-use search::{Finder, Hit, Interrupt, Locks};
+use search::{Faulted, Finder, Hit, Interrupt, Locks};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -52,15 +53,20 @@ enum Snapshot {
     },
     /// The program ended.
     Ended(RunReport),
-    /// The run failed (a fault, the watchdog of `--max-cycles`, a livelock, a backend).
-    Failed(Box<RunFailure>),
+    /// The run failed (a fault, the watchdog of `--max-cycles`, a livelock, a backend),
+    /// with the cores whose part had not ended when the failure's state was taken (for a
+    /// fault, when its cycle began; the faulting core among them).
+    Failed {
+        failure: Box<RunFailure>,
+        cores: Vec<UnfinishedCore>,
+    },
 }
 
 impl Snapshot {
     fn report(&self) -> &RunReport {
         match self {
             Snapshot::Paused { report, .. } | Snapshot::Ended(report) => report,
-            Snapshot::Failed(f) => &f.state,
+            Snapshot::Failed { failure, .. } => &failure.state,
         }
     }
 }
@@ -241,10 +247,41 @@ impl Session {
                 _ => {
                     let mut f = f;
                     echo(&mut f.state);
-                    Snapshot::Failed(f)
+                    let cores = match f.error {
+                        // The state of a fault is the machine when its cycle began: the
+                        // cores then are those of a run the watchdog stops there.
+                        RunError::Fault { cycle, .. } => self.cores_when(cycle)?,
+                        _ => output::location::unfinished(&f.error).to_vec(),
+                    };
+                    Snapshot::Failed { failure: f, cores }
                 }
             },
         })
+    }
+
+    /// The cores whose part had not ended when `cycle` began (none if the run ended or
+    /// failed before).
+    fn cores_when(&self, cycle: u64) -> Result<Vec<UnfinishedCore>, Interrupted> {
+        let config = Config {
+            max_cycles: cycle,
+            tasks: gpu16_machine::TaskLog::None,
+            ..self.config
+        };
+        let mut interrupt = self.interrupt.clone();
+        match crate::run_observed(
+            self.runner,
+            &self.program,
+            &self.memory,
+            &config,
+            &mut interrupt,
+        ) {
+            Err(f) => match f.error {
+                RunError::Stopped { .. } => Err(Interrupted),
+                RunError::Watchdog { cores, .. } => Ok(cores),
+                _ => Ok(Vec::new()),
+            },
+            Ok(_) => Ok(Vec::new()),
+        }
     }
 
     /// Move to the machine when cycle `limit` begins; no stop is behind it yet.
@@ -254,7 +291,7 @@ impl Session {
         self.watched = None;
         self.cycle = match &self.state {
             Snapshot::Paused { report, .. } | Snapshot::Ended(report) => report.cycles,
-            Snapshot::Failed(f) => f.state.cycles,
+            Snapshot::Failed { failure, .. } => failure.state.cycles,
         };
         Ok(())
     }
@@ -389,18 +426,60 @@ impl Session {
     }
 
     /// Run with `finder` from the start to the end or the watchdog (or `limit`, if lower).
-    fn search(&self, finder: &mut Finder, limit: u64) -> Result<(), Interrupted> {
+    /// If the run ends in a fault the finder is told ([`Finder::fault`]), and the fault is
+    /// returned.
+    fn search(&self, finder: &mut Finder, limit: u64) -> Result<Option<Faulted>, Interrupted> {
         let config = Config {
             max_cycles: limit.min(self.config.max_cycles),
             tasks: gpu16_machine::TaskLog::None,
             ..self.config
         };
-        let mut both = (finder, self.interrupt.clone());
-        let _ = crate::run_observed(self.runner, &self.program, &self.memory, &config, &mut both);
+        let mut both = (&mut *finder, self.interrupt.clone());
+        let outcome =
+            crate::run_observed(self.runner, &self.program, &self.memory, &config, &mut both);
         if self.interrupt.raised() {
             return Err(Interrupted);
         }
-        Ok(())
+        let Err(f) = outcome else { return Ok(None) };
+        let RunError::Fault {
+            cycle,
+            core,
+            frame,
+            ip,
+            addr,
+            ..
+        } = f.error
+        else {
+            return Ok(None);
+        };
+        // The byte a faulting store would have written: its value register when the
+        // fault's cycle began (the failure's state), which only the core itself changes.
+        let write = match (self.program.kind(frame), addr) {
+            (FrameKind::Instr { .. }, Some(addr)) => {
+                match self.program.instr(frame).instrs[usize::from(ip) % 16] {
+                    Instr::Mem {
+                        op: MemOp::St | MemOp::StSync,
+                        r,
+                        ..
+                    } => f
+                        .state
+                        .registers
+                        .get(usize::from(core))
+                        .map(|regs| (addr, regs[usize::from(r & 0xF)])),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        let fault = Faulted {
+            cycle,
+            core,
+            frame,
+            ip,
+            write,
+        };
+        finder.fault(&fault);
+        Ok(Some(fault))
     }
 
     fn cont(&mut self) -> Result<String, Interrupted> {
@@ -486,18 +565,48 @@ impl Session {
                 addr,
                 old,
                 new,
+                fault_cycle,
+                faulting,
             } => {
-                self.go(cycle.saturating_add(1))?;
+                if fault_cycle {
+                    // No state after a cycle that faults exists: the session stands when
+                    // the cycle begins, its breakpoints behind it.
+                    self.go(cycle)?;
+                    self.skip = Some(cycle);
+                } else {
+                    self.go(cycle.saturating_add(1))?;
+                }
                 self.watched = Some((cycle, core));
                 let mut v = json!({"event": "watch", "cycle": cycle, "core": core,
                                    "frame": frame, "ip": ip, "addr": addr, "old": old,
                                    "new": new, "watchpoint": id});
+                if fault_cycle {
+                    v["fault_cycle"] = json!(true);
+                }
+                if faulting {
+                    v["faulting"] = json!(true);
+                }
                 let at = self.located(&mut v, frame, ip);
                 line(self.json, v, || {
-                    format!(
+                    let what = if faulting { "would write" } else { "wrote" };
+                    let mut s = format!(
                         "watchpoint {id}: in cycle {cycle} core {core} (frame {frame} IP {ip}{at}) \
-                         wrote 0x{addr:03x}: {old} -> {new} (0x{old:02x} -> 0x{new:02x})"
-                    )
+                         {what} 0x{addr:03x}: {old} -> {new} (0x{old:02x} -> 0x{new:02x})"
+                    );
+                    if faulting {
+                        let _ = write!(
+                            s,
+                            "; the store faults, so it never writes: stopped at cycle {cycle} \
+                             before it"
+                        );
+                    } else if fault_cycle {
+                        let _ = write!(
+                            s,
+                            "; the run faults in this cycle, so the state shown is the state \
+                             when cycle {cycle} began"
+                        );
+                    }
+                    s
                 })
             }
             Hit::Instr {
@@ -546,7 +655,7 @@ impl Session {
                     )
                 })
             }
-            Snapshot::Failed(f) => {
+            Snapshot::Failed { failure: f, .. } => {
                 let cycle = match &f.error {
                     RunError::Fault { cycle, .. } | RunError::Livelock { cycle, .. } => *cycle,
                     _ => f.state.cycles,
@@ -598,9 +707,15 @@ impl Session {
         }
         let mut finder = Finder::new(self.cycle, None, &self.memory);
         finder.core = Some(core);
-        self.search(&mut finder, u64::MAX)?;
+        let fault = self.search(&mut finder, u64::MAX)?;
         match finder.hit() {
             Some(hit) => self.stop_at(hit),
+            // The run faults before the core's next instruction ends (its own fault, or
+            // another core's in or before that cycle): the session moves to the failure.
+            None if fault.is_some() => {
+                self.go(u64::MAX)?;
+                Ok(self.final_event())
+            }
             None => Ok(self.error(&format!(
                 "core {core} executes no more instructions before the run ends; \
                  nothing was run"
@@ -613,34 +728,30 @@ impl Session {
     /// (no part of a task), or `faulted` (the core whose fault ended the run).
     fn core_state(&self, core: u8) -> Value {
         let mut v = json!({"core": core, "frame": null, "ip": null, "state": "idle"});
-        match &self.state {
-            Snapshot::Paused { cores, .. } => {
-                if let Some(c) = cores.iter().find(|c| c.core == core) {
-                    v = output::json::unfinished(std::slice::from_ref(c))[0].clone();
-                    if let Some(l) = self.location(c.frame, c.ip) {
+        let cores = match &self.state {
+            Snapshot::Paused { cores, .. } | Snapshot::Failed { cores, .. } => cores.as_slice(),
+            Snapshot::Ended(_) => &[],
+        };
+        if let Some(c) = cores.iter().find(|c| c.core == core) {
+            v = output::json::unfinished(std::slice::from_ref(c))[0].clone();
+            if let Some(l) = self.location(c.frame, c.ip) {
+                v["location"] = l.json();
+            }
+        }
+        // The faulting core stands before its faulting instruction when the fault's cycle
+        // begins; it is shown as `faulted` there.
+        if let Snapshot::Failed { failure, .. } = &self.state {
+            if let RunError::Fault {
+                core: k, frame, ip, ..
+            } = failure.error
+            {
+                if k == core {
+                    v = json!({"core": core, "frame": frame, "ip": ip, "state": "faulted"});
+                    if let Some(l) = self.location(frame, ip) {
                         v["location"] = l.json();
                     }
                 }
             }
-            Snapshot::Failed(f) => {
-                if let RunError::Fault {
-                    core: k, frame, ip, ..
-                } = f.error
-                {
-                    if k == core {
-                        v["frame"] = json!(frame);
-                        v["ip"] = json!(ip);
-                        v["state"] = json!("faulted");
-                    }
-                }
-                if let Some(c) = output::location::unfinished(&f.error)
-                    .iter()
-                    .find(|c| c.core == core)
-                {
-                    v = output::json::unfinished(std::slice::from_ref(c))[0].clone();
-                }
-            }
-            Snapshot::Ended(_) => {}
         }
         v
     }
@@ -752,7 +863,9 @@ impl Session {
 
     fn locks(&self) -> Result<String, Interrupted> {
         let mut locks = Locks::default();
-        if !self.finished() {
+        // Paused: the locks when the session's cycle begins. Failed: those of the state the
+        // failure reports, the machine when its cycle (the session's) began. Ended: none.
+        if !matches!(self.state, Snapshot::Ended(_)) {
             let config = Config {
                 max_cycles: self.cycle.min(self.config.max_cycles),
                 tasks: gpu16_machine::TaskLog::None,
@@ -767,12 +880,12 @@ impl Session {
         }
         let waiting = |addr: u16| -> Vec<u8> {
             match &self.state {
-                Snapshot::Paused { cores, .. } => cores
+                Snapshot::Paused { cores, .. } | Snapshot::Failed { cores, .. } => cores
                     .iter()
                     .filter(|c| matches!(c.wait, CoreWait::Lock { addr: a, .. } if a == addr))
                     .map(|c| c.core)
                     .collect(),
-                _ => Vec::new(),
+                Snapshot::Ended(_) => Vec::new(),
             }
         };
         let list: Vec<Value> = locks
@@ -839,7 +952,7 @@ impl Session {
         let status = match self.state {
             Snapshot::Paused { .. } => "paused",
             Snapshot::Ended(_) => "ended",
-            Snapshot::Failed(_) => "failed",
+            Snapshot::Failed { .. } => "failed",
         };
         let v = json!({"cycle": self.cycle, "status": status, "cores": cores});
         line(self.json, v, || {
