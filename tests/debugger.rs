@@ -884,3 +884,91 @@ fn stepi_into_a_faulting_instruction_reports_the_fault() {
     );
     assert_eq!(a[2]["status"], "failed");
 }
+
+// ---------------------------------------------------------------------------------------
+// The protocol: one JSON reply a line; confirmations; limits.
+
+#[test]
+fn every_json_line_gets_one_reply_blank_comment_and_quit_included() {
+    let p = write("one_reply", "add.s", ADD);
+    let (out, status) = debug(&p, &["--json"], "\n   \n# note\nbogus\nquit\nregs 0\n");
+    assert_eq!(status, 0);
+    let a: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(a.len(), 5, "{out}");
+    assert_eq!(a[0], json!({}));
+    assert_eq!(a[1], json!({}));
+    assert_eq!(a[2], json!({}));
+    assert!(a[3]["error"].is_string());
+    assert_eq!(a[4], json!({"quit": true}));
+    // In text mode a blank line and quit print nothing.
+    let (out, _) = debug(&p, &[], "\nquit\n");
+    assert_eq!(out, "");
+}
+
+#[test]
+fn delete_all_and_delete_in_a_script_do_not_ask() {
+    let p = write("delete_all", "add.s", ADD);
+    let a = answers(
+        &p,
+        &[],
+        "break 1:2\nwatch 5\nbreak cycle 3\ndelete 2\ndelete all\ndelete\nbreak 1:1\ndelete\n",
+    );
+    assert_eq!(a[3], json!({"deleted": [2]}));
+    assert_eq!(a[4], json!({"deleted": [1, 3]}));
+    assert_eq!(a[5], json!({"deleted": []}));
+    assert_eq!(a[7], json!({"deleted": [4]}));
+}
+
+#[test]
+fn hostile_scripts_get_errors_in_bounded_time() {
+    let p = write("hostile", "add.s", ADD);
+    // The cap: 10,000 points, then an error; deleting them one by one is cheap.
+    let mut script = String::new();
+    for i in 0..10_000 {
+        script += if i % 2 == 0 {
+            "break 1:2\n"
+        } else {
+            "watch 0x10\n"
+        };
+    }
+    script += "break 1:3\n";
+    for id in 1..=10_000 {
+        script += &format!("delete {id}\n");
+    }
+    script += "break 1:3\ncontinue\n";
+    let started = std::time::Instant::now();
+    let a = answers(&p, &[], &script);
+    assert_eq!(a.len(), 20_003);
+    assert_eq!(a[9_999], json!({"watchpoint": 10_000, "addr": 16}));
+    assert_eq!(
+        a[10_000],
+        json!({"error": "a session holds at most 10000 breakpoints and watchpoints; \
+                         delete some first"})
+    );
+    assert_eq!(a[20_000], json!({"deleted": [10_000]}));
+    assert_eq!(a[20_001]["breakpoint"], 10_001);
+    assert_eq!(
+        pick(&a[20_002], &["event", "cycle", "ip"]),
+        json!({"event": "break", "cycle": 8, "ip": 3})
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(60),
+        "{:?}",
+        started.elapsed()
+    );
+    // Huge numbers, and a last command cut off by the end of the input (no newline).
+    let a = answers(
+        &p,
+        &[],
+        "break cycle 99999999999999999999999\ndelete 18446744073709551616\n\
+         mem 0xfff 0x100000000\nwatch 0xffffffffffffffffff\nbreak 1:2",
+    );
+    assert_eq!(a.len(), 5);
+    for v in &a[..4] {
+        assert!(v["error"].is_string(), "{v}");
+    }
+    assert_eq!(a[4]["breakpoint"], 1);
+}

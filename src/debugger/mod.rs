@@ -29,7 +29,7 @@ use gpu16_machine::{
 };
 use search::{Faulted, Finder, Hit, Interrupt, Locks};
 use serde_json::{json, Value};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
 use std::path::Path;
 
@@ -71,10 +71,15 @@ impl Snapshot {
     }
 }
 
+/// The most breakpoints and watchpoints a session holds at once.
+pub const MAX_POINTS: usize = 10_000;
+
 /// What the session answered to one line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Reply {
-    /// The text to print, each line ending in a newline (empty for a blank line or `quit`).
+    /// The text to print, each line ending in a newline. In text mode a blank line and
+    /// `quit` print nothing; with JSON every line gets one object (`{}` for a blank line or
+    /// a comment, `{"quit": true}` for `quit`).
     pub text: String,
     /// Whether the session is over (`quit`).
     pub quit: bool,
@@ -88,8 +93,13 @@ pub struct Session {
     runner: Runner,
     config: Config,
     json: bool,
-    points: Vec<(u64, Point)>,
+    /// The breakpoints and watchpoints by id (ids grow, so this is also their order).
+    points: BTreeMap<u64, Point>,
     next_id: u64,
+    /// Whether `delete` with no argument asks first (a person at a terminal).
+    confirm: bool,
+    /// `delete` asked; the next line answers.
+    confirming: bool,
     /// The next cycle to execute.
     cycle: u64,
     /// The cycle whose breakpoints already stopped the session.
@@ -136,8 +146,10 @@ impl Session {
             runner,
             config,
             json,
-            points: Vec::new(),
+            points: BTreeMap::new(),
             next_id: 1,
+            confirm: false,
+            confirming: false,
             cycle: 0,
             skip: None,
             watched: None,
@@ -157,17 +169,33 @@ impl Session {
         self.interrupt.0.clone()
     }
 
+    /// Make `delete` with no argument ask for a confirmation (`y` or `yes` on the next
+    /// line) before it removes every breakpoint and watchpoint, as for a person at a
+    /// terminal. Off by default: scripts and `--json` clients delete at once.
+    pub fn confirm_delete_all(&mut self, confirm: bool) {
+        self.confirm = confirm;
+    }
+
     /// Answer one line.
     pub fn execute(&mut self, input: &str) -> Reply {
+        if std::mem::take(&mut self.confirming) {
+            let text = match input.trim() {
+                "y" | "yes" => self.delete_all(),
+                _ => line(self.json, json!({ "deleted": [] }), || {
+                    "nothing deleted".to_string()
+                }),
+            };
+            return self.reply(text);
+        }
         let command = match command::parse(input) {
             Ok(Some(c)) => c,
-            Ok(None) => return self.reply(String::new()),
+            Ok(None) => return self.reply(self.silent(json!({}))),
             Err(e) => return self.reply(self.error(&e)),
         };
         let text = match command {
             Command::Quit => {
                 return Reply {
-                    text: String::new(),
+                    text: self.silent(json!({"quit": true})),
                     quit: true,
                 }
             }
@@ -177,6 +205,7 @@ impl Session {
             Command::Break(spec) => self.add_break(spec),
             Command::Watch(addr) => self.add(Point::Watch(addr)),
             Command::Delete(n) => self.delete(n),
+            Command::DeleteAll => self.delete_all(),
             Command::Continue => self.moved(Self::cont),
             Command::Step(n) => self.moved(|s| s.step(n)),
             Command::Stepi(core) => self.moved(|s| s.stepi(core)),
@@ -198,6 +227,15 @@ impl Session {
                 self.cycle
             ))
         })
+    }
+
+    /// `v` in JSON mode; nothing in text mode.
+    fn silent(&self, v: Value) -> String {
+        if self.json {
+            format!("{v}\n")
+        } else {
+            String::new()
+        }
     }
 
     fn reply(&self, text: String) -> Reply {
@@ -301,6 +339,12 @@ impl Session {
     }
 
     fn add(&mut self, point: Point) -> String {
+        if self.points.len() >= MAX_POINTS {
+            return self.error(&format!(
+                "a session holds at most {MAX_POINTS} breakpoints and watchpoints; \
+                 delete some first"
+            ));
+        }
         let id = self.next_id;
         self.next_id += 1;
         let (v, text) = match &point {
@@ -331,7 +375,7 @@ impl Session {
                 format!("watchpoint {id} at 0x{a:03x}"),
             ),
         };
-        self.points.push((id, point));
+        self.points.insert(id, point);
         line(self.json, v, || text)
     }
 
@@ -399,14 +443,32 @@ impl Session {
         }
     }
 
+    /// `delete N`, or `delete` (every point; asks first if the session confirms).
     fn delete(&mut self, n: Option<u64>) -> String {
-        let deleted: Vec<u64> = match n {
-            None => self.points.drain(..).map(|(id, _)| id).collect(),
-            Some(n) => match self.points.iter().position(|(id, _)| *id == n) {
-                Some(i) => vec![self.points.remove(i).0],
-                None => return self.error(&format!("there is no breakpoint or watchpoint {n}")),
+        match n {
+            None if self.confirm && !self.points.is_empty() => {
+                self.confirming = true;
+                let n = self.points.len();
+                let v = json!({"confirm": format!("delete all {n}? (y or n)")});
+                line(self.json, v, || {
+                    format!("delete all {n} breakpoints and watchpoints? (y or n)")
+                })
+            }
+            None => self.delete_all(),
+            Some(n) => match self.points.remove(&n) {
+                Some(_) => self.deleted(vec![n]),
+                None => self.error(&format!("there is no breakpoint or watchpoint {n}")),
             },
-        };
+        }
+    }
+
+    /// Remove every breakpoint and watchpoint.
+    fn delete_all(&mut self) -> String {
+        let deleted = std::mem::take(&mut self.points).into_keys().collect();
+        self.deleted(deleted)
+    }
+
+    fn deleted(&self, deleted: Vec<u64>) -> String {
         let text = match deleted.len() {
             0 => "nothing to delete".to_string(),
             _ => format!(
@@ -489,23 +551,23 @@ impl Session {
         let mut cycle_break: Option<(u64, u64)> = None;
         let mut finder = Finder::new(self.cycle, self.skip, &self.memory);
         finder.watch_after = self.watched;
-        for (id, point) in &self.points {
+        for (&id, point) in &self.points {
             match point {
                 Point::Cycle(c)
                     if *c > self.cycle || (*c == self.cycle && self.skip != Some(*c)) =>
                 {
                     if cycle_break.is_none_or(|(b, _)| *c < b) {
-                        cycle_break = Some((*c, *id));
+                        cycle_break = Some((*c, id));
                     }
                 }
                 Point::Cycle(_) => {}
                 Point::Instr(locations) => {
                     for &l in locations {
-                        finder.breaks.entry(l).or_insert(*id);
+                        finder.breaks.entry(l).or_insert(id);
                     }
                 }
                 Point::Watch(a) => {
-                    finder.watches.entry(*a).or_insert(*id);
+                    finder.watches.entry(*a).or_insert(id);
                 }
             }
         }
@@ -1141,6 +1203,37 @@ mod tests {
             );
             assert!(s.execute("quit").quit);
         }
+    }
+
+    #[test]
+    fn delete_with_no_argument_asks_first_when_told_to() {
+        let a = gpu16_asm::assemble(ADD, "add.s").unwrap();
+        let mut s = Session::new(
+            a.program,
+            Some(a.source_map),
+            Vec::new(),
+            BackendKind::Interp.into(),
+            Config::default(),
+            false,
+        );
+        s.confirm_delete_all(true);
+        let mut say = |line: &str| s.execute(line).text;
+        assert_eq!(say("delete"), "nothing to delete\n");
+        say("break 1:2");
+        say("watch 0x10");
+        assert_eq!(
+            say("delete"),
+            "delete all 2 breakpoints and watchpoints? (y or n)\n"
+        );
+        // Anything but y or yes keeps them, and is not run as a command.
+        assert_eq!(say("continue"), "nothing deleted\n");
+        assert_eq!(
+            say("delete"),
+            "delete all 2 breakpoints and watchpoints? (y or n)\n"
+        );
+        assert_eq!(say("y"), "deleted 1, 2\n");
+        say("break 1:3");
+        assert_eq!(say("delete all"), "deleted 3\n");
     }
 
     #[test]
