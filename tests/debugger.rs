@@ -712,10 +712,12 @@ fn the_issues_program_stops_at_its_line_and_locks_agree_after_the_failure() {
 #[test]
 fn a_watch_on_the_byte_a_faulting_store_would_write_stops_before_it() {
     // st_while_holding: the st at IP 3, cycle 8 would write 0x54 over 0x2a at 0x005;
-    // st_sync_to_another_address: the st_sync at IP 3, cycle 8 would write 0x2a at 0x006.
-    for (name, program, addr, old, new) in [
-        ("watch_st", M4, 5, 0x2a, 0x54),
-        ("watch_st_sync", fault_cases()[1].program, 6, 0, 0x2a),
+    // st_sync_to_another_address: the st_sync at IP 3, cycle 8 would write 0x2a at 0x006;
+    // st_sync_without_sequence: the st_sync at IP 1, cycle 6 would write r8 = 1 at 0x001.
+    for (name, program, ip, cycle, addr, old, new) in [
+        ("watch_st", M4, 3, 8, 5, 0x2a, 0x54),
+        ("watch_st_sync", fault_cases()[1].program, 3, 8, 6, 0, 0x2a),
+        ("watch_st_sync_alone", FAULT, 1, 6, 1, 0, 1),
     ] {
         let (p, m) = with_mem(name, "w.s", program);
         let a = answers(
@@ -739,20 +741,22 @@ fn a_watch_on_the_byte_a_faulting_store_would_write_stops_before_it() {
                     "fault_cycle"
                 ]
             ),
-            json!({"event": "watch", "cycle": 8, "core": 0, "frame": 1, "ip": 3, "addr": addr,
-                   "old": old, "new": new, "faulting": true, "fault_cycle": true}),
+            json!({"event": "watch", "cycle": cycle, "core": 0, "frame": 1, "ip": ip,
+                   "addr": addr, "old": old, "new": new, "faulting": true, "fault_cycle": true}),
             "{name}"
         );
-        // The session stands when cycle 8 begins: the byte unwritten, the store next.
+        // The session stands when the fault's cycle begins: the byte unwritten, the store
+        // next.
         let before = json!({"addr": addr, "bytes": format!("{old:02x}")});
         assert_eq!(a[2], before, "{name}");
         assert_eq!(
             pick(&a[3], &["ip", "state"]),
-            json!({"ip": 3, "state": "running"})
+            json!({"ip": ip, "state": "running"}),
+            "{name}"
         );
         assert_eq!(
             pick(&a[4], &["event", "cycle"]),
-            json!({"event": "fault", "cycle": 8}),
+            json!({"event": "fault", "cycle": cycle}),
             "{name}"
         );
         assert_eq!(a[5], before, "{name}");
