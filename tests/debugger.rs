@@ -976,3 +976,14 @@ fn hostile_scripts_get_errors_in_bounded_time() {
     }
     assert_eq!(a[4]["breakpoint"], 1);
 }
+
+#[test]
+fn locks_in_a_program_without_ld_sync_are_none_without_a_run() {
+    // forever.s has no ld_sync: at cycle 10^9 no lock can be held, answered at once (the
+    // run that observes every instruction would take minutes).
+    let p = write("no_atomics", "forever.s", FOREVER);
+    let started = std::time::Instant::now();
+    let a = answers(&p, &["--backend", "interp"], "step 1000000000\nlocks\n");
+    assert_eq!(a[1], json!({"cycle": 1_000_000_000u64, "locks": []}));
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+}

@@ -100,6 +100,9 @@ pub struct Session {
     confirm: bool,
     /// `delete` asked; the next line answers.
     confirming: bool,
+    /// Whether any instruction frame has an `ld_sync` (else no lock is ever held, and
+    /// `locks` needs no run).
+    atomics: bool,
     /// The next cycle to execute.
     cycle: u64,
     /// The cycle whose breakpoints already stopped the session.
@@ -139,7 +142,20 @@ impl Session {
         config: Config,
         json: bool,
     ) -> Session {
+        let atomics = (0..program.len()).any(|f| {
+            matches!(program.kind(f), FrameKind::Instr { .. })
+                && program.instr(f).instrs.iter().any(|i| {
+                    matches!(
+                        i,
+                        Instr::Mem {
+                            op: MemOp::LdSync,
+                            ..
+                        }
+                    )
+                })
+        });
         let mut s = Session {
+            atomics,
             program,
             map,
             memory,
@@ -926,8 +942,10 @@ impl Session {
     fn locks(&self) -> Result<String, Interrupted> {
         let mut locks = Locks::default();
         // Paused: the locks when the session's cycle begins. Failed: those of the state the
-        // failure reports, the machine when its cycle (the session's) began. Ended: none.
-        if !matches!(self.state, Snapshot::Ended(_)) {
+        // failure reports, the machine when its cycle (the session's) began. Ended: none;
+        // nor in a program without an ld_sync. The run observes every instruction, so it is
+        // slow over long runs (Ctrl-C stops it).
+        if self.atomics && !matches!(self.state, Snapshot::Ended(_)) {
             let config = Config {
                 max_cycles: self.cycle.min(self.config.max_cycles),
                 tasks: gpu16_machine::TaskLog::None,
