@@ -695,7 +695,7 @@ fn the_issues_program_stops_at_its_line_and_locks_agree_after_the_failure() {
     let a = answers(
         &p,
         &["--mem", s(&m)],
-        "break 1:3\ncontinue\nlocks\ndelete\nbreak cycle 8\ncontinue\nlocks\n",
+        "break 1:3\ncontinue\nlocks\ndelete\nbreak cycle 8\ncontinue\nlocks\ntasks\n",
     );
     assert_eq!(
         pick(&a[1], &["event", "cycle", "core", "ip"]),
@@ -707,6 +707,28 @@ fn the_issues_program_stops_at_its_line_and_locks_agree_after_the_failure() {
     // The cycle breakpoint lies behind the session (it stands at 8): the run faults.
     assert_eq!(a[5]["event"], "fault");
     assert_eq!(a[6], held);
+    // The task, issued in cycle 1 (its broadcast) and started in 5, had not ended.
+    assert_eq!(
+        a[7],
+        json!({"cycle": 8, "tasks": [{"frame": 1, "mask": 1, "fence": "no", "issue": 1,
+                                       "start": 5, "end": null}]})
+    );
+}
+
+#[test]
+fn a_breakpoint_stops_before_a_watch_of_its_cycle() {
+    // ADD's store at IP 4 executes in cycle 9: the breakpoint stops when 9 begins, the
+    // watch after 9.
+    let p = write("break_then_watch", "add.s", ADD);
+    let a = answers(&p, &[], "watch 0x10\nbreak 1:4\ncontinue\ncontinue\n");
+    assert_eq!(
+        pick(&a[2], &["event", "cycle", "breakpoint"]),
+        json!({"event": "break", "cycle": 9, "breakpoint": 2})
+    );
+    assert_eq!(
+        pick(&a[3], &["event", "cycle", "watchpoint", "old", "new"]),
+        json!({"event": "watch", "cycle": 9, "watchpoint": 1, "old": 0, "new": 5})
+    );
 }
 
 #[test]
