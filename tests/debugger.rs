@@ -418,3 +418,594 @@ fn a_program_that_cannot_load_is_an_error_before_any_command() {
     let (out, status) = debug(&p, &[], "continue\n");
     assert_eq!((out.as_str(), status), ("", 1));
 }
+
+// ---------------------------------------------------------------------------------------
+// Stops at faults (docs/debugger.md, "Stop rules"). Every program runs core 0 alone: the
+// control frame takes cycle 0, the broadcast 1-4, and IP k executes in cycle 5 + k. The
+// memory holds 0x2a at 0x005, so an `ld_sync` of 0x005 loads 0x2a.
+
+/// One fault rule: the program, the faulting instruction's IP (and cycle), the registers
+/// of core 0 when that cycle begins, the lock then, and the error's rule and address.
+struct FaultCase {
+    name: &'static str,
+    program: &'static str,
+    ip: u8,
+    cycle: u64,
+    regs: [u8; 16],
+    /// The lock core 0 holds when the fault's cycle begins: (addr, since).
+    lock: Option<(u16, u64)>,
+    rule: &'static str,
+    addr: Option<u16>,
+}
+
+/// The memory: 0x2a at 0x005.
+const MEM: [u8; 6] = [0, 0, 0, 0, 0, 0x2a];
+
+fn regs(pairs: &[(usize, u8)]) -> [u8; 16] {
+    let mut r = [0; 16];
+    for &(i, v) in pairs {
+        r[i] = v;
+    }
+    r
+}
+
+fn fault_cases() -> Vec<FaultCase> {
+    vec![
+        FaultCase {
+            name: "st_sync_without_sequence",
+            program: FAULT, // set_const 1, r8 at 5; st_sync [r8, r1], r8 at 6
+            ip: 1,
+            cycle: 6,
+            regs: regs(&[(8, 1)]),
+            lock: None,
+            rule: "st_sync-without-sequence",
+            addr: Some(1),
+        },
+        FaultCase {
+            name: "st_sync_to_another_address",
+            program: "\
+.cf mask=0x0001
+.if
+    set_const 5, r8        ; IP 0, cycle 5
+    ld_sync [r8, r1], r9   ; IP 1, cycle 6: locks 0x005, r9 = 0x2a
+    set_const 6, r8        ; IP 2, cycle 7
+    st_sync [r8, r1], r9   ; IP 3, cycle 8: st_sync of 0x006 while 0x005 is held
+    ready
+",
+            ip: 3,
+            cycle: 8,
+            regs: regs(&[(8, 6), (9, 0x2a)]),
+            lock: Some((5, 6)),
+            rule: "st_sync-wrong-address",
+            addr: Some(6),
+        },
+        FaultCase {
+            name: "ld_sync_while_holding",
+            program: "\
+.cf mask=0x0001
+.if
+    set_const 5, r8        ; IP 0, cycle 5
+    ld_sync [r8, r1], r9   ; IP 1, cycle 6: locks 0x005, r9 = 0x2a
+    set_const 7, r10       ; IP 2, cycle 7
+    ld_sync [r10, r1], r11 ; IP 3, cycle 8: a second ld_sync while holding
+    ready
+",
+            ip: 3,
+            cycle: 8,
+            regs: regs(&[(8, 5), (9, 0x2a), (10, 7)]),
+            lock: Some((5, 6)),
+            rule: "ld_sync-while-holding",
+            addr: Some(7),
+        },
+        FaultCase {
+            name: "ld_while_holding",
+            program: "\
+.cf mask=0x0001
+.if
+    set_const 5, r8        ; IP 0, cycle 5
+    ld_sync [r8, r1], r9   ; IP 1, cycle 6: locks 0x005, r9 = 0x2a
+    ld [r8, r1], r10       ; IP 2, cycle 7: a plain ld while holding (even the held byte)
+    ready
+",
+            ip: 2,
+            cycle: 7,
+            regs: regs(&[(8, 5), (9, 0x2a)]),
+            lock: Some((5, 6)),
+            rule: "access-while-holding",
+            addr: Some(5),
+        },
+        FaultCase {
+            name: "st_while_holding",
+            program: M4,
+            ip: 3,
+            cycle: 8,
+            regs: regs(&[(8, 5), (9, 0x54)]),
+            lock: Some((5, 6)),
+            rule: "access-while-holding",
+            addr: Some(5),
+        },
+        FaultCase {
+            name: "ready_while_holding",
+            program: "\
+.cf mask=0x0001
+.if
+    set_const 5, r8        ; IP 0, cycle 5
+    ld_sync [r8, r1], r9   ; IP 1, cycle 6: locks 0x005, r9 = 0x2a
+    ready                  ; IP 2, cycle 7: ready while holding
+",
+            ip: 2,
+            cycle: 7,
+            regs: regs(&[(8, 5), (9, 0x2a)]),
+            lock: Some((5, 6)),
+            rule: "ready-while-holding",
+            addr: None,
+        },
+        FaultCase {
+            name: "frame_end_while_holding",
+            program: "\
+.cf mask=0x0001
+.if
+    set_const 5, r8        ; IP 0, cycle 5
+    ld_sync [r8, r1], r9   ; IP 1, cycle 6: locks 0x005, r9 = 0x2a
+    nop                    ; IPs 2..15, cycles 7..20; the frame ends after IP 15
+    nop
+    nop
+    nop
+    nop
+    nop
+    nop
+    nop
+    nop
+    nop
+    nop
+    nop
+    nop
+    nop
+",
+            ip: 15,
+            cycle: 20,
+            regs: regs(&[(8, 5), (9, 0x2a)]),
+            lock: Some((5, 6)),
+            rule: "frame-end-while-holding",
+            addr: None,
+        },
+    ]
+}
+
+/// The issue's program: the `st` of line 6 (IP 3, cycle 8) runs while 0x005 is held.
+const M4: &str = "\
+.cf mask=1
+.if
+ set_const 5, r8
+ ld_sync [r8, r0], r9
+ add r9, r9, r9
+ st [r8, r0], r9
+";
+
+/// `program` in a scratch directory with the memory file `m.bin` ([`MEM`]) beside it.
+fn with_mem(test: &str, name: &str, program: &str) -> (PathBuf, PathBuf) {
+    let p = write(test, name, program);
+    let m = p.with_file_name("m.bin");
+    std::fs::write(&m, MEM).unwrap();
+    (p, m)
+}
+
+#[test]
+fn a_breakpoint_on_a_faulting_instruction_stops_before_it_for_every_rule() {
+    for case in fault_cases() {
+        let (p, m) = with_mem(case.name, "f.s", case.program);
+        for backend in ["interp", "jit"] {
+            let a = answers(
+                &p,
+                &["--mem", s(&m), "--backend", backend],
+                &format!(
+                    "break 1:{}\ncontinue\nregs 0\nlocks\ncontinue\nlocks\nwhere\nregs 0\n",
+                    case.ip
+                ),
+            );
+            let at = format!("{} on {backend}", case.name);
+            assert_eq!(
+                pick(
+                    &a[1],
+                    &["event", "cycle", "core", "frame", "ip", "breakpoint"]
+                ),
+                json!({"event": "break", "cycle": case.cycle, "core": 0, "frame": 1,
+                       "ip": case.ip, "breakpoint": 1}),
+                "{at}"
+            );
+            // The state when the fault's cycle begins: the faulting instruction not run.
+            assert_eq!(
+                pick(&a[2], &["registers", "frame", "ip", "state"]),
+                json!({"registers": case.regs, "frame": 1, "ip": case.ip, "state": "running"}),
+                "{at}"
+            );
+            let locks: Vec<Value> = case
+                .lock
+                .iter()
+                .map(|&(addr, since)| {
+                    json!({"addr": addr, "holder": 0, "since": since, "waiting": []})
+                })
+                .collect();
+            assert_eq!(a[3], json!({"cycle": case.cycle, "locks": locks}), "{at}");
+            // Continuing reports the fault, in the same cycle.
+            assert_eq!(
+                pick(&a[4], &["event", "cycle"]),
+                json!({"event": "fault", "cycle": case.cycle}),
+                "{at}"
+            );
+            assert_eq!(
+                pick(&a[4]["error"], &["rule", "core", "frame", "ip", "cycle"]),
+                json!({"rule": case.rule, "core": 0, "frame": 1, "ip": case.ip,
+                       "cycle": case.cycle}),
+                "{at}"
+            );
+            assert_eq!(
+                a[4]["error"].get("addr").cloned().unwrap_or(Value::Null),
+                json!(case.addr),
+                "{at}"
+            );
+            // After the failure every view shows the state the run reported: the one
+            // when the fault's cycle began, its lock still held.
+            assert_eq!(a[5], json!({"cycle": case.cycle, "locks": locks}), "{at}");
+            assert_eq!(
+                pick(&a[6], &["cycle", "status"]),
+                json!({"cycle": case.cycle, "status": "failed"}),
+                "{at}"
+            );
+            assert_eq!(
+                a[6]["cores"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|c| pick(c, &["core", "frame", "ip", "state"]))
+                    .collect::<Vec<_>>(),
+                vec![json!({"core": 0, "frame": 1, "ip": case.ip, "state": "faulted"})],
+                "{at}"
+            );
+            assert_eq!(
+                pick(&a[7], &["registers", "ip", "state"]),
+                json!({"registers": case.regs, "ip": case.ip, "state": "faulted"}),
+                "{at}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_issues_program_stops_at_its_line_and_locks_agree_after_the_failure() {
+    let (p, m) = with_mem("m4", "m4.s", M4);
+    let (out, status) = debug(
+        &p,
+        &["--mem", s(&m)],
+        "break m4.s:6\ncontinue\nlocks\ncontinue\nlocks\nmem 5 1\n",
+    );
+    assert_eq!(status, 0, "{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines[1].starts_with("stopped at cycle 8 before core 0 runs frame 1 IP 3 (breakpoint 1, "),
+        "{out}"
+    );
+    assert!(lines[1].ends_with("m4.s:6:2)"), "{out}");
+    assert_eq!(lines[2], "0x005 held by core 0 since cycle 6", "{out}");
+    assert!(lines[3].starts_with("the run failed at cycle 8: "), "{out}");
+    // The failure's state is the machine when cycle 8 began: 0x005 still held, unchanged.
+    assert_eq!(lines[4], "0x005 held by core 0 since cycle 6", "{out}");
+    assert_eq!(lines[5], "0x005: 2a", "{out}");
+    // `break 1:3` is the same stop, and `break cycle 8` shows the same locks.
+    let a = answers(
+        &p,
+        &["--mem", s(&m)],
+        "break 1:3\ncontinue\nlocks\ndelete\nbreak cycle 8\ncontinue\nlocks\ntasks\n",
+    );
+    assert_eq!(
+        pick(&a[1], &["event", "cycle", "core", "ip"]),
+        json!({"event": "break", "cycle": 8, "core": 0, "ip": 3})
+    );
+    let held = json!({"cycle": 8, "locks": [{"addr": 5, "holder": 0, "since": 6,
+                                              "waiting": []}]});
+    assert_eq!(a[2], held);
+    // The cycle breakpoint lies behind the session (it stands at 8): the run faults.
+    assert_eq!(a[5]["event"], "fault");
+    assert_eq!(a[6], held);
+    // The task, issued in cycle 1 (its broadcast) and started in 5, had not ended.
+    assert_eq!(
+        a[7],
+        json!({"cycle": 8, "tasks": [{"frame": 1, "mask": 1, "fence": "no", "issue": 1,
+                                       "start": 5, "end": null}]})
+    );
+}
+
+#[test]
+fn a_breakpoint_stops_before_a_watch_of_its_cycle() {
+    // ADD's store at IP 4 executes in cycle 9: the breakpoint stops when 9 begins, the
+    // watch after 9.
+    let p = write("break_then_watch", "add.s", ADD);
+    let a = answers(&p, &[], "watch 0x10\nbreak 1:4\ncontinue\ncontinue\n");
+    assert_eq!(
+        pick(&a[2], &["event", "cycle", "breakpoint"]),
+        json!({"event": "break", "cycle": 9, "breakpoint": 2})
+    );
+    assert_eq!(
+        pick(&a[3], &["event", "cycle", "watchpoint", "old", "new"]),
+        json!({"event": "watch", "cycle": 9, "watchpoint": 1, "old": 0, "new": 5})
+    );
+}
+
+#[test]
+fn a_watch_on_the_byte_a_faulting_store_would_write_stops_before_it() {
+    // st_while_holding: the st at IP 3, cycle 8 would write 0x54 over 0x2a at 0x005;
+    // st_sync_to_another_address: the st_sync at IP 3, cycle 8 would write 0x2a at 0x006;
+    // st_sync_without_sequence: the st_sync at IP 1, cycle 6 would write r8 = 1 at 0x001.
+    for (name, program, ip, cycle, addr, old, new) in [
+        ("watch_st", M4, 3, 8, 5, 0x2a, 0x54),
+        ("watch_st_sync", fault_cases()[1].program, 3, 8, 6, 0, 0x2a),
+        ("watch_st_sync_alone", FAULT, 1, 6, 1, 0, 1),
+    ] {
+        let (p, m) = with_mem(name, "w.s", program);
+        let a = answers(
+            &p,
+            &["--mem", s(&m)],
+            &format!("watch {addr}\ncontinue\nmem {addr} 1\nregs 0\ncontinue\nmem {addr} 1\n"),
+        );
+        assert_eq!(
+            pick(
+                &a[1],
+                &[
+                    "event",
+                    "cycle",
+                    "core",
+                    "frame",
+                    "ip",
+                    "addr",
+                    "old",
+                    "new",
+                    "faulting",
+                    "fault_cycle"
+                ]
+            ),
+            json!({"event": "watch", "cycle": cycle, "core": 0, "frame": 1, "ip": ip,
+                   "addr": addr, "old": old, "new": new, "faulting": true, "fault_cycle": true}),
+            "{name}"
+        );
+        // The session stands when the fault's cycle begins: the byte unwritten, the store
+        // next.
+        let before = json!({"addr": addr, "bytes": format!("{old:02x}")});
+        assert_eq!(a[2], before, "{name}");
+        assert_eq!(
+            pick(&a[3], &["ip", "state"]),
+            json!({"ip": ip, "state": "running"}),
+            "{name}"
+        );
+        assert_eq!(
+            pick(&a[4], &["event", "cycle"]),
+            json!({"event": "fault", "cycle": cycle}),
+            "{name}"
+        );
+        assert_eq!(a[5], before, "{name}");
+    }
+}
+
+/// Core 0 stores 7 at 0x020 in cycle 9; core 1, holding 0x030 since 8, stores there in the
+/// same cycle and faults.
+const WRITE_THEN_FAULT: &str = "\
+.cf mask=0x0003 r0=0:0,1:1
+.if
+    set_const 0x20, r8     ; IP 0, cycle 5 (both cores)
+    bnz hold, r0           ; IP 1, cycle 6: core 1 jumps to IP 6
+    set_const 7, r9        ; IP 2, cycle 7 (core 0)
+    nop                    ; IP 3, cycle 8
+    st [r8, r1], r9        ; IP 4, cycle 9: 0x020: 0 -> 7
+    ready                  ; IP 5, cycle 10
+hold:
+    set_const 0x30, r10    ; IP 6, cycle 7 (core 1)
+    ld_sync [r10, r1], r11 ; IP 7, cycle 8: locks 0x030, r11 = 0
+    st [r8, r1], r11       ; IP 8, cycle 9: st while holding, would write 0x020: 7 -> 0
+";
+
+#[test]
+fn watch_stops_in_the_cycle_of_a_fault_show_the_state_when_it_began() {
+    let p = write("write_then_fault", "wf.s", WRITE_THEN_FAULT);
+    let a = answers(
+        &p,
+        &[],
+        "watch 0x20\ncontinue\nmem 0x20 1\ncontinue\nmem 0x20 1\ncontinue\nlocks\nwhere\n",
+    );
+    let keys = [
+        "event",
+        "cycle",
+        "core",
+        "ip",
+        "old",
+        "new",
+        "fault_cycle",
+        "faulting",
+    ];
+    // Core 0's write happens, but the run faults in its cycle: no state after cycle 9
+    // exists, so the session stands when 9 begins.
+    assert_eq!(
+        pick(&a[1], &keys),
+        json!({"event": "watch", "cycle": 9, "core": 0, "ip": 4, "old": 0, "new": 7,
+               "fault_cycle": true})
+    );
+    assert_eq!(a[2], json!({"addr": 32, "bytes": "00"}));
+    // Then core 1's faulting store, which would write 7 -> 0 (after core 0's write).
+    assert_eq!(
+        pick(&a[3], &keys),
+        json!({"event": "watch", "cycle": 9, "core": 1, "ip": 8, "old": 7, "new": 0,
+               "fault_cycle": true, "faulting": true})
+    );
+    assert_eq!(a[4], json!({"addr": 32, "bytes": "00"}));
+    assert_eq!(
+        pick(&a[5]["error"], &["rule", "core", "ip", "cycle", "addr"]),
+        json!({"rule": "access-while-holding", "core": 1, "ip": 8, "cycle": 9, "addr": 32})
+    );
+    assert_eq!(
+        a[6],
+        json!({"cycle": 9, "locks": [{"addr": 48, "holder": 1, "since": 8, "waiting": []}]})
+    );
+    // Core 0 stands before its store, core 1 at its faulting one.
+    let cores: Vec<Value> = a[7]["cores"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| pick(c, &["core", "ip", "state"]))
+        .collect();
+    assert_eq!(
+        cores,
+        vec![
+            json!({"core": 0, "ip": 4, "state": "running"}),
+            json!({"core": 1, "ip": 8, "state": "faulted"}),
+        ]
+    );
+}
+
+#[test]
+fn in_a_faults_cycle_lower_cores_reach_breakpoints_and_higher_ones_do_not() {
+    // Core 0's st at IP 4 executes in cycle 9, before core 1 faults in that cycle.
+    let p = write("lower_break", "wf.s", WRITE_THEN_FAULT);
+    let a = answers(&p, &[], "break 1:4\ncontinue\nregs 0\nstepi 0\n");
+    assert_eq!(
+        pick(&a[1], &["event", "cycle", "core", "ip"]),
+        json!({"event": "break", "cycle": 9, "core": 0, "ip": 4})
+    );
+    assert_eq!(a[2]["registers"][9], 7);
+    // No state after cycle 9 exists: stepping core 0 over its store meets the fault.
+    assert_eq!(
+        pick(&a[3], &["event", "cycle"]),
+        json!({"event": "fault", "cycle": 9})
+    );
+    // Core 0 faults in cycle 6; cores 1 and 2 would run IP 2 in cycle 6, after it.
+    let p = write(
+        "higher_break",
+        "hf.s",
+        "\
+.cf mask=0x0007 r0=0:0,1:1,2:2
+.if
+    bnz other, r0          ; IP 0, cycle 5: cores 1 and 2 jump to IP 2
+    st_sync [r8, r1], r8   ; IP 1, cycle 6: core 0 faults (no open sequence)
+other:
+    nop                    ; IP 2, cycle 6 for cores 1 and 2: never reached
+    ready
+",
+    );
+    let a = answers(&p, &[], "break 1:2\ncontinue\n");
+    assert_eq!(
+        pick(&a[1], &["event", "cycle"]),
+        json!({"event": "fault", "cycle": 6})
+    );
+    assert_eq!(
+        pick(&a[1]["error"], &["core", "ip"]),
+        json!({"core": 0, "ip": 1})
+    );
+}
+
+#[test]
+fn stepi_into_a_faulting_instruction_reports_the_fault() {
+    let (p, m) = with_mem("stepi_fault", "m4.s", M4);
+    let a = answers(&p, &["--mem", s(&m)], "step 8\nstepi 0\nwhere\n");
+    assert_eq!(a[0], json!({"event": "step", "cycle": 8}));
+    assert_eq!(
+        pick(&a[1], &["event", "cycle"]),
+        json!({"event": "fault", "cycle": 8})
+    );
+    assert_eq!(a[2]["status"], "failed");
+}
+
+// ---------------------------------------------------------------------------------------
+// The protocol: one JSON reply a line; confirmations; limits.
+
+#[test]
+fn every_json_line_gets_one_reply_blank_comment_and_quit_included() {
+    let p = write("one_reply", "add.s", ADD);
+    let (out, status) = debug(&p, &["--json"], "\n   \n# note\nbogus\nquit\nregs 0\n");
+    assert_eq!(status, 0);
+    let a: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(a.len(), 5, "{out}");
+    assert_eq!(a[0], json!({}));
+    assert_eq!(a[1], json!({}));
+    assert_eq!(a[2], json!({}));
+    assert!(a[3]["error"].is_string());
+    assert_eq!(a[4], json!({"quit": true}));
+    // In text mode a blank line and quit print nothing.
+    let (out, _) = debug(&p, &[], "\nquit\n");
+    assert_eq!(out, "");
+}
+
+#[test]
+fn delete_all_and_delete_in_a_script_do_not_ask() {
+    let p = write("delete_all", "add.s", ADD);
+    let a = answers(
+        &p,
+        &[],
+        "break 1:2\nwatch 5\nbreak cycle 3\ndelete 2\ndelete all\ndelete\nbreak 1:1\ndelete\n",
+    );
+    assert_eq!(a[3], json!({"deleted": [2]}));
+    assert_eq!(a[4], json!({"deleted": [1, 3]}));
+    assert_eq!(a[5], json!({"deleted": []}));
+    assert_eq!(a[7], json!({"deleted": [4]}));
+}
+
+#[test]
+fn hostile_scripts_get_errors_in_bounded_time() {
+    let p = write("hostile", "add.s", ADD);
+    // The cap: 10,000 points, then an error; deleting them one by one is cheap.
+    let mut script = String::new();
+    for i in 0..10_000 {
+        script += if i % 2 == 0 {
+            "break 1:2\n"
+        } else {
+            "watch 0x10\n"
+        };
+    }
+    script += "break 1:3\n";
+    for id in 1..=10_000 {
+        script += &format!("delete {id}\n");
+    }
+    script += "break 1:3\ncontinue\n";
+    let started = std::time::Instant::now();
+    let a = answers(&p, &[], &script);
+    assert_eq!(a.len(), 20_003);
+    assert_eq!(a[9_999], json!({"watchpoint": 10_000, "addr": 16}));
+    assert_eq!(
+        a[10_000],
+        json!({"error": "a session holds at most 10000 breakpoints and watchpoints; \
+                         delete some first"})
+    );
+    assert_eq!(a[20_000], json!({"deleted": [10_000]}));
+    assert_eq!(a[20_001]["breakpoint"], 10_001);
+    assert_eq!(
+        pick(&a[20_002], &["event", "cycle", "ip"]),
+        json!({"event": "break", "cycle": 8, "ip": 3})
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(60),
+        "{:?}",
+        started.elapsed()
+    );
+    // Huge numbers, and a last command cut off by the end of the input (no newline).
+    let a = answers(
+        &p,
+        &[],
+        "break cycle 99999999999999999999999\ndelete 18446744073709551616\n\
+         mem 0xfff 0x100000000\nwatch 0xffffffffffffffffff\nbreak 1:2",
+    );
+    assert_eq!(a.len(), 5);
+    for v in &a[..4] {
+        assert!(v["error"].is_string(), "{v}");
+    }
+    assert_eq!(a[4]["breakpoint"], 1);
+}
+
+#[test]
+fn locks_in_a_program_without_ld_sync_are_none_without_a_run() {
+    // forever.s has no ld_sync: at cycle 10^9 no lock can be held, answered at once (the
+    // run that observes every instruction would take minutes).
+    let p = write("no_atomics", "forever.s", FOREVER);
+    let started = std::time::Instant::now();
+    let a = answers(&p, &["--backend", "interp"], "step 1000000000\nlocks\n");
+    assert_eq!(a[1], json!({"cycle": 1_000_000_000u64, "locks": []}));
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+}

@@ -248,6 +248,12 @@ pub trait Observer {
     fn executed(&mut self, _executed: &Executed) -> bool {
         false
     }
+    /// Called, only when [`Observer::WANTS_EXECUTED`] and the observer still wanted
+    /// instructions, after a fault ended the run: each instruction that cores below the
+    /// faulting one executed in the fault's cycle, in core order. They precede the fault in
+    /// (cycle, core id) order but are not in the failure's state (the machine as the
+    /// fault's cycle began), so [`Observer::executed`] never saw them.
+    fn executed_before_fault(&mut self, _executed: &Executed) {}
     /// Called, only when [`Observer::WANTS_EVENTS`], when a fault or a livelock ended the
     /// run in `cycle`: forget every event reported so far. When the failure showed, some
     /// cores had run past `cycle` and their events were reported, while the scheduler had
@@ -300,6 +306,9 @@ impl<T: Observer> Observer for &mut T {
     fn executed(&mut self, executed: &Executed) -> bool {
         (**self).executed(executed)
     }
+    fn executed_before_fault(&mut self, executed: &Executed) {
+        (**self).executed_before_fault(executed);
+    }
     const WANTS_TASKS: bool = T::WANTS_TASKS;
     fn task(&mut self, record: &TaskRecord) {
         (**self).task(record);
@@ -348,6 +357,14 @@ impl<A: Observer, B: Observer> Observer for (A, B) {
         let a = A::WANTS_EXECUTED && self.0.executed(executed);
         let b = B::WANTS_EXECUTED && self.1.executed(executed);
         a || b
+    }
+    fn executed_before_fault(&mut self, executed: &Executed) {
+        if A::WANTS_EXECUTED {
+            self.0.executed_before_fault(executed);
+        }
+        if B::WANTS_EXECUTED {
+            self.1.executed_before_fault(executed);
+        }
     }
     const WANTS_TASKS: bool = A::WANTS_TASKS || B::WANTS_TASKS;
     fn task(&mut self, record: &TaskRecord) {

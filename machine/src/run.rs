@@ -281,11 +281,27 @@ fn run_once<B: Backend, O: Observer>(
     };
     let outcome = run.go();
     // A fault or a livelock leaves the state as its cycle began (see below), so the log
-    // leaves out the instructions lower cores executed in that cycle.
+    // leaves out the instructions lower cores executed in that cycle; a fault's are handed
+    // to the observer apart, after the log.
+    let mut before_fault = Vec::new();
+    if let Err(RunError::Fault { cycle, core, .. }) = &outcome {
+        before_fault = run
+            .executed
+            .iter()
+            .filter(|e| e.cycle == *cycle && e.core < *core)
+            .copied()
+            .collect();
+        before_fault.sort_unstable_by_key(|e| e.core);
+    }
     if let Err(RunError::Fault { cycle, .. } | RunError::Livelock { cycle, .. }) = &outcome {
         run.executed.retain(|e| e.cycle < *cycle);
     }
     run.report_executed();
+    if run.stepping {
+        for e in &before_fault {
+            run.observer.executed_before_fault(e);
+        }
+    }
     let streams_tasks = O::WANTS_TASKS && config.tasks == TaskLog::All;
     let failure = match outcome {
         Ok(()) => {

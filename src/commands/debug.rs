@@ -22,11 +22,13 @@ const MAX_LINE: u64 = 4096;
 #[command(after_help = "\
 Commands, one a line (`help` lists them):
   break F:I | break cycle N | break FILE:LINE | break F:LABEL
-  watch ADDR | delete [N] | continue | step [N] | stepi CORE
-  regs [CORE] | mem ADDR [LEN] | locks | tasks | where | disasm [F] | quit
+  watch ADDR | delete [N|all] | continue | step [N] | stepi CORE
+  regs [CORE] | mem ADDR [LEN] | locks | tasks | where | disasm [F] | help | quit
+Aliases: b w d c s si r m h ? q exit. docs/debugger.md has the grammar, the JSON
+replies and the stop rules.
 
 Each stop is a deterministic re-run from the start, so every backend gives the same
-answers. With --json every answer is one JSON object on its own line; a stop is
+answers. With --json every line gets one JSON object on its own line; a stop is
 {\"event\": \"break\"|\"watch\"|\"step\"|\"end\"|\"fault\", \"cycle\": C, ...}.
 On a terminal the prompt has line editing and history; Ctrl-D leaves. Ctrl-C stops the
 command under way and the session stays where it was.")]
@@ -88,6 +90,9 @@ pub fn debug(args: DebugArgs) -> Result<Finished, CliError> {
         }
     });
     let stdin = std::io::stdin();
+    // A person at a terminal confirms `delete` with no argument; scripts and --json
+    // clients do not (they may say `delete all`).
+    session.confirm_delete_all(!args.json && stdin.is_terminal());
     let mut lines = if stdin.is_terminal() && std::io::stdout().is_terminal() && !args.json {
         match rustyline::DefaultEditor::new() {
             Ok(editor) => Lines::Editor(Box::new(editor)),

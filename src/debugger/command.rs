@@ -40,8 +40,10 @@ pub enum Command {
     Break(BreakSpec),
     /// `watch ADDR`.
     Watch(u16),
-    /// `delete [N]`.
+    /// `delete N`, or `delete` (every point; on a terminal the session asks first).
     Delete(Option<u64>),
+    /// `delete all`: every point, without asking.
+    DeleteAll,
     /// `continue`.
     Continue,
     /// `step [N]`.
@@ -167,6 +169,7 @@ pub fn parse(line: &str) -> Result<Option<Command>, String> {
         ("break" | "b", _) => Command::Break(break_spec(args)?),
         ("watch" | "w", [a]) => Command::Watch(addr(a)?),
         ("delete" | "d", []) => Command::Delete(None),
+        ("delete" | "d", ["all"]) => Command::DeleteAll,
         ("delete" | "d", [n]) => Command::Delete(Some(ranged(n, "number", u64::MAX)?)),
         ("continue" | "c", _) => no_args(Command::Continue)?,
         ("step" | "s", []) => Command::Step(1),
@@ -204,24 +207,45 @@ pub fn parse(line: &str) -> Result<Option<Command>, String> {
     Ok(Some(command))
 }
 
+/// Every command's other names, (alias, command): `help` lists them all.
+pub const ALIASES: &[(&str, &str)] = &[
+    ("b", "break"),
+    ("w", "watch"),
+    ("d", "delete"),
+    ("c", "continue"),
+    ("s", "step"),
+    ("si", "stepi"),
+    ("r", "regs"),
+    ("m", "mem"),
+    ("h", "help"),
+    ("?", "help"),
+    ("q", "quit"),
+    ("exit", "quit"),
+];
+
 /// The `help` text.
 pub const HELP: &str = "\
-break F:I        stop before any core executes IP I of frame F
-break cycle N    stop before cycle N
-break FILE:LINE  stop at the instruction of that source line (assembly only)
-break F:LABEL    stop at a label of frame F (assembly only)
-watch ADDR       stop after an instruction writes byte ADDR
-delete [N]       remove breakpoint or watchpoint N (all without N)
-continue         run to the next stop
-step [N]         advance N cycles (default 1)
-stepi CORE       run until that core has executed its next instruction
-regs [CORE]      registers
-mem ADDR [LEN]   shared memory (LEN default 16)
-locks            locks held
-tasks            the task timeline
-where            each core's frame, IP and state
-disasm [F]       a frame's source
-quit             leave";
+command          alias  what it does
+break F:I        b      stop before any core executes (or faults at) IP I of frame F
+break cycle N    b      stop before cycle N
+break FILE:LINE  b      stop at the instruction of that source line (assembly only)
+break F:LABEL    b      stop at a label of frame F (assembly only)
+watch ADDR       w      stop after an instruction writes byte ADDR (before a faulting store)
+delete N         d      remove breakpoint or watchpoint N
+delete all       d all  remove every breakpoint and watchpoint
+delete           d      the same (on a terminal it asks first: answer y)
+continue         c      run to the next stop
+step [N]         s      advance N cycles (default 1)
+stepi CORE       si     run until that core has executed its next instruction
+regs [CORE]      r      registers
+mem ADDR [LEN]   m      shared memory (LEN default 16)
+locks                   locks held
+tasks                   the task timeline
+where                   each core's frame, IP and state
+disasm [F]              a frame's source
+help             h, ?   this list
+quit             q, exit  leave
+At most 10000 breakpoints and watchpoints; a line is at most 4096 bytes.";
 
 #[cfg(test)]
 mod tests {
@@ -269,5 +293,32 @@ mod tests {
         ] {
             assert!(parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn every_alias_is_its_command_and_help_lists_it() {
+        for &(alias, name) in ALIASES {
+            for args in ["", " 1:4", " 3", " 0x10 2", " all"] {
+                // The same command, or an error for both (its message names the word used).
+                match (
+                    parse(&format!("{alias}{args}")),
+                    parse(&format!("{name}{args}")),
+                ) {
+                    (Ok(a), Ok(n)) => assert_eq!(a, n, "{alias}{args}"),
+                    (Err(_), Err(_)) => {}
+                    other => panic!("{alias}{args}: {other:?}"),
+                }
+            }
+            let listed = HELP.lines().any(|l| {
+                l.starts_with(name)
+                    && l.split(|c: char| c.is_whitespace() || c == ',')
+                        .skip(1)
+                        .any(|w| w == alias)
+            });
+            assert!(listed, "help does not list {alias} for {name}");
+        }
+        assert_eq!(parse("delete all"), Ok(Some(Command::DeleteAll)));
+        assert_eq!(parse("d all"), Ok(Some(Command::DeleteAll)));
+        assert!(parse("delete al").is_err());
     }
 }

@@ -24,11 +24,12 @@ use crate::Runner;
 use command::{BreakSpec, Command};
 use gpu16_asm::SourceMap;
 use gpu16_machine::{
-    Config, CoreWait, FrameKind, Program, RunError, RunFailure, RunReport, UnfinishedCore,
+    Config, CoreWait, FrameKind, Instr, MemOp, Program, RunError, RunFailure, RunReport,
+    UnfinishedCore,
 };
-use search::{Finder, Hit, Interrupt, Locks};
+use search::{Faulted, Finder, Hit, Interrupt, Locks};
 use serde_json::{json, Value};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
 use std::path::Path;
 
@@ -52,23 +53,33 @@ enum Snapshot {
     },
     /// The program ended.
     Ended(RunReport),
-    /// The run failed (a fault, the watchdog of `--max-cycles`, a livelock, a backend).
-    Failed(Box<RunFailure>),
+    /// The run failed (a fault, the watchdog of `--max-cycles`, a livelock, a backend),
+    /// with the cores whose part had not ended when the failure's state was taken (for a
+    /// fault, when its cycle began; the faulting core among them).
+    Failed {
+        failure: Box<RunFailure>,
+        cores: Vec<UnfinishedCore>,
+    },
 }
 
 impl Snapshot {
     fn report(&self) -> &RunReport {
         match self {
             Snapshot::Paused { report, .. } | Snapshot::Ended(report) => report,
-            Snapshot::Failed(f) => &f.state,
+            Snapshot::Failed { failure, .. } => &failure.state,
         }
     }
 }
 
+/// The most breakpoints and watchpoints a session holds at once.
+pub const MAX_POINTS: usize = 10_000;
+
 /// What the session answered to one line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Reply {
-    /// The text to print, each line ending in a newline (empty for a blank line or `quit`).
+    /// The text to print, each line ending in a newline. In text mode a blank line and
+    /// `quit` print nothing; with JSON every line gets one object (`{}` for a blank line or
+    /// a comment, `{"quit": true}` for `quit`).
     pub text: String,
     /// Whether the session is over (`quit`).
     pub quit: bool,
@@ -82,8 +93,16 @@ pub struct Session {
     runner: Runner,
     config: Config,
     json: bool,
-    points: Vec<(u64, Point)>,
+    /// The breakpoints and watchpoints by id (ids grow, so this is also their order).
+    points: BTreeMap<u64, Point>,
     next_id: u64,
+    /// Whether `delete` with no argument asks first (a person at a terminal).
+    confirm: bool,
+    /// `delete` asked; the next line answers.
+    confirming: bool,
+    /// Whether any instruction frame has an `ld_sync` (else no lock is ever held, and
+    /// `locks` needs no run).
+    atomics: bool,
     /// The next cycle to execute.
     cycle: u64,
     /// The cycle whose breakpoints already stopped the session.
@@ -123,15 +142,30 @@ impl Session {
         config: Config,
         json: bool,
     ) -> Session {
+        let atomics = (0..program.len()).any(|f| {
+            matches!(program.kind(f), FrameKind::Instr { .. })
+                && program.instr(f).instrs.iter().any(|i| {
+                    matches!(
+                        i,
+                        Instr::Mem {
+                            op: MemOp::LdSync,
+                            ..
+                        }
+                    )
+                })
+        });
         let mut s = Session {
+            atomics,
             program,
             map,
             memory,
             runner,
             config,
             json,
-            points: Vec::new(),
+            points: BTreeMap::new(),
             next_id: 1,
+            confirm: false,
+            confirming: false,
             cycle: 0,
             skip: None,
             watched: None,
@@ -151,17 +185,33 @@ impl Session {
         self.interrupt.0.clone()
     }
 
+    /// Make `delete` with no argument ask for a confirmation (`y` or `yes` on the next
+    /// line) before it removes every breakpoint and watchpoint, as for a person at a
+    /// terminal. Off by default: scripts and `--json` clients delete at once.
+    pub fn confirm_delete_all(&mut self, confirm: bool) {
+        self.confirm = confirm;
+    }
+
     /// Answer one line.
     pub fn execute(&mut self, input: &str) -> Reply {
+        if std::mem::take(&mut self.confirming) {
+            let text = match input.trim() {
+                "y" | "yes" => self.delete_all(),
+                _ => line(self.json, json!({ "deleted": [] }), || {
+                    "nothing deleted".to_string()
+                }),
+            };
+            return self.reply(text);
+        }
         let command = match command::parse(input) {
             Ok(Some(c)) => c,
-            Ok(None) => return self.reply(String::new()),
+            Ok(None) => return self.reply(self.silent(json!({}))),
             Err(e) => return self.reply(self.error(&e)),
         };
         let text = match command {
             Command::Quit => {
                 return Reply {
-                    text: String::new(),
+                    text: self.silent(json!({"quit": true})),
                     quit: true,
                 }
             }
@@ -171,6 +221,7 @@ impl Session {
             Command::Break(spec) => self.add_break(spec),
             Command::Watch(addr) => self.add(Point::Watch(addr)),
             Command::Delete(n) => self.delete(n),
+            Command::DeleteAll => self.delete_all(),
             Command::Continue => self.moved(Self::cont),
             Command::Step(n) => self.moved(|s| s.step(n)),
             Command::Stepi(core) => self.moved(|s| s.stepi(core)),
@@ -192,6 +243,15 @@ impl Session {
                 self.cycle
             ))
         })
+    }
+
+    /// `v` in JSON mode; nothing in text mode.
+    fn silent(&self, v: Value) -> String {
+        if self.json {
+            format!("{v}\n")
+        } else {
+            String::new()
+        }
     }
 
     fn reply(&self, text: String) -> Reply {
@@ -241,10 +301,41 @@ impl Session {
                 _ => {
                     let mut f = f;
                     echo(&mut f.state);
-                    Snapshot::Failed(f)
+                    let cores = match f.error {
+                        // The state of a fault is the machine when its cycle began: the
+                        // cores then are those of a run the watchdog stops there.
+                        RunError::Fault { cycle, .. } => self.cores_when(cycle)?,
+                        _ => output::location::unfinished(&f.error).to_vec(),
+                    };
+                    Snapshot::Failed { failure: f, cores }
                 }
             },
         })
+    }
+
+    /// The cores whose part had not ended when `cycle` began (none if the run ended or
+    /// failed before).
+    fn cores_when(&self, cycle: u64) -> Result<Vec<UnfinishedCore>, Interrupted> {
+        let config = Config {
+            max_cycles: cycle,
+            tasks: gpu16_machine::TaskLog::None,
+            ..self.config
+        };
+        let mut interrupt = self.interrupt.clone();
+        match crate::run_observed(
+            self.runner,
+            &self.program,
+            &self.memory,
+            &config,
+            &mut interrupt,
+        ) {
+            Err(f) => match f.error {
+                RunError::Stopped { .. } => Err(Interrupted),
+                RunError::Watchdog { cores, .. } => Ok(cores),
+                _ => Ok(Vec::new()),
+            },
+            Ok(_) => Ok(Vec::new()),
+        }
     }
 
     /// Move to the machine when cycle `limit` begins; no stop is behind it yet.
@@ -254,7 +345,7 @@ impl Session {
         self.watched = None;
         self.cycle = match &self.state {
             Snapshot::Paused { report, .. } | Snapshot::Ended(report) => report.cycles,
-            Snapshot::Failed(f) => f.state.cycles,
+            Snapshot::Failed { failure, .. } => failure.state.cycles,
         };
         Ok(())
     }
@@ -264,6 +355,12 @@ impl Session {
     }
 
     fn add(&mut self, point: Point) -> String {
+        if self.points.len() >= MAX_POINTS {
+            return self.error(&format!(
+                "a session holds at most {MAX_POINTS} breakpoints and watchpoints; \
+                 delete some first"
+            ));
+        }
         let id = self.next_id;
         self.next_id += 1;
         let (v, text) = match &point {
@@ -294,7 +391,7 @@ impl Session {
                 format!("watchpoint {id} at 0x{a:03x}"),
             ),
         };
-        self.points.push((id, point));
+        self.points.insert(id, point);
         line(self.json, v, || text)
     }
 
@@ -362,14 +459,32 @@ impl Session {
         }
     }
 
+    /// `delete N`, or `delete` (every point; asks first if the session confirms).
     fn delete(&mut self, n: Option<u64>) -> String {
-        let deleted: Vec<u64> = match n {
-            None => self.points.drain(..).map(|(id, _)| id).collect(),
-            Some(n) => match self.points.iter().position(|(id, _)| *id == n) {
-                Some(i) => vec![self.points.remove(i).0],
-                None => return self.error(&format!("there is no breakpoint or watchpoint {n}")),
+        match n {
+            None if self.confirm && !self.points.is_empty() => {
+                self.confirming = true;
+                let n = self.points.len();
+                let v = json!({"confirm": format!("delete all {n}? (y or n)")});
+                line(self.json, v, || {
+                    format!("delete all {n} breakpoints and watchpoints? (y or n)")
+                })
+            }
+            None => self.delete_all(),
+            Some(n) => match self.points.remove(&n) {
+                Some(_) => self.deleted(vec![n]),
+                None => self.error(&format!("there is no breakpoint or watchpoint {n}")),
             },
-        };
+        }
+    }
+
+    /// Remove every breakpoint and watchpoint.
+    fn delete_all(&mut self) -> String {
+        let deleted = std::mem::take(&mut self.points).into_keys().collect();
+        self.deleted(deleted)
+    }
+
+    fn deleted(&self, deleted: Vec<u64>) -> String {
         let text = match deleted.len() {
             0 => "nothing to delete".to_string(),
             _ => format!(
@@ -389,18 +504,60 @@ impl Session {
     }
 
     /// Run with `finder` from the start to the end or the watchdog (or `limit`, if lower).
-    fn search(&self, finder: &mut Finder, limit: u64) -> Result<(), Interrupted> {
+    /// If the run ends in a fault the finder is told ([`Finder::fault`]), and the fault is
+    /// returned.
+    fn search(&self, finder: &mut Finder, limit: u64) -> Result<Option<Faulted>, Interrupted> {
         let config = Config {
             max_cycles: limit.min(self.config.max_cycles),
             tasks: gpu16_machine::TaskLog::None,
             ..self.config
         };
-        let mut both = (finder, self.interrupt.clone());
-        let _ = crate::run_observed(self.runner, &self.program, &self.memory, &config, &mut both);
+        let mut both = (&mut *finder, self.interrupt.clone());
+        let outcome =
+            crate::run_observed(self.runner, &self.program, &self.memory, &config, &mut both);
         if self.interrupt.raised() {
             return Err(Interrupted);
         }
-        Ok(())
+        let Err(f) = outcome else { return Ok(None) };
+        let RunError::Fault {
+            cycle,
+            core,
+            frame,
+            ip,
+            addr,
+            ..
+        } = f.error
+        else {
+            return Ok(None);
+        };
+        // The byte a faulting store would have written: its value register when the
+        // fault's cycle began (the failure's state), which only the core itself changes.
+        let write = match (self.program.kind(frame), addr) {
+            (FrameKind::Instr { .. }, Some(addr)) => {
+                match self.program.instr(frame).instrs[usize::from(ip) % 16] {
+                    Instr::Mem {
+                        op: MemOp::St | MemOp::StSync,
+                        r,
+                        ..
+                    } => f
+                        .state
+                        .registers
+                        .get(usize::from(core))
+                        .map(|regs| (addr, regs[usize::from(r & 0xF)])),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        let fault = Faulted {
+            cycle,
+            core,
+            frame,
+            ip,
+            write,
+        };
+        finder.fault(&fault);
+        Ok(Some(fault))
     }
 
     fn cont(&mut self) -> Result<String, Interrupted> {
@@ -410,23 +567,23 @@ impl Session {
         let mut cycle_break: Option<(u64, u64)> = None;
         let mut finder = Finder::new(self.cycle, self.skip, &self.memory);
         finder.watch_after = self.watched;
-        for (id, point) in &self.points {
+        for (&id, point) in &self.points {
             match point {
                 Point::Cycle(c)
                     if *c > self.cycle || (*c == self.cycle && self.skip != Some(*c)) =>
                 {
                     if cycle_break.is_none_or(|(b, _)| *c < b) {
-                        cycle_break = Some((*c, *id));
+                        cycle_break = Some((*c, id));
                     }
                 }
                 Point::Cycle(_) => {}
                 Point::Instr(locations) => {
                     for &l in locations {
-                        finder.breaks.entry(l).or_insert(*id);
+                        finder.breaks.entry(l).or_insert(id);
                     }
                 }
                 Point::Watch(a) => {
-                    finder.watches.entry(*a).or_insert(*id);
+                    finder.watches.entry(*a).or_insert(id);
                 }
             }
         }
@@ -486,18 +643,48 @@ impl Session {
                 addr,
                 old,
                 new,
+                fault_cycle,
+                faulting,
             } => {
-                self.go(cycle.saturating_add(1))?;
+                if fault_cycle {
+                    // No state after a cycle that faults exists: the session stands when
+                    // the cycle begins, its breakpoints behind it.
+                    self.go(cycle)?;
+                    self.skip = Some(cycle);
+                } else {
+                    self.go(cycle.saturating_add(1))?;
+                }
                 self.watched = Some((cycle, core));
                 let mut v = json!({"event": "watch", "cycle": cycle, "core": core,
                                    "frame": frame, "ip": ip, "addr": addr, "old": old,
                                    "new": new, "watchpoint": id});
+                if fault_cycle {
+                    v["fault_cycle"] = json!(true);
+                }
+                if faulting {
+                    v["faulting"] = json!(true);
+                }
                 let at = self.located(&mut v, frame, ip);
                 line(self.json, v, || {
-                    format!(
+                    let what = if faulting { "would write" } else { "wrote" };
+                    let mut s = format!(
                         "watchpoint {id}: in cycle {cycle} core {core} (frame {frame} IP {ip}{at}) \
-                         wrote 0x{addr:03x}: {old} -> {new} (0x{old:02x} -> 0x{new:02x})"
-                    )
+                         {what} 0x{addr:03x}: {old} -> {new} (0x{old:02x} -> 0x{new:02x})"
+                    );
+                    if faulting {
+                        let _ = write!(
+                            s,
+                            "; the store faults, so it never writes: stopped at cycle {cycle} \
+                             before it"
+                        );
+                    } else if fault_cycle {
+                        let _ = write!(
+                            s,
+                            "; the run faults in this cycle, so the state shown is the state \
+                             when cycle {cycle} began"
+                        );
+                    }
+                    s
                 })
             }
             Hit::Instr {
@@ -546,7 +733,7 @@ impl Session {
                     )
                 })
             }
-            Snapshot::Failed(f) => {
+            Snapshot::Failed { failure: f, .. } => {
                 let cycle = match &f.error {
                     RunError::Fault { cycle, .. } | RunError::Livelock { cycle, .. } => *cycle,
                     _ => f.state.cycles,
@@ -598,9 +785,15 @@ impl Session {
         }
         let mut finder = Finder::new(self.cycle, None, &self.memory);
         finder.core = Some(core);
-        self.search(&mut finder, u64::MAX)?;
+        let fault = self.search(&mut finder, u64::MAX)?;
         match finder.hit() {
             Some(hit) => self.stop_at(hit),
+            // The run faults before the core's next instruction ends (its own fault, or
+            // another core's in or before that cycle): the session moves to the failure.
+            None if fault.is_some() => {
+                self.go(u64::MAX)?;
+                Ok(self.final_event())
+            }
             None => Ok(self.error(&format!(
                 "core {core} executes no more instructions before the run ends; \
                  nothing was run"
@@ -613,34 +806,30 @@ impl Session {
     /// (no part of a task), or `faulted` (the core whose fault ended the run).
     fn core_state(&self, core: u8) -> Value {
         let mut v = json!({"core": core, "frame": null, "ip": null, "state": "idle"});
-        match &self.state {
-            Snapshot::Paused { cores, .. } => {
-                if let Some(c) = cores.iter().find(|c| c.core == core) {
-                    v = output::json::unfinished(std::slice::from_ref(c))[0].clone();
-                    if let Some(l) = self.location(c.frame, c.ip) {
+        let cores = match &self.state {
+            Snapshot::Paused { cores, .. } | Snapshot::Failed { cores, .. } => cores.as_slice(),
+            Snapshot::Ended(_) => &[],
+        };
+        if let Some(c) = cores.iter().find(|c| c.core == core) {
+            v = output::json::unfinished(std::slice::from_ref(c))[0].clone();
+            if let Some(l) = self.location(c.frame, c.ip) {
+                v["location"] = l.json();
+            }
+        }
+        // The faulting core stands before its faulting instruction when the fault's cycle
+        // begins; it is shown as `faulted` there.
+        if let Snapshot::Failed { failure, .. } = &self.state {
+            if let RunError::Fault {
+                core: k, frame, ip, ..
+            } = failure.error
+            {
+                if k == core {
+                    v = json!({"core": core, "frame": frame, "ip": ip, "state": "faulted"});
+                    if let Some(l) = self.location(frame, ip) {
                         v["location"] = l.json();
                     }
                 }
             }
-            Snapshot::Failed(f) => {
-                if let RunError::Fault {
-                    core: k, frame, ip, ..
-                } = f.error
-                {
-                    if k == core {
-                        v["frame"] = json!(frame);
-                        v["ip"] = json!(ip);
-                        v["state"] = json!("faulted");
-                    }
-                }
-                if let Some(c) = output::location::unfinished(&f.error)
-                    .iter()
-                    .find(|c| c.core == core)
-                {
-                    v = output::json::unfinished(std::slice::from_ref(c))[0].clone();
-                }
-            }
-            Snapshot::Ended(_) => {}
         }
         v
     }
@@ -752,7 +941,11 @@ impl Session {
 
     fn locks(&self) -> Result<String, Interrupted> {
         let mut locks = Locks::default();
-        if !self.finished() {
+        // Paused: the locks when the session's cycle begins. Failed: those of the state the
+        // failure reports, the machine when its cycle (the session's) began. Ended: none;
+        // nor in a program without an ld_sync. The run observes every instruction, so it is
+        // slow over long runs (Ctrl-C stops it).
+        if self.atomics && !matches!(self.state, Snapshot::Ended(_)) {
             let config = Config {
                 max_cycles: self.cycle.min(self.config.max_cycles),
                 tasks: gpu16_machine::TaskLog::None,
@@ -767,12 +960,12 @@ impl Session {
         }
         let waiting = |addr: u16| -> Vec<u8> {
             match &self.state {
-                Snapshot::Paused { cores, .. } => cores
+                Snapshot::Paused { cores, .. } | Snapshot::Failed { cores, .. } => cores
                     .iter()
                     .filter(|c| matches!(c.wait, CoreWait::Lock { addr: a, .. } if a == addr))
                     .map(|c| c.core)
                     .collect(),
-                _ => Vec::new(),
+                Snapshot::Ended(_) => Vec::new(),
             }
         };
         let list: Vec<Value> = locks
@@ -839,7 +1032,7 @@ impl Session {
         let status = match self.state {
             Snapshot::Paused { .. } => "paused",
             Snapshot::Ended(_) => "ended",
-            Snapshot::Failed(_) => "failed",
+            Snapshot::Failed { .. } => "failed",
         };
         let v = json!({"cycle": self.cycle, "status": status, "cores": cores});
         line(self.json, v, || {
@@ -1028,6 +1221,37 @@ mod tests {
             );
             assert!(s.execute("quit").quit);
         }
+    }
+
+    #[test]
+    fn delete_with_no_argument_asks_first_when_told_to() {
+        let a = gpu16_asm::assemble(ADD, "add.s").unwrap();
+        let mut s = Session::new(
+            a.program,
+            Some(a.source_map),
+            Vec::new(),
+            BackendKind::Interp.into(),
+            Config::default(),
+            false,
+        );
+        s.confirm_delete_all(true);
+        let mut say = |line: &str| s.execute(line).text;
+        assert_eq!(say("delete"), "nothing to delete\n");
+        say("break 1:2");
+        say("watch 0x10");
+        assert_eq!(
+            say("delete"),
+            "delete all 2 breakpoints and watchpoints? (y or n)\n"
+        );
+        // Anything but y or yes keeps them, and is not run as a command.
+        assert_eq!(say("continue"), "nothing deleted\n");
+        assert_eq!(
+            say("delete"),
+            "delete all 2 breakpoints and watchpoints? (y or n)\n"
+        );
+        assert_eq!(say("y"), "deleted 1, 2\n");
+        say("break 1:3");
+        assert_eq!(say("delete all"), "deleted 3\n");
     }
 
     #[test]

@@ -1,6 +1,12 @@
 //! Observers the debugger runs a program with to find where the next stop is: the first
 //! executed instruction, in (cycle, core id) order, that hits a breakpoint or a watchpoint or
 //! is a given core's next instruction; and the locks held when a cycle begins.
+//!
+//! A faulting instruction never executes, so no observer sees it: when the run ends in a
+//! fault, [`Finder::fault`] is told of it and treats it as the last instruction of the run
+//! (a breakpoint on it, or a watch on the byte it would write, stops before it). The
+//! instructions lower cores executed in the fault's cycle come before it, through
+//! [`Observer::executed_before_fault`].
 
 use gpu16_machine::memory::MEMORY_BYTES;
 use gpu16_machine::{Executed, MemOp, Observer, StopCause};
@@ -63,6 +69,12 @@ pub enum Hit {
         old: u8,
         /// The byte written.
         new: u8,
+        /// The run faults in `cycle` (this core's write or a later core's instruction): no
+        /// state after that cycle exists, so the stop shows the state when `cycle` began.
+        fault_cycle: bool,
+        /// The write is the faulting instruction's: it never happens, `new` is the byte it
+        /// would have written.
+        faulting: bool,
     },
     /// The core a `stepi` follows executed an instruction in `cycle`.
     Instr {
@@ -122,6 +134,90 @@ impl Finder {
     pub fn hit(&self) -> Option<Hit> {
         self.found.or(self.pending)
     }
+
+    /// The run ended in `fault`: the faulting instruction is the last one in (cycle, core
+    /// id) order and it does not execute. A breakpoint on it (in a cycle that counts) stops
+    /// before its cycle, like one on an executed instruction; a watch on the byte a
+    /// faulting store would write stops too (marked `faulting`); a watch hit of the fault's
+    /// cycle is marked `fault_cycle`. A hit found earlier in the order stays the hit.
+    pub fn fault(&mut self, fault: &Faulted) {
+        if self.found.is_some() {
+            return;
+        }
+        // A pending watch of an earlier cycle comes first; one of the fault's cycle (a
+        // lower core's write) comes after a breakpoint on the fault, which stops before it.
+        if let Some(Hit::Watch { cycle, .. }) = self.pending {
+            if cycle < fault.cycle {
+                self.found = self.pending.take();
+                return;
+            }
+        }
+        let counts = fault.cycle >= self.from;
+        if counts && self.skip != Some(fault.cycle) {
+            if let Some(&id) = self.breaks.get(&(fault.frame, fault.ip)) {
+                self.found = Some(Hit::Break {
+                    id,
+                    cycle: fault.cycle,
+                    core: fault.core,
+                    frame: fault.frame,
+                    ip: fault.ip,
+                });
+                self.pending = None;
+                return;
+            }
+        }
+        if let Some(Hit::Watch {
+            ref mut fault_cycle,
+            ..
+        }) = self.pending
+        {
+            *fault_cycle = true;
+            self.found = self.pending.take();
+            return;
+        }
+        if let Some((addr, new)) = fault.write {
+            if self.watch_counts(fault.cycle, fault.core) {
+                if let Some(&id) = self.watches.get(&addr) {
+                    self.found = Some(Hit::Watch {
+                        id,
+                        cycle: fault.cycle,
+                        core: fault.core,
+                        frame: fault.frame,
+                        ip: fault.ip,
+                        addr,
+                        old: self.memory[usize::from(addr) % MEMORY_BYTES],
+                        new,
+                        fault_cycle: true,
+                        faulting: true,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Whether a write by `core` in `cycle` can stop the session: at or after `from`, but
+    /// not at or before the write a watch stop already reported (`watch_after`).
+    fn watch_counts(&self, cycle: u64, core: u8) -> bool {
+        match self.watch_after {
+            Some((c, k)) if cycle == c => core > k,
+            _ => cycle >= self.from,
+        }
+    }
+}
+
+/// The fault that ended a run, as [`Finder::fault`] needs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Faulted {
+    /// The fault's cycle.
+    pub cycle: u64,
+    /// The faulting core.
+    pub core: u8,
+    /// Its frame.
+    pub frame: usize,
+    /// The faulting instruction's IP.
+    pub ip: u8,
+    /// For a store, the address and the byte it would have written.
+    pub write: Option<(u16, u8)>,
 }
 
 impl Observer for Finder {
@@ -168,10 +264,7 @@ impl Observer for Finder {
         if let Some((MemOp::St | MemOp::StSync, addr, new)) = e.memory {
             let cell = &mut self.memory[usize::from(addr) % MEMORY_BYTES];
             let old = std::mem::replace(cell, new);
-            let after = self
-                .watch_after
-                .is_some_and(|(c, k)| e.cycle == c && e.core > k);
-            if (counts || after) && self.pending.is_none() {
+            if self.watch_counts(e.cycle, e.core) && self.pending.is_none() {
                 if let Some(&id) = self.watches.get(&addr) {
                     self.pending = Some(Hit::Watch {
                         id,
@@ -182,11 +275,21 @@ impl Observer for Finder {
                         addr,
                         old,
                         new,
+                        fault_cycle: false,
+                        faulting: false,
                     });
                 }
             }
         }
         true
+    }
+
+    fn executed_before_fault(&mut self, e: &Executed) {
+        // A `stepi` does not stop after an instruction of a cycle that faults (no state
+        // after it exists): the session moves to the failure instead.
+        let core = self.core.take();
+        self.executed(e);
+        self.core = core;
     }
 }
 
