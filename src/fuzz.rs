@@ -5,7 +5,7 @@
 pub mod targets;
 
 use crate::diff::{first_divergence, Outcome};
-use crate::Runner;
+use crate::{Hotness, Runner};
 use gpu16_gen::rng::Rng;
 use gpu16_gen::{generate_in, generate_violating, shrink, Profile, Violation};
 use gpu16_machine::{
@@ -31,6 +31,31 @@ pub struct Case {
     /// The machine options: issue policy, bank conflicts and a watchdog limit, which is
     /// sometimes small so that the watchdog's exact stop is tested too.
     pub config: Config,
+    /// When `auto` compiles in this case ([`Case::runner`]): thresholds drawn per seed,
+    /// 1 included, so that short programs are compiled too and the switch to compiled
+    /// code falls in the middle of runs.
+    pub hot: Hotness,
+}
+
+impl Case {
+    /// `runner` as this case runs it: `auto` compiles exactly at the case's thresholds.
+    pub fn runner(&self, runner: Runner) -> Runner {
+        Runner {
+            hot: Some(self.hot),
+            ..runner
+        }
+    }
+}
+
+/// The `auto` thresholds of the case `seed` names, from a random stream of their own, so
+/// that every other draw of a seed's case is what it was before thresholds were drawn.
+/// Low thresholds are the likelier: with the default ones a short program never compiles.
+pub fn auto_hotness(seed: u64) -> Hotness {
+    let mut rng = Rng::new(seed ^ 0x5DEE_CE66_D1CE_4E5B);
+    Hotness {
+        issues: rng.pick(&[1, 1, 2, 3, 5, 1000]),
+        instructions: rng.pick(&[1, 2, 7, 30, 150, 80_000]),
+    }
 }
 
 /// The case a seed names in the spec dialect. `profile` fixes the profile; `None` picks
@@ -83,6 +108,7 @@ pub fn case_in(seed: u64, profile: Option<Profile>, dialect: Dialect) -> Case {
         image: g.image,
         memory: g.memory,
         config,
+        hot: auto_hotness(seed),
     }
 }
 

@@ -142,7 +142,7 @@ impl BackendKind {
     }
 }
 
-pub use gpu16_jit::Engine;
+pub use gpu16_jit::{Engine, Hotness};
 
 /// What runs a program: a backend and the engine its compiled code uses (ignored by the
 /// interpreter, which is the per-core reference). A [`BackendKind`] alone means the
@@ -154,6 +154,11 @@ pub struct Runner {
     /// How the JIT's compiled code runs the cores of a task (`lockstep`, `percore` or
     /// `adaptive`, the default); it changes speed, never a result.
     pub engine: Engine,
+    /// When `auto` compiles a frame: `None`, at the default thresholds, on a background
+    /// thread (the fastest); `Some`, exactly at these thresholds, on the running thread, so
+    /// the switch to compiled code falls at the same point of every run (fuzzing, tests).
+    /// Ignored by the other backends; it changes speed, never a result.
+    pub hot: Option<Hotness>,
 }
 
 impl From<BackendKind> for Runner {
@@ -161,6 +166,7 @@ impl From<BackendKind> for Runner {
         Runner {
             backend,
             engine: Engine::default(),
+            hot: None,
         }
     }
 }
@@ -259,8 +265,15 @@ pub fn run_input_observed<O: Observer>(
             Err(e) => Err(no_jit(backend, memory, config, e)),
         },
         BackendKind::Auto => {
-            match gpu16_jit::Auto::with_options(gpu16_jit::Hotness::default(), runner.jit_options())
-            {
+            let auto = match runner.hot {
+                None => gpu16_jit::Auto::with_options(Hotness::default(), runner.jit_options()),
+                Some(hot) => gpu16_jit::Auto::with_mode(
+                    hot,
+                    runner.jit_options(),
+                    gpu16_jit::CompileMode::Synchronous,
+                ),
+            };
+            match auto {
                 Ok(mut auto) => on(&mut auto, input, memory, config, observer),
                 Err(e) => Err(no_jit(backend, memory, config, e)),
             }

@@ -255,3 +255,40 @@ fn gen_is_deterministic_and_diff_and_fuzz_agree() {
         "{out}"
     );
 }
+
+#[test]
+fn auto_hot_sets_where_auto_compiles_and_never_the_result() {
+    // examples/counter.s: 342 cycles, 880 instructions, 16 x 10 increments at 0x000 (the
+    // README's hand-checked run), whatever the thresholds: compiled at the first issue, at
+    // the first interpreted instruction, or never.
+    let counter = format!("{}/examples/counter.s", env!("CARGO_MANIFEST_DIR"));
+    for hot in [
+        "1,1",
+        "1",
+        "0,0",
+        "1000,80000",
+        "4294967295,18446744073709551615",
+    ] {
+        let o = gpu16(&[
+            "run",
+            &counter,
+            "--backend",
+            "auto",
+            "--auto-hot",
+            hot,
+            "--json",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{hot}: {}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(
+            (v["cycles"].as_u64(), v["instructions"].as_u64()),
+            (Some(342), Some(880))
+        );
+        assert_eq!(&v["memory"].as_str().unwrap()[..2], "a0", "{hot}");
+    }
+    for bad in ["", "x", "1,", "-1", "1,2,3", "4294967296"] {
+        let o = gpu16(&["run", &counter, &format!("--auto-hot={bad}")]);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}");
+        assert!(stderr(&o).contains("--auto-hot"), "{bad:?}: {}", stderr(&o));
+    }
+}

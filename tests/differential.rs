@@ -15,6 +15,8 @@ fn check(seeds: impl Iterator<Item = u64>, profile: Option<Profile>, b: impl Int
     let mut n = 0;
     for seed in seeds {
         let c = case(seed, profile);
+        // `auto` compiles at the case's drawn thresholds, so short programs switch too.
+        let b = c.runner(b);
         if let Some(d) = diverge(BackendKind::Interp, b, &c.image, &c.memory, &c.config) {
             let (image, memory) =
                 shrink_divergence(BackendKind::Interp, b, &c.image, &c.memory, &c.config);
@@ -46,6 +48,7 @@ fn every_jit_engine_equals_interpreter_on_every_profile() {
         let runner = Runner {
             backend: BackendKind::Jit,
             engine,
+            hot: None,
         };
         for (k, profile) in Profile::ALL.into_iter().enumerate() {
             let base = 17_000_000 + k as u64 * 1_000_000;
@@ -59,6 +62,7 @@ fn auto_lockstep_equals_interpreter_on_mixed_seeds() {
     let runner = Runner {
         backend: BackendKind::Auto,
         engine: Engine::Lockstep,
+        hot: None,
     };
     assert_eq!(check(400..700, None, runner), 300);
 }
@@ -66,6 +70,39 @@ fn auto_lockstep_equals_interpreter_on_mixed_seeds() {
 #[test]
 fn auto_equals_interpreter_on_mixed_seeds() {
     assert_eq!(check(0..400, None, BackendKind::Auto), 400);
+}
+
+#[test]
+fn the_drawn_thresholds_make_auto_compile_short_programs() {
+    // With the default thresholds (1000 issues, 80,000 instructions) a generated program,
+    // a few frames issued once, is interpreted from start to end; with each case's drawn
+    // thresholds most of them switch to compiled code, so the differential tests above
+    // compare compiled code too. Counted on the backend itself, not through the run.
+    let compiled = |seed: u64, hot: gpu16::Hotness| {
+        let c = case(seed, None);
+        let Ok(program) = gpu16::machine::Program::from_image(&c.image) else {
+            return false;
+        };
+        let mut auto = gpu16_jit::Auto::with_hotness(hot);
+        let _ = gpu16::machine::run(&mut auto, &program, &c.memory, &c.config);
+        auto.jit_built()
+    };
+    let seeds = 0..200u64;
+    let by_default = seeds
+        .clone()
+        .filter(|&s| compiled(s, gpu16::Hotness::default()))
+        .count();
+    let drawn = seeds
+        .clone()
+        .filter(|&s| compiled(s, case(s, None).hot))
+        .count();
+    assert_eq!(by_default, 0);
+    assert!(drawn >= 120, "only {drawn} of 200 cases compiled a frame");
+    // Threshold 1 is drawn, for issues and for instructions.
+    let hots: Vec<gpu16::Hotness> = seeds.map(|s| case(s, None).hot).collect();
+    assert!(hots.iter().any(|h| h.issues == 1));
+    assert!(hots.iter().any(|h| h.instructions == 1));
+    assert_eq!(case(77, None).hot, case(77, None).hot);
 }
 
 #[test]
@@ -145,7 +182,11 @@ fn every_jit_engine_equals_interpreter_on_past_divergences() {
         };
         for engine in [Engine::PerCore, Engine::Lockstep, Engine::Adaptive] {
             for backend in [BackendKind::Jit, BackendKind::Auto] {
-                let runner = Runner { backend, engine };
+                let runner = Runner {
+                    backend,
+                    engine,
+                    hot: None,
+                };
                 let d = diverge(BackendKind::Interp, runner, &image, memory, &config);
                 assert_eq!(d, None, "{file} on {}", runner.name());
             }
@@ -206,14 +247,17 @@ fn every_engine_reports_the_interpreters_events() {
         Runner {
             backend: BackendKind::Jit,
             engine: Engine::PerCore,
+            hot: None,
         },
         Runner {
             backend: BackendKind::Jit,
             engine: Engine::Lockstep,
+            hot: None,
         },
         Runner {
             backend: BackendKind::Auto,
             engine: Engine::Adaptive,
+            hot: None,
         },
     ];
     let per = 480 / Profile::ALL.len() as u64;

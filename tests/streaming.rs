@@ -31,6 +31,7 @@ fn runners() -> [Runner; 3] {
         Runner {
             backend: BackendKind::Jit,
             engine: Engine::Lockstep,
+            hot: None,
         },
     ]
 }

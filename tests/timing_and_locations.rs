@@ -322,6 +322,7 @@ fn interpreter_and_jit_agree_under_non_default_timing() {
                 let jit = Runner {
                     backend: BackendKind::Jit,
                     engine,
+                    hot: None,
                 };
                 if let Some(d) = diverge(BackendKind::Interp, jit, &c.image, &c.memory, &c.config) {
                     panic!("seed {} --timing {spec} {}: {d}", c.seed, jit.name());

@@ -12,7 +12,7 @@ use clap::Args;
 use gpu16::fuzz::{case_in, diverge_in, shrink_divergence_in, Case};
 use gpu16::machine::Dialect;
 use gpu16::output::file::{check_directory, OutputFile};
-use gpu16::{Engine, Runner};
+use gpu16::{BackendKind, Engine, Runner};
 use gpu16_gen::Profile;
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
@@ -78,6 +78,7 @@ pub fn fuzz(args: FuzzArgs) -> Result<Finished, CliError> {
     let runner = |backend| Runner {
         backend,
         engine: args.jit_engine.0,
+        hot: None,
     };
     let (a, b) = (runner(args.backends[0].0), runner(args.backends[1].0));
     let (shard, shards) = args.shard.unwrap_or((0, 1));
@@ -111,6 +112,7 @@ pub fn fuzz(args: FuzzArgs) -> Result<Finished, CliError> {
     let found = pool.install(|| {
         (0..programs).into_par_iter().find_map_first(|n| {
             let c = case_in(seed_of(n), args.profile, args.dialect.0);
+            let (a, b) = (c.runner(a), c.runner(b));
             let d = diverge_in(a, b, &c.image, &c.memory, &c.config, c.dialect);
             bar.inc(1);
             d.map(|d| (c, d))
@@ -134,6 +136,7 @@ pub fn fuzz(args: FuzzArgs) -> Result<Finished, CliError> {
         .map_err(CliError::cannot_compare)?;
         return Ok(Finished::Success);
     };
+    let (a, b) = (case.runner(a), case.runner(b));
     let (image, memory) =
         shrink_divergence_in(a, b, &case.image, &case.memory, &case.config, case.dialect);
     let shrunk =
@@ -184,6 +187,13 @@ fn report(
     write_together(&[(&prog_file, &found.image), (&mem_file, &found.memory)])
         .map_err(CliError::cannot_compare)?;
     let cfg = &c.config;
+    let auto = [found.a, found.b]
+        .iter()
+        .any(|r| r.backend == BackendKind::Auto);
+    let auto_hot = match auto {
+        true => format!("--auto-hot {},{} ", c.hot.issues, c.hot.instructions),
+        false => String::new(),
+    };
     let dialect = match c.dialect {
         Dialect::Spec => String::new(),
         d => format!(
@@ -192,7 +202,7 @@ fn report(
         ),
     };
     out(&format!(
-        "divergence at seed {} (profile {}, violation {:?}): {}\nshrunk to {} frames: {}\nreproduce: gpu16 diff {} --mem {} --backends {} {} --jit-engine {} {dialect}--issue {} {}--max-cycles {}\n",
+        "divergence at seed {} (profile {}, violation {:?}): {}\nshrunk to {} frames: {}\nreproduce: gpu16 diff {} --mem {} --backends {} {} --jit-engine {} {dialect}{auto_hot}--issue {} {}--max-cycles {}\n",
         c.seed,
         c.profile.name(),
         c.violation.map(|v| v.name()),

@@ -4,7 +4,7 @@ use super::value_enums::{DialectArg, EngineArg};
 use clap::{Args, ValueEnum};
 use gpu16::machine::config::{DEFAULT_MAX_CYCLES, MAX_CYCLE_LIMIT};
 use gpu16::machine::{Config, Dialect, IssuePolicy, Timing};
-use gpu16::{BackendKind, Engine, Runner};
+use gpu16::{BackendKind, Engine, Hotness, Runner};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum Issue {
@@ -34,6 +34,36 @@ pub struct MachineArgs {
     /// one core at a time. Results are the same with every engine.
     #[arg(long, value_enum, value_name = "ENGINE", default_value_t = EngineArg(Engine::default()))]
     pub jit_engine: EngineArg,
+    /// With `--backend auto`: compile a frame exactly at its ISSUES-th issue or after
+    /// INSTRUCTIONS interpreted instructions, on the running thread, so the switch to
+    /// compiled code falls at the same point of every run (`fuzz` reproducers give it).
+    /// Default: 1000 issues or 80,000 instructions, compiled in the background. Results
+    /// are the same whatever the thresholds.
+    #[arg(long, value_name = "ISSUES,INSTRUCTIONS", value_parser = parse_hotness)]
+    pub auto_hot: Option<Hotness>,
+}
+
+/// `ISSUES,INSTRUCTIONS` (or `ISSUES` alone, with the default instruction count).
+fn parse_hotness(s: &str) -> Result<Hotness, String> {
+    let (issues, instructions) = match s.split_once(',') {
+        Some((i, n)) => (i, Some(n)),
+        None => (s, None),
+    };
+    let issues = issues
+        .trim()
+        .parse::<u32>()
+        .map_err(|_| format!("`{issues}` is not an issue count (0 to {})", u32::MAX))?;
+    let instructions = match instructions {
+        Some(n) => n
+            .trim()
+            .parse::<u64>()
+            .map_err(|_| format!("`{n}` is not an instruction count (0 to {})", u64::MAX))?,
+        None => Hotness::default().instructions,
+    };
+    Ok(Hotness {
+        issues,
+        instructions,
+    })
 }
 
 impl MachineArgs {
@@ -42,6 +72,7 @@ impl MachineArgs {
         Runner {
             backend,
             engine: self.jit_engine.0,
+            hot: self.auto_hot,
         }
     }
 

@@ -66,6 +66,7 @@ pub fn every_runner() -> Vec<gpu16::Runner> {
         v.push(Runner {
             backend: BackendKind::Jit,
             engine,
+            hot: None,
         });
     }
     v
