@@ -497,3 +497,44 @@ fn a_run_without_end_keeps_a_bounded_task_log() {
     ));
     assert!(program(&[cf(1, 0, 0, false, 1, &[]), code(&[READY]), halt(2)]).can_end());
 }
+
+#[test]
+fn a_one_cycle_broadcast_starts_its_task() {
+    // broadcast=1, the documented minimum, used to leave the delivery due in the cycle it
+    // began, after that cycle's delivery check: no task ever started and the run hung to
+    // the watchdog. Hand-worked with the dialect's other latencies at their defaults:
+    // m1_ready: CF in 0, broadcast in 1, ready in 2: 3 cycles (6 with broadcast=4).
+    // m5_2if: CF 0, broadcast 1, ready 2, second broadcast 3 (core 0 idle from 3), ready
+    // 4: 5 cycles (11).
+    let timing = Timing {
+        broadcast_cycles: 1,
+        ..Timing::default()
+    };
+    let mut interp = gpu16_interp::Interpreter::new();
+    let run_with = |frames: &[[u8; 32]], interp: &mut gpu16_interp::Interpreter| {
+        run(interp, &program(frames), &[], &config(timing)).expect("runs")
+    };
+    let one = run_with(
+        &[cf(1, 0, 0, false, 1, &[]), code(&[READY]), halt(2)],
+        &mut interp,
+    );
+    assert_eq!(one.cycles, 3);
+    assert_eq!((one.tasks[0].issue, one.tasks[0].start), (1, 2));
+    let two = run_with(
+        &[
+            cf(2, 0, 0, false, 1, &[]),
+            code(&[READY]),
+            code(&[READY]),
+            halt(3),
+        ],
+        &mut interp,
+    );
+    assert_eq!(two.cycles, 5);
+    assert_eq!(
+        two.tasks
+            .iter()
+            .map(|t| (t.issue, t.start))
+            .collect::<Vec<_>>(),
+        [(1, 2), (3, 4)]
+    );
+}

@@ -241,20 +241,6 @@ impl Machine {
             // No decision may be taken at the limit; only the end is recognised.
             return Ok(self.ts.ends_here(t, idle));
         }
-        if let Some(d) = self.ts.deliver(t) {
-            let words = frame_words(self.ts.frame(d.frame));
-            let start = t + 1 + self.slots.pipeline_fill;
-            for c in lanes(d.mask) {
-                let core = &mut self.cores[c];
-                if d.init & (1 << c) != 0 {
-                    core.regs[0] = d.r0[c];
-                }
-                core.start(d.frame, self.tasks as usize - 1, words, start);
-                let counters = &mut self.counters[c];
-                counters.tasks += 1;
-                counters.ran = true;
-            }
-        }
         match self.ts.step(t, idle) {
             TsAction::Nothing | TsAction::Wait | TsAction::Jump => {}
             TsAction::End => return Ok(true),
@@ -283,6 +269,22 @@ impl Machine {
                 }
                 self.frames_done += 1;
                 self.issue(t, frame, mask, fence, observer);
+            }
+        }
+        // After the step: a one-cycle broadcast (`broadcast=1`) is delivered in the cycle
+        // it began, and a longer one in its last cycle, when the step has nothing to do.
+        if let Some(d) = self.ts.deliver(t) {
+            let words = frame_words(self.ts.frame(d.frame));
+            let start = t + 1 + self.slots.pipeline_fill;
+            for c in lanes(d.mask) {
+                let core = &mut self.cores[c];
+                if d.init & (1 << c) != 0 {
+                    core.regs[0] = d.r0[c];
+                }
+                core.start(d.frame, self.tasks as usize - 1, words, start);
+                let counters = &mut self.counters[c];
+                counters.tasks += 1;
+                counters.ran = true;
             }
         }
         Ok(false)
