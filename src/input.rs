@@ -30,7 +30,12 @@ pub struct InputError {
 
 impl fmt::Display for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path.display(), self.message)
+        write!(
+            f,
+            "{}: {}",
+            crate::output::shown::path(&self.path),
+            self.message
+        )
     }
 }
 

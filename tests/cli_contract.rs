@@ -292,3 +292,48 @@ fn auto_hot_sets_where_auto_compiles_and_never_the_result() {
         assert!(stderr(&o).contains("--auto-hot"), "{bad:?}: {}", stderr(&o));
     }
 }
+
+#[cfg(unix)]
+#[test]
+fn control_characters_in_file_names_are_escaped_in_messages() {
+    let d = scratch("control_names");
+    let evil = d.join("evil\x1b[2J\nname.s");
+    std::fs::copy(
+        format!("{}/examples/counter.s", env!("CARGO_MANIFEST_DIR")),
+        &evil,
+    )
+    .unwrap();
+    let shown = s(&evil).replace('\x1b', "\\x1b").replace('\n', "\\n");
+    // A watchdog message names the program and each core's location.
+    let o = gpu16(&["run", s(&evil), "--max-cycles", "20"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(!err.contains('\x1b'), "{err:?}");
+    assert!(
+        err.starts_with(&format!("error: {shown}: watchdog")),
+        "{err:?}"
+    );
+    assert!(err.contains(&format!("({shown}:14:5)")), "{err:?}");
+    // A file that cannot be read, and an output that cannot be written.
+    let missing = d.join("no\x07such\r.s");
+    let o = gpu16(&["run", s(&missing)]);
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "error: {}: cannot read: No such file or directory (os error 2)\n",
+            s(&missing).replace('\x07', "\\x07").replace('\r', "\\r")
+        )
+    );
+    let o = gpu16(&[
+        "run",
+        s(&evil),
+        "--dump-mem",
+        &format!("{}/x\x1b/m.bin", s(&d)),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        !stderr(&o).contains('\x1b') && stderr(&o).contains("x\\x1b"),
+        "{}",
+        stderr(&o)
+    );
+}

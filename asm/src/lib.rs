@@ -25,6 +25,7 @@ pub use assemble::{Assembly, FrameSource, SourceMap, MAX_GROUP};
 pub use check::{check, lint, Finding};
 pub use diagnostics::{Diagnostic, Diagnostics, Severity, Span};
 pub use disasm::{control_line, control_line_in, disassemble, frame_lines, frame_lines_in};
+pub use excerpt::escape;
 pub use gpu16_machine::Dialect;
 
 use limits::MAX_FILE_BYTES;

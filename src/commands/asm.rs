@@ -131,10 +131,10 @@ pub fn asm(args: AsmArgs) -> Result<Finished, CliError> {
     }
     let summary = format!(
         "{}: {} frames ({} bytes) -> {}\n",
-        args.source.display(),
+        gpu16::output::shown::path(&args.source),
         program.len(),
         program.len() * 32,
-        file.path().display()
+        gpu16::output::shown::path(file.path())
     );
     // Where the image went to stdout, the summary goes to stderr, out of its way.
     if file.is_stdout() {

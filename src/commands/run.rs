@@ -151,7 +151,7 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
         stderr_line!(
             "warning: {}: the task scheduler never reaches a stop frame (.halt), so it wraps to \
              frame 0 and runs again until the watchdog (--max-cycles) ends the run",
-            args.program.display()
+            gpu16::output::shown::path(&args.program)
         );
     }
     let memory = args.memory.load().map_err(loaded)?;
@@ -443,14 +443,14 @@ fn differences(
         parts.push(format!(
             "{} of 4096 bytes (--expect-mem {})",
             d.len(),
-            p.display()
+            gpu16::output::shown::path(p)
         ));
     }
     if let (Some(p), Some(d)) = (&args.expect_regs, regs.filter(|d| !d.is_empty())) {
         parts.push(format!(
             "{} of 256 registers (--expect-regs {})",
             d.len(),
-            p.display()
+            gpu16::output::shown::path(p)
         ));
     }
     (!parts.is_empty()).then(|| {

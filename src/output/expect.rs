@@ -236,9 +236,9 @@ pub fn register_diffs(
 /// The heading line: `expected memory (FILE): N differences` or `...: matches`.
 fn heading(what: &str, file: &Path, n: usize, unit: &str) -> String {
     match n {
-        0 => format!("{what} {}: all {unit} match\n", file.display()),
-        1 => format!("{what} {}: 1 difference\n", file.display()),
-        n => format!("{what} {}: {n} differences\n", file.display()),
+        0 => format!("{what} {}: all {unit} match\n", super::shown::path(file)),
+        1 => format!("{what} {}: 1 difference\n", super::shown::path(file)),
+        n => format!("{what} {}: {n} differences\n", super::shown::path(file)),
     }
 }
 

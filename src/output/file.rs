@@ -34,7 +34,12 @@ pub struct OutputError {
 
 impl fmt::Display for OutputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: cannot write: {}", self.path.display(), self.message)
+        write!(
+            f,
+            "{}: cannot write: {}",
+            super::shown::path(&self.path),
+            self.message
+        )
     }
 }
 
@@ -89,11 +94,17 @@ impl OutputFile {
                 .ok_or_else(|| fail("the path names no file".into()))?;
             let dir = directory_of(path);
             let real_dir = fs::canonicalize(dir).map_err(|e| match missing(&e) {
-                true => fail(format!("directory {} does not exist", dir.display())),
-                false => fail(format!("directory {}: {e}", dir.display())),
+                true => fail(format!(
+                    "directory {} does not exist",
+                    super::shown::path(dir)
+                )),
+                false => fail(format!("directory {}: {e}", super::shown::path(dir))),
             })?;
             if !real_dir.is_dir() {
-                return Err(fail(format!("{} is not a directory", dir.display())));
+                return Err(fail(format!(
+                    "{} is not a directory",
+                    super::shown::path(dir)
+                )));
             }
             probe(&real_dir).map_err(fail)?;
             return Ok(OutputFile {
@@ -316,7 +327,12 @@ pub fn check_directory(dir: &Path) -> Result<(), OutputError> {
     loop {
         match fs::metadata(at) {
             Ok(meta) if meta.is_dir() => return probe(at).map_err(fail),
-            Ok(_) => return Err(fail(format!("{} is not a directory", at.display()))),
+            Ok(_) => {
+                return Err(fail(format!(
+                    "{} is not a directory",
+                    super::shown::path(at)
+                )))
+            }
             Err(e) if missing(&e) => at = directory_of(at),
             Err(e) => return Err(fail(e.to_string())),
         }

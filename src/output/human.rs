@@ -164,13 +164,13 @@ pub fn report_around_tasks(r: &RunReport, initial: &[u8]) -> (String, String) {
 pub fn failure(program: &Path, error: &RunError, located: Option<&FailureLocations>) -> String {
     let text = error.to_string();
     let Some(located) = located else {
-        return format!("{}: {text}", program.display());
+        return format!("{}: {text}", super::shown::path(program));
     };
     let mut lines = text.split('\n');
-    let head = located
-        .error
-        .as_ref()
-        .map_or_else(|| program.display().to_string(), ToString::to_string);
+    let head = located.error.as_ref().map_or_else(
+        || super::shown::path(program).into_owned(),
+        ToString::to_string,
+    );
     let mut s = format!("{head}: {}", lines.next().unwrap_or_default());
     // The error lists its unfinished cores one a line, in order, after its first line.
     let rest: Vec<&str> = lines.collect();

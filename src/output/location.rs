@@ -40,7 +40,13 @@ impl Location {
 
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}", self.file, self.line, self.col)
+        write!(
+            f,
+            "{}:{}:{}",
+            super::shown::text(&self.file),
+            self.line,
+            self.col
+        )
     }
 }
 

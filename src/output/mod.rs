@@ -14,6 +14,7 @@ pub mod location;
 pub mod png;
 pub mod run_files;
 pub mod see;
+pub mod shown;
 pub mod stats;
 pub mod task_spool;
 pub mod tasks;

@@ -118,7 +118,7 @@ pub fn wrote(written: &[Written]) -> Option<String> {
             format!(
                 "{} to {}",
                 w.planned.file.what(),
-                w.planned.output.path().display()
+                super::shown::path(w.planned.output.path())
             )
         })
         .collect();
