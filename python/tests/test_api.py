@@ -110,25 +110,7 @@ def test_the_counter_example_counts_to_160():
     assert mem(r)[0] == 160
 
 
-def test_memory_is_the_initial_shared_memory():
-    # r1 = 0 (bank 0), r10 = 0x10: the core loads the byte at 0x010, adds 1, stores it back.
-    source = """\
-        .cf mask=0x0001
-        .if
-            set_const 0x10, r10
-            ld [r10, r1], r3
-            set_const 1, r9
-            add r3, r9, r3
-            st [r10, r1], r3
-    """
-    memory = bytearray(0x20)
-    memory[0x010] = 41
-    r = gpu16.run(source, memory=bytes(memory))
-    assert mem(r)[0x010] == 42
-    assert mem(r)[0x011] == 0 and len(mem(r)) == 4096
-
-
-# The program of test_memory_is_the_initial_shared_memory: memory[0x010] += 1.
+# r1 = 0 (bank 0), r10 = 0x10: the core loads the byte at 0x010, adds 1, stores it back.
 INCREMENT_0X010 = """\
     .cf mask=0x0001
     .if
@@ -138,6 +120,14 @@ INCREMENT_0X010 = """\
         add r3, r9, r3
         st [r10, r1], r3
 """
+
+
+def test_memory_is_the_initial_shared_memory():
+    memory = bytearray(0x20)
+    memory[0x010] = 41
+    r = gpu16.run(INCREMENT_0X010, memory=bytes(memory))
+    assert mem(r)[0x010] == 42
+    assert mem(r)[0x011] == 0 and len(mem(r)) == 4096
 
 
 def test_memory_as_text_a_path_or_bytes_follows_the_clis_rule(tmp_path):
