@@ -9,6 +9,7 @@ pub mod docs;
 pub mod fuzz;
 pub mod gen;
 pub mod includes;
+pub mod json_out;
 pub mod machine_args;
 pub mod memory_args;
 pub mod outputs;
