@@ -287,3 +287,95 @@ fn a_command_that_stops_is_still_one_object() {
     }
     assert!(!d.join("p.hex").exists());
 }
+
+#[test]
+fn gen_says_what_it_wrote() {
+    let d = scratch("gen");
+    let o = gpu16_in(
+        &d,
+        &[
+            "gen",
+            "--seed",
+            "7",
+            "--groups",
+            "2",
+            "-o",
+            "g.bin",
+            "--mem-out",
+            "m.bin",
+            "--json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+    let image = std::fs::read(d.join("g.bin")).unwrap();
+    assert_eq!(image.len() % 32, 0);
+    let memory = std::fs::read(d.join("m.bin")).unwrap();
+    assert!(!memory.is_empty() && memory.len() <= 4096);
+    assert_eq!(
+        object(&o),
+        json!({
+            "files": [
+                {"flag": "-o", "file": "g.bin", "bytes": image.len()},
+                {"flag": "--mem-out", "file": "m.bin", "bytes": memory.len()},
+            ],
+            "frames": image.len() / 32,
+            "seed": 7,
+        })
+    );
+    // The loader counts the same frames.
+    let c = gpu16_in(&d, &["check", "g.bin", "--json"]);
+    assert_eq!(object(&c)["frames"], image.len() / 32);
+    // --json changes nothing in the files.
+    let o = gpu16_in(&d, &["gen", "--seed", "7", "--groups", "2", "-o", "h.bin"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(o.stdout, b"");
+    assert_eq!(std::fs::read(d.join("h.bin")).unwrap(), image);
+}
+
+#[test]
+fn gen_that_stops_is_still_one_object() {
+    let d = scratch("gen_stops");
+    let cases: [(&[&str], i32, Value); 3] = [
+        (
+            &["gen", "--seed", "1", "-o", "-", "--json"],
+            2,
+            json!({
+                "error": "--json and -o - both write stdout: give -o a file",
+                "stage": "usage",
+            }),
+        ),
+        (
+            &[
+                "gen",
+                "--seed",
+                "1",
+                "-o",
+                "g.bin",
+                "--mem-out",
+                "g.bin",
+                "--json",
+            ],
+            2,
+            json!({
+                "error": "-o g.bin and --mem-out g.bin name the same file: give each output its own",
+                "stage": "usage",
+            }),
+        ),
+        (
+            &["gen", "--seed", "1", "-o", "nodir/g.bin", "--json"],
+            1,
+            json!({
+                "error": "nodir/g.bin: cannot write: directory nodir does not exist",
+                "stage": "output",
+                "file": "nodir/g.bin",
+            }),
+        ),
+    ];
+    for (args, status, expected) in cases {
+        let o = gpu16_in(&d, args);
+        assert_eq!(o.status.code(), Some(status), "{args:?}: {}", stderr(&o));
+        assert_eq!(object(&o), expected, "{args:?}");
+    }
+    assert!(!d.join("g.bin").exists());
+}
