@@ -182,6 +182,41 @@ fn a_check_with_warnings() {
     );
 }
 
+/// asm reports only the set_const warning of WARNINGS (not the mask of 0), as an object
+/// like check's, and writes the image.
+#[test]
+fn an_assemble_with_a_warning() {
+    let d = scratch("asm_warning");
+    std::fs::write(d.join("w.s"), WARNINGS).unwrap();
+    let o = gpu16_in(&d, &["asm", "w.s", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+    assert_eq!(
+        object(&o),
+        json!({
+            "source": "w.s",
+            "output": "w.bin",
+            "format": "bin",
+            "frames": 2,
+            "errors": 0,
+            "warnings": 1,
+            "diagnostics": [
+                {
+                    "severity": "warning",
+                    "file": "w.s",
+                    "line": 3,
+                    "column": 1,
+                    "message": "set_const into r2 loads the core id, not 0x07: only r8..r15 take a constant",
+                    "notes": [],
+                    "frame": 1,
+                    "instruction": 0,
+                },
+            ],
+        })
+    );
+    assert_eq!(std::fs::read(d.join("w.bin")).unwrap().len(), 64);
+}
+
 #[test]
 fn a_check_of_a_binary_has_frames_not_lines() {
     let d = scratch("check_bin");

@@ -173,7 +173,8 @@ pub fn asm(args: AsmArgs) -> Result<Finished, CliError> {
         }
         Err(Stopped::Load(e)) => return Ok(fail(&unreadable(e))),
         Err(Stopped::Diagnostics(d)) if json => {
-            let mut v = asm_json(&args, format, None, None, &d);
+            let list = d.0.iter().map(|d| json_out::diagnostic(d, &name)).collect();
+            let mut v = asm_json(&args, format, None, None, &d, list);
             v["error"] = json!(format!("{name}: {}", errors_text(d.errors())));
             v["stage"] = json!("assemble");
             json_out::print(&v)?;
@@ -182,11 +183,8 @@ pub fn asm(args: AsmArgs) -> Result<Finished, CliError> {
         Err(Stopped::Diagnostics(d)) => return Ok(fail(&d)),
     };
     let program = &assembly.program;
-    let warnings = gpu16_asm::warnings(
-        gpu16_asm::lint_set_const(program),
-        Some(&assembly.source_map),
-        &name,
-    );
+    let findings = gpu16_asm::lint_set_const(program);
+    let warnings = gpu16_asm::warnings(findings.clone(), Some(&assembly.source_map), &name);
     if !json {
         stderr_text!("{warnings}");
     }
@@ -201,12 +199,16 @@ pub fn asm(args: AsmArgs) -> Result<Finished, CliError> {
     };
     written.map_err(|e| refuse(json, "output", e, Some(file.path())))?;
     if json {
+        let list = (warnings.0.iter().zip(&findings))
+            .map(|(d, f)| json_out::finding(d, f, &name))
+            .collect();
         let v = asm_json(
             &args,
             format,
             Some(file.path()),
             Some(program.len()),
             &warnings,
+            list,
         );
         json_out::print(&v)?;
         return Ok(Finished::Success);
@@ -245,22 +247,17 @@ fn assemble(path: &Path, dialect: DialectArg) -> Result<Assembly, Stopped> {
     })
 }
 
-/// The `asm --json` object (see [`AsmArgs::json`]).
+/// The `asm --json` object (see [`AsmArgs::json`]) with the objects `list` of `diags`.
 fn asm_json(
     args: &AsmArgs,
     format: &str,
     output: Option<&Path>,
     frames: Option<usize>,
     diags: &Diagnostics,
+    list: Vec<Value>,
 ) -> Value {
-    let name = args.source.display().to_string();
-    let list: Vec<Value> = diags
-        .0
-        .iter()
-        .map(|d| json_out::diagnostic(d, &name))
-        .collect();
     json!({
-        "source": name,
+        "source": args.source.display().to_string(),
         "output": output.map(|p| p.display().to_string()),
         "format": format,
         "frames": frames,
