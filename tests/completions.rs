@@ -135,6 +135,15 @@ fn man_dir_writes_a_page_per_command() {
     assert!(asm.contains("\\-\\-hex"), "{asm}");
     let run = std::fs::read_to_string(d.join("gpu16-run.1")).unwrap();
     assert!(run.contains("\\-\\-mem\\-format"), "{run}");
+    // The page of gpu16 is the one `gpu16 man` prints, and each page it refers to is there.
+    let top = std::fs::read_to_string(d.join("gpu16.1")).unwrap();
+    assert_eq!(top, stdout(&gpu16(&["man"])));
+    let refs: Vec<&str> = top
+        .split("gpu16\\-")
+        .skip(1)
+        .filter_map(|rest| rest.split_once("(1)").map(|(sub, _)| sub))
+        .collect();
+    assert_eq!(refs, SUBCOMMANDS);
 }
 
 #[test]

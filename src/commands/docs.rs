@@ -45,15 +45,16 @@ pub fn completions(args: CompletionsArgs, mut cli: clap::Command) -> Result<Fini
 /// (the written files listed on stdout); status 0, or 1 if a page or stdout cannot be
 /// written.
 pub fn man(args: ManArgs, cli: clap::Command) -> Result<Finished, CliError> {
+    // As clap_mangen's own `generate_to`: without the `help` subcommand (a man page has no
+    // use for it, and gets no page), and built, so each subcommand's page is named
+    // `gpu16-SUB`.
+    let mut cli = cli.disable_help_subcommand(true);
+    cli.build();
     let Some(dir) = args.dir else {
         let page = render(Man::new(cli))?;
         emit(&String::from_utf8_lossy(&page)).map_err(CliError::failed)?;
         return Ok(Finished::Success);
     };
-    // As clap_mangen's own `generate_to`: built, so each subcommand's page is named
-    // `gpu16-SUB`, without the `help` subcommand, and without hidden commands.
-    let mut cli = cli.disable_help_subcommand(true);
-    cli.build();
     let mut pages = Vec::new();
     collect(&cli, &mut pages);
     let mut files = Vec::new();
