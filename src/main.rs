@@ -6,7 +6,7 @@
 // stderr is a closed pipe.
 #![deny(clippy::print_stderr)]
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::process::ExitCode;
 
 /// `eprintln!` that never panics: where stderr cannot be written (a closed pipe, a full
@@ -56,6 +56,10 @@ enum Command {
     Diff(commands::diff::DiffArgs),
     /// Diff two backends on many generated programs, in parallel, shrinking any divergence.
     Fuzz(commands::fuzz::FuzzArgs),
+    /// Print a shell completion script for bash, zsh, fish, elvish or powershell.
+    Completions(commands::docs::CompletionsArgs),
+    /// Print the man page, or write one page per command with --dir.
+    Man(commands::docs::ManArgs),
 }
 
 fn main() -> ExitCode {
@@ -73,5 +77,7 @@ fn main() -> ExitCode {
         Command::Debug(args) => commands::debug::debug(args),
         Command::Diff(args) => commands::diff::diff(args),
         Command::Fuzz(args) => commands::fuzz::fuzz(args),
+        Command::Completions(args) => commands::docs::completions(args, Cli::command()),
+        Command::Man(args) => commands::docs::man(args, Cli::command()),
     })
 }

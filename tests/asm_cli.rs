@@ -196,3 +196,75 @@ fn bad_input_never_panics() {
         }
     }
 }
+
+/// `asm` warns, on stderr, about a constant into a register that loads the core id, in the
+/// words and at the place `check` gives; the image and the status are those of a source
+/// without the warning.
+#[test]
+fn asm_warns_about_set_const_into_a_core_id_register() {
+    let d = scratch("set_const_warning");
+    let src = d.join("p.s");
+    // PROGRAM with `set_const 5, r1` (line 4, column 5) for `set_const 0, r1`.
+    std::fs::write(&src, PROGRAM.replace("set_const 0, r1", "set_const 5, r1")).unwrap();
+    let warning = format!(
+        "{}:4:5: warning: set_const into r1 loads the core id, not 0x05: only r8..r15 take a constant\n        set_const 5, r1\n        ^^^^^^^^^\n",
+        s(&src)
+    );
+    let out = gpu16(&["asm", s(&src)]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), warning);
+    let bin = d.join("p.bin");
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        format!("{}: 2 frames (64 bytes) -> {}\n", s(&src), s(&bin))
+    );
+    // set_const 5, r1 encodes as 0xc051 (set_const 0, r1 was 0xc001); the rest as before.
+    let mut image = expected_image();
+    image[32..34].copy_from_slice(&0xc051u16.to_le_bytes());
+    assert_eq!(std::fs::read(&bin).unwrap(), image);
+    // check says the same, on stdout.
+    let out = gpu16(&["check", s(&src)]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        format!("{warning}{}: 2 frames, no errors, 1 warning\n", s(&src))
+    );
+    // With the image on stdout, the warning stays on stderr.
+    let out = gpu16(&["asm", s(&src), "--hex"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), warning);
+    assert!(String::from_utf8(out.stdout)
+        .unwrap()
+        .starts_with("0001 0003 0000"));
+    // A constant of 0, or into r8..r15, is not warned about (PROGRAM has both).
+    std::fs::write(&src, PROGRAM).unwrap();
+    let out = gpu16(&["asm", s(&src)]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+}
+
+/// In the mcst dialect r8..r15 take the core id, and asm warns about those.
+#[test]
+fn asm_warns_about_set_const_in_the_mcst_dialect_too() {
+    let d = scratch("set_const_warning_mcst");
+    let src = d.join("m.s");
+    std::fs::write(
+        &src,
+        ".cf mask=1\n.if\n  set_const 9, r12\n  set_const 9, r3\n",
+    )
+    .unwrap();
+    let out = gpu16(&["asm", s(&src), "--dialect", "mcst"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "{}:3:3: warning: set_const into r12 loads the core id, not 0x09: in the mcst dialect only r0..r7 take a constant\n      set_const 9, r12\n      ^^^^^^^^^\n",
+            s(&src)
+        )
+    );
+}

@@ -272,6 +272,43 @@ fn r0_outside_mask(cf: &ControlFrame, say: &mut impl FnMut(String)) {
     }
 }
 
+/// The lint of `set_const k, rD` into a register that takes the core id rather than `k`
+/// (the spec's r0..r7, the mcst dialect's r8..r15), for a constant `k` other than 0: the
+/// one definition both `gpu16 check` and `gpu16 asm` report.
+fn set_const_core_id(i: Instr) -> Option<String> {
+    match i {
+        Instr::SetConst { k, d } if loads_core_id(d) && k != 0 => Some(format!(
+            "set_const into r{d} loads the core id, not 0x{k:02x}: only r8..r15 take a constant"
+        )),
+        Instr::McstSetConst { k, d } if !mcst_loads_constant(d) && k != 0 => Some(format!(
+            "set_const into r{d} loads the core id, not 0x{k:02x}: in the mcst dialect only r0..r7 take a constant"
+        )),
+        _ => None,
+    }
+}
+
+/// Only the `set_const` findings of [`lint`] (a constant written into a register that
+/// takes the core id instead), in frame and slot order: the likely mistake `gpu16 asm`
+/// warns about as it assembles. [`check`] reports the same ones among the others.
+pub fn lint_set_const(program: &Program) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for f in 0..program.len() {
+        if let FrameKind::Instr { .. } = program.kind(f) {
+            let frame = program.instr(f);
+            for (slot, &i) in frame.instrs.iter().enumerate() {
+                if let Some(message) = set_const_core_id(i) {
+                    out.push(Finding {
+                        frame: f,
+                        slot: Some(slot),
+                        message,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Flow states at a slot: bit 16 = not holding; bit k < 16 = holding the sequence opened
 /// by the ld_sync at slot k.
 const FREE: u32 = 1 << 16;
@@ -288,16 +325,8 @@ fn instr_frame(frame: &InstrFrame, f: usize, out: &mut Vec<Finding>) {
                 ),
             ));
         }
-        match i {
-            Instr::SetConst { k, d } if loads_core_id(d) && k != 0 => found.push((
-                slot,
-                format!("set_const into r{d} loads the core id, not 0x{k:02x}: only r8..r15 take a constant"),
-            )),
-            Instr::McstSetConst { k, d } if !mcst_loads_constant(d) && k != 0 => found.push((
-                slot,
-                format!("set_const into r{d} loads the core id, not 0x{k:02x}: in the mcst dialect only r0..r7 take a constant"),
-            )),
-            _ => {}
+        if let Some(message) = set_const_core_id(i) {
+            found.push((slot, message));
         }
     }
     let reached = flow(&frame.instrs, &mut found);
@@ -410,8 +439,15 @@ fn flow(instrs: &[Instr; FRAME_INSTRS], found: &mut Vec<(usize, String)>) -> [u3
 /// The findings of `program` as warnings: at their source lines when `map` is given, else
 /// as `file: frame F, instruction S`.
 pub fn check(program: &Program, map: Option<&SourceMap>, file: &str) -> Diagnostics {
+    warnings(lint(program), map, file)
+}
+
+/// `findings` (of [`lint`] or [`lint_set_const`]) as warnings, one each and in their order,
+/// as [`check`] reports them: at their source lines when `map` is given, else as
+/// `file: frame F, instruction S`.
+pub fn warnings(findings: Vec<Finding>, map: Option<&SourceMap>, file: &str) -> Diagnostics {
     Diagnostics(
-        lint(program)
+        findings
             .into_iter()
             .map(
                 |f| match map.and_then(|m| m.span(f.frame, f.slot).map(|s| (m, s))) {

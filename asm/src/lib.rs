@@ -22,7 +22,7 @@ mod report;
 mod source;
 
 pub use assemble::{Assembly, FrameSource, SourceMap, MAX_GROUP};
-pub use check::{check, lint, Finding};
+pub use check::{check, lint, lint_set_const, warnings, Finding};
 pub use diagnostics::{Diagnostic, Diagnostics, Severity, Span};
 pub use disasm::{control_line, control_line_in, disassemble, frame_lines, frame_lines_in};
 pub use excerpt::escape;

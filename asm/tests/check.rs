@@ -1,7 +1,7 @@
 //! Every lint of `check`, each at its exact source line and column, on binaries as
 //! `frame, instruction` locations, and the programs that must stay silent.
 
-use gpu16_asm::{assemble, check, lint, Severity};
+use gpu16_asm::{assemble, check, lint, lint_set_const, warnings as as_warnings, Severity};
 use gpu16_machine::Program;
 
 /// The warnings of `src` as (line, col, message).
@@ -88,6 +88,49 @@ fn set_const_into_low_registers() {
         )
     );
     assert!(warnings(&format!("{HEAD}set_const 0, r3\nset_const 5, r8\n")).is_empty());
+}
+
+/// `lint_set_const` (what `gpu16 asm` warns about) gives only the `set_const` findings,
+/// at the places and with the words `check` gives them, among other lints it leaves out.
+#[test]
+fn set_const_alone_as_asm_reports_it() {
+    // Frame 1: a set_const into r3 at IP 1, an unreachable instruction after `ready`;
+    // frame 3: one into r7 at IP 0 and a mask of 0 on its control frame (frame 2).
+    let src = ".cf mask=1\n.if\nnop\nset_const 0x10, r3\nready\nadd r1, r1, r1\n\
+               .cf mask=0\n.if\nset_const 1, r7\n";
+    let a = assemble(src, "p.s").unwrap_or_else(|d| panic!("{d}"));
+    let found: Vec<(usize, Option<usize>, String)> = lint_set_const(&a.program)
+        .into_iter()
+        .map(|f| (f.frame, f.slot, f.message))
+        .collect();
+    assert_eq!(
+        found,
+        vec![
+            (
+                1,
+                Some(1),
+                "set_const into r3 loads the core id, not 0x10: only r8..r15 take a constant"
+                    .to_string()
+            ),
+            (
+                3,
+                Some(0),
+                "set_const into r7 loads the core id, not 0x01: only r8..r15 take a constant"
+                    .to_string()
+            ),
+        ]
+    );
+    let d = as_warnings(lint_set_const(&a.program), Some(&a.source_map), "p.s");
+    let at: Vec<_> = d.0.iter().map(|x| x.position().unwrap()).collect();
+    assert_eq!(at, vec![(4, 1), (9, 1)]);
+    assert_eq!(lint(&a.program).len(), 4, "{:?}", lint(&a.program));
+    // A binary has no source map: `file: frame F, instruction S`.
+    let d = as_warnings(lint_set_const(&a.program), None, "p.bin");
+    assert_eq!(
+        d.to_string(),
+        "p.bin: frame 1, instruction 1: warning: set_const into r3 loads the core id, not 0x10: only r8..r15 take a constant\n\
+         p.bin: frame 3, instruction 0: warning: set_const into r7 loads the core id, not 0x01: only r8..r15 take a constant\n"
+    );
 }
 
 #[test]

@@ -2,16 +2,21 @@
 //! choose files and formats, print diagnostics and set the exit status. Each takes
 //! `--dialect spec|mcst`: how source is assembled and images are read.
 
+use super::json_out::{self, errors_text, refuse, refuse_output, warnings_text};
 use super::outputs::{check_distinct, source_inputs, write_together, Named};
 use super::value_enums::{DialectArg, FormatArg};
 use super::{emit, CliError, Finished};
-use clap::Args;
-use gpu16::input::{load_program_as, program_format, ProgramFormat};
+use clap::{Args, ValueEnum};
+use gpu16::input::limits::{read_text, SOURCE};
+use gpu16::input::{assemble_source, load_program_as, program_format, ProgramFormat, SourceError};
 use gpu16::machine::Program;
 use gpu16::output::file::{is_stdout, OutputFile};
+use gpu16_asm::{Assembly, Diagnostic, Diagnostics, Severity};
+use serde_json::{json, Value};
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+/// The arguments of `gpu16 asm`.
 #[derive(Args)]
 pub struct AsmArgs {
     /// Assembly source file (at most 16 MiB, as is each file it includes); `-` reads stdin.
@@ -26,8 +31,22 @@ pub struct AsmArgs {
     /// The ISA dialect the source is written in.
     #[arg(long, value_enum, default_value = "spec")]
     pub dialect: DialectArg,
+    /// Print one JSON object on stdout instead of text (the image must go to a file).
+    ///
+    /// Keys: `source` (SOURCE as given), `output` (the file written, or null), `format`
+    /// (`bin` or `hex`), `frames` (null if the source did not assemble), `errors`,
+    /// `warnings` and `diagnostics`: one object each, `{"severity", "file", "line",
+    /// "column", "message", "notes": [...]}` (line and column from 1, null for a problem
+    /// of the whole file), with `frame` and `instruction` for a lint warning. Errors in the
+    /// source add `"error": "SOURCE: N errors"` and `"stage": "assemble"` (status 1). A
+    /// command that stops before (SOURCE unreadable, an output it cannot write or that
+    /// names an input) prints `{"error", "stage", "file"}` as `run --json` does, `stage`
+    /// being `load`, `output` or `usage`, with the same status as without --json.
+    #[arg(long)]
+    pub json: bool,
 }
 
+/// The arguments of `gpu16 disasm`.
 #[derive(Args)]
 pub struct DisasmArgs {
     /// Program image (.bin or .tm: at most 1 GiB; .hex: at most 2^22 words); `-` reads
@@ -44,6 +63,7 @@ pub struct DisasmArgs {
     pub dialect: DialectArg,
 }
 
+/// The arguments of `gpu16 check`.
 #[derive(Args)]
 pub struct CheckArgs {
     /// Program (.bin or .tm: at most 1 GiB; .hex: at most 2^22 words; assembly: at most
@@ -55,14 +75,31 @@ pub struct CheckArgs {
     /// The ISA dialect the program is written in.
     #[arg(long, value_enum, default_value = "spec")]
     pub dialect: DialectArg,
+    /// Print one JSON object on stdout instead of text.
+    ///
+    /// Keys: `program` (PROGRAM as given), `format` (`bin`, `hex` or `asm`), `frames`
+    /// (null if it did not load), `errors`, `warnings` and `diagnostics`: one object each,
+    /// `{"severity", "file", "line", "column", "message", "notes": [...]}` (line and column
+    /// from 1; null for a binary image or a problem of the whole file), a lint warning
+    /// with the `frame` it is about and its `instruction` (the IP, or null). Errors in
+    /// assembly source add `"error": "PROGRAM: N errors"` and `"stage": "assemble"`
+    /// (status 1). A program that cannot be read or loaded prints `{"error", "stage":
+    /// "load", "file"}` as `run --json` does (status 1).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Report diagnostics on stderr with a count; the exit status says they were errors.
-fn fail(diags: &gpu16_asm::Diagnostics) -> Finished {
-    let n = diags.errors();
+fn fail(diags: &Diagnostics) -> Finished {
     stderr_text!("{diags}");
-    stderr_line!("{n} error{}", if n == 1 { "" } else { "s" });
+    stderr_line!("{}", errors_text(diags.errors()));
     Finished::Reported
+}
+
+/// Source that cannot be read, as the one error diagnostic the assembler gives for it.
+fn unreadable(e: gpu16::input::InputError) -> Diagnostics {
+    let name = e.path.display().to_string();
+    Diagnostics(vec![Diagnostic::bare(Severity::Error, name, e.message)])
 }
 
 /// `$readmemh`-style words, one frame a line, readable by `gpu16 run prog.hex`.
@@ -91,18 +128,22 @@ fn write(file: &OutputFile, bytes: &[u8]) -> Result<(), CliError> {
 }
 
 /// `gpu16 asm`: status 0, 1 for errors in the source or an output it cannot write, 2 for
-/// an output naming the source or a file it includes.
+/// an output naming the source or a file it includes. Warnings of `set_const` into a
+/// register that takes the core id (the ones `check` gives) go to stderr (with --json, in
+/// the object) and change neither the status nor the image.
 pub fn asm(args: AsmArgs) -> Result<Finished, CliError> {
+    let json = args.json;
     let from_stdin = is_stdout(&args.source);
     let out = match (&args.output, args.hex) {
         (None, true) => None,
         (Some(p), _) => Some(Named::new("-o", p)),
         (None, false) if from_stdin => {
             if std::io::stdout().is_terminal() {
-                return Err(CliError::usage(
+                let e = CliError::usage(
                     "asm -: the image would go to the terminal: give -o FILE, or -o - to \
                      write it to stdout anyway",
-                ));
+                );
+                return Err(refuse(json, "usage", e, None));
             }
             Some(Named::new("-o (default)", std::path::Path::new("-")))
         }
@@ -111,23 +152,66 @@ pub fn asm(args: AsmArgs) -> Result<Finished, CliError> {
             &args.source.with_extension("bin"),
         )),
     };
+    if json && out.as_ref().is_none_or(|o| is_stdout(&o.path)) {
+        let e =
+            CliError::usage("--json and the image both write stdout: give -o FILE for the image");
+        return Err(refuse(json, "usage", e, None));
+    }
     let file = match &out {
-        Some(out) => Some(output_file(&source_inputs("SOURCE", &args.source), out)?),
+        Some(out) => Some(
+            output_file(&source_inputs("SOURCE", &args.source), out)
+                .map_err(|e| refuse_output(json, e, &out.path))?,
+        ),
         None => None,
     };
-    let assembly = match gpu16::input::assemble_file_in(&args.source, args.dialect.0) {
+    let name = args.source.display().to_string();
+    let format = if args.hex { "hex" } else { "bin" };
+    let assembly = match assemble(&args.source, args.dialect) {
         Ok(a) => a,
-        Err(d) => return Ok(fail(&d)),
+        Err(Stopped::Load(e)) if json => {
+            return Err(refuse(json, "load", CliError::failed(&e), Some(&e.path)));
+        }
+        Err(Stopped::Load(e)) => return Ok(fail(&unreadable(e))),
+        Err(Stopped::Diagnostics(d)) if json => {
+            let list = d.0.iter().map(|d| json_out::diagnostic(d, &name)).collect();
+            let mut v = asm_json(&args, format, None, None, &d, list);
+            v["error"] = json!(format!("{name}: {}", errors_text(d.errors())));
+            v["stage"] = json!("assemble");
+            json_out::print(&v)?;
+            return Ok(Finished::Reported);
+        }
+        Err(Stopped::Diagnostics(d)) => return Ok(fail(&d)),
     };
     let program = &assembly.program;
+    let findings = gpu16_asm::lint_set_const(program);
+    let warnings = gpu16_asm::warnings(findings.clone(), Some(&assembly.source_map), &name);
+    if !json {
+        stderr_text!("{warnings}");
+    }
     let Some(file) = file else {
         emit(&hex_text(program)).map_err(CliError::failed)?;
         return Ok(Finished::Success);
     };
-    if args.hex {
-        write(&file, hex_text(program).as_bytes())?;
+    let written = if args.hex {
+        write(&file, hex_text(program).as_bytes())
     } else {
-        write(&file, &program.image())?;
+        write(&file, &program.image())
+    };
+    written.map_err(|e| refuse(json, "output", e, Some(file.path())))?;
+    if json {
+        let list = (warnings.0.iter().zip(&findings))
+            .map(|(d, f)| json_out::finding(d, f, &name))
+            .collect();
+        let v = asm_json(
+            &args,
+            format,
+            Some(file.path()),
+            Some(program.len()),
+            &warnings,
+            list,
+        );
+        json_out::print(&v)?;
+        return Ok(Finished::Success);
     }
     let summary = format!(
         "{}: {} frames ({} bytes) -> {}\n",
@@ -143,6 +227,44 @@ pub fn asm(args: AsmArgs) -> Result<Finished, CliError> {
         emit(&summary).map_err(CliError::failed)?;
     }
     Ok(Finished::Success)
+}
+
+/// Why source did not assemble: it could not be read, or it has errors.
+enum Stopped {
+    /// SOURCE (not a file it includes) cannot be read, or is too large.
+    Load(gpu16::input::InputError),
+    /// The assembler's diagnostics, errors among them.
+    Diagnostics(Diagnostics),
+}
+
+/// Read and assemble the source at `path` (`-`: stdin), it and the files it includes
+/// within their limits.
+fn assemble(path: &Path, dialect: DialectArg) -> Result<Assembly, Stopped> {
+    let text = read_text(path, SOURCE).map_err(Stopped::Load)?;
+    assemble_source(&text, path, dialect.0).map_err(|e| match e {
+        SourceError::Input(e) => Stopped::Load(e),
+        SourceError::Assembly(d) => Stopped::Diagnostics(d),
+    })
+}
+
+/// The `asm --json` object (see [`AsmArgs::json`]) with the objects `list` of `diags`.
+fn asm_json(
+    args: &AsmArgs,
+    format: &str,
+    output: Option<&Path>,
+    frames: Option<usize>,
+    diags: &Diagnostics,
+    list: Vec<Value>,
+) -> Value {
+    json!({
+        "source": args.source.display().to_string(),
+        "output": output.map(|p| p.display().to_string()),
+        "format": format,
+        "frames": frames,
+        "errors": diags.errors(),
+        "warnings": diags.warnings(),
+        "diagnostics": list,
+    })
 }
 
 /// `gpu16 disasm`: status 0, 1 for a bad image or an output it cannot write, 2 for an
@@ -169,36 +291,74 @@ pub fn disasm(args: DisasmArgs) -> Result<Finished, CliError> {
 /// `gpu16 check`: status 0 with or without warnings, 1 for load errors or a stdout it
 /// cannot write.
 pub fn check(args: CheckArgs) -> Result<Finished, CliError> {
+    let json = args.json;
     let name = args.program.display().to_string();
+    let load_failed = |e: gpu16::input::InputError| {
+        if json {
+            return Err(refuse(json, "load", CliError::failed(&e), Some(&e.path)));
+        }
+        stderr_line!("{e}");
+        stderr_line!("1 error");
+        Ok(Finished::Reported)
+    };
     let format = match program_format(&args.program, args.format.map(|f| f.0)) {
         Ok(f) => f,
-        Err(e) => {
-            stderr_line!("{e}");
-            stderr_line!("1 error");
-            return Ok(Finished::Reported);
-        }
+        Err(e) => return load_failed(e),
     };
+    let format_name = FormatArg(format)
+        .to_possible_value()
+        .map_or(String::new(), |v| v.get_name().to_string());
     let (program, map) = if format == ProgramFormat::Assembly {
-        match gpu16::input::assemble_file_in(&args.program, args.dialect.0) {
+        match assemble(&args.program, args.dialect) {
             Ok(a) => (a.program, Some(a.source_map)),
-            Err(d) => return Ok(fail(&d)),
+            Err(Stopped::Load(e)) if json => return load_failed(e),
+            Err(Stopped::Load(e)) => return Ok(fail(&unreadable(e))),
+            Err(Stopped::Diagnostics(d)) if json => {
+                let list: Vec<Value> = d.0.iter().map(|d| json_out::diagnostic(d, &name)).collect();
+                json_out::print(&json!({
+                    "program": name,
+                    "format": format_name,
+                    "frames": null,
+                    "errors": d.errors(),
+                    "warnings": d.warnings(),
+                    "diagnostics": list,
+                    "error": format!("{name}: {}", errors_text(d.errors())),
+                    "stage": "assemble",
+                }))?;
+                return Ok(Finished::Reported);
+            }
+            Err(Stopped::Diagnostics(d)) => return Ok(fail(&d)),
         }
     } else {
         match load_program_as(&args.program, format, args.dialect.0) {
             Ok((p, _)) => (p, None),
-            Err(e) => {
-                stderr_line!("{e}");
-                stderr_line!("1 error");
-                return Ok(Finished::Reported);
-            }
+            Err(e) => return load_failed(e),
         }
     };
+    if json {
+        let findings = gpu16_asm::lint(&program);
+        let diags = gpu16_asm::warnings(findings.clone(), map.as_ref(), &name);
+        let list: Vec<Value> = diags
+            .0
+            .iter()
+            .zip(&findings)
+            .map(|(d, f)| json_out::finding(d, f, &name))
+            .collect();
+        json_out::print(&json!({
+            "program": name,
+            "format": format_name,
+            "frames": program.len(),
+            "errors": 0,
+            "warnings": diags.warnings(),
+            "diagnostics": list,
+        }))?;
+        return Ok(Finished::Success);
+    }
     let findings = gpu16_asm::check(&program, map.as_ref(), &name);
-    let n = findings.warnings();
     emit(&format!(
-        "{findings}{name}: {} frames, no errors, {n} warning{}\n",
+        "{findings}{name}: {} frames, no errors, {}\n",
         program.len(),
-        if n == 1 { "" } else { "s" }
+        warnings_text(findings.warnings())
     ))
     .map_err(CliError::failed)?;
     Ok(Finished::Success)

@@ -1,16 +1,19 @@
 //! `gpu16 gen`: write a generated program (and its memory image) for a seed, in the spec
 //! dialect or (`--dialect mcst`) the MCST one.
 
+use super::json_out::{self, refuse};
 use super::outputs::{check_distinct, write_together, Named};
 use super::value_enums::DialectArg;
 use super::{CliError, Finished};
 use clap::Args;
 use gpu16::input::memory::{encode_memory, written_format};
 use gpu16::machine::Dialect;
-use gpu16::output::file::OutputFile;
+use gpu16::output::file::{is_stdout, OutputFile};
 use gpu16_gen::{generate_in, generate_violating, Profile, Violation, MAX_GROUPS, MCST_MAX_GROUPS};
+use serde_json::json;
 use std::path::PathBuf;
 
+/// The arguments of `gpu16 gen`.
 #[derive(Args)]
 pub struct GenArgs {
     /// Seed: the same seed gives the same bytes on every machine.
@@ -43,6 +46,16 @@ pub struct GenArgs {
     /// with its final `.halt` frame) and no atomic sequences; `--break` is spec-only.
     #[arg(long, value_enum, default_value = "spec")]
     pub dialect: DialectArg,
+    /// Print one JSON object on stdout saying what was written (the files must not be
+    /// stdout).
+    ///
+    /// Keys: `files`, one object per file written, `{"flag": "-o" or "--mem-out", "file",
+    /// "bytes"}`; `frames`, the program's frames; `seed`. A command that stops before it
+    /// writes (flags that cannot go together, an output it cannot write) prints
+    /// `{"error", "stage", "file"}` as `run --json` does, `stage` being `usage` or
+    /// `output`, with the same status as without --json.
+    #[arg(long)]
+    pub json: bool,
 }
 
 pub fn parse_profile(s: &str) -> Result<Profile, String> {
@@ -60,15 +73,17 @@ fn parse_violation(s: &str) -> Result<Violation, String> {
 /// naming one file. The program and its memory image are put in place together, or neither
 /// is.
 pub fn gen(args: GenArgs) -> Result<Finished, CliError> {
+    let json = args.json;
+    let usage = |message: String| refuse(json, "usage", CliError::usage(message), None);
     let dialect = args.dialect.0;
     if dialect == Dialect::Mcst {
         if args.violation.is_some() {
-            return Err(CliError::usage(
-                "--break makes a program that breaks a rule of the spec dialect; it cannot be combined with --dialect mcst",
+            return Err(usage(
+                "--break makes a program that breaks a rule of the spec dialect; it cannot be combined with --dialect mcst".into(),
             ));
         }
         if args.groups > MCST_MAX_GROUPS {
-            return Err(CliError::usage(format!(
+            return Err(usage(format!(
                 "--groups {} is too many for --dialect mcst: at most {MCST_MAX_GROUPS} groups fit its 64-frame task memory",
                 args.groups
             )));
@@ -78,12 +93,21 @@ pub fn gen(args: GenArgs) -> Result<Finished, CliError> {
     if let Some(m) = &args.mem_out {
         named.push(Named::new("--mem-out", m));
     }
-    check_distinct(&[], &named).map_err(CliError::usage)?;
+    check_distinct(&[], &named).map_err(usage)?;
+    if let Some(n) = named.iter().find(|n| json && is_stdout(&n.path)) {
+        return Err(usage(format!(
+            "--json and {} - both write stdout: give {} a file",
+            n.flag, n.flag
+        )));
+    }
+    let output_failed = |e: gpu16::output::file::OutputError| {
+        refuse(json, "output", CliError::failed(&e), Some(&e.path))
+    };
     let files = named
         .iter()
         .map(|n| OutputFile::prepare(&n.path))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(CliError::failed)?;
+        .map_err(output_failed)?;
     let g = match args.violation {
         Some(v) => generate_violating(args.seed, args.groups, args.profile, v),
         None => generate_in(args.seed, args.groups, args.profile, dialect),
@@ -94,6 +118,20 @@ pub fn gen(args: GenArgs) -> Result<Finished, CliError> {
         .map(|m| encode_memory(&g.memory, written_format(m)));
     let contents = [&g.image[..], memory.as_deref().unwrap_or_default()];
     let pairs: Vec<(&OutputFile, &[u8])> = files.iter().zip(contents).collect();
-    write_together(&pairs).map_err(CliError::failed)?;
+    write_together(&pairs).map_err(output_failed)?;
+    if json {
+        let written: Vec<_> = named
+            .iter()
+            .zip(&pairs)
+            .map(|(n, (_, bytes))| {
+                json!({"flag": n.flag, "file": n.path.display().to_string(), "bytes": bytes.len()})
+            })
+            .collect();
+        json_out::print(&json!({
+            "files": written,
+            "frames": g.image.len() / 32,
+            "seed": args.seed,
+        }))?;
+    }
     Ok(Finished::Success)
 }

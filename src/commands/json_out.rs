@@ -1,0 +1,77 @@
+//! What `asm`, `check` and `gen` print with `--json`: one object on stdout, its diagnostics
+//! as objects rather than text with carets, and a command that stopped early still one
+//! object, with `error`, `stage` and `file` as `run --json` prints it
+//! ([`gpu16::output::json::not_run`]).
+
+use super::{emit, CliError};
+use gpu16::output::json::not_run;
+use gpu16_asm::{Diagnostic, Finding};
+use serde_json::{json, Value};
+use std::path::Path;
+
+/// Print `v` on stdout, one line. A stdout that cannot be written is the error.
+pub fn print(v: &Value) -> Result<(), CliError> {
+    emit(&format!("{v}\n")).map_err(CliError::failed)
+}
+
+/// The command stopped before its work: with `json`, print the object for it (`error` the
+/// message stderr gets, `stage` what stopped it, `file` the file it names) and give back
+/// the error, with a stdout that could not take the object added to it.
+pub fn refuse(json: bool, stage: &str, error: CliError, file: Option<&Path>) -> CliError {
+    if !json {
+        return error;
+    }
+    let v = not_run(stage, &error.to_string(), file);
+    match emit(&format!("{v}\n")) {
+        Ok(()) => error,
+        Err(stdout) => error.and(stdout),
+    }
+}
+
+/// [`refuse`] for an error about the output file `path`: a usage error (an output naming
+/// an input) is stage `usage`, any other stage `output`, naming the file.
+pub fn refuse_output(json: bool, error: CliError, path: &Path) -> CliError {
+    match error {
+        CliError::Usage(_) => refuse(json, "usage", error, None),
+        _ => refuse(json, "output", error, Some(path)),
+    }
+}
+
+/// One diagnostic: `severity` (`error`, `warning` or `note`), `file`, `line` and `column`
+/// (from 1, the column in characters), `message` (without location or carets) and `notes`
+/// (further messages about it; the assembler attaches none yet, so it is `[]`). A problem
+/// of a whole input has `line` and `column` null and `file` the input `input`.
+pub fn diagnostic(d: &Diagnostic, input: &str) -> Value {
+    let (file, line, column) = match &d.span {
+        Some(s) => (json!(&*s.file), json!(s.line), json!(s.col)),
+        None => (json!(input), Value::Null, Value::Null),
+    };
+    json!({
+        "severity": d.severity.name(),
+        "file": file,
+        "line": line,
+        "column": column,
+        "message": d.message,
+        "notes": [],
+    })
+}
+
+/// [`diagnostic`] of a lint warning, with the `frame` it is about and its `instruction`
+/// (the IP, 0..15; null for a finding about a control frame or a whole group), which a
+/// binary image has instead of lines.
+pub fn finding(d: &Diagnostic, f: &Finding, input: &str) -> Value {
+    let mut v = diagnostic(d, input);
+    v["frame"] = json!(f.frame);
+    v["instruction"] = json!(f.slot);
+    v
+}
+
+/// `"N error"` or `"N errors"`.
+pub fn errors_text(n: usize) -> String {
+    format!("{n} error{}", if n == 1 { "" } else { "s" })
+}
+
+/// `"N warning"` or `"N warnings"`.
+pub fn warnings_text(n: usize) -> String {
+    format!("{n} warning{}", if n == 1 { "" } else { "s" })
+}
