@@ -247,30 +247,25 @@ fn what_dump_mem_writes_expect_mem_reads_back() {
     }
     // A dump whose text says otherwise is a mismatch, read as text under a neutral name.
     let wrong = write(&d, "wrong.dump", b"@20 29 2b\n@10 29\n");
-    let out = gpu16(&[
-        "run",
-        s(&program),
-        "--mem",
-        s(&mem),
-        "--expect-mem",
-        s(&wrong),
-        "-q",
-    ]);
+    let expect_wrong = |more: &[&str]| {
+        let mut args = vec![
+            "run",
+            s(&program),
+            "--mem",
+            s(&mem),
+            "--expect-mem",
+            s(&wrong),
+        ];
+        args.extend(more);
+        args.push("-q");
+        gpu16(&args)
+    };
+    let out = expect_wrong(&[]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let report = stdout(&out) + &stderr(&out);
     assert!(report.contains("0x021"), "{report}");
     // --expect-mem-format raw takes the same file's bytes: then nearly everything differs.
-    let out = gpu16(&[
-        "run",
-        s(&program),
-        "--mem",
-        s(&mem),
-        "--expect-mem",
-        s(&wrong),
-        "--expect-mem-format",
-        "raw",
-        "-q",
-    ]);
+    let out = expect_wrong(&["--expect-mem-format", "raw"]);
     assert_eq!(out.status.code(), Some(1));
 }
 

@@ -1,13 +1,14 @@
 //! `gpu16 run`: load a program and a memory image, check and prepare the output files, run,
 //! write the outputs (for a failed run too) and print the report.
 
+use super::json_out::refuse;
 use super::machine_args::MachineArgs;
 use super::memory_args::MemoryArgs;
 use super::outputs::{check_distinct, one_stdin_reader, source_inputs, Named};
 use super::see_args::SeeArgs;
 use super::stdout::Stdout;
 use super::value_enums::{BackendArg, FormatArg, MemoryFormatArg};
-use super::{emit, CliError, Finished};
+use super::{CliError, Finished};
 use clap::{Args, ValueEnum};
 use gpu16::input::dump::{load_memory_dump, load_register_dump};
 use gpu16::input::stream::FrameStream;
@@ -532,17 +533,4 @@ fn plan(args: &RunArgs, see: &SeeOptions, expected: Vec<Named>) -> Result<Vec<Pl
             Ok(Planned { flag, file, output })
         })
         .collect()
-}
-
-/// The run never started: print the `--json` object for it if asked, and give back the
-/// error.
-fn refuse(json: bool, stage: &str, error: CliError, file: Option<&Path>) -> CliError {
-    if !json {
-        return error;
-    }
-    let v = output::json::not_run(stage, &error.to_string(), file);
-    match emit(&format!("{v}\n")) {
-        Ok(()) => error,
-        Err(stdout) => error.and(stdout),
-    }
 }
