@@ -337,3 +337,24 @@ fn control_characters_in_file_names_are_escaped_in_messages() {
         stderr(&o)
     );
 }
+
+#[test]
+fn png_scale_sizes_the_memory_picture() {
+    let d = scratch("png_scale");
+    let counter = format!("{}/examples/counter.s", env!("CARGO_MANIFEST_DIR"));
+    let png = d.join("m.png");
+    for (scale, side) in [("1", 64u32), ("2", 128), ("32", 2048)] {
+        let o = gpu16(&["run", &counter, "-q", "--mem-png", s(&png), "--png-scale", scale]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        // The IHDR chunk: width and height, big-endian, at bytes 16..24 of a PNG.
+        let bytes = std::fs::read(&png).unwrap();
+        assert_eq!(&bytes[16..20], &side.to_be_bytes(), "scale {scale}");
+        assert_eq!(&bytes[20..24], &side.to_be_bytes(), "scale {scale}");
+    }
+    for bad in ["0", "33"] {
+        let o = gpu16(&["run", &counter, "--mem-png", s(&png), "--png-scale", bad]);
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+    }
+    let o = gpu16(&["run", &counter, "--png-scale", "2"]);
+    assert_eq!(o.status.code(), Some(2), "--png-scale needs --mem-png");
+}

@@ -2,7 +2,10 @@
 //! table of section 5.4 and the rules of sections 2, 3 and 5), never from the emulator.
 //! Images are built byte by byte here, so the assembler is not under test.
 
-use gpu16_machine::{run, Config, Dialect, Program, RunError, RunReport, TaskLog, Timing};
+use gpu16_machine::{
+    run, run_observed, Config, Dialect, Event, Observer, Program, RunError, RunReport, StallCause,
+    TaskLog, Timing,
+};
 
 /// A control frame: IF_Num, fence, NextCF, stop, Core_Active_Vect, R0 inits.
 fn cf(if_num: u8, fence: u8, next: u8, stop: bool, cav: u16, r0: &[(usize, u8)]) -> [u8; 32] {
@@ -462,6 +465,31 @@ fn round_robin_starts_after_the_last_core_granted() {
     assert_eq!(rtl.memory[0x40], 1);
     // set_const 8, st (9 for core 1, 10 for core 0), ready 10 / 11: 12 cycles.
     assert_eq!(rtl.cycles, 12);
+    // Core 0's store waited in cycle 9 while core 1 had the bank: the one stalled cycle,
+    // reported as an event the trace, the VCD and the timeline draw.
+    struct Stalls(Vec<Event>);
+    impl Observer for Stalls {
+        fn event(&mut self, event: Event) {
+            if matches!(event, Event::Stall { .. }) {
+                self.0.push(event);
+            }
+        }
+    }
+    let mut stalls = Stalls(Vec::new());
+    let mut interp = gpu16_interp::Interpreter::new();
+    let c = config(Timing::mcst_rtl());
+    let r = run_observed(&mut interp, &program(&frames), &[], &c, &mut stalls).expect("runs");
+    assert_eq!(r.stalls, 1);
+    assert_eq!(
+        stalls.0,
+        [Event::Stall {
+            core: 0,
+            from: 9,
+            to: 10,
+            cause: StallCause::BankConflict,
+            addr: 0x40
+        }]
+    );
 }
 
 #[test]

@@ -485,7 +485,7 @@ fn plan(args: &RunArgs, see: &SeeOptions, expected: Vec<Named>) -> Result<Vec<Pl
         ("--dump-mem", RunFile::MemoryDump, args.dump_mem.as_ref()),
         (
             "--mem-png",
-            RunFile::MemoryPicture(see.palette),
+            RunFile::MemoryPicture(see.palette, see.png_scale),
             see.mem_png.as_ref(),
         ),
         ("--trace", RunFile::Trace, see.trace.as_ref()),

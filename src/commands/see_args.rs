@@ -1,12 +1,12 @@
 //! The `gpu16 run` flags that show the machine: `--trace`, `--trace-limit`, `--timeline`,
-//! `--width`, `--mem-png`, `--palette` and `--vcd`. They are parsed here and handed to the
+//! `--width`, `--mem-png`, `--palette`, `--png-scale` and `--vcd`. They are parsed here and handed to the
 //! library as a [`SeeOptions`], which does the work.
 
 use super::bounds::{MAX_TRACE_LIMIT, MAX_WIDTH};
 use super::value_enums::PaletteArg;
 use clap::Args;
 use gpu16::output::events::DEFAULT_LIMIT;
-use gpu16::output::png::Palette;
+use gpu16::output::png::{Palette, MAX_SCALE};
 use gpu16::output::see::SeeOptions;
 use std::path::PathBuf;
 
@@ -36,6 +36,10 @@ pub struct SeeArgs {
     /// Colours of --mem-png.
     #[arg(long, value_enum, default_value_t = PaletteArg(Palette::Gray), requires = "mem_png")]
     pub palette: PaletteArg,
+    /// Draw each byte of --mem-png as an N x N square, 1 to 32 (a picture of 64N x 64N).
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "mem_png",
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_SCALE)))]
+    pub png_scale: u32,
     /// Write a value-change dump (GTKWave) of per-core busy/ready/stall, EXEC_MASK and the
     /// task pointer to FILE (1 time unit = 1 cycle).
     #[arg(long, value_name = "FILE")]
@@ -52,6 +56,7 @@ impl SeeArgs {
             width: self.width,
             mem_png: self.mem_png,
             palette: self.palette.0,
+            png_scale: self.png_scale,
             vcd: self.vcd,
         }
     }

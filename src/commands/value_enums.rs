@@ -162,7 +162,7 @@ impl ValueEnum for DialectArg {
 
     fn to_possible_value(&self) -> Option<PossibleValue> {
         let help = match self.0 {
-            Dialect::Spec => "The spec, as decisions.md binds it",
+            Dialect::Spec => "The spec, as docs/semantics.md states it",
             Dialect::Mcst => {
                 "The MCST RTL's dialect (mcst-dialect.md): its decoding, scheduler and end of run"
             }

@@ -1,13 +1,17 @@
 //! `--mem-png FILE`: shared memory as a 64 x 64 picture, one byte a pixel, address
 //! y * 64 + x (so each bank is four rows of the picture), through a palette. `gray` writes an
 //! 8-bit grayscale PNG whose pixels are the bytes themselves, so the picture is also an exact
-//! dump; the other palettes write RGB for the eye.
+//! dump; the other palettes write RGB for the eye. `--png-scale N` draws each byte as an
+//! N x N square, for a picture big enough to look at.
 
 use gpu16_machine::memory::MEMORY_BYTES;
 use std::io::Write;
 
-/// The picture's side in pixels.
+/// The picture's side in pixels at scale 1.
 pub const SIDE: u32 = 64;
+
+/// The largest `--png-scale`: a 2048 x 2048 picture, 12 MiB of RGB at most.
+pub const MAX_SCALE: u32 = 32;
 
 /// How a byte becomes a colour.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -46,24 +50,43 @@ pub fn color(palette: Palette, v: u8) -> [u8; 3] {
     }
 }
 
-/// Encode `memory` as a PNG.
+/// Encode `memory` as a PNG, each byte an `scale` x `scale` square (`scale` is 1 to
+/// [`MAX_SCALE`]; anything else is taken as the nearest bound).
 pub fn write(
     w: impl Write,
     memory: &[u8; MEMORY_BYTES],
     palette: Palette,
+    scale: u32,
 ) -> Result<(), png::EncodingError> {
-    let mut enc = png::Encoder::new(w, SIDE, SIDE);
+    let scale = scale.clamp(1, MAX_SCALE);
+    let side = SIDE * scale;
+    let mut enc = png::Encoder::new(w, side, side);
     enc.set_depth(png::BitDepth::Eight);
-    let data: Vec<u8> = match palette {
+    let channels = match palette {
         Palette::Gray => {
             enc.set_color(png::ColorType::Grayscale);
-            memory.to_vec()
+            1
         }
         _ => {
             enc.set_color(png::ColorType::Rgb);
-            memory.iter().flat_map(|&v| color(palette, v)).collect()
+            3
         }
     };
+    let pixel = |v: u8| -> [u8; 3] { color(palette, v) };
+    let (scale, side) = (scale as usize, side as usize);
+    let mut data = Vec::with_capacity(side * side * channels);
+    for row in memory.chunks(SIDE as usize) {
+        let start = data.len();
+        for &v in row {
+            for _ in 0..scale {
+                data.extend_from_slice(&pixel(v)[..channels]);
+            }
+        }
+        // The other lines of this row of squares repeat the first.
+        for _ in 1..scale {
+            data.extend_from_within(start..start + side * channels);
+        }
+    }
     let mut writer = enc.write_header()?;
     writer.write_image_data(&data)?;
     writer.finish()
@@ -73,56 +96,51 @@ pub fn write(
 mod tests {
     use super::*;
 
-    fn decode(bytes: &[u8]) -> (png::OutputInfo, Vec<u8>) {
+    /// The decoded picture: (width, height, color type, pixel bytes).
+    fn decode(bytes: &[u8]) -> (u32, u32, png::ColorType, Vec<u8>) {
         let mut reader = png::Decoder::new(std::io::Cursor::new(bytes))
             .read_info()
             .unwrap();
         let mut buf = vec![0; reader.output_buffer_size().unwrap()];
         let info = reader.next_frame(&mut buf).unwrap();
         buf.truncate(info.buffer_size());
-        (info, buf)
-    }
-
-    fn memory() -> Box<[u8; MEMORY_BYTES]> {
-        let mut m = Box::new([0u8; MEMORY_BYTES]);
-        m[0] = 255; // x 0, y 0
-        m[65] = 7; // x 1, y 1
-        m[0x105] = 10; // bank 1 row 5: x 5, y 4
-        m[4095] = 128; // x 63, y 63
-        m
+        (info.width, info.height, info.color_type, buf)
     }
 
     #[test]
-    fn gray_pixels_are_the_bytes() {
+    fn each_byte_is_a_square_of_the_scale() {
+        let mut memory = [0u8; MEMORY_BYTES];
+        memory[0] = 7; // x 0, y 0
+        memory[65] = 200; // x 1, y 1
         let mut out = Vec::new();
-        write(&mut out, &memory(), Palette::Gray).unwrap();
-        let (info, px) = decode(&out);
-        assert_eq!((info.width, info.height), (64, 64));
-        assert_eq!(info.color_type, png::ColorType::Grayscale);
-        assert_eq!(px.len(), 4096);
-        let at = |x: usize, y: usize| px[y * 64 + x];
+        write(&mut out, &memory, Palette::Gray, 3).unwrap();
+        let (w, h, color, px) = decode(&out);
+        assert_eq!((w, h, color), (192, 192, png::ColorType::Grayscale));
+        let at = |x: usize, y: usize| px[y * 192 + x];
+        // Byte 0 covers pixels (0..3, 0..3), byte 65 covers (3..6, 3..6).
+        for y in 0..3 {
+            for x in 0..3 {
+                assert_eq!(at(x, y), 7);
+                assert_eq!(at(x + 3, y + 3), 200);
+            }
+        }
+        assert_eq!((at(3, 0), at(0, 3), at(6, 6)), (0, 0, 0));
+        // RGB palettes scale the same way; scale 1 is the exact dump.
+        let mut out = Vec::new();
+        write(&mut out, &memory, Palette::Heat, 2).unwrap();
+        let (w, _, color, px) = decode(&out);
+        assert_eq!((w, color), (128, png::ColorType::Rgb));
+        assert_eq!(&px[..3], &color_of(Palette::Heat, 7));
         assert_eq!(
-            (at(0, 0), at(1, 1), at(5, 4), at(63, 63)),
-            (255, 7, 10, 128)
+            &px[(128 + 1) * 3..(128 + 2) * 3],
+            &color_of(Palette::Heat, 7)
         );
-        assert_eq!(px.iter().filter(|&&v| v != 0).count(), 4);
+        let mut out = Vec::new();
+        write(&mut out, &memory, Palette::Gray, 1).unwrap();
+        assert_eq!(decode(&out).3, memory.to_vec());
     }
 
-    #[test]
-    fn colour_palettes() {
-        let mut out = Vec::new();
-        write(&mut out, &memory(), Palette::Heat).unwrap();
-        let (info, px) = decode(&out);
-        assert_eq!(info.color_type, png::ColorType::Rgb);
-        let at = |x: usize, y: usize| &px[3 * (y * 64 + x)..3 * (y * 64 + x) + 3];
-        assert_eq!(at(0, 0), [255, 255, 255]);
-        assert_eq!(at(1, 1), [21, 0, 0]);
-        assert_eq!(at(63, 63), [255, 129, 0]);
-        assert_eq!(at(2, 0), [0, 0, 0]);
-        assert_eq!(color(Palette::Rainbow, 0), [0, 0, 255]);
-        assert_eq!(color(Palette::Rainbow, 255), [255, 0, 0]);
-        // Halfway up the scale: hue 119.5 degrees, just short of pure green.
-        assert_eq!(color(Palette::Rainbow, 128), [2, 255, 0]);
-        assert_eq!(color(Palette::Gray, 9), [9, 9, 9]);
+    fn color_of(palette: Palette, v: u8) -> [u8; 3] {
+        color(palette, v)
     }
 }

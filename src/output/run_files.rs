@@ -19,8 +19,9 @@ pub enum RunFile {
     /// The shared memory: 4096 raw bytes, or `$readmemh` text where the file's extension
     /// names a text ([`crate::input::memory::written_format`]).
     MemoryDump,
-    /// The shared memory as a 64x64 PNG in a palette.
-    MemoryPicture(Palette),
+    /// The shared memory as a 64x64 PNG in a palette, each byte a square of this many
+    /// pixels a side.
+    MemoryPicture(Palette, u32),
     /// Chrome trace events of the run.
     Trace,
     /// A value-change dump of the run.
@@ -34,7 +35,7 @@ impl RunFile {
     pub fn what(self) -> &'static str {
         match self {
             RunFile::MemoryDump => "memory dump",
-            RunFile::MemoryPicture(_) => "memory picture",
+            RunFile::MemoryPicture(..) => "memory picture",
             RunFile::Trace => "trace",
             RunFile::Waveform => "waveform",
             RunFile::ExecLog => "execution log",
@@ -85,8 +86,9 @@ pub fn write<'a>(
                         w.write_all(&memory::encode_memory(&state.memory[..], format))
                             .map_err(|e| e.to_string())
                     }
-                    (RunFile::MemoryPicture(palette), _) => {
-                        super::png::write(w, &state.memory, palette).map_err(|e| e.to_string())
+                    (RunFile::MemoryPicture(palette, scale), _) => {
+                        super::png::write(w, &state.memory, palette, scale)
+                            .map_err(|e| e.to_string())
                     }
                     (RunFile::Trace, Some(rec)) => {
                         super::trace::write(w, rec, state).map_err(|e| e.to_string())

@@ -28,6 +28,9 @@ pub struct SeeOptions {
     pub mem_png: Option<PathBuf>,
     /// Colours of the memory picture.
     pub palette: Palette,
+    /// Pixels a side of each byte's square in the memory picture (1 to
+    /// [`super::png::MAX_SCALE`]).
+    pub png_scale: u32,
     /// Write a value-change dump (GTKWave) here.
     pub vcd: Option<PathBuf>,
 }

@@ -5,8 +5,9 @@
 //! code broadcast) and for the cores' parts of its task, so a task can be followed from its
 //! broadcast to its cores; the legend lists them.
 //!
-//! When a column spans several cycles it shows whatever covers most of them; a stall shows
-//! only if it covers all of the column's busy cycles, so short stalls never hide a task.
+//! When a column spans several cycles it shows whatever covers most of them, except that a
+//! core's column with a stall in any of its cycles shows the stall: at every width, a
+//! stalled cycle is never hidden (the task's character shows in the columns around it).
 
 use super::events::Recorder;
 use gpu16_machine::{Event, FrameKind, Program, WaitCause};
@@ -85,6 +86,19 @@ impl Canvas {
             }
         }
     }
+
+    /// Mark every column that any of cycles `from..to` (end exclusive) falls in with `ch`,
+    /// whatever else covers it.
+    fn mark(&self, row: &mut Row, from: u64, to: u64, ch: char) {
+        if to <= from {
+            return;
+        }
+        let last = ((to - 1) / self.k).min(self.cols as u64 - 1);
+        for col in from / self.k..=last {
+            let cell = &mut row.cells[col as usize];
+            *cell = (ch, cell.1.max(1));
+        }
+    }
 }
 
 /// Render the chart of a run of `program` that took `cycles` cycles, `width` columns wide.
@@ -155,7 +169,7 @@ pub fn render(rec: &mut Recorder, program: &Program, cycles: u64, width: usize) 
     for (row, list) in cores.iter_mut().zip(&stalls) {
         if let Some(row) = row {
             for &(from, to) in list {
-                canvas.paint(row, from, to, STALL, true);
+                canvas.mark(row, from, to, STALL);
             }
         }
     }
@@ -293,6 +307,26 @@ mod tests {
         assert!(lines[1].starts_with("TS      |011115666"), "{got}");
         assert!(lines[2].starts_with("core 0  |     1111     2222"), "{got}");
         assert!(lines[6].starts_with("core 4  |          6666"), "{got}");
+    }
+
+    #[test]
+    fn a_stall_marks_its_column_at_every_width() {
+        // 4 cycles a column: a task in cycles 0..12 with a one-cycle stall in cycle 5 shows
+        // the stall in column 1 (cycles 4-7), though the task covers 3 of its 4 cycles.
+        let canvas = Canvas { k: 4, cols: 3 };
+        let mut row = Row {
+            label: "core 0".into(),
+            cells: vec![(' ', 0); 3],
+        };
+        canvas.paint(&mut row, 0, 12, '1', false);
+        canvas.mark(&mut row, 5, 6, STALL);
+        let shown: String = row.cells.iter().map(|c| c.0).collect();
+        assert_eq!(shown, "1*1");
+        // A stall over a column boundary marks both columns; past the last, none.
+        canvas.mark(&mut row, 7, 9, STALL);
+        canvas.mark(&mut row, 12, 20, STALL);
+        let shown: String = row.cells.iter().map(|c| c.0).collect();
+        assert_eq!(shown, "1**");
     }
 
     #[test]

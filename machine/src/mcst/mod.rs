@@ -21,7 +21,7 @@ use crate::config::{Config, SlotTiming, TaskLog, MAX_CYCLE_LIMIT};
 use crate::frame::{Fence, Program, FRAME_BYTES, TASK_MEMORY_FRAMES};
 use crate::isa::{execute, Flow, Instr, MemOp, FRAME_INSTRS};
 use crate::memory::{MemoryStats, BANKS, MEMORY_BYTES};
-use crate::observe::{Event, Executed, Observer, Progress};
+use crate::observe::{Event, Executed, Observer, Progress, StallCause};
 use crate::report::{CoreCounters, CoreWait, RunError, RunFailure, RunReport, UnfinishedCore};
 use crate::scheduler::{TaskRecord, TaskSummary};
 use crate::semantics::Effect;
@@ -541,6 +541,17 @@ impl Machine {
             let waited = t - m.start - nominal;
             self.counters[c].bank_stalls += waited;
             self.counters[c].stalls += waited;
+            // The slot was not served in its first `waited` cycles (the bank went to other
+            // cores, or a bank switch cost it one): the views show them as a bank stall.
+            if O::WANTS_EVENTS && waited > 0 {
+                observer.event(Event::Stall {
+                    core: c as u8,
+                    from: m.start,
+                    to: m.start + waited,
+                    cause: StallCause::BankConflict,
+                    addr: m.addr,
+                });
+            }
             let core = &mut self.cores[c];
             core.memory = None;
             let past = if m.load {
