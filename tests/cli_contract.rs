@@ -344,7 +344,15 @@ fn png_scale_sizes_the_memory_picture() {
     let counter = format!("{}/examples/counter.s", env!("CARGO_MANIFEST_DIR"));
     let png = d.join("m.png");
     for (scale, side) in [("1", 64u32), ("2", 128), ("32", 2048)] {
-        let o = gpu16(&["run", &counter, "-q", "--mem-png", s(&png), "--png-scale", scale]);
+        let o = gpu16(&[
+            "run",
+            &counter,
+            "-q",
+            "--mem-png",
+            s(&png),
+            "--png-scale",
+            scale,
+        ]);
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
         // The IHDR chunk: width and height, big-endian, at bytes 16..24 of a PNG.
         let bytes = std::fs::read(&png).unwrap();

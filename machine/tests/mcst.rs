@@ -3,8 +3,8 @@
 //! Images are built byte by byte here, so the assembler is not under test.
 
 use gpu16_machine::{
-    run, run_observed, Config, Dialect, Event, Observer, Program, RunError, RunReport, StallCause,
-    TaskLog, Timing,
+    run, run_observed, Config, CoreWait, Dialect, Event, Observer, Program, RunError, RunReport,
+    StallCause, TaskLog, Timing,
 };
 
 /// A control frame: IF_Num, fence, NextCF, stop, Core_Active_Vect, R0 inits.
@@ -480,6 +480,18 @@ fn round_robin_starts_after_the_last_core_granted() {
     let c = config(Timing::mcst_rtl());
     let r = run_observed(&mut interp, &program(&frames), &[], &c, &mut stalls).expect("runs");
     assert_eq!(r.stalls, 1);
+    // When cycle 10 begins, core 0 is waiting for its turn at the bank (it asked in 9),
+    // and core 1, served in 9, runs on.
+    let at_10 = Config {
+        max_cycles: 10,
+        ..c
+    };
+    let failure = run(&mut interp, &program(&frames), &[], &at_10).expect_err("stops at 10");
+    let RunError::Watchdog { cores, .. } = failure.error else {
+        panic!("{:?}", failure.error)
+    };
+    let waits: Vec<(u8, CoreWait)> = cores.iter().map(|c| (c.core, c.wait.clone())).collect();
+    assert_eq!(waits, [(0, CoreWait::BankConflict), (1, CoreWait::Running)]);
     assert_eq!(
         stalls.0,
         [Event::Stall {

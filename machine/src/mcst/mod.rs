@@ -686,6 +686,13 @@ impl Machine {
                     CoreWait::NotStarted {
                         start: c.part_start,
                     }
+                } else if c
+                    .memory
+                    .is_some_and(|m| m.read_at.is_none() && m.start < self.cycle)
+                {
+                    // A memory slot that asked for its bank in an earlier cycle and has not
+                    // been served: it waits for its round-robin turn (or a bank switch).
+                    CoreWait::BankConflict
                 } else {
                     CoreWait::Running
                 },
