@@ -366,3 +366,20 @@ fn png_scale_sizes_the_memory_picture() {
     let o = gpu16(&["run", &counter, "--png-scale", "2"]);
     assert_eq!(o.status.code(), Some(2), "--png-scale needs --mem-png");
 }
+
+#[test]
+fn a_byte_that_is_not_utf8_is_named_by_line_and_column() {
+    // Latin-1 `é` (0xe9) in a comment on line 3, after 13 characters.
+    let d = scratch("not_utf8");
+    let src = d.join("l1.s");
+    std::fs::write(&src, b".cf mask=1\n.if\n    nop ; caf\xe9\n").unwrap();
+    let o = gpu16(&["run", s(&src)]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "error: {}: line 3, column 14: not UTF-8 text (byte 0xe9)\n",
+            s(&src)
+        )
+    );
+}

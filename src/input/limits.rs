@@ -190,14 +190,27 @@ pub fn check(name: &Path, limit: Limit, len: u64) -> Result<(), InputError> {
 /// [`read`], as UTF-8 text.
 pub fn read_text(path: &Path, limit: Limit) -> Result<String, InputError> {
     String::from_utf8(read(path, limit)?).map_err(|e| {
-        err(
-            path,
-            format!(
-                "not UTF-8 text (invalid byte at offset {})",
-                e.utf8_error().valid_up_to()
-            ),
-        )
+        let at = e.utf8_error().valid_up_to();
+        err(path, not_utf8(e.as_bytes(), at))
     })
+}
+
+/// The message for `bytes` that are UTF-8 up to byte `at` and not at it: the line and
+/// column (counted in characters) of the bad byte, and the byte, as text formats name
+/// every other error.
+pub fn not_utf8(bytes: &[u8], at: usize) -> String {
+    let before = &bytes[..at];
+    let line_start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    // Valid UTF-8 up to `at`, so the characters before it on its line can be counted.
+    let col = std::str::from_utf8(&before[line_start..]).map_or(0, |t| t.chars().count()) + 1;
+    format!(
+        "line {line}, column {col}: not UTF-8 text (byte {:#04x})",
+        bytes[at]
+    )
 }
 
 #[cfg(test)]
@@ -253,6 +266,21 @@ mod tests {
             e.to_string(),
             "memory: too large: a raw memory image may have at most 4096 bytes (4 KiB); \
              this input has 4097"
+        );
+    }
+
+    #[test]
+    fn a_bad_byte_is_named_by_line_and_column() {
+        // Line 3, after `; é ` (four characters, one of them two bytes).
+        let bytes = b"nop\n\n; \xc3\xa9 \xff rest\n";
+        let at = std::str::from_utf8(bytes).unwrap_err().valid_up_to();
+        assert_eq!(
+            not_utf8(bytes, at),
+            "line 3, column 5: not UTF-8 text (byte 0xff)"
+        );
+        assert_eq!(
+            not_utf8(b"\x80", 0),
+            "line 1, column 1: not UTF-8 text (byte 0x80)"
         );
     }
 

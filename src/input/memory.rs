@@ -203,14 +203,8 @@ fn decode(
         }
         MemoryFormat::Hex => {
             let text = std::str::from_utf8(bytes).map_err(|e| {
-                err(
-                    path,
-                    format!(
-                        "not UTF-8 text (invalid byte at offset {}); a raw memory image needs \
-                         {flag} raw",
-                        e.valid_up_to()
-                    ),
-                )
+                let at = limits::not_utf8(bytes, e.valid_up_to());
+                err(path, format!("{at}; a raw memory image needs {flag} raw"))
             })?;
             if let Some(at) = bytes.iter().position(|&b| !is_text_byte(b)) {
                 let line = bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1;
