@@ -123,3 +123,42 @@ fn every_jit_engine_can_be_compared_with_the_interpreter() {
     let o = gpu16(&["diff", s(&example("counter.s")), "--jit-engine", "vector"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
+
+#[test]
+fn fuzz_json_is_one_object_with_its_verdict() {
+    let d = common::scratch("diff_fuzz_status", "fuzz_json");
+    let out = d.join("repro");
+    let o = gpu16(&[
+        "fuzz",
+        "--count",
+        "20",
+        "--seed",
+        "3",
+        "--json",
+        "--quiet",
+        "--jobs",
+        "1",
+        "--backends",
+        "interp",
+        "auto",
+        "--out",
+        common::s(&out),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["programs"], 20);
+    assert_eq!(v["backends"], serde_json::json!(["interp", "auto"]));
+    assert_eq!(v["dialect"], "spec");
+    assert!(v["divergence"].is_null());
+    assert!(v["seconds"].as_f64().is_some_and(|s| s >= 0.0));
+    // A campaign that cannot compare (its reproducer directory cannot exist) is an object
+    // with `error`, status 2.
+    let o = gpu16(&["fuzz", "--count", "1", "--json", "--out", "/dev/null/repro"]);
+    assert_eq!(o.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["stage"], "compare");
+    assert!(v["error"]
+        .as_str()
+        .unwrap()
+        .starts_with("/dev/null/repro: cannot write"));
+}

@@ -4,6 +4,7 @@
 
 use super::bounds::{MAX_COUNT, MAX_JOBS};
 use super::gen::parse_profile;
+use super::json_out::refuse;
 use super::outputs::write_together;
 use super::stdout::StdoutError;
 use super::value_enums::{BackendArg, DialectArg, EngineArg};
@@ -16,6 +17,7 @@ use gpu16::{BackendKind, Engine, Runner};
 use gpu16_gen::Profile;
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
+use serde_json::{json, Value};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -56,6 +58,13 @@ pub struct FuzzArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// Print one JSON object: `programs`, `seconds`, `backends` ([A, B], as reports name
+    /// them), `dialect` and `divergence`: null, or {`seed`, `profile`, `violation` (null or
+    /// the rule), `first`, `frames` (of the shrunk program), `shrunk`, `program` and `memory`
+    /// (the reproducer's files), `reproduce` (the `gpu16 diff` command)}. A campaign that
+    /// cannot compare prints {`error`, `stage`}.
+    #[arg(long)]
+    pub json: bool,
 }
 
 fn parse_shard(s: &str) -> Result<(u64, u64), String> {
@@ -73,6 +82,12 @@ fn parse_shard(s: &str) -> Result<(u64, u64), String> {
 /// `gpu16 fuzz`. Every error is [`CliError::CannotCompare`]: the campaign did not give a
 /// verdict it could report.
 pub fn fuzz(args: FuzzArgs) -> Result<Finished, CliError> {
+    let json = args.json;
+    campaign(args).map_err(|e| refuse(json, "compare", e, None))
+}
+
+/// The campaign [`fuzz`] runs.
+fn campaign(args: FuzzArgs) -> Result<Finished, CliError> {
     // A campaign may run for hours: know now that its reproducer can be written.
     check_directory(&args.out).map_err(CliError::cannot_compare)?;
     let runner = |backend| Runner {
@@ -125,15 +140,28 @@ pub fn fuzz(args: FuzzArgs) -> Result<Finished, CliError> {
             Dialect::Spec => String::new(),
             d => format!(" in the {d} dialect"),
         };
-        emit(&format!(
-            "{} programs{dialect}, no divergence between {} and {} ({:.1} s, {:.0} programs/s)\n",
-            programs,
-            a.name(),
-            b.name(),
-            secs,
-            programs as f64 / secs.max(1e-9)
-        ))
-        .map_err(CliError::cannot_compare)?;
+        let text = if args.json {
+            format!(
+                "{}\n",
+                json!({
+                    "programs": programs,
+                    "seconds": secs,
+                    "backends": [a.name(), b.name()],
+                    "dialect": args.dialect.0.name(),
+                    "divergence": Value::Null,
+                })
+            )
+        } else {
+            format!(
+                "{} programs{dialect}, no divergence between {} and {} ({:.1} s, {:.0} programs/s)\n",
+                programs,
+                a.name(),
+                b.name(),
+                secs,
+                programs as f64 / secs.max(1e-9)
+            )
+        };
+        emit(&text).map_err(CliError::cannot_compare)?;
         return Ok(Finished::Success);
     };
     let (a, b) = (case.runner(a), case.runner(b));
@@ -150,7 +178,47 @@ pub fn fuzz(args: FuzzArgs) -> Result<Finished, CliError> {
         memory,
         shrunk,
     };
-    report(&found, &args.out, &mut emit)
+    if !args.json {
+        return report(&found, &args.out, &mut emit);
+    }
+    let mut text = String::new();
+    let finished = report(&found, &args.out, &mut |t: &str| {
+        text.push_str(t);
+        Ok(())
+    })?;
+    let c = &found.case;
+    let reproduce = text
+        .lines()
+        .find_map(|l| l.strip_prefix("reproduce: "))
+        .unwrap_or_default();
+    let (prog, mem) = reproducer_files(&args.out, c.seed);
+    let v = json!({
+        "programs": programs,
+        "seconds": secs,
+        "backends": [found.a.name(), found.b.name()],
+        "dialect": c.dialect.name(),
+        "divergence": {
+            "seed": c.seed,
+            "profile": c.profile.name(),
+            "violation": c.violation.map(|v| v.name()),
+            "first": found.first,
+            "frames": found.image.len() / 32,
+            "shrunk": found.shrunk,
+            "program": prog.display().to_string(),
+            "memory": mem.display().to_string(),
+            "reproduce": reproduce,
+        },
+    });
+    emit(&format!("{v}\n")).map_err(CliError::cannot_compare)?;
+    Ok(finished)
+}
+
+/// The files a reproducer of seed `seed` is written to in `dir`: the program and its memory.
+fn reproducer_files(dir: &Path, seed: u64) -> (PathBuf, PathBuf) {
+    (
+        dir.join(format!("seed-{seed}.bin")),
+        dir.join(format!("seed-{seed}.mem.bin")),
+    )
 }
 
 /// A diverging case and its shrunk reproducer.
@@ -180,8 +248,7 @@ fn report(
     let c = &found.case;
     std::fs::create_dir_all(dir)
         .map_err(|e| CliError::cannot_compare(format!("{}: cannot create: {e}", dir.display())))?;
-    let prog = dir.join(format!("seed-{}.bin", c.seed));
-    let mem = dir.join(format!("seed-{}.mem.bin", c.seed));
+    let (prog, mem) = reproducer_files(dir, c.seed);
     let prog_file = OutputFile::prepare(&prog).map_err(CliError::cannot_compare)?;
     let mem_file = OutputFile::prepare(&mem).map_err(CliError::cannot_compare)?;
     write_together(&[(&prog_file, &found.image), (&mem_file, &found.memory)])
@@ -313,6 +380,31 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("--bank-conflicts"), "{text}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_auto_reproducer_gives_the_cases_thresholds() {
+        let dir = scratch("auto");
+        let mut found = found();
+        found.b = BackendKind::Auto.into();
+        let hot = found.case.hot;
+        let mut text = String::new();
+        report(&found, &dir, &mut |t: &str| {
+            text.push_str(t);
+            Ok(())
+        })
+        .unwrap();
+        let flag = format!(" --auto-hot {},{} ", hot.issues, hot.instructions);
+        assert!(text.contains(&flag), "{text}");
+        // Without auto on either side the flag would only be noise.
+        let mut text = String::new();
+        report(&found_in(Dialect::Spec), &dir, &mut |t: &str| {
+            text.push_str(t);
+            Ok(())
+        })
+        .unwrap();
+        assert!(!text.contains("--auto-hot"), "{text}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
