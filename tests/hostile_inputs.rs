@@ -1,0 +1,78 @@
+//! Hostile inputs (issue 33): every one gets a clear error, a non-zero status, bounded time
+//! and memory, and costs no file.
+
+mod common;
+
+use common::{gpu16_with_stdin, stderr};
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// `/dev/zero` as the debugger's commands: NUL bytes, no newline, no end.
+#[cfg(unix)]
+#[test]
+fn debug_ends_a_session_on_dev_zero() {
+    if !Path::new("/dev/zero").exists() {
+        return;
+    }
+    let started = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_gpu16"))
+        .args(["debug", "examples/counter.s"])
+        .stdin(std::fs::File::open("/dev/zero").unwrap())
+        .output()
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert_eq!(out.status.code(), Some(1));
+    let text = stderr(&out);
+    assert!(
+        text.contains("error: standard input is not a stream of commands: it holds a NUL byte"),
+        "{text}"
+    );
+}
+
+/// Lines of 5000 bytes, more of them than a session takes in a row, then a command that
+/// must never be reached: the session ends after the 16th with status 1, each one answered.
+#[test]
+fn debug_ends_a_session_after_sixteen_over_long_lines_in_a_row() {
+    let mut input = Vec::new();
+    for _ in 0..1000 {
+        input.extend(std::iter::repeat_n(b'x', 5000));
+        input.push(b'\n');
+    }
+    input.extend(b"regs 0\n");
+    let out = gpu16_with_stdin(&["debug", "examples/counter.s", "--json"], input);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let replies: Vec<&str> = text.lines().collect();
+    assert_eq!(replies.len(), 16, "{text}");
+    for r in replies {
+        assert_eq!(r, r#"{"error":"a command line is at most 4096 bytes"}"#);
+    }
+    let err = stderr(&out);
+    assert!(
+        err.contains("16 lines in a row are longer than 4096 bytes; the session ends"),
+        "{err}"
+    );
+}
+
+/// Over-long lines between good commands are answered and the session goes on; one line
+/// of 2 MiB without an end ends it.
+#[test]
+fn debug_answers_a_few_over_long_lines_and_ends_on_an_endless_one() {
+    let mut input = Vec::new();
+    for _ in 0..20 {
+        input.extend(std::iter::repeat_n(b'x', 5000));
+        input.extend(b"\nmem 0 1\n");
+    }
+    input.extend(b"quit\n");
+    let out = gpu16_with_stdin(&["debug", "examples/counter.s"], input);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.matches("0x000: 00").count(), 20, "{text}");
+
+    let input = vec![b'y'; 2 << 20];
+    let out = gpu16_with_stdin(&["debug", "examples/counter.s"], input);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("a line is longer than 1 MiB"), "{err}");
+}
