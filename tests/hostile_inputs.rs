@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{gpu16_with_stdin, stderr};
+use common::{gpu16_with_stdin, s, scratch, stderr};
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -75,4 +75,53 @@ fn debug_answers_a_few_over_long_lines_and_ends_on_an_endless_one() {
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert!(err.contains("a line is longer than 1 MiB"), "{err}");
+}
+
+/// Every core adds 1 to r1 and stores it, forever: nothing proves it endless (it writes
+/// memory), so only the watchdog or a timeout ends it.
+const BUSY: &str = "\
+.cf mask=0xffff
+.if
+    set_const 1, r9
+    xor r2, r2, r2
+loop:
+    add r1, r9, r1
+    st [r1, r2], r1
+    bnz loop, r9
+";
+
+/// `diff --timeout`: a program that would run for days gives no verdict, status 2, soon.
+#[test]
+fn diff_stops_at_its_timeout_without_a_verdict() {
+    let d = scratch("hostile_inputs", "diff_timeout");
+    let src = d.join("busy.s");
+    std::fs::write(&src, BUSY).unwrap();
+    let started = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_gpu16"))
+        .args(["diff", s(&src), "--max-cycles", "288230376151711744"])
+        .args(["--timeout", "0.5"])
+        .output()
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    assert_eq!(
+        stderr(&out),
+        "error: timeout: the runs passed the wall-clock limit (--timeout) before they ended, \
+         so the backends could not be compared\n"
+    );
+    // The same parser as run's: no zero, no negative number.
+    let out = Command::new(env!("CARGO_BIN_EXE_gpu16"))
+        .args(["diff", s(&src), "--timeout", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("not in the range of a timeout"));
+    // A comparison that ends in time is not touched.
+    let out = Command::new(env!("CARGO_BIN_EXE_gpu16"))
+        .args(["diff", "examples/counter.s", "--timeout", "600"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "identical\n");
 }
