@@ -5,7 +5,7 @@ mod common;
 
 use common::{gpu16_with_stdin, s, scratch, stderr};
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// `/dev/zero` as the debugger's commands: NUL bytes, no newline, no end.
@@ -124,4 +124,108 @@ fn diff_stops_at_its_timeout_without_a_verdict() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "identical\n");
+}
+
+/// Each core counts down 255 times from 255: about 2 million instructions, which finish.
+const LONG: &str = "\
+.cf mask=0xffff
+.if
+    set_const 1, r9
+    set_const 255, r10
+outer:
+    set_const 255, r8
+inner:
+    sub r8, r9, r8
+    bnz inner, r8
+    sub r10, r9, r10
+    bnz outer, r10
+    ready
+";
+
+/// The temporary files `gpu16` stages its outputs in (`.gpu16-PID-N.tmp`) in `dir`, with
+/// their sizes.
+fn staged_files(dir: &Path) -> Vec<(String, u64)> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let name = e.file_name().to_string_lossy().into_owned();
+            let len = e.metadata().ok()?.len();
+            (name.starts_with(".gpu16-") && name.ends_with(".tmp")).then_some((name, len))
+        })
+        .collect()
+}
+
+#[cfg(unix)]
+fn sigterm(pid: u32) {
+    let sent = Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+}
+
+/// SIGTERM while the execution log is being written: the process ends at once (status
+/// 130), its temporary file is removed, and the file the log was to replace is untouched
+/// (or, if the signal came after it was renamed into place, the whole new log).
+#[cfg(unix)]
+#[test]
+fn sigterm_while_an_output_is_written_leaves_no_temporary_file() {
+    let d = scratch("hostile_inputs", "sigterm_write");
+    let src = d.join("long.s");
+    std::fs::write(&src, LONG).unwrap();
+    let log = d.join("exec.log");
+    std::fs::write(&log, "old\n").unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpu16"))
+        .args(["run", s(&src), "-q", "--exec-log", s(&log)])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    // The staged log with bytes in it (the probe before the run is empty).
+    let mut caught = false;
+    while Instant::now() < deadline && child.try_wait().unwrap().is_none() {
+        if staged_files(&d).iter().any(|(_, len)| *len > 0) {
+            sigterm(child.id());
+            caught = true;
+            break;
+        }
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(caught, "the log was never seen being written");
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert_eq!(staged_files(&d), Vec::<(String, u64)>::new());
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        text == "old\n" || text.starts_with("5 0 1 0  set_const 0x01, r9  r9=0x01\n"),
+        "{}",
+        &text[..text.len().min(200)]
+    );
+}
+
+/// SIGTERM during the run stops it as Ctrl-C does: the state where it stopped is reported
+/// and written (status 130), and no temporary file is left.
+#[cfg(unix)]
+#[test]
+fn sigterm_during_a_run_stops_it_like_ctrl_c() {
+    let d = scratch("hostile_inputs", "sigterm_run");
+    let src = d.join("busy.s");
+    std::fs::write(&src, BUSY).unwrap();
+    let dump = d.join("mem.bin");
+    let child = Command::new(env!("CARGO_BIN_EXE_gpu16"))
+        .args(["run", s(&src), "-q", "--json", "--dump-mem", s(&dump)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Time enough for the handler to be installed, even on a loaded machine.
+    std::thread::sleep(Duration::from_millis(1000));
+    sigterm(child.id());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"]["rule"], "interrupted");
+    assert_eq!(std::fs::metadata(&dump).unwrap().len(), 4096);
+    assert_eq!(staged_files(&d), Vec::<(String, u64)>::new());
 }

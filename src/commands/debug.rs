@@ -39,7 +39,8 @@ Each stop is a deterministic re-run from the start, so every backend gives the s
 answers. With --json every line gets one JSON object on its own line; a stop is
 {\"event\": \"break\"|\"watch\"|\"step\"|\"end\"|\"fault\", \"cycle\": C, ...}.
 On a terminal the prompt has line editing and history; Ctrl-D leaves. Ctrl-C stops the
-command under way and the session stays where it was.
+command under way and the session stays where it was (SIGTERM and SIGHUP too); a second
+one ends the process (status 130).
 
 A command line is at most 4096 bytes: a longer one is answered with an error. Input that
 is no command stream ends the session with status 1: a NUL byte (binary data, /dev/zero),
@@ -97,11 +98,7 @@ pub fn debug(args: DebugArgs) -> Result<Finished, CliError> {
     // before the next command starts, ends the process.
     let interrupt = session.interrupt();
     let raised = interrupt.clone();
-    let _ = ctrlc::set_handler(move || {
-        if raised.swap(true, Ordering::Relaxed) {
-            std::process::exit(130);
-        }
-    });
+    let _listening = gpu16::stop::listen(move || !raised.swap(true, Ordering::Relaxed));
     let stdin = std::io::stdin();
     // A person at a terminal confirms `delete` with no argument; scripts and --json
     // clients do not (they may say `delete all`).
