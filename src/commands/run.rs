@@ -72,7 +72,7 @@ pub struct RunArgs {
     pub quiet: bool,
     /// Wall-clock limit in seconds (a decimal number, at most 1e9): past it the run ends
     /// like the watchdog, at the cycle it reached, with every unfinished core listed, and
-    /// exits 1. Ctrl-C (or SIGTERM, SIGHUP) ends a run the same way, and exits 130; a second
+    /// exits 1, also while a program read from stdin waits for input. Ctrl-C (or SIGTERM, SIGHUP) ends a run the same way, and exits 130; a second
     /// one, or one once the run is over (while outputs are written), exits 130 at once,
     /// leaving the files named as they were.
     #[arg(long, value_name = "SECS", value_parser = gpu16::stop::parse_timeout)]
@@ -195,6 +195,10 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
     let stop = StopSignal::new();
     if let Some(limit) = args.timeout {
         stop.arm_timeout(limit);
+    }
+    // A stream from stdin that stalls still ends at the timeout or Ctrl-C.
+    if let Some(stream) = stream.as_mut() {
+        stream.stop_on(stop.clone());
     }
     // Without a handler Ctrl-C kills the process, which is no worse: only a run reports.
     // The handler listens while the run goes; once it is over a signal ends the process at
