@@ -68,6 +68,10 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return commands::stdout::clap_message(e),
     };
+    // Ctrl-C, SIGTERM and SIGHUP end any command at once (status 130), removing the
+    // temporary files of outputs being written; `run` and `debug` stop their work first.
+    // Without the handler a signal kills the process, which is no worse.
+    let _ = gpu16::stop::handle_signals();
     commands::status::exit(match cli.command {
         Command::Run(args) => commands::run::run(*args),
         Command::Asm(args) => commands::asm::asm(args),

@@ -2,11 +2,71 @@
 //! Either sets one shared flag; the run loop asks for it where it reports progress, then
 //! ends the run like the watchdog at the cycle it had reached (`RunError::Stopped`), so the
 //! report lists every unfinished core. A second Ctrl-C ends the process at once.
+//!
+//! Signals are handled for the whole process ([`handle_signals`]): Ctrl-C (SIGINT),
+//! SIGTERM and SIGHUP alike. While a command [`listen`]s (a run, a debugging session), the
+//! listener decides what a signal does; otherwise, or when it declines, the process ends at
+//! once with status 130 ([`exit_at_once`]), after removing the temporary files of the
+//! outputs it was writing, so no signal leaves one behind.
 
 use gpu16_machine::{Observer, StopCause};
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Duration;
+
+/// What a signal does while a command listens: `true` if the listener took it, `false` to
+/// end the process at once.
+type Listener = Box<dyn FnMut() -> bool + Send>;
+
+static LISTENER: Mutex<Option<Listener>> = Mutex::new(None);
+
+fn listener() -> MutexGuard<'static, Option<Listener>> {
+    LISTENER.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Handle Ctrl-C, SIGTERM and SIGHUP for the whole process, from now on: each goes to the
+/// listener ([`listen`]), or ends the process at once ([`exit_at_once`]). Installed once;
+/// later calls give the first call's result. Fails only if the handler cannot be set.
+pub fn handle_signals() -> Result<(), String> {
+    static INSTALLED: OnceLock<Result<(), String>> = OnceLock::new();
+    INSTALLED
+        .get_or_init(|| {
+            ctrlc::set_handler(|| {
+                let taken = listener().as_mut().is_some_and(|listen| listen());
+                if !taken {
+                    exit_at_once();
+                }
+            })
+            .map_err(|e| format!("cannot handle Ctrl-C: {e}"))
+        })
+        .clone()
+}
+
+/// End the process now with status 130 (128 + SIGINT, as a shell reports Ctrl-C), after
+/// removing the temporary files of outputs being written
+/// ([`crate::output::file::remove_staged`]).
+pub fn exit_at_once() -> ! {
+    crate::output::file::remove_staged();
+    std::process::exit(130)
+}
+
+/// Have `take` decide what a signal does until the returned guard is dropped: it returns
+/// `true` if it took the signal, `false` to end the process at once. Signals reach it only
+/// once [`handle_signals`] has been called.
+pub fn listen(take: impl FnMut() -> bool + Send + 'static) -> Listening {
+    *listener() = Some(Box::new(take));
+    Listening(())
+}
+
+/// A listener in place ([`listen`]); dropped, signals end the process at once again.
+#[derive(Debug)]
+pub struct Listening(());
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        *listener() = None;
+    }
+}
 
 const NONE: u8 = 0;
 const TIMEOUT: u8 = 1;
@@ -58,17 +118,22 @@ impl StopSignal {
         });
     }
 
-    /// Raise it on Ctrl-C; a second Ctrl-C, while the first is being served, exits with
-    /// status 130 at once. Fails only if a handler was already installed.
-    pub fn on_ctrl_c(&self) -> Result<(), String> {
+    /// Raise it on Ctrl-C (or SIGTERM, SIGHUP) while the returned guard lives; a second
+    /// signal ends the process at once ([`exit_at_once`]), as does any signal once the
+    /// guard is dropped. Fails only if the process's handler cannot be set
+    /// ([`handle_signals`]).
+    pub fn on_ctrl_c(&self) -> Result<Listening, String> {
+        handle_signals()?;
         let signal = self.clone();
-        ctrlc::set_handler(move || {
-            if signal.cause() == Some(StopCause::Interrupt) {
-                std::process::exit(130);
+        let mut heard = false;
+        Ok(listen(move || {
+            if heard {
+                return false;
             }
+            heard = true;
             signal.raise(StopCause::Interrupt);
-        })
-        .map_err(|e| format!("cannot handle Ctrl-C: {e}"))
+            true
+        }))
     }
 }
 

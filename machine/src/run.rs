@@ -597,13 +597,19 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                     });
                 }
                 Step::Unreadable => {
+                    // A source that gave up waiting for input because the run was stopped:
+                    // the stop, where the run had come, not a load error.
+                    if let Some(cause) = self.ts.frames().stopped() {
+                        self.stop_where_reached(cause);
+                        return Err(self.limit_reached());
+                    }
                     return Err(match self.ts.load_error() {
                         Some(e) => RunError::Load(e),
                         None => RunError::Internal {
                             frame: None,
                             message: "the program stopped being readable without an error".into(),
                         },
-                    })
+                    });
                 }
                 Step::Done => {
                     return Ok(SchedulerBound {
@@ -1306,6 +1312,13 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         let Some(cause) = self.observer.stop_requested() else {
             return false;
         };
+        self.stop_where_reached(cause);
+        true
+    }
+
+    /// Bring the watchdog limit down to the cycle the run has reached (see
+    /// [`Run::poll_stop`]), to end the run as stopped by `cause`.
+    fn stop_where_reached(&mut self, cause: StopCause) {
         let mut reached = self.cores.earliest(None).map_or(0, EventKey::cycle);
         for j in 0..16 {
             if matches!(self.cores.mode(j), Mode::Runnable | Mode::Parked { .. }) {
@@ -1322,7 +1335,6 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         self.config.max_cycles = limit;
         self.ts.lower_limit(limit);
         self.stopped = Some(cause);
-        true
     }
 
     /// The run reached its watchdog limit: the watchdog, or the stop that lowered it.

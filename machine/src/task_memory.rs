@@ -8,6 +8,7 @@
 use crate::dialect::Dialect;
 use crate::frame::{ControlFrame, FrameKind, InstrFrame, LoadError, Program, FRAME_BYTES};
 use crate::frame_table::FrameHasher;
+use crate::observe::StopCause;
 use std::collections::VecDeque;
 use std::hash::Hasher;
 
@@ -27,6 +28,13 @@ pub trait FrameSource {
     /// frames need no checking as they are read.
     fn checked(&self) -> bool {
         false
+    }
+    /// Why the last [`FrameSource::next_frame`] failed, if it failed because the run was
+    /// stopped from outside (`--timeout`, Ctrl-C) while it waited for input (a pipe that
+    /// stalls): the run then ends as that stop, at the cycle it had reached, not as a load
+    /// error.
+    fn stopped(&self) -> Option<StopCause> {
+        None
     }
 }
 
@@ -132,6 +140,11 @@ impl<'s> TaskMemory<'s> {
     /// Whether a load error ended the reading (and has not been taken).
     pub(crate) fn failed(&self) -> bool {
         self.error.is_some()
+    }
+
+    /// Why the reading ended, if a stop from outside ended it ([`FrameSource::stopped`]).
+    pub(crate) fn stopped(&self) -> Option<StopCause> {
+        self.error.as_ref().and_then(|_| self.source.stopped())
     }
 
     /// The load error that ended the reading, if one did (taken once).

@@ -18,6 +18,14 @@ use std::sync::atomic::Ordering;
 /// line is answered with an error.
 const MAX_LINE: u64 = 4096;
 
+/// The most bytes of one over-long line read and dropped: past it the input is taken to be
+/// no command stream (an endless line, `/dev/zero`) and the session ends.
+const MAX_DROPPED: u64 = 1 << 20;
+
+/// The most over-long lines in a row: one more ends the session, as the input is then
+/// taken to be no command stream.
+const MAX_TOO_LONG_IN_A_ROW: u32 = 16;
+
 #[derive(Args)]
 #[command(after_help = "\
 Commands, one a line (`help` lists them):
@@ -31,7 +39,12 @@ Each stop is a deterministic re-run from the start, so every backend gives the s
 answers. With --json every line gets one JSON object on its own line; a stop is
 {\"event\": \"break\"|\"watch\"|\"step\"|\"end\"|\"fault\", \"cycle\": C, ...}.
 On a terminal the prompt has line editing and history; Ctrl-D leaves. Ctrl-C stops the
-command under way and the session stays where it was.")]
+command under way and the session stays where it was (SIGTERM and SIGHUP too); a second
+one ends the process (status 130).
+
+A command line is at most 4096 bytes: a longer one is answered with an error. Input that
+is no command stream ends the session with status 1: a NUL byte (binary data, /dev/zero),
+a line longer than 1 MiB, or 16 over-long lines in a row.")]
 pub struct DebugArgs {
     /// Program: .bin/.tm, .hex or .s/.asm (assembly also allows FILE:LINE and F:LABEL
     /// breakpoints).
@@ -50,7 +63,8 @@ pub struct DebugArgs {
 
 /// `gpu16 debug`: status 0 when the session ends (`quit` or the end of stdin), 1 if the
 /// program or memory cannot be loaded (with `--json`, after a `{"error", "stage": "load",
-/// "file"}` line) or stdout cannot be written, 130 for a second Ctrl-C
+/// "file"}` line), stdout cannot be written or stdin is no stream of commands (a
+/// NUL byte, an endless line, endless over-long lines), 130 for a second Ctrl-C
 /// (the first stops the command under way).
 pub fn debug(args: DebugArgs) -> Result<Finished, CliError> {
     // A file that cannot be loaded: with --json, the `run --json` object of a run that
@@ -84,11 +98,7 @@ pub fn debug(args: DebugArgs) -> Result<Finished, CliError> {
     // before the next command starts, ends the process.
     let interrupt = session.interrupt();
     let raised = interrupt.clone();
-    let _ = ctrlc::set_handler(move || {
-        if raised.swap(true, Ordering::Relaxed) {
-            std::process::exit(130);
-        }
-    });
+    let _listening = gpu16::stop::listen(move || !raised.swap(true, Ordering::Relaxed));
     let stdin = std::io::stdin();
     // A person at a terminal confirms `delete` with no argument; scripts and --json
     // clients do not (they may say `delete all`).
@@ -101,16 +111,30 @@ pub fn debug(args: DebugArgs) -> Result<Finished, CliError> {
     } else {
         Lines::Plain(stdin.lock())
     };
+    let mut too_long_in_a_row = 0;
     loop {
         let line = match lines.next()? {
             Line::End => return Ok(Finished::Success),
+            Line::NotCommands(why) => {
+                return Err(CliError::failed(format!(
+                    "standard input is not a stream of commands: {why}; the session ends"
+                )))
+            }
             Line::TooLong => {
                 emit(&session.error(&format!("a command line is at most {MAX_LINE} bytes")))
                     .map_err(CliError::failed)?;
+                too_long_in_a_row += 1;
+                if too_long_in_a_row >= MAX_TOO_LONG_IN_A_ROW {
+                    return Err(CliError::failed(format!(
+                        "standard input is not a stream of commands: {MAX_TOO_LONG_IN_A_ROW} \
+                         lines in a row are longer than {MAX_LINE} bytes; the session ends"
+                    )));
+                }
                 continue;
             }
             Line::Text(line) => line,
         };
+        too_long_in_a_row = 0;
         interrupt.store(false, Ordering::Relaxed);
         let reply = session.execute(&line);
         emit(&reply.text).map_err(CliError::failed)?;
@@ -132,6 +156,9 @@ enum Line {
     Text(String),
     /// Longer than [`MAX_LINE`]: read and dropped.
     TooLong,
+    /// Input that is no stream of commands, and why: a NUL byte, or a line longer than
+    /// [`MAX_DROPPED`]. Nothing more is read: the session ends.
+    NotCommands(String),
     /// The end of the input (or Ctrl-D on a terminal).
     End,
 }
@@ -167,18 +194,36 @@ impl Lines<'_> {
                 if n == 0 {
                     return Ok(Line::End);
                 }
+                if bytes.contains(&0) {
+                    return Ok(Line::NotCommands(
+                        "it holds a NUL byte (binary data?)".into(),
+                    ));
+                }
                 if bytes.ends_with(b"\n") || n < MAX_LINE as usize {
                     return Ok(Line::Text(String::from_utf8_lossy(&bytes).into_owned()));
                 }
-                // Drop the rest of an overlong line, bounded by what stdin holds.
+                // Drop the rest of an overlong line, up to MAX_DROPPED bytes in all.
+                let mut dropped = n as u64;
                 loop {
                     bytes.clear();
                     let m = input
                         .take(MAX_LINE)
                         .read_until(b'\n', &mut bytes)
                         .map_err(unreadable)?;
+                    if bytes.contains(&0) {
+                        return Ok(Line::NotCommands(
+                            "it holds a NUL byte (binary data?)".into(),
+                        ));
+                    }
                     if m == 0 || bytes.ends_with(b"\n") {
                         return Ok(Line::TooLong);
+                    }
+                    dropped += m as u64;
+                    if dropped > MAX_DROPPED {
+                        return Ok(Line::NotCommands(format!(
+                            "a line is longer than {} MiB",
+                            MAX_DROPPED >> 20
+                        )));
                     }
                 }
             }

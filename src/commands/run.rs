@@ -72,7 +72,9 @@ pub struct RunArgs {
     pub quiet: bool,
     /// Wall-clock limit in seconds (a decimal number, at most 1e9): past it the run ends
     /// like the watchdog, at the cycle it reached, with every unfinished core listed, and
-    /// exits 1. Ctrl-C ends a run the same way, and exits 130.
+    /// exits 1, also while a program read from stdin waits for input. Ctrl-C (or SIGTERM, SIGHUP) ends a run the same way, and exits 130; a second
+    /// one, or one once the run is over (while outputs are written), exits 130 at once,
+    /// leaving the files named as they were.
     #[arg(long, value_name = "SECS", value_parser = gpu16::stop::parse_timeout)]
     pub timeout: Option<std::time::Duration>,
     /// Write one line per executed instruction to FILE (`-`: stdout, before the report), in
@@ -194,8 +196,14 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
     if let Some(limit) = args.timeout {
         stop.arm_timeout(limit);
     }
+    // A stream from stdin that stalls still ends at the timeout or Ctrl-C.
+    if let Some(stream) = stream.as_mut() {
+        stream.stop_on(stop.clone());
+    }
     // Without a handler Ctrl-C kills the process, which is no worse: only a run reports.
-    let _ = stop.on_ctrl_c();
+    // The handler listens while the run goes; once it is over a signal ends the process at
+    // once, removing the temporary files of the outputs being written.
+    let listening = stop.on_ctrl_c();
     let started = Instant::now();
     let total_frames = match (&program, &stream) {
         (Some(p), _) => p.len() as u64,
@@ -239,6 +247,7 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
         (None, None) => observed(&see, (r, p, m, c), &mut progress, log, w),
     };
     progress.0.finish();
+    drop(listening);
     // A stream found malformed (or unreadable) as it was read is refused as the image
     // loaded whole would have been: no report and no output file.
     // If its JSON object had begun (tasks streamed before the malformed part was read), the

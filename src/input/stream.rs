@@ -8,6 +8,10 @@
 //! to start again: a file seeks back to its start; stdin is spooled, as it is read, to an
 //! unnamed temporary file (in `$TMPDIR`) that a second run reads back. The spool costs
 //! disk, never memory, and goes away with the process.
+//!
+//! Stdin is read on a helper thread that hands chunks to the run through a bounded channel,
+//! so a run waiting for input that does not come (a pipe that stalls) still hears a stop
+//! ([`FrameStream::stop_on`]: `--timeout`, Ctrl-C) and ends as stopped.
 
 use super::limits::{self, Limit};
 use super::{err, InputError};
@@ -17,6 +21,11 @@ use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError};
+use std::time::Duration;
+
+use crate::stop::StopSignal;
+use gpu16_machine::StopCause;
 
 /// The most bytes a stream may have: a program image's limit, as for a file loaded whole.
 const LIMIT: Limit = limits::PROGRAM_IMAGE;
@@ -36,7 +45,7 @@ pub struct FrameStream {
 enum Input {
     File(BufReader<File>),
     Stdin {
-        stdin: BufReader<io::Stdin>,
+        stdin: StdinReader,
         spool: Spool,
         /// Reading back the spool, at this frame; `None` when reading stdin.
         replay: Option<u64>,
@@ -52,7 +61,7 @@ impl FrameStream {
         let mut known_frames = None;
         let input = if path == Path::new("-") {
             Input::Stdin {
-                stdin: BufReader::with_capacity(READ_BUFFER, io::stdin()),
+                stdin: StdinReader::start(),
                 spool: Spool::new().map_err(|e| {
                     err(
                         path,
@@ -100,6 +109,14 @@ impl FrameStream {
     /// The number of frames, when it is known before reading them (a regular file).
     pub fn known_frames(&self) -> Option<u64> {
         self.known_frames
+    }
+
+    /// Give up waiting for stdin once `stop` is raised: the read then fails and the run
+    /// ends as stopped by its cause ([`FrameSource::stopped`]). A file is never waited on.
+    pub fn stop_on(&mut self, stop: StopSignal) {
+        if let Input::Stdin { stdin, .. } = &mut self.input {
+            stdin.stop = Some(stop);
+        }
     }
 
     /// The file as the user named it (`-` for stdin).
@@ -167,6 +184,13 @@ impl FrameSource for FrameStream {
         }
     }
 
+    fn stopped(&self) -> Option<StopCause> {
+        match &self.input {
+            Input::Stdin { stdin, .. } => stdin.stopped,
+            Input::File(_) => None,
+        }
+    }
+
     fn rewind(&mut self) -> Result<(), LoadError> {
         match &mut self.input {
             Input::File(file) => {
@@ -195,6 +219,109 @@ fn fill(reader: &mut impl Read, frame: &mut [u8; FRAME_BYTES]) -> io::Result<usi
         }
     }
     Ok(got)
+}
+
+/// Chunks of stdin (at most this many) the helper thread may read ahead of the run.
+const CHUNKS_AHEAD: usize = 4;
+
+/// How often a read waiting for stdin looks at the stop signal.
+const STOP_POLL: Duration = Duration::from_millis(20);
+
+/// Stdin, read on a helper thread: a read waits for the thread's next chunk, and gives up
+/// when its stop signal is raised. The thread reads at most [`CHUNKS_AHEAD`] chunks of
+/// [`READ_BUFFER`] bytes ahead, and ends at the end of stdin, at an error, or with the
+/// process.
+struct StdinReader {
+    chunks: Receiver<io::Result<Vec<u8>>>,
+    chunk: Vec<u8>,
+    at: usize,
+    /// The end of stdin (or its error) was handed over.
+    ended: bool,
+    stop: Option<StopSignal>,
+    /// Why a read gave up waiting, if it did.
+    stopped: Option<StopCause>,
+}
+
+impl StdinReader {
+    fn start() -> StdinReader {
+        let (send, chunks) = sync_channel(CHUNKS_AHEAD);
+        std::thread::spawn(move || {
+            let mut stdin = io::stdin().lock();
+            loop {
+                let mut chunk = vec![0; READ_BUFFER];
+                let read = match stdin.read(&mut chunk) {
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Ok(n) => {
+                        chunk.truncate(n);
+                        Ok(chunk)
+                    }
+                    Err(e) => Err(e),
+                };
+                let last = !matches!(&read, Ok(c) if !c.is_empty());
+                if send.send(read).is_err() || last {
+                    return;
+                }
+            }
+        });
+        StdinReader {
+            chunks,
+            chunk: Vec::new(),
+            at: 0,
+            ended: false,
+            stop: None,
+            stopped: None,
+        }
+    }
+
+    /// The next chunk from the thread (empty at the end of stdin), waiting for it until the
+    /// stop signal is raised.
+    fn next_chunk(&mut self) -> io::Result<Vec<u8>> {
+        if self.ended {
+            return Ok(Vec::new());
+        }
+        loop {
+            let got = match &self.stop {
+                None => self
+                    .chunks
+                    .recv()
+                    .map_err(|_| RecvTimeoutError::Disconnected),
+                Some(stop) => {
+                    if let Some(cause) = stop.cause() {
+                        self.stopped = Some(cause);
+                        return Err(io::Error::other(
+                            "the run was stopped while it waited for input",
+                        ));
+                    }
+                    self.chunks.recv_timeout(STOP_POLL)
+                }
+            };
+            match got {
+                Ok(Ok(chunk)) if !chunk.is_empty() => return Ok(chunk),
+                Ok(other) => {
+                    self.ended = true;
+                    return other;
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => {
+                    self.ended = true;
+                    return Ok(Vec::new());
+                }
+            }
+        }
+    }
+}
+
+impl Read for StdinReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.at == self.chunk.len() {
+            self.chunk = self.next_chunk()?;
+            self.at = 0;
+        }
+        let n = buf.len().min(self.chunk.len() - self.at);
+        buf[..n].copy_from_slice(&self.chunk[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
 }
 
 /// Frames read from stdin, kept in an unnamed temporary file for a second run.

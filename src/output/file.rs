@@ -13,7 +13,10 @@
 //!   removed whenever the new file is not committed. [`OutputFile::write`] does both.
 //!
 //! The probe is removed at once, rather than kept open through the run, so that a run
-//! stopped with Ctrl-C leaves no stray file behind.
+//! stopped with Ctrl-C leaves no stray file behind. Every temporary file is listed, from
+//! its creation to its removal or rename, in a process-wide set, so that a process ending
+//! at once on a signal removes the ones it has ([`remove_staged`], which
+//! [`crate::stop::exit_at_once`] calls).
 //!
 //! `-` is stdout: written in place, after whatever the process printed there before.
 
@@ -22,6 +25,32 @@ use std::fs::{self, File, OpenOptions, Permissions};
 use std::io::{self, BufWriter};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+/// The temporary files this process has beside their targets: a path is added under the
+/// lock as its file is created, and leaves it under the lock as the file is removed or
+/// renamed, so a signal handler holding the lock sees exactly the files that exist.
+static STAGED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn staged() -> MutexGuard<'static, Vec<PathBuf>> {
+    STAGED.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Remove every temporary file this process has staged and not yet renamed or removed:
+/// for a process about to end at once (a signal), which runs no destructors.
+pub fn remove_staged() {
+    let mut files = staged();
+    for path in files.drain(..) {
+        let _ = fs::remove_file(path);
+    }
+}
+
+/// Remove a temporary file and forget it.
+fn discard(temp: &Path) {
+    let mut files = staged();
+    let _ = fs::remove_file(temp);
+    files.retain(|p| p != temp);
+}
 
 /// An output file that cannot be prepared or written, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -216,10 +245,13 @@ impl Staged<'_> {
         let Some(temp) = &self.temp else {
             return Ok(());
         };
+        let mut files = staged();
         fs::rename(temp, &self.output.target).map_err(|e| OutputError {
             path: self.output.shown.clone(),
             message: e.to_string(),
         })?;
+        files.retain(|p| p != temp);
+        drop(files);
         self.temp = None;
         Ok(())
     }
@@ -228,7 +260,7 @@ impl Staged<'_> {
 impl Drop for Staged<'_> {
     fn drop(&mut self) {
         if let Some(temp) = self.temp.take() {
-            let _ = fs::remove_file(temp);
+            discard(&temp);
         }
     }
 }
@@ -292,18 +324,23 @@ fn directory_of(path: &Path) -> &Path {
 fn probe(dir: &Path) -> Result<(), String> {
     let (temp, file) = create_temp(dir)?;
     drop(file);
-    let _ = fs::remove_file(temp);
+    discard(&temp);
     Ok(())
 }
 
-/// A new, empty, hidden file in `dir` that no other process or thread has.
+/// A new, empty, hidden file in `dir` that no other process or thread has, listed among
+/// the files [`remove_staged`] removes.
 fn create_temp(dir: &Path) -> Result<(PathBuf, File), String> {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     loop {
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let path = dir.join(format!(".gpu16-{}-{n}.tmp", std::process::id()));
+        let mut files = staged();
         match OpenOptions::new().write(true).create_new(true).open(&path) {
-            Ok(file) => return Ok((path, file)),
+            Ok(file) => {
+                files.push(path.clone());
+                return Ok((path, file));
+            }
             // Left by a process that had this id before: try the next name.
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 1000 => {}
             Err(e) => {
