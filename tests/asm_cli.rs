@@ -11,17 +11,7 @@ fn scratch(test: &str) -> PathBuf {
     common::scratch("asm_cli", test)
 }
 
-const PROGRAM: &str = "\
-; two cores store 0x2a at their own bank, row 3
-.cf mask=0x0003
-.if
-    set_const 0, r1
-    set_const 3, r8
-    set_const 0x2a, r9
-    st [r8, r1], r9
-";
-
-/// The image of PROGRAM, encoded by hand: CF (IF_Num 1, mask 3), then the IF.
+/// The image of common::TWO_STORES, encoded by hand: CF (IF_Num 1, mask 3), then the IF.
 fn expected_image() -> Vec<u8> {
     let mut img = vec![0u8; 64];
     img[0] = 0x01;
@@ -38,7 +28,7 @@ fn expected_image() -> Vec<u8> {
 fn asm_writes_the_bin_next_to_the_source() {
     let d = scratch("default");
     let src = d.join("p.s");
-    std::fs::write(&src, PROGRAM).unwrap();
+    std::fs::write(&src, common::TWO_STORES).unwrap();
     let out = gpu16(&["asm", s(&src)]);
     assert!(
         out.status.success(),
@@ -55,7 +45,7 @@ fn asm_writes_the_bin_next_to_the_source() {
 fn hex_output_loads_back_as_a_program() {
     let d = scratch("hex");
     let src = d.join("p.s");
-    std::fs::write(&src, PROGRAM).unwrap();
+    std::fs::write(&src, common::TWO_STORES).unwrap();
     let out = gpu16(&["asm", s(&src), "--hex"]);
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
@@ -74,7 +64,7 @@ fn hex_output_loads_back_as_a_program() {
 fn disasm_round_trips_through_the_cli() {
     let d = scratch("disasm");
     let src = d.join("p.s");
-    std::fs::write(&src, PROGRAM).unwrap();
+    std::fs::write(&src, common::TWO_STORES).unwrap();
     assert!(gpu16(&["asm", s(&src)]).status.success());
     let dis = d.join("d.s");
     let out = gpu16(&["disasm", s(&d.join("p.bin")), "-o", s(&dis)]);
@@ -145,7 +135,7 @@ fn check_exits_0_with_warnings_and_1_on_load_errors() {
 fn run_takes_assembly_directly() {
     let d = scratch("run");
     let src = d.join("p.s");
-    std::fs::write(&src, PROGRAM).unwrap();
+    std::fs::write(&src, common::TWO_STORES).unwrap();
     let dump = d.join("mem.bin");
     let out = gpu16(&["run", s(&src), "--dump-mem", s(&dump)]);
     assert!(
@@ -161,11 +151,11 @@ fn run_takes_assembly_directly() {
 fn refuses_to_overwrite_the_source() {
     let d = scratch("overwrite");
     let src = d.join("p.s");
-    std::fs::write(&src, PROGRAM).unwrap();
+    std::fs::write(&src, common::TWO_STORES).unwrap();
     let out = gpu16(&["asm", s(&src), "-o", s(&src)]);
     // An output naming an input is a usage error (tests/safe_outputs.rs has the rest).
     assert_eq!(out.status.code(), Some(2));
-    assert_eq!(std::fs::read_to_string(&src).unwrap(), PROGRAM);
+    assert_eq!(std::fs::read_to_string(&src).unwrap(), common::TWO_STORES);
 }
 
 #[test]
@@ -204,8 +194,12 @@ fn bad_input_never_panics() {
 fn asm_warns_about_set_const_into_a_core_id_register() {
     let d = scratch("set_const_warning");
     let src = d.join("p.s");
-    // PROGRAM with `set_const 5, r1` (line 4, column 5) for `set_const 0, r1`.
-    std::fs::write(&src, PROGRAM.replace("set_const 0, r1", "set_const 5, r1")).unwrap();
+    // common::TWO_STORES with `set_const 5, r1` (line 4, column 5) for `set_const 0, r1`.
+    std::fs::write(
+        &src,
+        common::TWO_STORES.replace("set_const 0, r1", "set_const 5, r1"),
+    )
+    .unwrap();
     let warning = format!(
         "{}:4:5: warning: set_const into r1 loads the core id, not 0x05: only r8..r15 take a constant\n        set_const 5, r1\n        ^^^^^^^^^\n",
         s(&src)
@@ -236,8 +230,8 @@ fn asm_warns_about_set_const_into_a_core_id_register() {
     assert!(String::from_utf8(out.stdout)
         .unwrap()
         .starts_with("0001 0003 0000"));
-    // A constant of 0, or into r8..r15, is not warned about (PROGRAM has both).
-    std::fs::write(&src, PROGRAM).unwrap();
+    // A constant of 0, or into r8..r15, is not warned about (common::TWO_STORES has both).
+    std::fs::write(&src, common::TWO_STORES).unwrap();
     let out = gpu16(&["asm", s(&src)]);
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");

@@ -31,20 +31,10 @@ fn object(o: &Output) -> Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
 }
 
-const CLEAN: &str = "\
-; two cores store 0x2a at their own bank, row 3
-.cf mask=0x0003
-.if
-    set_const 0, r1
-    set_const 3, r8
-    set_const 0x2a, r9
-    st [r8, r1], r9
-";
-
 #[test]
 fn a_clean_assemble() {
     let d = scratch("clean");
-    std::fs::write(d.join("p.s"), CLEAN).unwrap();
+    std::fs::write(d.join("p.s"), common::TWO_STORES).unwrap();
     let o = gpu16_in(&d, &["asm", "p.s", "--json"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(stderr(&o), "");
@@ -253,7 +243,7 @@ fn a_check_of_a_binary_has_frames_not_lines() {
 #[test]
 fn a_command_that_stops_is_still_one_object() {
     let d = scratch("stops");
-    std::fs::write(d.join("p.s"), CLEAN).unwrap();
+    std::fs::write(d.join("p.s"), common::TWO_STORES).unwrap();
     let cases: [(&[&str], i32, Value); 6] = [
         (
             &["asm", "nosuch.s", "--json"],

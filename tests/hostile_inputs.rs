@@ -77,25 +77,12 @@ fn debug_answers_a_few_over_long_lines_and_ends_on_an_endless_one() {
     assert!(err.contains("a line is longer than 1 MiB"), "{err}");
 }
 
-/// Every core adds 1 to r1 and stores it, forever: nothing proves it endless (it writes
-/// memory), so only the watchdog or a timeout ends it.
-const BUSY: &str = "\
-.cf mask=0xffff
-.if
-    set_const 1, r9
-    xor r2, r2, r2
-loop:
-    add r1, r9, r1
-    st [r1, r2], r1
-    bnz loop, r9
-";
-
 /// `diff --timeout`: a program that would run for days gives no verdict, status 2, soon.
 #[test]
 fn diff_stops_at_its_timeout_without_a_verdict() {
     let d = scratch("hostile_inputs", "diff_timeout");
     let src = d.join("busy.s");
-    std::fs::write(&src, BUSY).unwrap();
+    std::fs::write(&src, common::BUSY).unwrap();
     let started = Instant::now();
     let out = Command::new(env!("CARGO_BIN_EXE_gpu16"))
         .args(["diff", s(&src), "--max-cycles", "288230376151711744"])
@@ -211,7 +198,7 @@ fn sigterm_while_an_output_is_written_leaves_no_temporary_file() {
 fn sigterm_during_a_run_stops_it_like_ctrl_c() {
     let d = scratch("hostile_inputs", "sigterm_run");
     let src = d.join("busy.s");
-    std::fs::write(&src, BUSY).unwrap();
+    std::fs::write(&src, common::BUSY).unwrap();
     let dump = d.join("mem.bin");
     let child = Command::new(env!("CARGO_BIN_EXE_gpu16"))
         .args(["run", s(&src), "-q", "--json", "--dump-mem", s(&dump)])

@@ -12,19 +12,6 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-/// Every core adds 1 to r1 and stores it, forever: nothing proves it endless (it writes
-/// memory), so only the watchdog, a timeout or Ctrl-C ends it.
-const BUSY: &str = "\
-.cf mask=0xffff
-.if
-    set_const 1, r9
-    xor r2, r2, r2
-loop:
-    add r1, r9, r1
-    st [r1, r2], r1
-    bnz loop, r9
-";
-
 fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("gpu16-run-control-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
@@ -67,7 +54,7 @@ fn same_as_the_watchdog_there(program: &str, stopped: &Value, backend: &str) {
 fn a_timeout_ends_the_run_like_the_watchdog_where_it_had_come() {
     let d = scratch("timeout");
     let src = d.join("busy.s");
-    std::fs::write(&src, BUSY).unwrap();
+    std::fs::write(&src, common::BUSY).unwrap();
     let src = src.to_str().unwrap();
     for backend in ["interp", "auto"] {
         let out = Command::new(env!("CARGO_BIN_EXE_gpu16"))
@@ -110,7 +97,7 @@ fn a_timeout_ends_the_run_like_the_watchdog_where_it_had_come() {
 fn ctrl_c_ends_the_run_like_the_watchdog_and_exits_130() {
     let d = scratch("ctrl-c");
     let src = d.join("busy.s");
-    std::fs::write(&src, BUSY).unwrap();
+    std::fs::write(&src, common::BUSY).unwrap();
     let src = src.to_str().unwrap();
     let child = Command::new(env!("CARGO_BIN_EXE_gpu16"))
         .args(["run", src, "-q", "--json", "--backend", "interp"])
@@ -152,7 +139,7 @@ impl Observer for StopAfter {
 
 #[test]
 fn every_backend_stops_where_the_watchdog_would_stop() {
-    let program = gpu16_asm::assemble(BUSY, "busy.s").unwrap().program;
+    let program = gpu16_asm::assemble(common::BUSY, "busy.s").unwrap().program;
     let config = Config {
         checkpoint_cycles: 1000,
         ..Config::default()

@@ -71,3 +71,28 @@ pub fn every_runner() -> Vec<gpu16::Runner> {
     }
     v
 }
+
+/// Every core adds 1 to r1 and stores it, forever: nothing proves it endless (it writes
+/// memory), so only the watchdog, a timeout or Ctrl-C ends it.
+pub const BUSY: &str = "\
+.cf mask=0xffff
+.if
+    set_const 1, r9
+    xor r2, r2, r2
+loop:
+    add r1, r9, r1
+    st [r1, r2], r1
+    bnz loop, r9
+";
+
+/// Two cores store 0x2a in their own bank at row 3 (`asm` and `check` tests encode its
+/// image by hand).
+pub const TWO_STORES: &str = "\
+; two cores store 0x2a at their own bank, row 3
+.cf mask=0x0003
+.if
+    set_const 0, r1
+    set_const 3, r8
+    set_const 0x2a, r9
+    st [r8, r1], r9
+";
