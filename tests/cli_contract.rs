@@ -13,17 +13,10 @@ fn scratch(test: &str) -> PathBuf {
     common::scratch("cli_contract", test)
 }
 
-/// Two cores store 0x2a in their own bank at row 3. Worked by hand: the CF takes cycle 0,
-/// the broadcast cycles 1-4, the cores run set_const at 5, 6, 7, the store at 8 and the
-/// `ready` fill at 9. So 10 cycles, 5 instructions a core, one task (frame 1) 5..9.
-const TWO_STORES: &str = "\
-.cf mask=0x0003
-.if
-    set_const 0, r1
-    set_const 3, r8
-    set_const 0x2a, r9
-    st [r8, r1], r9
-";
+// common::TWO_STORES, worked by hand: the CF takes cycle 0, the broadcast cycles 1-4, the
+// cores run set_const at 5, 6, 7, the store at 8 and the `ready` fill at 9. So 10 cycles,
+// 5 instructions a core, one task (frame 1) 5..9.
+use common::TWO_STORES;
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
