@@ -1,5 +1,6 @@
-//! Fuzz cases: each seed names one generated program, memory image and machine
-//! configuration, so a campaign is a range of seeds that any machine can split and replay.
+//! Fuzz cases: each seed names one generated program, memory image, machine configuration
+//! and the thresholds at which `auto` compiles (so the switch to compiled code is fuzzed
+//! too), so a campaign is a range of seeds that any machine can split and replay.
 //! [`targets`] holds the bodies of the coverage-guided fuzz targets.
 
 pub mod targets;
