@@ -116,33 +116,54 @@ pub fn interpret_group(
 ) -> GroupExit {
     let mut exits: GroupExit = [None; 16];
     run_lockstep(
-        code,
         group,
         cores,
         port,
         &mut exits,
         |g, cores, port, exits| step_group(code, g, cores, port, exits),
+        |awake, asleep, cores, port, exits| {
+            interpret_cohort(code, awake, asleep, cores, port, exits)
+        },
     );
     exits
+}
+
+/// A group form for [`run_lockstep`]: runs cores at one IP as a group; `None` when they
+/// stopped, or the cores awake and those asleep where some fell asleep on a lock.
+pub trait GroupForm:
+    FnMut(u16, &mut [CoreState; 16], &mut Port<'_>, &mut GroupExit) -> Option<(u16, u16)>
+{
+}
+impl<F> GroupForm for F where
+    F: FnMut(u16, &mut [CoreState; 16], &mut Port<'_>, &mut GroupExit) -> Option<(u16, u16)>
+{
+}
+
+/// A cohort form for [`run_lockstep`], with [`interpret_cohort`]'s contract: runs the cores
+/// `awake` (and those `asleep` in the port) each at its own IP; the cores as a group again
+/// (`Some`), or `None` once they stopped.
+pub trait CohortForm:
+    FnMut(u16, u16, &mut [CoreState; 16], &mut Port<'_>, &mut GroupExit) -> Option<u16>
+{
+}
+impl<F> CohortForm for F where
+    F: FnMut(u16, u16, &mut [CoreState; 16], &mut Port<'_>, &mut GroupExit) -> Option<u16>
+{
 }
 
 /// Drive `cores` (all in one cycle) between group form and cohort form until they stop.
 /// `group_form` runs cores at one IP as a group (the interpreter's [`interpret_group`]
 /// steps, or an engine's compiled form of them); it returns `None` when they stopped, or
 /// the cores awake and those asleep where some fell asleep on a lock, which then go on
-/// as a cohort. Exits go into `exits`.
+/// as a cohort through `cohort_form` ([`interpret_cohort`], or an engine's compiled
+/// form of it). Exits go into `exits`.
 pub fn run_lockstep(
-    code: &[Instr; FRAME_INSTRS],
     cores_mask: u16,
     cores: &mut [CoreState; 16],
     port: &mut Port<'_>,
     exits: &mut GroupExit,
-    mut group_form: impl FnMut(
-        u16,
-        &mut [CoreState; 16],
-        &mut Port<'_>,
-        &mut GroupExit,
-    ) -> Option<(u16, u16)>,
+    mut group_form: impl GroupForm,
+    mut cohort_form: impl CohortForm,
 ) {
     let (ip, cycle) = (
         cores[first_of(cores_mask)].ip,
@@ -156,7 +177,7 @@ pub fn run_lockstep(
         }
     }
     loop {
-        let Some(group) = interpret_cohort(code, awake, asleep, cores, port, exits) else {
+        let Some(group) = cohort_form(awake, asleep, cores, port, exits) else {
             return;
         };
         match group_form(group, cores, port, exits) {

@@ -3,6 +3,7 @@
 //! so when the cache is full the oldest generation leaves the map, and its module is freed
 //! as soon as no `Code` handle (held by cores still running it) points into it.
 
+use crate::cohort::CohortEntryFn;
 use crate::compile::{self, Compiler, MachineCode};
 use crate::error::JitError;
 use crate::lanes::LaneEntryFn;
@@ -29,6 +30,7 @@ pub struct CompiledFrame {
     pub(crate) direct: bool,
     scalar: RefCell<Option<Rc<ScalarCode>>>,
     lanes: RefCell<Option<Rc<LaneCode>>>,
+    cohort: RefCell<Option<Rc<CohortCode>>>,
     /// A form failed to compile (said once; that form runs interpreted).
     pub(crate) failed: Cell<bool>,
 }
@@ -64,6 +66,8 @@ impl<F> Code<F> {
 pub(crate) type ScalarCode = Code<EntryFn>;
 /// A frame's lockstep code (see `lanes.rs`).
 pub(crate) type LaneCode = Code<LaneEntryFn>;
+/// A frame's cohort form (see `cohort.rs`).
+pub(crate) type CohortCode = Code<CohortEntryFn>;
 /// An MCST frame's slot form (see `slots_compile.rs`).
 pub(crate) type SlotsCode = Code<SlotEntryFn>;
 
@@ -72,6 +76,7 @@ impl std::fmt::Debug for CompiledFrame {
         f.debug_struct("CompiledFrame")
             .field("per_core", &self.scalar.borrow().is_some())
             .field("lockstep", &self.lanes.borrow().is_some())
+            .field("cohort", &self.cohort.borrow().is_some())
             .finish()
     }
 }
@@ -105,6 +110,8 @@ pub struct CacheStats {
     pub lanes_compiled: u64,
     /// MCST slot forms compiled so far (see `slots_compile.rs`).
     pub slots_compiled: u64,
+    /// Cohort forms compiled so far (see `cohort.rs`).
+    pub cohorts_compiled: u64,
     /// Lookups served without compiling.
     pub hits: u64,
     /// Modules whose memory was released.
@@ -133,6 +140,7 @@ pub(crate) struct Cache {
     compiled: u64,
     lanes_compiled: u64,
     slots_compiled: u64,
+    cohorts_compiled: u64,
     hits: u64,
     /// Tests make every compile fail, to see what the backends do then.
     #[cfg(test)]
@@ -152,6 +160,7 @@ impl Cache {
             compiled: 0,
             lanes_compiled: 0,
             slots_compiled: 0,
+            cohorts_compiled: 0,
             hits: 0,
             #[cfg(test)]
             fail: false,
@@ -163,6 +172,7 @@ impl Cache {
             compiled: self.compiled,
             lanes_compiled: self.lanes_compiled,
             slots_compiled: self.slots_compiled,
+            cohorts_compiled: self.cohorts_compiled,
             hits: self.hits,
             modules_freed: self.freed.get(),
             cached: self.map.len(),
@@ -191,6 +201,7 @@ impl Cache {
                 direct: crate::compile::has_plain_access(instrs),
                 scalar: RefCell::new(None),
                 lanes: RefCell::new(None),
+                cohort: RefCell::new(None),
                 failed: Cell::new(false),
             })
         })
@@ -261,6 +272,22 @@ impl Cache {
             |entry| unsafe { std::mem::transmute::<*const u8, LaneEntryFn>(entry) },
         )?;
         self.lanes_compiled += u64::from(fresh);
+        Ok(code)
+    }
+
+    /// The cohort form of `frame`, compiled on first use (always here, never on `auto`'s
+    /// worker: a frame needs it only once its lockstep form runs and its cores part).
+    pub(crate) fn cohort(&mut self, frame: &Rc<CompiledFrame>) -> Result<Rc<CohortCode>, JitError> {
+        let (code, fresh) = self.form(
+            frame,
+            &frame.cohort,
+            |compiler, module, instrs| compiler.compile_cohort(module, instrs),
+            // SAFETY: the address is that of a function `compile_cohort` just declared with
+            // the signature `CohortEntryFn` describes (two pointers and an i64, i32 return,
+            // the platform's C calling convention); the `Code` keeps its module alive.
+            |entry| unsafe { std::mem::transmute::<*const u8, CohortEntryFn>(entry) },
+        )?;
+        self.cohorts_compiled += u64::from(fresh);
         Ok(code)
     }
 

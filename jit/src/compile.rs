@@ -149,6 +149,28 @@ impl Compiler {
         })
     }
 
+    /// Compile the cohort form of `instrs` (see `cohort.rs`) into `module` and return the
+    /// finalized entry address.
+    pub(crate) fn compile_cohort(
+        &mut self,
+        module: &mut JITModule,
+        instrs: &[Instr; FRAME_INSTRS],
+    ) -> Result<*const u8, JitError> {
+        let ptr = self.isa.pointer_type();
+        let i32 = types::I32;
+        // fn(*mut CohortFile, *mut CohortCtx, limit) -> CohortExit
+        let sig = self.signature(&[ptr, ptr, types::I64], Some(i32));
+        // cohort_access(ctx, file, lanes, cycle) -> ACCESS_DONE or ACCESS_PARKED
+        let access = self.signature(&[ptr, ptr, i32, types::I64], Some(i32));
+        // cohort_end(ctx, file, ended lanes, those by ready, cycle after) -> holds a lock
+        let end = self.signature(&[ptr, ptr, i32, i32, types::I64], Some(i32));
+        let config = self.isa.frontend_config();
+        let code = self.codegen(true, sig, |ctx, fctx| {
+            crate::cohort_compile::build(ctx, fctx, instrs, access, end, config)
+        })?;
+        place(module, &code)
+    }
+
     /// Compile the MCST slot form of the frame `words` (see `slots_compile.rs`) into
     /// `module` and return the finalized entry address. Compiled where it runs, never on
     /// `auto`'s worker thread, so its `MachineCode` is never offered as another form.

@@ -5,13 +5,15 @@
 //! id, and turning the code's exit back into each core's state. The translation itself is
 //! in `lanes_compile.rs`.
 
-use crate::cache::LaneCode;
+use crate::cache::{CohortCode, LaneCode};
+use crate::cohort::Cohort;
 use crate::compile::cycles_to_entry;
-use gpu16_interp::{interpret_group, run_lockstep};
+use gpu16_interp::{interpret_cohort, interpret_group, run_lockstep};
 use gpu16_machine::isa::{address, Flow, Instr, MemOp, FRAME_INSTRS};
 use gpu16_machine::{retire, CoreExit, CoreState, GroupExit, Port, PortAccess};
 use std::any::Any;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::rc::Rc;
 
 /// Every lane ended after the instruction at IP 15.
 pub(crate) const EXIT_ENDED: u32 = 1;
@@ -323,7 +325,10 @@ fn transpose(m: &[[u8; 16]; 16]) -> [[u8; 16]; 16] {
 
 /// Run `group` in `code`'s lockstep form (see `Backend::run_group`). Where some of its
 /// cores fall asleep on a lock, or where they start at several IPs, they go on as a cohort
-/// (`interpret_cohort`), and come back to compiled code once they converge again.
+/// in the frame's compiled cohort form (`cohort.rs`, which `cohort` compiles on first
+/// need; interpreted by `interpret_cohort` where it does not compile), and come back to
+/// lockstep code once they converge again.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn enter(
     code: &LaneCode,
     instrs: &[Instr; FRAME_INSTRS],
@@ -332,10 +337,11 @@ pub(crate) fn enter(
     port: &mut Port<'_>,
     row_accesses: &mut u64,
     handed_over: &mut u64,
+    mut cohort: impl FnMut() -> Option<Rc<CohortCode>>,
 ) -> GroupExit {
     let mut exits: GroupExit = [None; 16];
+    let mut cohort_code: Option<Option<Rc<CohortCode>>> = None;
     run_lockstep(
-        instrs,
         group,
         cores,
         port,
@@ -351,13 +357,25 @@ pub(crate) fn enter(
                 exits,
             )
         },
+        |awake, asleep, cores, port, exits| {
+            let (awake, asleep) = match cohort_code.get_or_insert_with(&mut cohort) {
+                Some(c) => match crate::cohort::run(c, instrs, awake, asleep, cores, port, exits) {
+                    Cohort::Converged(group) => return Some(group),
+                    Cohort::Stopped => return None,
+                    Cohort::Sparse { awake, asleep } => (awake, asleep),
+                },
+                None => (awake, asleep),
+            };
+            interpret_cohort(instrs, awake, asleep, cores, port, exits)
+        },
     );
     exits
 }
 
 /// One entry into compiled code for `group`. Returns `None` when the group stopped (its
-/// cores' exits are in `exits`), or the cores awake and those asleep where some fell
-/// asleep on a lock in a memory instruction that every other core performed.
+/// cores' exits are in `exits`), or the cores awake and those asleep that go on as a
+/// cohort: where some fell asleep on a lock in a memory instruction that every other core
+/// performed, or where a `bnz` parted cores that may touch one bank.
 fn enter_once(
     code: &LaneCode,
     instrs: &[Instr; FRAME_INSTRS],
@@ -444,6 +462,7 @@ fn enter_once(
             let Instr::Bnz { target, .. } = instrs[file.ip as usize & 0xF] else {
                 unreachable!("lockstep code splits only at a bnz")
             };
+            let mut going = 0u16;
             for k in lanes {
                 let flow = if file.done & (1 << k) != 0 {
                     Flow::Jump(target & 0xF)
@@ -451,6 +470,13 @@ fn enter_once(
                     Flow::Next
                 };
                 exits[k] = retire(&mut cores[k], flow);
+                going |= u16::from(exits[k].is_none()) << k;
+            }
+            // Lanes that part ways but may touch one bank go on as a cohort, taking turns
+            // on memory within each cycle, rather than one access per trip through the run
+            // loop; lanes that keep apart run faster alone, each in its own straight code.
+            if going != 0 && port.cores_share_banks(going) {
+                return Some((going, 0));
             }
         }
         EXIT_SLOW if group != 0 => {

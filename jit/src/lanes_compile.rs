@@ -295,7 +295,13 @@ pub(crate) fn build(
                     b.switch_to_block(leave);
                     // The leaving lanes' registers as they end: `lane_leave` keeps them,
                     // since the group's code goes on writing every lane.
-                    store_written(&mut b, &regs, shape.written, file);
+                    store_written(
+                        &mut b,
+                        &regs,
+                        shape.written,
+                        file,
+                        offset_of!(LaneFile, regs),
+                    );
                     let leaving = b.ins().bxor(mask, bits);
                     let after_ready = b.ins().iadd_imm_u(c1, cycles(1));
                     let ready_ip = b.ins().iconst(types::I32, (end + 1) as i64);
@@ -321,7 +327,13 @@ pub(crate) fn build(
     }
 
     b.switch_to_block(exit);
-    store_written(&mut b, &regs, shape.written, file);
+    store_written(
+        &mut b,
+        &regs,
+        shape.written,
+        file,
+        offset_of!(LaneFile, regs),
+    );
     b.ins()
         .store(flags, exit_cycle, file, at(offset_of!(LaneFile, cycle)));
     b.ins()
@@ -334,19 +346,25 @@ pub(crate) fn build(
     b.finalize(module_config);
 }
 
-/// Store the registers of `written` to the lane file.
-fn store_written(b: &mut FunctionBuilder, regs: &[Variable], written: u16, file: Value) {
+/// Store the registers of `written` to a file whose register vectors start at `regs_at`.
+pub(crate) fn store_written(
+    b: &mut FunctionBuilder,
+    regs: &[Variable],
+    written: u16,
+    file: Value,
+    regs_at: usize,
+) {
     for (r, &var) in regs.iter().enumerate() {
         if written & (1 << r) != 0 {
             let v = b.use_var(var);
-            let at = (offset_of!(LaneFile, regs) + 16 * r) as i32;
+            let at = (regs_at + 16 * r) as i32;
             b.ins().store(MemFlagsData::trusted(), v, file, at);
         }
     }
 }
 
 /// The all-zero vector.
-fn zeros(b: &mut FunctionBuilder) -> Value {
+pub(crate) fn zeros(b: &mut FunctionBuilder) -> Value {
     let z = b.ins().iconst(types::I8, 0);
     b.ins().splat(V, z)
 }
@@ -381,11 +399,11 @@ fn complete_access(
 /// its registers kept as it leaves (`lane_leave`). That saves a blend on every write, and
 /// a step in every dependency chain. Where only some lanes of the group complete an
 /// access, `active` holds them (0xFF where active), and a write keeps the other lanes.
-struct VectorLowering<'a, 'f> {
-    b: &'a mut FunctionBuilder<'f>,
-    regs: &'a [Variable],
-    active: Option<Value>,
-    core_id: Value,
+pub(crate) struct VectorLowering<'a, 'f> {
+    pub(crate) b: &'a mut FunctionBuilder<'f>,
+    pub(crate) regs: &'a [Variable],
+    pub(crate) active: Option<Value>,
+    pub(crate) core_id: Value,
 }
 
 impl VectorLowering<'_, '_> {

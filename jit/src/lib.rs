@@ -4,6 +4,8 @@
 
 mod auto;
 mod cache;
+mod cohort;
+mod cohort_compile;
 mod compile;
 mod error;
 mod hot_table;
@@ -215,15 +217,25 @@ impl Jit {
         port: &mut Port<'_>,
     ) -> GroupExit {
         match self.cache.lanes(code) {
-            Ok(lanes) => lanes::enter(
-                &lanes,
-                &code.instrs,
-                group,
-                cores,
-                port,
-                &mut self.row_accesses,
-                &mut self.handed_over,
-            ),
+            Ok(lanes) => {
+                let cache = &mut self.cache;
+                lanes::enter(
+                    &lanes,
+                    &code.instrs,
+                    group,
+                    cores,
+                    port,
+                    &mut self.row_accesses,
+                    &mut self.handed_over,
+                    || match cache.cohort(code) {
+                        Ok(cohort) => Some(cohort),
+                        Err(e) => {
+                            warn_once(code, &e);
+                            None
+                        }
+                    },
+                )
+            }
             Err(e) => {
                 warn_once(code, &e);
                 gpu16_interp::interpret_group(&code.instrs, group, cores, port)

@@ -13,6 +13,7 @@
 mod atomics;
 mod bank;
 mod builder;
+mod cohort;
 mod faults;
 mod frames;
 mod interleave;
@@ -93,6 +94,12 @@ macro_rules! backend_suite {
                 interleave {
                     halves_a_cycle_apart_leapfrog_in_one_byte,
                     halves_two_instructions_apart_meet_in_core_order,
+                }
+                cohort {
+                    lanes_at_three_ips_share_a_bank_in_one_cycle,
+                    a_fault_among_lanes_at_three_ips,
+                    a_cycle_limit_among_lanes_at_three_ips,
+                    lanes_that_part_and_meet_run_on_as_one,
                 }
                 faults {
                     st_sync_without_sequence,

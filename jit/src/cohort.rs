@@ -1,0 +1,420 @@
+//! The compiled cohort's runtime: cores of one frame, each at its own IP, run as the lanes
+//! of 16-byte vectors (SIMT style: a per-lane IP and an awake mask, no reconvergence
+//! stack). Each cycle compiled code executes every live IP's instruction for the lanes at
+//! that IP under a mask, then hands the cycle's memory instructions to [`cohort_access`],
+//! which performs them in ascending core id through the port, puts lanes that stall in
+//! their turn on a lock held by another lane to sleep, and retries woken lanes in the cycle
+//! the spec gives. This file owns the cohort's file, the two callbacks, and turning the
+//! code's exit back into each core's state; the translation is `cohort_compile.rs`.
+//!
+//! Contract: [`run`] is `gpu16_interp::interpret_cohort` compiled: the same cores, cycles,
+//! registers, memory, sleeps and exits. It never hands back for quiet (the interpreter's
+//! `QUIET_CYCLES` tuning): compiled, the cores run on until they converge, stop or park.
+
+use crate::cache::CohortCode;
+use gpu16_machine::isa::{address, execute, Instr, MemOp, FRAME_INSTRS};
+use gpu16_machine::Effect;
+use gpu16_machine::{CoreExit, CoreState, GroupExit, Port, PortAccess};
+use std::any::Any;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+
+/// Why compiled cohort code returned. The code returns the discriminant.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CohortExit {
+    /// No lane is awake (every one asleep, ended, or joining next cycle).
+    Empty = 0,
+    /// No lane asleep or joining, and every awake lane at one IP: a group again.
+    Converged = 1,
+    /// The cycle reached the limit: the awake lanes park before their instructions.
+    Limit = 2,
+    /// A memory access in `cycle` could not go now: lane `parked` parks before it; the lanes
+    /// in `executed` completed their instructions of `cycle`, the rest wait before theirs.
+    Parked = 3,
+    /// A lane ended its part holding a lock: the run loop takes over after the cycle.
+    Stop = 4,
+    /// At most [`SPARSE_LANES`] lanes are awake at the top of `cycle`: the interpreter
+    /// goes on with the cohort (see [`Cohort::Sparse`]).
+    Sparse = 5,
+}
+
+/// Where no more lanes than this are awake (a contended lock: one holder, the rest
+/// asleep), the vector step's fixed cost per cycle (every live IP tested, the memory
+/// phase) outweighs its work, and the cohort is interpreted: a contended counter ran 1.8x
+/// slower compiled.
+pub(crate) const SPARSE_LANES: u32 = 2;
+
+/// What became of a cohort run compiled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Cohort {
+    /// The cores as a group again.
+    Converged(u16),
+    /// Stopped: every core's exit is in `exits`.
+    Stopped,
+    /// Few cores awake: go on through `interpret_cohort` with the cores `awake` (in one
+    /// cycle or, some, the next) and those `asleep` in the port.
+    Sparse { awake: u16, asleep: u16 },
+}
+
+impl CohortExit {
+    fn from_code(code: u32) -> CohortExit {
+        match code {
+            0 => CohortExit::Empty,
+            1 => CohortExit::Converged,
+            2 => CohortExit::Limit,
+            3 => CohortExit::Parked,
+            4 => CohortExit::Stop,
+            5 => CohortExit::Sparse,
+            _ => unreachable!("cohort code returns only CohortExit codes, not {code}"),
+        }
+    }
+}
+
+/// The state compiled cohort code reads and writes.
+#[repr(C, align(16))]
+pub(crate) struct CohortFile {
+    /// `regs[r][k]` is register r of core k (first, at the offset the shared register
+    /// store of `lanes_compile` is given).
+    pub(crate) regs: [[u8; 16]; 16],
+    /// Each lane's IP: where it executes next, or the instruction that ended its part.
+    pub(crate) ips: [u8; 16],
+    /// 0xFF in the lanes that execute in the next cycle the code starts; the callbacks
+    /// take out lanes that sleep or end and put back lanes that wake.
+    pub(crate) awake: [u8; 16],
+    /// 0xFF in lanes that join from the cycle after the next (a cohort's cores a cycle
+    /// behind its first); merged into `awake` at the end of each cycle.
+    pub(crate) join: [u8; 16],
+    /// The cycle's memory instructions, lane by lane: low address byte, bank, stored byte
+    /// and `MemOp`. A sleeping lane's entries stay as they were, for its retry.
+    pub(crate) row: [u8; 16],
+    pub(crate) bank: [u8; 16],
+    pub(crate) value: [u8; 16],
+    pub(crate) op: [u8; 16],
+    /// The bytes [`cohort_access`] loaded, and 0xFF in the lanes it performed.
+    pub(crate) loaded: [u8; 16],
+    pub(crate) performed: [u8; 16],
+    /// The cycle the code is in (on `Parked`), or starts next.
+    pub(crate) cycle: u64,
+    /// Lanes asleep on a lock.
+    pub(crate) asleep: u32,
+    /// On `Parked`: the lanes that completed their instruction of `cycle`.
+    pub(crate) executed: u32,
+    /// On `Parked`: the lane that parked.
+    pub(crate) parked: u32,
+    /// Lanes [`cohort_access`] retried in the cycle they were woken in (they were not
+    /// awake when it began).
+    pub(crate) retried: u32,
+    /// Lanes whose parts ended, and those of them that ended by `ready`.
+    pub(crate) ended: u32,
+    pub(crate) by_ready: u32,
+}
+
+/// `fn(file, ctx, limit) -> CohortExit`, the signature `cohort_compile` emits.
+pub(crate) type CohortEntryFn =
+    unsafe extern "C" fn(*mut CohortFile, *mut CohortCtx<'_, '_>, u64) -> u32;
+
+/// What the callbacks need; lives on the Rust stack for one entry.
+pub(crate) struct CohortCtx<'p, 'm> {
+    port: *mut Port<'m>,
+    cores: *mut [CoreState; 16],
+    _borrows: std::marker::PhantomData<(&'p mut Port<'m>, &'p mut [CoreState; 16])>,
+    /// The cycle from which each lane has been awake: its instructions since are counted
+    /// when it sleeps, ends, or the entry ends (one per cycle awake).
+    awake_from: [u64; 16],
+    /// A panic caught in a callback, re-raised once compiled code has returned.
+    panic: Option<Box<dyn Any + Send>>,
+}
+
+/// `cohort_access`'s answer: every lane offered performed or slept.
+pub(crate) const ACCESS_DONE: u32 = 0;
+/// `cohort_access`'s answer: a lane parked (`CohortFile::parked`); later lanes did not act.
+pub(crate) const ACCESS_PARKED: u32 = 1;
+
+/// Perform the memory instructions of `lanes` in `cycle` for compiled code, in ascending
+/// core id, as `interpret_cohort` does: a lane that stalls in its turn on a lock another
+/// lane holds sleeps, and a sleeper woken by a `st_sync` retries in its turn of this cycle
+/// or from the next, as the port says. Fills `loaded` and `performed`. Never unwinds: a
+/// panic is stored and reported as a park, then re-raised by [`run`].
+pub(crate) extern "C" fn cohort_access(
+    ctx: *mut CohortCtx<'_, '_>,
+    file: *mut CohortFile,
+    lanes: u32,
+    cycle: u64,
+) -> u32 {
+    // SAFETY: compiled code passes back the pointers `run` gave it: a `CohortCtx` and a
+    // `CohortFile` on `run`'s stack that outlive the call, which compiled code does not
+    // touch while it is suspended in this call.
+    let (ctx, file) = unsafe { (&mut *ctx, &mut *file) };
+    if ctx.panic.is_some() {
+        return ACCESS_PARKED;
+    }
+    // SAFETY: `ctx.port` and `ctx.cores` come from the exclusive borrows `run` holds for
+    // the whole entry; compiled code touches neither, so these are the only references.
+    let (port, cores) = unsafe { (&mut *ctx.port, &mut *ctx.cores) };
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        // Whole arrays in and out: compiled code reads them as vectors, which a store of
+        // each byte would keep waiting on.
+        let (mut awake, mut loaded, mut performed) = (file.awake, file.loaded, [0u8; 16]);
+        file.retried = 0;
+        let mut todo = lanes as u16;
+        let mut status = ACCESS_DONE;
+        while todo != 0 {
+            let l = todo.trailing_zeros() as usize;
+            let op = MemOp::from_u8(file.op[l]).expect("compiled code stores a MemOp");
+            if !op.is_sync() {
+                // The lanes from l on with the same plain op take the port's short path as
+                // far as it goes (a plain access wakes no one).
+                let mut run = 0u16;
+                let mut rest = todo;
+                while rest != 0 {
+                    let k = rest.trailing_zeros() as usize;
+                    if file.op[k] != op as u8 {
+                        break;
+                    }
+                    run |= 1 << k;
+                    rest &= rest - 1;
+                }
+                let done = port.plain_lanes(
+                    run,
+                    cycle,
+                    op,
+                    (&file.bank, &file.row),
+                    &file.value,
+                    &mut loaded,
+                    &mut performed,
+                );
+                if done != 0 {
+                    todo &= !done;
+                    for (k, a) in awake.iter_mut().enumerate() {
+                        *a |= if done & (1 << k) != 0 { 0xFF } else { 0 };
+                    }
+                    continue;
+                }
+            }
+            todo &= todo - 1;
+            let addr = address(file.bank[l], file.row[l]);
+            match port.access_or_sleep(l as u8, cycle, op, addr, file.value[l]) {
+                PortAccess::Done(byte) => {
+                    loaded[l] = byte;
+                    performed[l] = 0xFF;
+                    awake[l] = 0xFF;
+                }
+                PortAccess::Slept => {
+                    awake[l] = 0;
+                    file.asleep |= 1 << l;
+                    cores[l].instructions += cycle - ctx.awake_from[l];
+                    cores[l].cycle = cycle;
+                    continue;
+                }
+                PortAccess::Parked => {
+                    file.parked = l as u32;
+                    status = ACCESS_PARKED;
+                    break;
+                }
+            }
+            let mut woken = port.take_running_wakes();
+            while woken != 0 {
+                let w = woken.trailing_zeros() as usize;
+                woken &= woken - 1;
+                file.asleep &= !(1 << w);
+                let at = port.retry_cycle(w as u8);
+                cores[w].cycle = at;
+                ctx.awake_from[w] = at;
+                if at == cycle {
+                    debug_assert!(w > l, "a lane woken in its cycle retries after its waker");
+                    todo |= 1 << w;
+                    file.retried |= 1 << w;
+                } else {
+                    awake[w] = 0xFF;
+                }
+            }
+        }
+        file.awake = awake;
+        file.loaded = loaded;
+        file.performed = performed;
+        status
+    }));
+    result.unwrap_or_else(|payload| {
+        ctx.panic = Some(payload);
+        ACCESS_PARKED
+    })
+}
+
+/// Lanes `ended` end their parts with the instruction of the cycle before `after` (those
+/// of `ready` by `ready`). Returns 1 if one of them holds a lock, so that the run loop takes
+/// over after this cycle, as `interpret_cohort` stops.
+pub(crate) extern "C" fn cohort_end(
+    ctx: *mut CohortCtx<'_, '_>,
+    file: *mut CohortFile,
+    ended: u32,
+    ready: u32,
+    after: u64,
+) -> u32 {
+    // SAFETY: as in `cohort_access`.
+    let (ctx, file) = unsafe { (&mut *ctx, &mut *file) };
+    if ctx.panic.is_some() {
+        return 1;
+    }
+    // SAFETY: as in `cohort_access`.
+    let (port, cores) = unsafe { (&mut *ctx.port, &mut *ctx.cores) };
+    let mut holds = false;
+    let mut awake = file.awake;
+    let mut m = ended as u16;
+    while m != 0 {
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        awake[l] = 0;
+        cores[l].instructions += after - ctx.awake_from[l];
+        cores[l].cycle = after;
+        holds |= port.holds(l as u8);
+    }
+    file.awake = awake;
+    file.ended |= ended;
+    file.by_ready |= ready & ended;
+    u32::from(holds)
+}
+
+/// Run a cohort in `code`'s compiled form: `interpret_cohort`'s contract (see the module
+/// doc). The cores `awake` are in one cycle or, some of them, the next; those `asleep`
+/// sleep in the port.
+pub(crate) fn run(
+    code: &CohortCode,
+    instrs: &[Instr; FRAME_INSTRS],
+    awake: u16,
+    asleep: u16,
+    cores: &mut [CoreState; 16],
+    port: &mut Port<'_>,
+    exits: &mut GroupExit,
+) -> Cohort {
+    if awake == 0 {
+        return Cohort::Stopped;
+    }
+    let first = lanes_of(awake).map(|l| cores[l].cycle).min().unwrap_or(0);
+    let joining = lanes_of(awake).fold(0u16, |m, l| {
+        debug_assert!(cores[l].cycle <= first + 1, "core {l} of a cohort");
+        m | (u16::from(cores[l].cycle != first) << l)
+    });
+    let all = awake | asleep;
+    let by_lane = |mask: u16| -> [u8; 16] {
+        std::array::from_fn(|k| if mask & (1 << k) != 0 { 0xFF } else { 0 })
+    };
+    let mut file = CohortFile {
+        regs: [[0; 16]; 16],
+        ips: std::array::from_fn(|k| cores[k].ip),
+        awake: by_lane(awake & !joining),
+        join: by_lane(joining),
+        row: [0; 16],
+        bank: [0; 16],
+        value: [0; 16],
+        op: [0; 16],
+        loaded: [0; 16],
+        performed: [0; 16],
+        cycle: first,
+        asleep: u32::from(asleep),
+        executed: 0,
+        parked: 0,
+        retried: 0,
+        ended: 0,
+        by_ready: 0,
+    };
+    let mut m = code.live;
+    while m != 0 {
+        let r = m.trailing_zeros() as usize;
+        m &= m - 1;
+        file.regs[r] = std::array::from_fn(|k| cores[k].regs[r]);
+    }
+    // A sleeper's access, for its retry: its registers and IP have not moved since it
+    // stalled, so executing its instruction again gives the same operands.
+    for k in lanes_of(asleep) {
+        let mut regs = cores[k].regs;
+        let effect = execute(instrs[usize::from(cores[k].ip & 0xF)], &mut regs, k as u8);
+        let Effect::Memory(access) = effect else {
+            unreachable!("core {k} sleeps at a memory instruction")
+        };
+        file.row[k] = access.row;
+        file.bank[k] = access.bank;
+        file.value[k] = access.value.unwrap_or(0);
+        file.op[k] = access.op as u8;
+    }
+    let limit = port.limit();
+    let awake_from = std::array::from_fn(|k| cores[k].cycle);
+    let mut ctx = CohortCtx {
+        port,
+        cores,
+        _borrows: std::marker::PhantomData,
+        awake_from,
+        panic: None,
+    };
+    // SAFETY: `code.entry` was emitted by `cohort_compile::build` with exactly the
+    // `CohortEntryFn` signature and is kept executable by the module `code` holds alive.
+    // `file` and `ctx` are locals that outlive the call; compiled code reads and writes
+    // `file`'s fields at the `repr(C)` offsets it was compiled with (vector accesses at
+    // 16-byte aligned offsets of a 16-byte aligned struct), and hands `ctx` and `file` to
+    // `cohort_access` and `cohort_end`, which catch every panic, so nothing unwinds
+    // through it.
+    let rc = unsafe { (code.entry)(&mut file, &mut ctx, limit) };
+    if let Some(payload) = ctx.panic.take() {
+        resume_unwind(payload);
+    }
+    let awake_from = ctx.awake_from;
+    let exit = CohortExit::from_code(rc);
+    let c = file.cycle;
+    let (ended, asleep) = (file.ended as u16, file.asleep as u16);
+    let now_awake = lanes_mask(&file.awake) | lanes_mask(&file.join);
+    for k in lanes_of(all) {
+        let core = &mut cores[k];
+        let mut m = code.written;
+        while m != 0 {
+            let r = m.trailing_zeros() as usize;
+            m &= m - 1;
+            core.regs[r] = file.regs[r][k];
+        }
+        core.ip = file.ips[k];
+        exits[k] = if ended & (1 << k) != 0 {
+            Some(CoreExit::Ended {
+                by_ready: file.by_ready & (1 << k) != 0,
+            })
+        } else if asleep & (1 << k) != 0 {
+            Some(CoreExit::Asleep)
+        } else {
+            let parked = exit == CohortExit::Parked && file.parked as usize == k;
+            let ran = u64::from(exit == CohortExit::Parked && file.executed & (1 << k) != 0);
+            let last = awake_from[k].max(c + ran);
+            core.instructions += last - awake_from[k];
+            core.cycle = last;
+            let limited = exit == CohortExit::Limit && lanes_mask(&file.awake) & (1 << k) != 0;
+            (parked || limited).then_some(CoreExit::Parked)
+        };
+    }
+    match exit {
+        CohortExit::Converged => {
+            debug_assert_eq!(now_awake, lanes_mask(&file.awake), "no lane joins");
+            Cohort::Converged(now_awake)
+        }
+        CohortExit::Sparse => Cohort::Sparse {
+            awake: now_awake,
+            asleep,
+        },
+        _ => Cohort::Stopped,
+    }
+}
+
+/// The lanes of a byte mask (0xFF where set) as a bit mask.
+fn lanes_mask(bytes: &[u8; 16]) -> u16 {
+    bytes
+        .iter()
+        .enumerate()
+        .fold(0, |m, (k, &b)| m | (u16::from(b != 0) << k))
+}
+
+/// The lanes of a mask, lowest first.
+fn lanes_of(mask: u16) -> impl Iterator<Item = usize> {
+    let mut rest = mask;
+    std::iter::from_fn(move || {
+        (rest != 0).then(|| {
+            let k = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            k
+        })
+    })
+}

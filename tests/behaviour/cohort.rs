@@ -1,0 +1,174 @@
+//! Cores of one task at several instructions in one cycle (a cohort: the compiled engines
+//! run them as lanes with an IP each): their accesses to one bank reach memory in ascending
+//! core id whatever their IPs, lanes that part and meet again run on as one, a fault among
+//! them is the lowest id's, and a cycle limit or a checkpoint that falls while they are
+//! apart changes nothing. Every value below is worked out by hand from the program.
+
+use crate::builder::*;
+use gpu16_machine::{Backend, Config, CoreWait, FaultRule, Instr, RunError, UnfinishedCore};
+
+/// The cores part three ways by bits 0 and 1 of their id and store their id to byte 0x000,
+/// then load it (or, with `last` = `st_sync`, fault):
+/// ```text
+///  0 set_const 0, r1      ; id          6 bnz 9, r3          ; odd cores -> 9
+///  1 set_const 1, r14                   7 bnz 9, r4          ; id 2 mod 4 -> 9
+///  2 and r1, r14, r3      ; bit 0       8 nop                ; id 0 mod 4
+///  3 set_const 2, r13                   9 st [r2, r2], r1    ; M[0] = id
+///  4 and r1, r13, r4      ; bit 1      10 `last`
+///  5 xor r2, r2, r2       ; 0          11 ready
+/// ```
+/// From the start at 5, IP i runs at 5 + i up to the split at 11. Odd cores: st 12, IP 10
+/// at 13, ready 14. Cores 2 mod 4: IP 7 at 12, st 13, IP 10 at 14, ready 15. Cores 0 mod 4:
+/// nop 13, st 14, IP 10 at 15, ready 16. In cycle 13 the three sets are at IPs 10, 9 and 8.
+fn three_ways(last: Instr) -> Image {
+    let body = [
+        set_const(0, 1),
+        set_const(1, 14),
+        and(1, 14, 3),
+        set_const(2, 13),
+        and(1, 13, 4),
+        xor(2, 2, 2),
+        bnz(3, 9),
+        bnz(4, 9),
+        nop(),
+        st(2, 2, 1),
+        last,
+        ready(),
+    ];
+    Image::new().group(cf(0xFFFF), &[&body])
+}
+
+/// Checkpoints every `every` cycles, so that the cores stop and go on from a checkpoint
+/// while they are apart.
+fn checkpoints(every: u64) -> Config {
+    Config {
+        checkpoint_cycles: every,
+        ..in_order()
+    }
+}
+
+pub fn lanes_at_three_ips_share_a_bank_in_one_cycle<B: Backend>(mk: Mk<B>) {
+    // 12: the odd cores store 1, 3, .., 15: M = 15.
+    // 13, in core order: 1 loads 15, 2 stores 2, 3 and 5 load 2, 6 stores 6, 7 and 9 load
+    //     6, 10 stores 10, 11 and 13 load 10, 14 stores 14, 15 loads 14 (0 mod 4: nop).
+    // 14: 0 stores 0, 2 loads 0, 4 stores 4, 6 loads 4, .., 12 stores 12, 14 loads 12.
+    // 15: cores 0 mod 4 load 12.
+    const LOADS: [u8; 16] = [12, 15, 0, 2, 12, 2, 4, 6, 12, 6, 8, 10, 12, 10, 12, 14];
+    for config in [in_order(), lookahead(), checkpoints(1), checkpoints(3)] {
+        let r = run_ok(mk, &three_ways(ld(2, 2, 10)), &[], &config);
+        assert_eq!(r.memory[0], 12);
+        for k in 0..16 {
+            assert_eq!(r.registers[k][10], LOADS[k], "core {k}");
+            // IPs 0..6 and 9..11, plus 7 for the even cores, plus 8 for 0 mod 4.
+            let want = 10 + u64::from(k % 2 == 0) + u64::from(k % 4 == 0);
+            assert_eq!(r.cores[k].instructions, want, "core {k}");
+        }
+        assert_eq!(r.cycles, 17);
+        assert_eq!(timeline(&r), vec![(1, 1, 5, 16)]);
+        assert_eq!(r.stalls, 0);
+    }
+}
+
+pub fn a_fault_among_lanes_at_three_ips<B: Backend>(mk: Mk<B>) {
+    // IP 10 is a st_sync with no sequence: the odd cores reach it at 13, core 1 first. In
+    // cycle 13 core 0 (a nop) acts before core 1, but the state is the machine's when 13
+    // began: after the odd cores' stores of 12 (M = 15), with 8 instructions run by every
+    // core (IPs 0..6 and 9 for the odd ones, 0..7 for the even ones).
+    for config in [in_order(), checkpoints(2)] {
+        let failure = run(mk, &three_ways(st_sync(2, 2, 1)), &[], &config).unwrap_err();
+        match failure.error {
+            RunError::Fault {
+                rule,
+                frame,
+                core,
+                ip,
+                cycle,
+                addr,
+            } => assert_eq!(
+                (rule, frame, core, ip, cycle, addr),
+                (FaultRule::StSyncWithoutSequence, 1, 1, 10, 13, Some(0x000))
+            ),
+            other => panic!("expected a fault, got {other}"),
+        }
+        assert_eq!(failure.state.cycles, 13);
+        assert_eq!(failure.state.memory[0], 15);
+        for k in 0..16 {
+            assert_eq!(failure.state.cores[k].instructions, 8, "core {k}");
+        }
+    }
+}
+
+pub fn a_cycle_limit_among_lanes_at_three_ips<B: Backend>(mk: Mk<B>) {
+    // With a limit of 14 nothing runs in 14: the odd cores wait at their ready (IP 11),
+    // cores 2 mod 4 at their load (10), cores 0 mod 4 at their store (9).
+    let e = run_err(
+        mk,
+        &three_ways(ld(2, 2, 10)),
+        &[],
+        &Config {
+            max_cycles: 14,
+            ..in_order()
+        },
+    );
+    let RunError::Watchdog {
+        limit,
+        cores,
+        next_frame,
+    } = e
+    else {
+        panic!("expected the watchdog, got {e}");
+    };
+    assert_eq!((limit, next_frame), (14, None));
+    let want: Vec<_> = (0..16u8)
+        .map(|k| UnfinishedCore {
+            core: k,
+            frame: 1,
+            ip: match k % 4 {
+                0 => 9,
+                2 => 10,
+                _ => 11,
+            },
+            wait: CoreWait::Running,
+        })
+        .collect();
+    assert_eq!(cores, want);
+}
+
+pub fn lanes_that_part_and_meet_run_on_as_one<B: Backend>(mk: Mk<B>) {
+    // The odd cores take a two-instruction path (nop; r5 = id + 1), the even ones another
+    // (r5 = 2 id; bnz), and both reach IP 10 at 13. Three rounds from there, all together:
+    // ld at 13 + 5r, st at 15 + 5r; core 15 stores last: M = 16, 32, 48 (r5 of core 15 is
+    // 16). The last round loads 32. Ready at 28.
+    let body = [
+        set_const(0, 1),
+        set_const(1, 14),
+        and(1, 14, 3),
+        xor(2, 2, 2),
+        set_const(3, 8),
+        bnz(3, 8),
+        add(1, 1, 5),
+        bnz(14, 10),
+        nop(),
+        add(1, 14, 5),
+        ld(2, 2, 10),
+        add(10, 5, 10),
+        st(2, 2, 10),
+        sub(8, 14, 8),
+        bnz(8, 10),
+        ready(),
+    ];
+    let img = Image::new().group(cf(0xFFFF), &[&body]);
+    for config in [in_order(), lookahead(), checkpoints(1), checkpoints(4)] {
+        let r = run_ok(mk, &img, &[], &config);
+        assert_eq!(r.memory[0], 48);
+        for k in 0..16u8 {
+            let r5 = if k % 2 == 1 { k + 1 } else { 2 * k };
+            assert_eq!(r.registers[usize::from(k)][5], r5, "core {k}");
+            assert_eq!(r.registers[usize::from(k)][10], 32 + r5, "core {k}");
+            // IPs 0..5, two of the paths, three rounds of five, ready.
+            assert_eq!(r.cores[usize::from(k)].instructions, 24, "core {k}");
+        }
+        assert_eq!(r.cycles, 29);
+        assert_eq!(r.stalls, 0);
+    }
+}
