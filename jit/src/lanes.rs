@@ -66,8 +66,17 @@ pub(crate) struct LaneFile {
     pub(crate) rows: *mut u8,
     pub(crate) rows_until: u64,
     pub(crate) rows_done: u64,
-    /// Own-bank row accesses of each lane, kept here until the entry ends.
-    pub(crate) rows_per_lane: [u64; 16],
+    /// Shared rows (see `Port::shared_rows_until`): below cycle `shared_until`, a plain
+    /// load in which every lane reads one row, each lane k from bank k + d (a rotation) or
+    /// all from one bank b (a broadcast), is one vector load of that row and a shuffle,
+    /// performed by compiled code itself. It counts such loads by d in `rotated_done`, by b
+    /// in `broadcast_done`, and all of them in `shared_done`, until `LaneFile::count_rows`.
+    pub(crate) shared_until: u64,
+    pub(crate) rotated_done: [u64; 16],
+    pub(crate) broadcast_done: [u64; 16],
+    pub(crate) shared_done: u64,
+    /// Row accesses (own-bank or shared) of each bank, kept here until the entry ends.
+    pub(crate) rows_per_bank: [u64; 16],
 }
 
 /// `fn(file, ctx, limit) -> exit code`, the signature `lanes_compile` emits.
@@ -137,6 +146,7 @@ pub(crate) extern "C" fn lane_access(
         // access changes neither the gate nor a horizon.
         if op.is_sync() {
             file.rows_until = port.own_banks_until(file.mask as u16);
+            file.shared_until = port.shared_rows_until(file.mask as u16);
         }
         done
     }));
@@ -209,7 +219,15 @@ impl LaneFile {
                 0
             },
             rows_done: 0,
-            rows_per_lane: [0; 16],
+            shared_until: if memory {
+                port.shared_rows_until(group)
+            } else {
+                0
+            },
+            rotated_done: [0; 16],
+            broadcast_done: [0; 16],
+            shared_done: 0,
+            rows_per_bank: [0; 16],
         };
         if gathers(live) {
             let mut m = live;
@@ -224,20 +242,34 @@ impl LaneFile {
         file
     }
 
-    /// Credit the own-bank row accesses compiled code counted to the lanes that made them:
-    /// the group's lanes, which change only in `lane_leave`, so this runs before that, at
-    /// every callback and at the end of the entry.
+    /// Credit the row accesses compiled code counted to the banks they reached: own-bank
+    /// rows and rotations from the group's lanes, which change only in `lane_leave`, so this
+    /// runs before that, at every callback and at the end of the entry.
     fn count_rows(&mut self) {
-        if self.rows_done == 0 {
+        if self.rows_done == 0 && self.shared_done == 0 {
             return;
         }
-        let mut lanes = self.mask;
-        while lanes != 0 {
-            let l = lanes.trailing_zeros() as usize;
-            lanes &= lanes - 1;
-            self.rows_per_lane[l] += self.rows_done;
+        let mask = self.mask as u16;
+        for l in lanes_of(mask) {
+            self.rows_per_bank[l] += self.rows_done;
         }
         self.rows_done = 0;
+        if self.shared_done != 0 {
+            for d in 0..16 {
+                let n = std::mem::take(&mut self.rotated_done[d]);
+                if n != 0 {
+                    for l in lanes_of(mask) {
+                        self.rows_per_bank[(l + d) & 15] += n;
+                    }
+                }
+            }
+            let lanes = u64::from(mask.count_ones());
+            for b in 0..16 {
+                let n = std::mem::take(&mut self.broadcast_done[b]);
+                self.rows_per_bank[b] += n * lanes;
+            }
+            self.shared_done = 0;
+        }
     }
 
     /// Write the group's lanes back, with the IP and cycle the code stopped at and the
@@ -410,12 +442,11 @@ fn enter_once(
     file.count_rows();
     // SAFETY: compiled code has returned; `ctx.port` is again the only path to the port.
     let port = unsafe { &mut *ctx.port };
-    // Only lanes of the group (some of which may have left it) made row accesses, and
-    // only in a frame with memory instructions.
-    for k in lanes_of(if code.memory { group } else { 0 }) {
-        let n = file.rows_per_lane[k];
+    // Only a frame with memory instructions makes row accesses.
+    for b in lanes_of(if code.memory { 0xFFFF } else { 0 }) {
+        let n = file.rows_per_bank[b];
         if n != 0 {
-            port.count_own_bank_accesses(1 << k, n);
+            port.count_row_accesses(1 << b, n);
             *row_accesses += n;
         }
     }

@@ -28,7 +28,7 @@ use cranelift_codegen::isa::TargetFrontendConfig;
 use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use gpu16_machine::banks::FrameBanks;
-use gpu16_machine::isa::{Instr, FRAME_INSTRS, REGS};
+use gpu16_machine::isa::{Instr, MemOp, FRAME_INSTRS, REGS};
 use gpu16_machine::semantics::{step, Access, Effect, Semantics};
 use std::mem::offset_of;
 
@@ -166,9 +166,15 @@ pub(crate) fn build(
                 Some(v) => v,
                 None => zeros(&mut b),
             };
-            // After the access, by the row fast path or the callback.
+            // After the access, by a row fast path or the callback.
             let next = b.create_block();
-            if !access.op.is_sync() && banks.may_reach_own_bank(j) {
+            let call = b.create_block();
+            let shared = (access.op == MemOp::Ld).then(|| b.create_block());
+            let own_rows = !access.op.is_sync() && banks.may_reach_own_bank(j);
+            if !own_rows {
+                b.ins().jump(shared.unwrap_or(call), &[]);
+            }
+            if own_rows {
                 // Own-bank rows: every lane k of the group reaches bank k, all in one row,
                 // in time (see `LaneFile::rows`): one vector load or store of the row.
                 let lanes = b.use_var(lanes_var);
@@ -188,32 +194,86 @@ pub(crate) fn build(
                 let late = b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, when, until);
                 let no = b.ins().bor(any_misfit, late);
                 let fast = b.create_block();
-                let call = b.create_block();
-                b.ins().brif(no, call, &[], fast, &[]);
+                b.ins().brif(no, shared.unwrap_or(call), &[], fast, &[]);
                 b.switch_to_block(fast);
-                let r = b.ins().extractlane(row, 0);
-                let r = b.ins().uextend(ptr, r);
-                let offset = b.ins().ishl_imm_u(r, 4);
-                let rows = b
-                    .ins()
-                    .load(ptr, flags, file, at(offset_of!(LaneFile, rows)));
-                let cell = b.ins().iadd(rows, offset);
-                let old = b.ins().load(V, flags, cell, 0);
+                let old = load_row(&mut b, file, row, ptr);
                 if access.op.is_read() {
                     complete_access(&mut b, &regs, core_id, &access, None, old);
                 } else {
                     let new = b.ins().bitselect(lanes, value, old);
+                    let cell = row_address(&mut b, file, row, ptr);
                     b.ins().store(flags, new, cell, 0);
                 }
-                let n = b
-                    .ins()
-                    .load(types::I64, flags, file, at(offset_of!(LaneFile, rows_done)));
-                let n = b.ins().iadd_imm_u(n, 1);
-                b.ins()
-                    .store(flags, n, file, at(offset_of!(LaneFile, rows_done)));
+                bump(&mut b, file, offset_of!(LaneFile, rows_done), None);
                 b.ins().jump(next, &[]);
-                b.switch_to_block(call);
             }
+            if let Some(shared) = shared {
+                // Shared rows: every lane reads one row, lane k from bank k + d or every
+                // lane from one bank, in time (see `LaneFile::shared_until`): one vector
+                // load of the row, shuffled by the banks.
+                b.switch_to_block(shared);
+                let lanes = b.use_var(lanes_var);
+                let lead = b.ins().load(V, flags, file, at(offset_of!(LaneFile, lead)));
+                let row = b.ins().swizzle(access.row, lead);
+                let same_row = b.ins().icmp(IntCC::Equal, access.row, row);
+                let fifteen = b.ins().iconst(types::I8, 15);
+                let fifteen = b.ins().splat(V, fifteen);
+                let bank = b.ins().band(access.bank, fifteen);
+                let d = b.ins().isub(bank, core_id);
+                let d = b.ins().band(d, fifteen);
+                let lead_d = b.ins().swizzle(d, lead);
+                let lead_bank = b.ins().swizzle(bank, lead);
+                let until = b.ins().load(
+                    types::I64,
+                    flags,
+                    file,
+                    at(offset_of!(LaneFile, shared_until)),
+                );
+                let late = b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, when, until);
+                let misfits = |b: &mut FunctionBuilder, pattern: Value, lead: Value| {
+                    let fits = b.ins().icmp(IntCC::Equal, pattern, lead);
+                    let fits = b.ins().band(fits, same_row);
+                    let misfit = b.ins().band_not(lanes, fits);
+                    b.ins().vany_true(misfit)
+                };
+                let not_rotated = misfits(&mut b, d, lead_d);
+                let not_broadcast = misfits(&mut b, bank, lead_bank);
+                let in_time = b.create_block();
+                let rotated = b.create_block();
+                let broadcast_test = b.create_block();
+                let broadcast = b.create_block();
+                let perform = b.create_block();
+                b.ins().brif(late, call, &[], in_time, &[]);
+                b.switch_to_block(in_time);
+                b.ins().brif(not_rotated, broadcast_test, &[], rotated, &[]);
+                b.switch_to_block(broadcast_test);
+                b.ins().brif(not_broadcast, call, &[], broadcast, &[]);
+                b.switch_to_block(rotated);
+                let by = b.ins().extractlane(lead_d, 0);
+                bump(
+                    &mut b,
+                    file,
+                    offset_of!(LaneFile, rotated_done),
+                    Some((by, ptr)),
+                );
+                b.ins().jump(perform, &[]);
+                b.switch_to_block(broadcast);
+                let by = b.ins().extractlane(lead_bank, 0);
+                bump(
+                    &mut b,
+                    file,
+                    offset_of!(LaneFile, broadcast_done),
+                    Some((by, ptr)),
+                );
+                b.ins().jump(perform, &[]);
+                b.switch_to_block(perform);
+                let old = load_row(&mut b, file, row, ptr);
+                let bytes = b.ins().swizzle(old, bank);
+                complete_access(&mut b, &regs, core_id, &access, None, bytes);
+                bump(&mut b, file, offset_of!(LaneFile, shared_done), None);
+                b.ins().jump(next, &[]);
+            }
+            b.switch_to_block(call);
             for (field, v) in [
                 (offset_of!(LaneFile, row), access.row),
                 (offset_of!(LaneFile, bank), access.bank),
@@ -361,6 +421,44 @@ pub(crate) fn store_written(
             b.ins().store(MemFlagsData::trusted(), v, file, at);
         }
     }
+}
+
+/// The address of the row that lane 0 of `row` names, in the cells `LaneFile::rows`
+/// points at.
+fn row_address(b: &mut FunctionBuilder, file: Value, row: Value, ptr: types::Type) -> Value {
+    let r = b.ins().extractlane(row, 0);
+    let r = b.ins().uextend(ptr, r);
+    let offset = b.ins().ishl_imm_u(r, 4);
+    let rows = b.ins().load(
+        ptr,
+        MemFlagsData::trusted(),
+        file,
+        offset_of!(LaneFile, rows) as i32,
+    );
+    b.ins().iadd(rows, offset)
+}
+
+/// The 16 bytes of the row that lane 0 of `row` names.
+fn load_row(b: &mut FunctionBuilder, file: Value, row: Value, ptr: types::Type) -> Value {
+    let cell = row_address(b, file, row, ptr);
+    b.ins().load(V, MemFlagsData::trusted(), cell, 0)
+}
+
+/// Add 1 to the `u64` counter at `field` of the lane file, or, with `index` (an `i8` and
+/// the pointer type), to entry `index` of the `[u64; 16]` there.
+fn bump(b: &mut FunctionBuilder, file: Value, field: usize, index: Option<(Value, types::Type)>) {
+    let flags = MemFlagsData::trusted();
+    let base = match index {
+        Some((i, ptr)) => {
+            let i = b.ins().uextend(ptr, i);
+            let i = b.ins().ishl_imm_u(i, 3);
+            b.ins().iadd(file, i)
+        }
+        None => file,
+    };
+    let n = b.ins().load(types::I64, flags, base, field as i32);
+    let n = b.ins().iadd_imm_u(n, 1);
+    b.ins().store(flags, n, base, field as i32);
 }
 
 /// The all-zero vector.

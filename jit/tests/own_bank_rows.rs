@@ -184,3 +184,55 @@ fn a_core_holding_a_lock_faults_on_its_plain_access() {
         other => panic!("expected a fault, got {other}"),
     }
 }
+
+/// Shared rows: every core reads row 5 of bank (id + `d`) mod 16 (`d` in r11), or with
+/// `broadcast` all of them bank 2's (r2 = 2 for everyone).
+fn read_row_five(broadcast: bool, d: u8) -> Vec<Instr> {
+    let hi = if broadcast { 2 } else { 1 };
+    vec![
+        Instr::SetConst { k: 0, d: 1 },
+        Instr::SetConst { k: d, d: 11 },
+        alu(AluOp::Add, 1, 11, 1), // r1 = id + d
+        Instr::SetConst { k: 2, d: 8 },
+        alu(AluOp::Or, 8, 8, 2), // r2 = 2
+        Instr::SetConst { k: 5, d: 9 },
+        mem(MemOp::Ld, 9, hi, 10),
+        Instr::Ready,
+    ]
+}
+
+#[test]
+fn a_row_read_through_a_rotation_of_the_banks_is_one_vector() {
+    let img = image();
+    for d in [1u8, 15, 7] {
+        for mask in [0xFFFF, 0x0FF0] {
+            let (r, rows) = agree(&program(mask, &read_row_five(false, d)), &img);
+            for k in 0..16usize {
+                if mask & (1 << k) == 0 {
+                    continue;
+                }
+                let bank = (k + usize::from(d)) % 16;
+                assert_eq!(r.registers[k][10], img[bank << 8 | 5], "d {d} core {k}");
+            }
+            // Each active core's load reached bank id + d once.
+            for b in 0..16usize {
+                let reader = (b + 16 - usize::from(d)) % 16;
+                let want = u64::from(mask & (1 << reader) != 0);
+                assert_eq!(r.memory_stats.accesses_per_bank[b], want, "d {d} bank {b}");
+            }
+            assert_eq!(rows, u64::from(mask.count_ones()), "d {d}: the row path");
+        }
+    }
+}
+
+#[test]
+fn a_byte_every_core_reads_is_one_vector() {
+    let img = image();
+    let (r, rows) = agree(&program(0xFFFF, &read_row_five(true, 0)), &img);
+    for k in 0..16 {
+        assert_eq!(r.registers[k][10], img[2 << 8 | 5], "core {k}");
+    }
+    assert_eq!(r.memory_stats.accesses_per_bank[2], 16);
+    assert_eq!(r.memory_stats.accesses_per_bank.iter().sum::<u64>(), 16);
+    assert_eq!(rows, 16, "the row path");
+}

@@ -548,6 +548,41 @@ impl<'m> Port<'m> {
         until
     }
 
+    /// For the cores of `group` running in lockstep: the first cycle from which a plain `ld`
+    /// by some core of the group from any bank the group's tasks may touch might not
+    /// proceed exactly as [`SharedMemory::perform`] would commit it: that bank's turn ends
+    /// for the group's highest core (and so for every lower one), the bank has an open
+    /// sequence (or the bank-conflict model arbitrates it), or a core of the group holds a
+    /// lock. Before it, compiled code may perform a load in which every lane reads one row
+    /// itself, one byte of that row each (see [`Port::own_bank_rows`]).
+    pub fn shared_rows_until(&self, group: u16) -> u64 {
+        if group == 0 {
+            return 0;
+        }
+        let gate = self.memory.gate();
+        let mut reach = 0u16;
+        let mut lanes = group;
+        while lanes != 0 {
+            let k = lanes.trailing_zeros() as u8;
+            lanes &= lanes - 1;
+            if gate & holding_bit(k) != 0 {
+                return 0;
+            }
+            reach |= self.banks[usize::from(k)];
+        }
+        if gate & u32::from(reach) != 0 {
+            return 0;
+        }
+        let highest = 15 - group.leading_zeros() as u8;
+        let mut until = u64::MAX;
+        while reach != 0 {
+            let b = reach.trailing_zeros() as usize;
+            reach &= reach - 1;
+            until = until.min(EventKey::from_raw(self.horizon[b]).first_cycle_at_or_past(highest));
+        }
+        until
+    }
+
     /// The memory's cells, for lockstep code that performs rows of own-bank accesses below
     /// [`Port::own_banks_until`]: byte `addr` is at offset
     /// [`crate::memory::cell_index`]`(addr)`, so row r of all banks is the 16 bytes from
@@ -559,8 +594,9 @@ impl<'m> Port<'m> {
     }
 
     /// Count `n` accesses to each bank of `banks`, performed by compiled code through
-    /// [`Port::own_bank_rows`].
-    pub fn count_own_bank_accesses(&self, banks: u16, n: u64) {
+    /// [`Port::own_bank_rows`] (own-bank rows, and shared rows below
+    /// [`Port::shared_rows_until`]).
+    pub fn count_row_accesses(&self, banks: u16, n: u64) {
         let accesses = &self.memory.cells().accesses;
         let mut m = banks;
         while m != 0 {
