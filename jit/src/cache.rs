@@ -9,7 +9,7 @@ use crate::error::JitError;
 use crate::lanes::LaneEntryFn;
 use crate::runtime::{EntryFn, SlotEntryFn};
 use cranelift_jit::JITModule;
-use gpu16_machine::isa::{Instr, FRAME_INSTRS};
+use gpu16_machine::isa::{Instr, MemOp, FRAME_INSTRS};
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
 use std::hash::BuildHasherDefault;
@@ -45,6 +45,9 @@ pub(crate) struct Code<F> {
     pub(crate) written: u16,
     /// The frame has memory instructions.
     pub(crate) memory: bool,
+    /// The frame has a plain `ld` that may read one row in every lane (its lockstep form
+    /// tries the shared-row path there).
+    pub(crate) shared_rows: bool,
     _module: Rc<Generation>,
 }
 
@@ -52,11 +55,16 @@ impl<F> Code<F> {
     /// `entry`, compiled from `instrs` into `generation`'s module.
     fn new(entry: F, instrs: &[Instr; FRAME_INSTRS], generation: Rc<Generation>) -> Rc<Code<F>> {
         let shape = crate::compile::shape(instrs);
+        let banks = gpu16_machine::banks::FrameBanks::analyse(instrs);
         Rc::new(Code {
             entry,
             live: shape.read | shape.written,
             written: shape.written,
             memory: instrs.iter().any(Instr::is_memory),
+            shared_rows: (0..FRAME_INSTRS).any(|ip| {
+                matches!(instrs[ip], Instr::Mem { op: MemOp::Ld, .. })
+                    && banks.may_reach_one_row(ip)
+            }),
             _module: generation,
         })
     }

@@ -12,6 +12,7 @@
 //! `QUIET_CYCLES` tuning): compiled, the cores run on until they converge, stop or park.
 
 use crate::cache::CohortCode;
+use crate::lanes::lanes_of;
 use gpu16_machine::isa::{address, execute, Instr, MemOp, FRAME_INSTRS};
 use gpu16_machine::Effect;
 use gpu16_machine::{CoreExit, CoreState, GroupExit, Port, PortAccess};
@@ -405,16 +406,4 @@ fn lanes_mask(bytes: &[u8; 16]) -> u16 {
         .iter()
         .enumerate()
         .fold(0, |m, (k, &b)| m | (u16::from(b != 0) << k))
-}
-
-/// The lanes of a mask, lowest first.
-fn lanes_of(mask: u16) -> impl Iterator<Item = usize> {
-    let mut rest = mask;
-    std::iter::from_fn(move || {
-        (rest != 0).then(|| {
-            let k = rest.trailing_zeros() as usize;
-            rest &= rest - 1;
-            k
-        })
-    })
 }

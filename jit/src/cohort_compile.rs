@@ -12,7 +12,7 @@
 
 use crate::cohort::{CohortExit, CohortFile, ACCESS_DONE, SPARSE_LANES};
 use crate::compile::dispatch_on_ip;
-use crate::lanes_compile::{store_written, zeros, VectorLowering};
+use crate::lanes_compile::{load_registers, store_written, vector, zeros, VectorLowering};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
     types, Block, BlockArg, ConstantData, InstBuilder, MemFlagsData, Signature, Value,
@@ -20,7 +20,7 @@ use cranelift_codegen::ir::{
 use cranelift_codegen::isa::TargetFrontendConfig;
 use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
-use gpu16_machine::isa::{Instr, FRAME_INSTRS, REGS};
+use gpu16_machine::isa::{Instr, FRAME_INSTRS};
 use gpu16_machine::semantics::{step, Access, Effect};
 use std::mem::offset_of;
 
@@ -51,17 +51,12 @@ pub(crate) fn build(
     b.switch_to_block(entry);
     let params = b.block_params(entry).to_vec();
     let (file, cctx, limit) = (params[0], params[1], params[2]);
-    let regs: Vec<Variable> = (0..REGS).map(|_| b.declare_var(V)).collect();
-    let live = shape.read | shape.written;
-    for (r, &var) in regs.iter().enumerate() {
-        let v = if live & (1 << r) != 0 {
-            b.ins()
-                .load(V, flags, file, at(offset_of!(CohortFile, regs) + 16 * r))
-        } else {
-            zeros(&mut b)
-        };
-        b.def_var(var, v);
-    }
+    let regs = load_registers(
+        &mut b,
+        file,
+        offset_of!(CohortFile, regs),
+        shape.read | shape.written,
+    );
     let ipv = b.declare_var(V);
     let ips = b
         .ins()
@@ -79,13 +74,7 @@ pub(crate) fn build(
     let nip = b.declare_var(V);
     let mem = b.declare_var(V);
     let ready = b.declare_var(V);
-    let ids: Vec<u8> = (0..16).collect();
-    let ids = b
-        .func
-        .dfg
-        .constants
-        .insert(ConstantData::from(ids.as_slice()));
-    let core_id = b.ins().vconst(V, ids);
+    let core_id = vector(&mut b, std::array::from_fn(|k| k as u8));
     let access_ref = b.import_signature(access_sig);
     let end_ref = b.import_signature(end_sig);
     b.ins().jump(top, &[]);
@@ -400,11 +389,7 @@ pub(crate) fn build(
 /// each lane's bit `1 << (ip & 7)`, split by `ip < 8`, OR-reduced across the lanes in four
 /// rounds of shuffles.
 fn occupied_ips(b: &mut FunctionBuilder, ips: Value, awake: Value) -> Value {
-    let constant = |b: &mut FunctionBuilder, bytes: [u8; 16]| {
-        let c = b.func.dfg.constants.insert(ConstantData::from(&bytes[..]));
-        b.ins().vconst(V, c)
-    };
-    let bits = constant(b, std::array::from_fn(|k| 1u8 << (k & 7)));
+    let bits = vector(b, std::array::from_fn(|k| 1u8 << (k & 7)));
     let seven = splat(b, 7);
     let low3 = b.ins().band(ips, seven);
     let bit = b.ins().swizzle(bits, low3);
@@ -414,7 +399,7 @@ fn occupied_ips(b: &mut FunctionBuilder, ips: Value, awake: Value) -> Value {
     let lo = b.ins().band_not(bit, high);
     let hi = b.ins().band(bit, high);
     // Lanes 0..7: lo of lanes k and k + 8; lanes 8..15: the same of hi.
-    let upper = constant(b, std::array::from_fn(|k| (k as u8 + 8) & 15));
+    let upper = vector(b, std::array::from_fn(|k| (k as u8 + 8) & 15));
     let lo_up = b.ins().swizzle(lo, upper);
     let lo = b.ins().bor(lo, lo_up);
     let hi_up = b.ins().swizzle(hi, upper);
@@ -423,7 +408,7 @@ fn occupied_ips(b: &mut FunctionBuilder, ips: Value, awake: Value) -> Value {
     let halves = b.func.dfg.immediates.push(ConstantData::from(&halves[..]));
     let mut v = b.ins().shuffle(lo, hi, halves);
     for step in [4u8, 2, 1] {
-        let idx = constant(
+        let idx = vector(
             b,
             std::array::from_fn(|k| {
                 let k = k as u8;

@@ -70,11 +70,14 @@ pub(crate) struct LaneFile {
     /// load in which every lane reads one row, each lane k from bank k + d (a rotation) or
     /// all from one bank b (a broadcast), is one vector load of that row and a shuffle,
     /// performed by compiled code itself. It counts such loads by d in `rotated_done`, by b
-    /// in `broadcast_done`, and all of them in `shared_done`, until `LaneFile::count_rows`.
+    /// in `broadcast_done`, and marks the entries it touched in `shared_used` (bit d, bit
+    /// 16 + b), until `LaneFile::count_rows`.
     pub(crate) shared_until: u64,
+    /// The frame's code has the shared-row path (`LaneCode::shared_rows`).
+    pub(crate) shared_rows: bool,
     pub(crate) rotated_done: [u64; 16],
     pub(crate) broadcast_done: [u64; 16],
-    pub(crate) shared_done: u64,
+    pub(crate) shared_used: u32,
     /// Row accesses (own-bank or shared) of each bank, kept here until the entry ends.
     pub(crate) rows_per_bank: [u64; 16],
 }
@@ -146,7 +149,9 @@ pub(crate) extern "C" fn lane_access(
         // access changes neither the gate nor a horizon.
         if op.is_sync() {
             file.rows_until = port.own_banks_until(file.mask as u16);
-            file.shared_until = port.shared_rows_until(file.mask as u16);
+            if file.shared_rows {
+                file.shared_until = port.shared_rows_until(file.mask as u16);
+            }
         }
         done
     }));
@@ -183,17 +188,13 @@ pub(crate) extern "C" fn lane_leave(file: *mut LaneFile, leaving: u32, after: u6
 impl LaneFile {
     /// The group's registers as lanes: those of `live` (the only ones compiled code reads),
     /// gathered one by one when they are few, else all of them by a transposition. The
-    /// own-bank bound is asked of the port only for a frame with memory instructions
-    /// (`memory`): compiled code reads it nowhere else.
+    /// own-bank bound is asked of the port only for a frame with memory instructions, and
+    /// the shared-row bound only for one with the shared-row path: compiled code reads them
+    /// nowhere else.
     // Inlined, so the file is built in the caller's frame rather than moved there.
     #[inline(always)]
-    fn load(
-        cores: &[CoreState; 16],
-        group: u16,
-        port: &Port<'_>,
-        live: u16,
-        memory: bool,
-    ) -> LaneFile {
+    fn load(cores: &[CoreState; 16], group: u16, port: &Port<'_>, code: &LaneCode) -> LaneFile {
+        let (live, memory) = (code.live, code.memory);
         let lead = group.trailing_zeros() as usize;
         let mut file = LaneFile {
             regs: [[0; 16]; 16],
@@ -219,14 +220,15 @@ impl LaneFile {
                 0
             },
             rows_done: 0,
-            shared_until: if memory {
+            shared_until: if code.shared_rows {
                 port.shared_rows_until(group)
             } else {
                 0
             },
+            shared_rows: code.shared_rows,
             rotated_done: [0; 16],
             broadcast_done: [0; 16],
-            shared_done: 0,
+            shared_used: 0,
             rows_per_bank: [0; 16],
         };
         if gathers(live) {
@@ -246,7 +248,7 @@ impl LaneFile {
     /// rows and rotations from the group's lanes, which change only in `lane_leave`, so this
     /// runs before that, at every callback and at the end of the entry.
     fn count_rows(&mut self) {
-        if self.rows_done == 0 && self.shared_done == 0 {
+        if self.rows_done == 0 && self.shared_used == 0 {
             return;
         }
         let mask = self.mask as u16;
@@ -254,21 +256,19 @@ impl LaneFile {
             self.rows_per_bank[l] += self.rows_done;
         }
         self.rows_done = 0;
-        if self.shared_done != 0 {
-            for d in 0..16 {
-                let n = std::mem::take(&mut self.rotated_done[d]);
-                if n != 0 {
-                    for l in lanes_of(mask) {
-                        self.rows_per_bank[(l + d) & 15] += n;
-                    }
+        let mut used = std::mem::take(&mut self.shared_used);
+        while used != 0 {
+            let i = used.trailing_zeros() as usize;
+            used &= used - 1;
+            if i < 16 {
+                let n = std::mem::take(&mut self.rotated_done[i]);
+                for l in lanes_of(mask) {
+                    self.rows_per_bank[(l + i) & 15] += n;
                 }
+            } else {
+                let n = std::mem::take(&mut self.broadcast_done[i - 16]);
+                self.rows_per_bank[i - 16] += n * u64::from(mask.count_ones());
             }
-            let lanes = u64::from(mask.count_ones());
-            for b in 0..16 {
-                let n = std::mem::take(&mut self.broadcast_done[b]);
-                self.rows_per_bank[b] += n * lanes;
-            }
-            self.shared_done = 0;
         }
     }
 
@@ -417,7 +417,7 @@ fn enter_once(
     (row_accesses, handed_over): (&mut u64, &mut u64),
     exits: &mut GroupExit,
 ) -> Option<(u16, u16)> {
-    let mut file = LaneFile::load(cores, group, port, code.live, code.memory);
+    let mut file = LaneFile::load(cores, group, port, code);
     let start = file.cycle;
     let limit = port.limit();
     let port: *mut Port<'_> = port;
@@ -534,7 +534,7 @@ fn enter_once(
 }
 
 /// The lanes of a mask, lowest first, one step per lane.
-fn lanes_of(mask: u16) -> impl Iterator<Item = usize> {
+pub(crate) fn lanes_of(mask: u16) -> impl Iterator<Item = usize> {
     let mut rest = mask;
     std::iter::from_fn(move || {
         (rest != 0).then(|| {

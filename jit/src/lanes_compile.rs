@@ -10,6 +10,9 @@
 //! - a plain `ld`/`st` whose bank may be each core's own (`FrameBanks::may_reach_own_bank`)
 //!   first tries the row path: where every lane k reaches bank k in one row, in time
 //!   (`LaneFile::rows`), it is one vector load, or a `bitselect` and one store, of the row;
+//! - a plain `ld` then tries the shared-row path: where every lane reads one row, lane k
+//!   from bank k + d or every lane from one bank, in time (`LaneFile::shared_until`), it
+//!   is one vector load of the row and a shuffle by the banks;
 //! - a memory instruction stores its row, bank and value vectors to the lane file and calls
 //!   `lanes::lane_access`, which performs the lanes in ascending core id; lanes it could not
 //!   perform end the run (`EXIT_PARKED`);
@@ -64,17 +67,12 @@ pub(crate) fn build(
     b.switch_to_block(entry);
     let params = b.block_params(entry).to_vec();
     let (file, lctx, limit) = (params[0], params[1], params[2]);
-    let regs: Vec<Variable> = (0..REGS).map(|_| b.declare_var(V)).collect();
-    let live = shape.read | shape.written;
-    for (r, &var) in regs.iter().enumerate() {
-        let v = if live & (1 << r) != 0 {
-            b.ins()
-                .load(V, flags, file, at(offset_of!(LaneFile, regs) + 16 * r))
-        } else {
-            zeros(&mut b)
-        };
-        b.def_var(var, v);
-    }
+    let regs = load_registers(
+        &mut b,
+        file,
+        offset_of!(LaneFile, regs),
+        shape.read | shape.written,
+    );
     // The group's lanes: both change when lanes leave it (see the bnz below).
     let lanes_var = b.declare_var(V);
     let mask_var = b.declare_var(types::I32);
@@ -91,13 +89,7 @@ pub(crate) fn build(
         .ins()
         .load(types::I64, flags, file, at(offset_of!(LaneFile, cycle)));
     b.def_var(cycle, c0);
-    let ids: Vec<u8> = (0..16).collect();
-    let ids = b
-        .func
-        .dfg
-        .constants
-        .insert(ConstantData::from(ids.as_slice()));
-    let core_id = b.ins().vconst(V, ids);
+    let core_id = vector(&mut b, std::array::from_fn(|k| k as u8));
     let ip = b
         .ins()
         .load(types::I32, flags, file, at(offset_of!(LaneFile, ip)));
@@ -169,7 +161,8 @@ pub(crate) fn build(
             // After the access, by a row fast path or the callback.
             let next = b.create_block();
             let call = b.create_block();
-            let shared = (access.op == MemOp::Ld).then(|| b.create_block());
+            let shared =
+                (access.op == MemOp::Ld && banks.may_reach_one_row(j)).then(|| b.create_block());
             let own_rows = !access.op.is_sync() && banks.may_reach_own_bank(j);
             if !own_rows {
                 b.ins().jump(shared.unwrap_or(call), &[]);
@@ -248,29 +241,33 @@ pub(crate) fn build(
                 b.ins().brif(not_rotated, broadcast_test, &[], rotated, &[]);
                 b.switch_to_block(broadcast_test);
                 b.ins().brif(not_broadcast, call, &[], broadcast, &[]);
-                b.switch_to_block(rotated);
-                let by = b.ins().extractlane(lead_d, 0);
-                bump(
-                    &mut b,
-                    file,
-                    offset_of!(LaneFile, rotated_done),
-                    Some((by, ptr)),
-                );
-                b.ins().jump(perform, &[]);
-                b.switch_to_block(broadcast);
-                let by = b.ins().extractlane(lead_bank, 0);
-                bump(
-                    &mut b,
-                    file,
-                    offset_of!(LaneFile, broadcast_done),
-                    Some((by, ptr)),
-                );
-                b.ins().jump(perform, &[]);
+                for (block, field, by, bit) in [
+                    (rotated, offset_of!(LaneFile, rotated_done), lead_d, 0),
+                    (
+                        broadcast,
+                        offset_of!(LaneFile, broadcast_done),
+                        lead_bank,
+                        16,
+                    ),
+                ] {
+                    b.switch_to_block(block);
+                    let by = b.ins().extractlane(by, 0);
+                    bump(&mut b, file, field, Some((by, ptr)));
+                    // Mark the entry for `count_rows`.
+                    let by = b.ins().uextend(types::I32, by);
+                    let by = b.ins().iadd_imm_u(by, bit);
+                    let one = b.ins().iconst(types::I32, 1);
+                    let bit = b.ins().ishl(one, by);
+                    let at_used = at(offset_of!(LaneFile, shared_used));
+                    let used = b.ins().load(types::I32, flags, file, at_used);
+                    let used = b.ins().bor(used, bit);
+                    b.ins().store(flags, used, file, at_used);
+                    b.ins().jump(perform, &[]);
+                }
                 b.switch_to_block(perform);
                 let old = load_row(&mut b, file, row, ptr);
                 let bytes = b.ins().swizzle(old, bank);
                 complete_access(&mut b, &regs, core_id, &access, None, bytes);
-                bump(&mut b, file, offset_of!(LaneFile, shared_done), None);
                 b.ins().jump(next, &[]);
             }
             b.switch_to_block(call);
@@ -404,6 +401,33 @@ pub(crate) fn build(
 
     b.seal_all_blocks();
     b.finalize(module_config);
+}
+
+/// The register variables, those of `live` loaded from a file whose register vectors
+/// start at `regs_at` (the others zero: compiled code neither reads nor stores them).
+pub(crate) fn load_registers(
+    b: &mut FunctionBuilder,
+    file: Value,
+    regs_at: usize,
+    live: u16,
+) -> Vec<Variable> {
+    let regs: Vec<Variable> = (0..REGS).map(|_| b.declare_var(V)).collect();
+    for (r, &var) in regs.iter().enumerate() {
+        let v = if live & (1 << r) != 0 {
+            let at = (regs_at + 16 * r) as i32;
+            b.ins().load(V, MemFlagsData::trusted(), file, at)
+        } else {
+            zeros(b)
+        };
+        b.def_var(var, v);
+    }
+    regs
+}
+
+/// The constant vector `bytes`.
+pub(crate) fn vector(b: &mut FunctionBuilder, bytes: [u8; 16]) -> Value {
+    let c = b.func.dfg.constants.insert(ConstantData::from(&bytes[..]));
+    b.ins().vconst(V, c)
 }
 
 /// Store the registers of `written` to a file whose register vectors start at `regs_at`.

@@ -39,7 +39,9 @@ pub enum Engine {
     PerCore,
     /// Every group of cores at the same IP of the same frame in the same cycle together,
     /// one host vector instruction per emulated instruction for all of them (lone cores
-    /// included).
+    /// included). Where the cores of a group part ways on a bank they share, or some sleep
+    /// on a lock, they go on as a cohort: vector lanes with an IP each, every live IP's
+    /// instruction executed for its lanes under a mask, cycle by cycle.
     Lockstep,
     /// Lockstep where it pays: a group of two or more cores whose accesses may interleave
     /// (two of them may touch the same bank), that do not touch memory at all, or where

@@ -168,6 +168,98 @@ impl Semantics for Symbolic {
     }
 }
 
+/// The uniformity domain: a value is uniform where it is the same in every core of a group
+/// that runs the frame together from its start (built from constants, or a register's
+/// value combined with itself, as `xor r9, r9, r9`), and varying where it may differ (the
+/// core id, a starting register, a loaded byte). A guide for compiled code, not a proof:
+/// where lanes that parted meet again their "uniform" values may differ, so code that
+/// relies on one checks it.
+struct Uniformity {
+    regs: [bool; 16],
+}
+
+/// A value of [`Uniformity`]: whether it is uniform, and the register it was read from
+/// (so that `x - x` and `x ^ x` are known to be 0 whatever `x` is).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Uniform {
+    uniform: bool,
+    from: Option<u8>,
+}
+
+impl Uniform {
+    fn value(uniform: bool) -> Uniform {
+        Uniform {
+            uniform,
+            from: None,
+        }
+    }
+
+    /// The result of an operation on `x` and `y`; `itself` is its uniformity when both
+    /// are the same register's value (`None`: as any other pair).
+    fn of(x: Uniform, y: Uniform, itself: Option<bool>) -> Uniform {
+        match itself {
+            Some(u) if x.from.is_some() && x.from == y.from => Uniform::value(u || x.uniform),
+            _ => Uniform::value(x.uniform && y.uniform),
+        }
+    }
+}
+
+impl Semantics for Uniformity {
+    type V = Uniform;
+    fn reg(&mut self, r: u8) -> Uniform {
+        Uniform {
+            uniform: self.regs[usize::from(r & 0xF)],
+            from: Some(r & 0xF),
+        }
+    }
+    fn set_reg(&mut self, r: u8, v: Uniform) {
+        self.regs[usize::from(r & 0xF)] = v.uniform;
+    }
+    fn konst(&mut self, _: u8) -> Uniform {
+        Uniform::value(true)
+    }
+    fn core_id(&mut self) -> Uniform {
+        Uniform::value(false)
+    }
+    fn add(&mut self, x: Uniform, y: Uniform) -> Uniform {
+        Uniform::of(x, y, None)
+    }
+    fn sub(&mut self, x: Uniform, y: Uniform) -> Uniform {
+        Uniform::of(x, y, Some(true))
+    }
+    fn and(&mut self, x: Uniform, y: Uniform) -> Uniform {
+        Uniform::of(x, y, None)
+    }
+    fn or(&mut self, x: Uniform, y: Uniform) -> Uniform {
+        Uniform::of(x, y, None)
+    }
+    fn xor(&mut self, x: Uniform, y: Uniform) -> Uniform {
+        Uniform::of(x, y, Some(true))
+    }
+    fn udiv(&mut self, x: Uniform, y: Uniform) -> Uniform {
+        Uniform::of(x, y, None)
+    }
+    fn uge(&mut self, x: Uniform, y: Uniform) -> Uniform {
+        Uniform::of(x, y, Some(true))
+    }
+    fn is_zero(&mut self, x: Uniform) -> Uniform {
+        Uniform::value(x.uniform)
+    }
+    fn select(&mut self, cond: Uniform, yes: Uniform, no: Uniform) -> Uniform {
+        Uniform::value(cond.uniform && yes.uniform && no.uniform)
+    }
+    fn mul_wide(&mut self, x: Uniform, y: Uniform) -> (Uniform, Uniform) {
+        let v = Uniform::of(x, y, None);
+        (v, v)
+    }
+    fn shl(&mut self, x: Uniform, _: u8) -> Uniform {
+        Uniform::value(x.uniform)
+    }
+    fn shr(&mut self, x: Uniform, _: u8) -> Uniform {
+        Uniform::value(x.uniform)
+    }
+}
+
 /// The bank expression of every reachable memory instruction of a frame.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FrameBanks {
@@ -175,6 +267,8 @@ pub struct FrameBanks {
     /// The IPs of memory instructions whose bank is the core id, or a starting register
     /// (which may hold it): where the cores of a group may each reach their own bank.
     own_bank_ips: u16,
+    /// The IPs of memory instructions whose row is uniform (see [`Uniformity`]).
+    uniform_row_ips: u16,
 }
 
 impl FrameBanks {
@@ -220,7 +314,14 @@ impl FrameBanks {
         FrameBanks {
             banks: banks.into_iter().flatten().collect(),
             own_bank_ips,
+            uniform_row_ips: uniform_rows(code),
         }
+    }
+
+    /// Whether the memory instruction at `ip` may reach one row in every core of a group:
+    /// its row is built from constants only (see [`Uniformity`]).
+    pub fn may_reach_one_row(&self, ip: usize) -> bool {
+        self.uniform_row_ips & (1 << (ip & 0xF)) != 0
     }
 
     /// Whether the memory instruction at `ip` may reach, for every core of a group, the
@@ -244,10 +345,78 @@ impl FrameBanks {
     }
 }
 
+/// The IPs of reachable memory instructions whose row is uniform in every state that
+/// reaches them, by a fixpoint of the [`Uniformity`] domain over the frame.
+fn uniform_rows(code: &[Instr; FRAME_INSTRS]) -> u16 {
+    let mut states: [Option<[bool; 16]>; FRAME_INSTRS] = [None; FRAME_INSTRS];
+    states[0] = Some([false; 16]);
+    let mut rows: [Option<bool>; FRAME_INSTRS] = [None; FRAME_INSTRS];
+    let mut work = vec![0usize];
+    while let Some(ip) = work.pop() {
+        let Some(regs) = states[ip] else { continue };
+        let mut s = Uniformity { regs };
+        let next = (ip + 1 < FRAME_INSTRS).then_some(ip + 1);
+        let succ = match step(code[ip], &mut s) {
+            Effect::Next => [next, None],
+            Effect::Ready => [None, None],
+            Effect::Branch { target, .. } => [Some(usize::from(target)), next],
+            Effect::Memory(access) => {
+                rows[ip] = Some(rows[ip].unwrap_or(true) && access.row.uniform);
+                access.complete(&mut s, Uniform::value(false));
+                [next, None]
+            }
+        };
+        for next in succ.into_iter().flatten() {
+            let merged = match states[next] {
+                None => s.regs,
+                Some(old) => std::array::from_fn(|r| old[r] && s.regs[r]),
+            };
+            if states[next] != Some(merged) {
+                states[next] = Some(merged);
+                work.push(next);
+            }
+        }
+    }
+    (0..FRAME_INSTRS)
+        .filter(|&ip| rows[ip] == Some(true))
+        .fold(0u16, |m, ip| m | 1 << ip)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::isa::{AluOp, MemOp};
+
+    #[test]
+    fn rows_built_from_constants_are_uniform_and_the_core_id_is_not() {
+        let xor9 = Instr::Alu {
+            op: AluOp::Xor,
+            a: 9,
+            b: 9,
+            c: 9,
+        };
+        let add = |a, b, c| Instr::Alu {
+            op: AluOp::Add,
+            a,
+            b,
+            c,
+        };
+        let f = frame(&[
+            xor9,                            // 0: r9 = 0
+            Instr::SetConst { k: 1, d: 14 }, // 1
+            Instr::SetConst { k: 0, d: 1 },  // 2: r1 = core id
+            mem(MemOp::Ld, 9, 1),            // 3: row r9: uniform
+            mem(MemOp::Ld, 1, 1),            // 4: row r1: the core id
+            add(9, 14, 9),                   // 5: r9 += 1, still uniform
+            mem(MemOp::St, 9, 1),            // 6
+            Instr::Bnz { a: 9, target: 3 },  // 7: the loop joins uniform states
+            mem(MemOp::Ld, 5, 1),            // 8: r5 was loaded: not uniform
+            mem(MemOp::Ld, 2, 1),            // 9: r2 is a starting register
+        ]);
+        let banks = FrameBanks::analyse(&f);
+        let uniform: Vec<usize> = (0..16).filter(|&ip| banks.may_reach_one_row(ip)).collect();
+        assert_eq!(uniform, vec![3, 6]);
+    }
 
     fn frame(instrs: &[Instr]) -> [Instr; FRAME_INSTRS] {
         let mut f = [Instr::Ready; FRAME_INSTRS];

@@ -1,0 +1,72 @@
+//! The kernel classes that used to leave compiled code (issue 30), each a program in
+//! `benches/classes/`, run whole on the default backend (`auto`) and on `jit` (the adaptive
+//! engine): cores in two halves a cycle apart in one bank (`staggered`), divergent trip
+//! counts in one shared bank (`divergent-shared-bank`), a matrix-vector product whose vector
+//! every core reads from one bank (`matvec`), a stencil over neighbours' banks
+//! (`stencil`), a histogram with atomic bins (`histogram`), one contended counter
+//! (`counter`) and fenced reduction rounds (`reduction`). The mixed-mask stream and the
+//! MCST memory loop are `workloads`' `scheduler` and `mcst-memory` rows. Throughput is
+//! emulated instructions. The programs use only APIs that 6d9c98e has, so this file runs
+//! there too for the before/after table.
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use gpu16_interp::Interpreter;
+use gpu16_jit::{Auto, Jit};
+use gpu16_machine::{run, Backend, Config, Program, TaskLog};
+use std::hint::black_box;
+use std::time::Duration;
+
+const CLASSES: [(&str, &str); 7] = [
+    ("staggered", include_str!("classes/staggered.s")),
+    ("divergent-shared-bank", include_str!("classes/divshared.s")),
+    ("matvec", include_str!("classes/matvec.s")),
+    ("stencil", include_str!("classes/stencil.s")),
+    ("histogram", include_str!("classes/histogram.s")),
+    ("counter", include_str!("classes/counter.s")),
+    ("reduction", include_str!("classes/reduction.s")),
+];
+
+fn config() -> Config {
+    Config {
+        tasks: TaskLog::Summary,
+        ..Config::default()
+    }
+}
+
+fn bench<B: Backend>(b: &mut criterion::Bencher<'_>, backend: &mut B, p: &Program) {
+    b.iter(|| black_box(run(backend, p, &[], &config()).unwrap().cycles));
+}
+
+fn classes(c: &mut Criterion) {
+    for (name, source) in CLASSES {
+        let p = gpu16_asm::assemble(source, name)
+            .expect("the benchmark program assembles")
+            .program;
+        let instructions = run(&mut Interpreter::new(), &p, &[], &config())
+            .expect("the benchmark program completes")
+            .instructions;
+        let mut g = c.benchmark_group(name);
+        g.throughput(Throughput::Elements(instructions));
+        let mut auto = Auto::new();
+        g.bench_function("auto", |b| bench(b, &mut auto, &p));
+        let mut jit = Jit::new();
+        g.bench_function("jit", |b| bench(b, &mut jit, &p));
+        g.finish();
+    }
+}
+
+/// Short runs so that the table comes in minutes on two cores; criterion's own flags
+/// (`--measurement-time 10`) give tighter intervals.
+fn quick() -> Criterion {
+    Criterion::default()
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2))
+        .sample_size(10)
+}
+
+criterion_group! {
+    name = benches;
+    config = quick();
+    targets = classes
+}
+criterion_main!(benches);
