@@ -57,8 +57,8 @@ pub fn lanes_at_three_ips_share_a_bank_in_one_cycle<B: Backend>(mk: Mk<B>) {
     for config in [in_order(), lookahead(), checkpoints(1), checkpoints(3)] {
         let r = run_ok(mk, &three_ways(ld(2, 2, 10)), &[], &config);
         assert_eq!(r.memory[0], 12);
-        for k in 0..16 {
-            assert_eq!(r.registers[k][10], LOADS[k], "core {k}");
+        for (k, &want) in LOADS.iter().enumerate() {
+            assert_eq!(r.registers[k][10], want, "core {k}");
             // IPs 0..6 and 9..11, plus 7 for the even cores, plus 8 for 0 mod 4.
             let want = 10 + u64::from(k % 2 == 0) + u64::from(k % 4 == 0);
             assert_eq!(r.cores[k].instructions, want, "core {k}");
