@@ -6,7 +6,7 @@
 //! in `lanes_compile.rs`.
 
 use crate::cache::{CohortCode, LaneCode};
-use crate::cohort::Cohort;
+use crate::cohort::{Cohort, SPARSE_LANES};
 use crate::compile::cycles_to_entry;
 use gpu16_interp::{interpret_cohort, interpret_group, run_lockstep};
 use gpu16_machine::isa::{address, Flow, Instr, MemOp, FRAME_INSTRS};
@@ -69,14 +69,11 @@ pub(crate) struct LaneFile {
     /// Shared rows (see `Port::shared_rows_until`): below cycle `shared_until`, a plain
     /// load in which every lane reads one row, each lane k from bank k + d (a rotation) or
     /// all from one bank b (a broadcast), is one vector load of that row and a shuffle,
-    /// performed by compiled code itself. It counts such loads by d in `rotated_done`, by b
-    /// in `broadcast_done`, and marks the entries it touched in `shared_used` (bit d, bit
-    /// 16 + b), until `LaneFile::count_rows`.
+    /// performed by compiled code itself. It counts such loads in `shared[d]` or
+    /// `shared[16 + b]` (null for a frame without the path, whose code never counts), and
+    /// marks the entries it touched in `shared_used`, until `LaneFile::count_rows`.
     pub(crate) shared_until: u64,
-    /// The frame's code has the shared-row path (`LaneCode::shared_rows`).
-    pub(crate) shared_rows: bool,
-    pub(crate) rotated_done: [u64; 16],
-    pub(crate) broadcast_done: [u64; 16],
+    pub(crate) shared: *mut [u64; 32],
     pub(crate) shared_used: u32,
     /// Row accesses (own-bank or shared) of each bank, kept here until the entry ends.
     pub(crate) rows_per_bank: [u64; 16],
@@ -149,7 +146,7 @@ pub(crate) extern "C" fn lane_access(
         // access changes neither the gate nor a horizon.
         if op.is_sync() {
             file.rows_until = port.own_banks_until(file.mask as u16);
-            if file.shared_rows {
+            if !file.shared.is_null() {
                 file.shared_until = port.shared_rows_until(file.mask as u16);
             }
         }
@@ -193,7 +190,13 @@ impl LaneFile {
     /// nowhere else.
     // Inlined, so the file is built in the caller's frame rather than moved there.
     #[inline(always)]
-    fn load(cores: &[CoreState; 16], group: u16, port: &Port<'_>, code: &LaneCode) -> LaneFile {
+    fn load(
+        cores: &[CoreState; 16],
+        group: u16,
+        port: &Port<'_>,
+        code: &LaneCode,
+        shared: *mut [u64; 32],
+    ) -> LaneFile {
         let (live, memory) = (code.live, code.memory);
         let lead = group.trailing_zeros() as usize;
         let mut file = LaneFile {
@@ -225,9 +228,7 @@ impl LaneFile {
             } else {
                 0
             },
-            shared_rows: code.shared_rows,
-            rotated_done: [0; 16],
-            broadcast_done: [0; 16],
+            shared,
             shared_used: 0,
             rows_per_bank: [0; 16],
         };
@@ -257,16 +258,23 @@ impl LaneFile {
         }
         self.rows_done = 0;
         let mut used = std::mem::take(&mut self.shared_used);
+        if used == 0 {
+            return;
+        }
+        // SAFETY: compiled code marks an entry only in a frame with the shared-row path,
+        // whose `shared` points at the counters `enter_once` keeps on its stack for the
+        // whole entry; neither compiled code (suspended in a callback, or returned) nor
+        // anything else touches them meanwhile.
+        let counts = unsafe { &mut *self.shared };
         while used != 0 {
             let i = used.trailing_zeros() as usize;
             used &= used - 1;
+            let n = std::mem::take(&mut counts[i]);
             if i < 16 {
-                let n = std::mem::take(&mut self.rotated_done[i]);
                 for l in lanes_of(mask) {
                     self.rows_per_bank[(l + i) & 15] += n;
                 }
             } else {
-                let n = std::mem::take(&mut self.broadcast_done[i - 16]);
                 self.rows_per_bank[i - 16] += n * u64::from(mask.count_ones());
             }
         }
@@ -390,7 +398,14 @@ pub(crate) fn enter(
             )
         },
         |awake, asleep, cores, port, exits| {
-            let (awake, asleep) = match cohort_code.get_or_insert_with(&mut cohort) {
+            // Few awake lanes go straight to the interpreter (see `SPARSE_LANES`).
+            let dense = awake.count_ones() > SPARSE_LANES;
+            let code = if dense {
+                cohort_code.get_or_insert_with(&mut cohort).as_ref()
+            } else {
+                None
+            };
+            let (awake, asleep) = match code {
                 Some(c) => match crate::cohort::run(c, instrs, awake, asleep, cores, port, exits) {
                     Cohort::Converged(group) => return Some(group),
                     Cohort::Stopped => return None,
@@ -417,7 +432,12 @@ fn enter_once(
     (row_accesses, handed_over): (&mut u64, &mut u64),
     exits: &mut GroupExit,
 ) -> Option<(u16, u16)> {
-    let mut file = LaneFile::load(cores, group, port, code);
+    // The shared-row counters, only for a frame whose code has that path.
+    let mut shared = code.shared_rows.then_some([0u64; 32]);
+    let shared_ptr = shared
+        .as_mut()
+        .map_or(std::ptr::null_mut(), |c| c as *mut [u64; 32]);
+    let mut file = LaneFile::load(cores, group, port, code, shared_ptr);
     let start = file.cycle;
     let limit = port.limit();
     let port: *mut Port<'_> = port;
@@ -434,7 +454,8 @@ fn enter_once(
     // `file.rows + 16 * row` for a row byte (so within the 4096 cells `Port::own_bank_rows`
     // points at, which the port keeps alive and changes only through `Cell`s), and hands
     // `ctx` and `file` to `lane_access`, which catches every panic, so nothing unwinds
-    // through it.
+    // through it. In a frame with the shared-row path it also writes the 32 counters at
+    // `file.shared`, which `shared` holds for the whole call.
     let rc = unsafe { (code.entry)(&mut file, &mut ctx, limit) };
     if let Some(payload) = ctx.panic {
         resume_unwind(payload);

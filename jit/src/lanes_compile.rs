@@ -189,15 +189,15 @@ pub(crate) fn build(
                 let fast = b.create_block();
                 b.ins().brif(no, shared.unwrap_or(call), &[], fast, &[]);
                 b.switch_to_block(fast);
-                let old = load_row(&mut b, file, row, ptr);
+                let cell = row_address(&mut b, file, row, ptr);
+                let old = b.ins().load(V, flags, cell, 0);
                 if access.op.is_read() {
                     complete_access(&mut b, &regs, core_id, &access, None, old);
                 } else {
                     let new = b.ins().bitselect(lanes, value, old);
-                    let cell = row_address(&mut b, file, row, ptr);
                     b.ins().store(flags, new, cell, 0);
                 }
-                bump(&mut b, file, offset_of!(LaneFile, rows_done), None);
+                bump(&mut b, file, offset_of!(LaneFile, rows_done));
                 b.ins().jump(next, &[]);
             }
             if let Some(shared) = shared {
@@ -241,23 +241,23 @@ pub(crate) fn build(
                 b.ins().brif(not_rotated, broadcast_test, &[], rotated, &[]);
                 b.switch_to_block(broadcast_test);
                 b.ins().brif(not_broadcast, call, &[], broadcast, &[]);
-                for (block, field, by, bit) in [
-                    (rotated, offset_of!(LaneFile, rotated_done), lead_d, 0),
-                    (
-                        broadcast,
-                        offset_of!(LaneFile, broadcast_done),
-                        lead_bank,
-                        16,
-                    ),
-                ] {
+                for (block, by, first) in [(rotated, lead_d, 0), (broadcast, lead_bank, 16)] {
                     b.switch_to_block(block);
                     let by = b.ins().extractlane(by, 0);
-                    bump(&mut b, file, field, Some((by, ptr)));
-                    // Mark the entry for `count_rows`.
-                    let by = b.ins().uextend(types::I32, by);
-                    let by = b.ins().iadd_imm_u(by, bit);
+                    let i = b.ins().uextend(types::I32, by);
+                    let i = b.ins().iadd_imm_u(i, first);
+                    // shared[i] += 1, and mark entry i for `count_rows`.
+                    let counts = b
+                        .ins()
+                        .load(ptr, flags, file, at(offset_of!(LaneFile, shared)));
+                    let offset = b.ins().uextend(ptr, i);
+                    let offset = b.ins().ishl_imm_u(offset, 3);
+                    let counter = b.ins().iadd(counts, offset);
+                    let n = b.ins().load(types::I64, flags, counter, 0);
+                    let n = b.ins().iadd_imm_u(n, 1);
+                    b.ins().store(flags, n, counter, 0);
                     let one = b.ins().iconst(types::I32, 1);
-                    let bit = b.ins().ishl(one, by);
+                    let bit = b.ins().ishl(one, i);
                     let at_used = at(offset_of!(LaneFile, shared_used));
                     let used = b.ins().load(types::I32, flags, file, at_used);
                     let used = b.ins().bor(used, bit);
@@ -468,21 +468,12 @@ fn load_row(b: &mut FunctionBuilder, file: Value, row: Value, ptr: types::Type) 
     b.ins().load(V, MemFlagsData::trusted(), cell, 0)
 }
 
-/// Add 1 to the `u64` counter at `field` of the lane file, or, with `index` (an `i8` and
-/// the pointer type), to entry `index` of the `[u64; 16]` there.
-fn bump(b: &mut FunctionBuilder, file: Value, field: usize, index: Option<(Value, types::Type)>) {
+/// Add 1 to the `u64` at `field` of the lane file.
+fn bump(b: &mut FunctionBuilder, file: Value, field: usize) {
     let flags = MemFlagsData::trusted();
-    let base = match index {
-        Some((i, ptr)) => {
-            let i = b.ins().uextend(ptr, i);
-            let i = b.ins().ishl_imm_u(i, 3);
-            b.ins().iadd(file, i)
-        }
-        None => file,
-    };
-    let n = b.ins().load(types::I64, flags, base, field as i32);
+    let n = b.ins().load(types::I64, flags, file, field as i32);
     let n = b.ins().iadd_imm_u(n, 1);
-    b.ins().store(flags, n, base, field as i32);
+    b.ins().store(flags, n, file, field as i32);
 }
 
 /// The all-zero vector.

@@ -319,7 +319,8 @@ impl FrameBanks {
     }
 
     /// Whether the memory instruction at `ip` may reach one row in every core of a group:
-    /// its row is built from constants only (see [`Uniformity`]).
+    /// its row is built from constants only (a guide: where cores that parted meet again,
+    /// their rows may differ, and compiled code that relies on one row checks it).
     pub fn may_reach_one_row(&self, ip: usize) -> bool {
         self.uniform_row_ips & (1 << (ip & 0xF)) != 0
     }
