@@ -3,7 +3,10 @@
 //! owns the lane file compiled code works on, the entry into a frame's lockstep code, the
 //! memory callback that performs one instruction's accesses lane by lane in ascending core
 //! id, and turning the code's exit back into each core's state. The translation itself is
-//! in `lanes_compile.rs`.
+//! in `lanes_compile.rs`. Where the group's cores part ways on a bank they share, or some
+//! fall asleep on a lock, [`enter`] hands them to the cohort form (`cohort.rs`), or, with
+//! two or fewer awake, to the interpreter's cohort, and takes them back once they
+//! converge (`gpu16_interp::run_lockstep` drives the two forms).
 
 use crate::cache::{CohortCode, LaneCode};
 use crate::cohort::{Cohort, SPARSE_LANES};

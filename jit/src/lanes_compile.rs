@@ -178,13 +178,7 @@ pub(crate) fn build(
                 let fits = b.ins().band(own, same);
                 let misfit = b.ins().band_not(lanes, fits);
                 let any_misfit = b.ins().vany_true(misfit);
-                let until = b.ins().load(
-                    types::I64,
-                    flags,
-                    file,
-                    at(offset_of!(LaneFile, rows_until)),
-                );
-                let late = b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, when, until);
+                let late = at_or_past(&mut b, file, offset_of!(LaneFile, rows_until), when);
                 let no = b.ins().bor(any_misfit, late);
                 let fast = b.create_block();
                 b.ins().brif(no, shared.unwrap_or(call), &[], fast, &[]);
@@ -216,13 +210,7 @@ pub(crate) fn build(
                 let d = b.ins().band(d, fifteen);
                 let lead_d = b.ins().swizzle(d, lead);
                 let lead_bank = b.ins().swizzle(bank, lead);
-                let until = b.ins().load(
-                    types::I64,
-                    flags,
-                    file,
-                    at(offset_of!(LaneFile, shared_until)),
-                );
-                let late = b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, when, until);
+                let late = at_or_past(&mut b, file, offset_of!(LaneFile, shared_until), when);
                 let misfits = |b: &mut FunctionBuilder, pattern: Value, lead: Value| {
                     let fits = b.ins().icmp(IntCC::Equal, pattern, lead);
                     let fits = b.ins().band(fits, same_row);
@@ -466,6 +454,14 @@ fn row_address(b: &mut FunctionBuilder, file: Value, row: Value, ptr: types::Typ
 fn load_row(b: &mut FunctionBuilder, file: Value, row: Value, ptr: types::Type) -> Value {
     let cell = row_address(b, file, row, ptr);
     b.ins().load(V, MemFlagsData::trusted(), cell, 0)
+}
+
+/// Whether `when` is at or past the cycle bound at `field` of the lane file.
+fn at_or_past(b: &mut FunctionBuilder, file: Value, field: usize, when: Value) -> Value {
+    let until = b
+        .ins()
+        .load(types::I64, MemFlagsData::trusted(), file, field as i32);
+    b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, when, until)
 }
 
 /// Add 1 to the `u64` at `field` of the lane file.

@@ -10,7 +10,7 @@
 //! evaluated with its own id and registers.
 
 use crate::isa::{Instr, FRAME_INSTRS};
-use crate::semantics::{step, Concrete, Effect, Semantics};
+use crate::semantics::{step, Access, Concrete, Effect, Semantics};
 
 /// A register's value at some point of a frame, relative to the task's start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -260,6 +260,104 @@ impl Semantics for Uniformity {
     }
 }
 
+/// A domain a frame is analysed in: its register state, how two states that reach one
+/// instruction join, which way a `bnz` on a value goes if that is known, and the value a
+/// load gives.
+trait FrameDomain: Semantics + Sized {
+    type Reg: Copy + PartialEq;
+    fn with_regs(regs: [Self::Reg; 16]) -> Self;
+    fn regs(&self) -> [Self::Reg; 16];
+    fn join(a: Self::Reg, b: Self::Reg) -> Self::Reg;
+    /// `Some(taken)` where the branch on `cond` is known to go one way.
+    fn decided(cond: Self::V) -> Option<bool>;
+    fn loaded() -> Self::V;
+}
+
+impl FrameDomain for Symbolic {
+    type Reg = Val;
+    fn with_regs(regs: [Val; 16]) -> Symbolic {
+        Symbolic { regs }
+    }
+    fn regs(&self) -> [Val; 16] {
+        self.regs
+    }
+    fn join(a: Val, b: Val) -> Val {
+        a.join(b)
+    }
+    fn decided(cond: Val) -> Option<bool> {
+        match cond {
+            Val::Const(k) => Some(k != 0),
+            _ => None,
+        }
+    }
+    fn loaded() -> Val {
+        Val::Unknown
+    }
+}
+
+impl FrameDomain for Uniformity {
+    type Reg = bool;
+    fn with_regs(regs: [bool; 16]) -> Uniformity {
+        Uniformity { regs }
+    }
+    fn regs(&self) -> [bool; 16] {
+        self.regs
+    }
+    fn join(a: bool, b: bool) -> bool {
+        a && b
+    }
+    fn decided(_: Uniform) -> Option<bool> {
+        None
+    }
+    fn loaded() -> Uniform {
+        Uniform::value(false)
+    }
+}
+
+/// Execute every reachable instruction of a frame from the state `start` at IP 0 in domain
+/// `D`, joining the states that reach an instruction until none changes (a fixpoint: the
+/// joins only lose knowledge, and a frame has 16 instructions). `access` sees every memory
+/// instruction's access, at its IP, once for each state it is reached in.
+fn explore<D: FrameDomain>(
+    code: &[Instr; FRAME_INSTRS],
+    start: [D::Reg; 16],
+    mut access: impl FnMut(usize, &Access<D::V>),
+) {
+    let mut states: [Option<[D::Reg; 16]>; FRAME_INSTRS] = [None; FRAME_INSTRS];
+    states[0] = Some(start);
+    let mut work = vec![0usize];
+    while let Some(ip) = work.pop() {
+        let Some(regs) = states[ip] else { continue };
+        let mut s = D::with_regs(regs);
+        let next = (ip + 1 < FRAME_INSTRS).then_some(ip + 1);
+        let succ = match step(code[ip], &mut s) {
+            Effect::Next => [next, None],
+            Effect::Ready => [None, None],
+            Effect::Branch { cond, target } => match D::decided(cond) {
+                Some(false) => [next, None],
+                Some(true) => [Some(usize::from(target)), None],
+                None => [Some(usize::from(target)), next],
+            },
+            Effect::Memory(a) => {
+                access(ip, &a);
+                a.complete(&mut s, D::loaded());
+                [next, None]
+            }
+        };
+        for next in succ.into_iter().flatten() {
+            let regs = s.regs();
+            let merged = match states[next] {
+                None => regs,
+                Some(old) => std::array::from_fn(|r| D::join(old[r], regs[r])),
+            };
+            if states[next] != Some(merged) {
+                states[next] = Some(merged);
+                work.push(next);
+            }
+        }
+    }
+}
+
 /// The bank expression of every reachable memory instruction of a frame.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FrameBanks {
@@ -275,46 +373,25 @@ impl FrameBanks {
     /// Analyse a frame: the bank of each reachable memory instruction as an expression
     /// over the task's starting state.
     pub fn analyse(code: &[Instr; FRAME_INSTRS]) -> FrameBanks {
-        let mut states: [Option<[Val; 16]>; FRAME_INSTRS] = [None; FRAME_INSTRS];
-        states[0] = Some(std::array::from_fn(|r| Val::Init(r as u8, 0xFF)));
         let mut banks: [Option<Val>; FRAME_INSTRS] = [None; FRAME_INSTRS];
-        let mut work = vec![0usize];
-        while let Some(ip) = work.pop() {
-            let Some(regs) = states[ip] else { continue };
-            let mut s = Symbolic { regs };
-            let next = (ip + 1 < FRAME_INSTRS).then_some(ip + 1);
-            let succ = match step(code[ip], &mut s) {
-                Effect::Next => [next, None],
-                Effect::Ready => [None, None],
-                Effect::Branch { cond, target } => match cond {
-                    Val::Const(0) => [next, None],
-                    Val::Const(_) => [Some(usize::from(target)), None],
-                    _ => [Some(usize::from(target)), next],
-                },
-                Effect::Memory(access) => {
-                    banks[ip] = Some(banks[ip].map_or(access.bank, |b| b.join(access.bank)));
-                    access.complete(&mut s, Val::Unknown);
-                    [next, None]
-                }
-            };
-            for next in succ.into_iter().flatten() {
-                let merged = match states[next] {
-                    None => s.regs,
-                    Some(old) => std::array::from_fn(|r| old[r].join(s.regs[r])),
-                };
-                if states[next] != Some(merged) {
-                    states[next] = Some(merged);
-                    work.push(next);
-                }
-            }
-        }
+        explore::<Symbolic>(
+            code,
+            std::array::from_fn(|r| Val::Init(r as u8, 0xFF)),
+            |ip, a| banks[ip] = Some(banks[ip].map_or(a.bank, |b| b.join(a.bank))),
+        );
+        let mut rows: [Option<bool>; FRAME_INSTRS] = [None; FRAME_INSTRS];
+        explore::<Uniformity>(code, [false; 16], |ip, a| {
+            rows[ip] = Some(rows[ip].unwrap_or(true) && a.row.uniform)
+        });
         let own_bank_ips = (0..FRAME_INSTRS)
             .filter(|&ip| matches!(banks[ip], Some(Val::CoreId | Val::Init(..))))
             .fold(0u16, |m, ip| m | 1 << ip);
         FrameBanks {
             banks: banks.into_iter().flatten().collect(),
             own_bank_ips,
-            uniform_row_ips: uniform_rows(code),
+            uniform_row_ips: (0..FRAME_INSTRS)
+                .filter(|&ip| rows[ip] == Some(true))
+                .fold(0u16, |m, ip| m | 1 << ip),
         }
     }
 
@@ -344,43 +421,6 @@ impl FrameBanks {
         }
         mask
     }
-}
-
-/// The IPs of reachable memory instructions whose row is uniform in every state that
-/// reaches them, by a fixpoint of the [`Uniformity`] domain over the frame.
-fn uniform_rows(code: &[Instr; FRAME_INSTRS]) -> u16 {
-    let mut states: [Option<[bool; 16]>; FRAME_INSTRS] = [None; FRAME_INSTRS];
-    states[0] = Some([false; 16]);
-    let mut rows: [Option<bool>; FRAME_INSTRS] = [None; FRAME_INSTRS];
-    let mut work = vec![0usize];
-    while let Some(ip) = work.pop() {
-        let Some(regs) = states[ip] else { continue };
-        let mut s = Uniformity { regs };
-        let next = (ip + 1 < FRAME_INSTRS).then_some(ip + 1);
-        let succ = match step(code[ip], &mut s) {
-            Effect::Next => [next, None],
-            Effect::Ready => [None, None],
-            Effect::Branch { target, .. } => [Some(usize::from(target)), next],
-            Effect::Memory(access) => {
-                rows[ip] = Some(rows[ip].unwrap_or(true) && access.row.uniform);
-                access.complete(&mut s, Uniform::value(false));
-                [next, None]
-            }
-        };
-        for next in succ.into_iter().flatten() {
-            let merged = match states[next] {
-                None => s.regs,
-                Some(old) => std::array::from_fn(|r| old[r] && s.regs[r]),
-            };
-            if states[next] != Some(merged) {
-                states[next] = Some(merged);
-                work.push(next);
-            }
-        }
-    }
-    (0..FRAME_INSTRS)
-        .filter(|&ip| rows[ip] == Some(true))
-        .fold(0u16, |m, ip| m | 1 << ip)
 }
 
 #[cfg(test)]

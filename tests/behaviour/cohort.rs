@@ -5,6 +5,7 @@
 //! apart changes nothing. Every value below is worked out by hand from the program.
 
 use crate::builder::*;
+use crate::faults::fault;
 use gpu16_machine::{Backend, Config, CoreWait, FaultRule, Instr, RunError, UnfinishedCore};
 
 /// The cores part three ways by bits 0 and 1 of their id and store their id to byte 0x000,
@@ -76,20 +77,10 @@ pub fn a_fault_among_lanes_at_three_ips<B: Backend>(mk: Mk<B>) {
     // core (IPs 0..6 and 9 for the odd ones, 0..7 for the even ones).
     for config in [in_order(), checkpoints(2)] {
         let failure = run(mk, &three_ways(st_sync(2, 2, 1)), &[], &config).unwrap_err();
-        match failure.error {
-            RunError::Fault {
-                rule,
-                frame,
-                core,
-                ip,
-                cycle,
-                addr,
-            } => assert_eq!(
-                (rule, frame, core, ip, cycle, addr),
-                (FaultRule::StSyncWithoutSequence, 1, 1, 10, 13, Some(0x000))
-            ),
-            other => panic!("expected a fault, got {other}"),
-        }
+        assert_eq!(
+            fault(failure.error.clone()),
+            (FaultRule::StSyncWithoutSequence, 1, 1, 10, 13, Some(0x000))
+        );
         assert_eq!(failure.state.cycles, 13);
         assert_eq!(failure.state.memory[0], 15);
         for k in 0..16 {

@@ -8,9 +8,11 @@
 use crate::builder::*;
 use gpu16_machine::{Backend, Event, FaultRule, Fence, Instr, RunError};
 
-type Fault = (FaultRule, usize, u8, u8, u64, Option<u16>);
+/// A fault's rule, frame, core, IP, cycle and address.
+pub type Fault = (FaultRule, usize, u8, u8, u64, Option<u16>);
 
-fn fault(e: RunError) -> Fault {
+/// The fields of `e`, which must be a fault.
+pub fn fault(e: RunError) -> Fault {
     match e {
         RunError::Fault {
             rule,
