@@ -107,6 +107,7 @@ pub mod dialect;
 pub mod diff;
 pub mod fuzz;
 pub mod input;
+pub mod live;
 pub mod output;
 pub mod progress;
 pub mod scratch;

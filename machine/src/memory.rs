@@ -305,6 +305,13 @@ impl SharedMemory {
         out
     }
 
+    /// Write `byte` at `addr` (taken modulo 4096) from outside the machine, between cycles
+    /// (a testbench's poke): not an access, so it counts nowhere, wakes no one and ignores
+    /// locks.
+    pub fn poke(&mut self, addr: u16, byte: u8) {
+        self.cells.bytes[cell_index(addr)].set(byte);
+    }
+
     /// The byte at `addr` (taken modulo 4096).
     pub fn byte(&self, addr: u16) -> u8 {
         self.cells.bytes[cell_index(addr)].get()

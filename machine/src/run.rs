@@ -12,6 +12,7 @@ use crate::cores::{CoreTable, Mode, Part};
 use crate::dialect::Dialect;
 use crate::frame::{InstrFrame, Program};
 use crate::frame_table::FrameTable;
+use crate::held::Held;
 use crate::isa::{execute, Flow, MemOp};
 use crate::livelock::{FrameLoops, LoopWatch, MachineWatch};
 use crate::memory::{bank_of, Attempt, FaultRule, Refusal, SharedMemory, Stall, Wakes, BANKS};
@@ -102,40 +103,13 @@ pub fn run_stream_observed<B: Backend, O: Observer>(
     // (each ended before every event still to come, so before the failure's cycle).
     let own_tasks = std::mem::take(&mut failure.state.tasks);
     let mut rerun_tasks = None;
-    match &mut failure.error {
-        RunError::Fault { cycle, .. } if config.max_cycles > *cycle => {
-            if let Some(stop) =
-                state_when_cycle_began(backend, source, memory, &config, *cycle, observer)
-            {
-                failure.state = stop.state;
-                rerun_tasks = Some(std::mem::take(&mut failure.state.tasks));
-            }
+    if let Some(cycle) = rewind_cycle(&failure.error, config.max_cycles) {
+        if let Some(stop) =
+            state_when_cycle_began(backend, source, memory, &config, cycle, observer)
+        {
+            adopt_state(&mut failure, stop);
+            rerun_tasks = Some(std::mem::take(&mut failure.state.tasks));
         }
-        // Cores other than the looping one may have run past the checkpoint when it was
-        // proven; the unfinished cores are listed as they stood when its cycle began.
-        RunError::Livelock {
-            cycle,
-            cores,
-            next_frame,
-            ..
-        } => {
-            if let Some(stop) =
-                state_when_cycle_began(backend, source, memory, &config, *cycle, observer)
-            {
-                if let RunError::Watchdog {
-                    cores: at,
-                    next_frame: next,
-                    ..
-                } = stop.error
-                {
-                    *cores = at;
-                    *next_frame = next;
-                }
-                failure.state = stop.state;
-                rerun_tasks = Some(std::mem::take(&mut failure.state.tasks));
-            }
-        }
-        _ => {}
     }
     let streams_tasks = O::WANTS_TASKS && config.tasks == TaskLog::All;
     let tasks = match rerun_tasks {
@@ -151,6 +125,38 @@ pub fn run_stream_observed<B: Backend, O: Observer>(
         failure.state.tasks = tasks;
     }
     Err(failure)
+}
+
+/// The cycle as it began which a failure's state is taken again from a second run (see
+/// [`state_when_cycle_began`]): a fault's below the watchdog, or where a livelock was
+/// proven.
+pub(crate) fn rewind_cycle(error: &RunError, max_cycles: u64) -> Option<u64> {
+    match *error {
+        RunError::Fault { cycle, .. } if max_cycles > cycle => Some(cycle),
+        RunError::Livelock { cycle, .. } => Some(cycle),
+        _ => None,
+    }
+}
+
+/// Give `failure` the state of `stop`, the watchdog stop of a second run when the
+/// failure's cycle began. Cores other than a looping one may have run past the checkpoint
+/// when it was proven, so a livelock's unfinished cores are listed as they stood then too.
+pub(crate) fn adopt_state(failure: &mut RunFailure, stop: RunFailure) {
+    if let (
+        RunError::Livelock {
+            cores, next_frame, ..
+        },
+        RunError::Watchdog {
+            cores: at,
+            next_frame: next,
+            ..
+        },
+    ) = (&mut failure.error, stop.error)
+    {
+        *cores = at;
+        *next_frame = next;
+    }
+    failure.state = stop.state;
 }
 
 /// The machine as it was when `cycle` began: every instruction of the earlier cycles
@@ -244,104 +250,135 @@ fn run_once<B: Backend, O: Observer>(
     config: &Config,
     observer: &mut O,
 ) -> Result<RunReport, (Box<RunFailure>, usize)> {
-    observer.start(config);
-    let config = bounded(config);
-    let mut shared = SharedMemory::new(memory, config.bank_conflicts);
-    if O::WANTS_EVENTS {
-        shared.closed = Some(Vec::new());
-    }
-    let mut run = Run {
-        ts: TaskScheduler::new(TaskMemory::new(source), &config),
-        backend,
+    let mut run = Run::new(
+        Held::Lent(backend),
+        Held::Lent(source),
+        memory,
         config,
-        memory: shared,
-        observer,
-        cores: CoreTable::new(),
-        lb: [0; 16],
-        counters: [CoreCounters::default(); 16],
-        last_core_cycle: None,
-        frames_done: 0,
-        ends: 0,
-        bounds: DirectBounds::default(),
-        frame_table: FrameTable::new(),
-        retrying: 0,
-        retry: [(MemOp::Ld, 0); 16],
-        port_log: PortLog::new(O::WANTS_EVENTS),
-        watch: [LoopWatch::default(); 16],
-        machine_watch: MachineWatch::default(),
-        machine_checked: None,
-        stopped: None,
-        asked_limit: config.max_cycles,
-        pending_polls: 0,
-        stepping: O::WANTS_EXECUTED,
-        executed: Vec::new(),
-        progress_cycle: 0,
-        next_checkpoint: 0,
-        tasks_delivered: 0,
-    };
+        Held::Lent(observer),
+    );
     let outcome = run.go();
-    // A fault or a livelock leaves the state as its cycle began (see below), so the log
-    // leaves out the instructions lower cores executed in that cycle; a fault's are handed
-    // to the observer apart, after the log.
-    let mut before_fault = Vec::new();
-    if let Err(RunError::Fault { cycle, core, .. }) = &outcome {
-        before_fault = run
-            .executed
-            .iter()
-            .filter(|e| e.cycle == *cycle && e.core < *core)
-            .copied()
-            .collect();
-        before_fault.sort_unstable_by_key(|e| e.core);
-    }
-    if let Err(RunError::Fault { cycle, .. } | RunError::Livelock { cycle, .. }) = &outcome {
-        run.executed.retain(|e| e.cycle < *cycle);
-    }
-    run.report_executed();
-    if run.stepping {
-        for e in &before_fault {
-            run.observer.executed_before_fault(e);
-        }
-    }
-    let streams_tasks = O::WANTS_TASKS && config.tasks == TaskLog::All;
-    let failure = match outcome {
-        Ok(()) => {
-            let mut report = run.report();
-            if streams_tasks {
-                for record in std::mem::take(&mut report.tasks) {
-                    run.observer.task(&record);
-                }
-            }
-            return Ok(report);
-        }
-        Err(error) => {
-            let cycle = match &error {
-                RunError::Fault { cycle, .. } | RunError::Livelock { cycle, .. } => *cycle,
-                RunError::Watchdog { limit, .. } => *limit,
-                RunError::Stopped { cycle, .. } => *cycle,
-                RunError::TaskLogFull { cycle, .. } => *cycle,
-                RunError::Backend { .. } | RunError::Internal { .. } | RunError::Load(_) => {
-                    run.end_cycle()
-                }
-            };
-            // A run that ends before its whole program was read still refuses a malformed
-            // one, as loading the image whole would have (not a run stopped from outside).
-            let error = match error {
-                RunError::Stopped { .. } | RunError::TaskLogFull { .. } | RunError::Load(_) => {
-                    error
-                }
-                _ => run.ts.load_error().map_or(error, RunError::Load),
-            };
-            let mut state = run.report();
-            state.cycles = cycle;
-            Box::new(RunFailure { error, state })
-        }
-    };
-    Err((failure, run.tasks_delivered))
+    run.conclude(outcome)
 }
 
-struct Run<'a, B: Backend, O: Observer> {
-    backend: &'a mut B,
-    observer: &'a mut O,
+impl<'a, B: Backend, O: Observer> Run<'a, B, O> {
+    /// A run before its first cycle (the observer told it starts).
+    pub(crate) fn new(
+        backend: Held<'a, B>,
+        source: Held<'a, dyn FrameSource + 'a>,
+        memory: &[u8],
+        config: &Config,
+        mut observer: Held<'a, O>,
+    ) -> Self {
+        observer.start(config);
+        let config = bounded(config);
+        let mut shared = SharedMemory::new(memory, config.bank_conflicts);
+        if O::WANTS_EVENTS {
+            shared.closed = Some(Vec::new());
+        }
+        Run {
+            ts: TaskScheduler::new(TaskMemory::new(source), &config),
+            backend,
+            config,
+            memory: shared,
+            observer,
+            cores: CoreTable::new(),
+            lb: [0; 16],
+            counters: [CoreCounters::default(); 16],
+            last_core_cycle: None,
+            frames_done: 0,
+            ends: 0,
+            bounds: DirectBounds::default(),
+            frame_table: FrameTable::new(),
+            retrying: 0,
+            retry: [(MemOp::Ld, 0); 16],
+            port_log: PortLog::new(O::WANTS_EVENTS),
+            watch: [LoopWatch::default(); 16],
+            machine_watch: MachineWatch::default(),
+            machine_checked: None,
+            stopped: None,
+            asked_limit: config.max_cycles,
+            pending_polls: 0,
+            stepping: O::WANTS_EXECUTED,
+            executed: Vec::new(),
+            progress_cycle: 0,
+            next_checkpoint: 0,
+            tasks_delivered: 0,
+        }
+    }
+
+    /// The run's report for how [`Run::go`] ended. A failure comes with the number of task
+    /// records the observer took as the run went, and with the state as the run left it,
+    /// which for a fault or a livelock is not yet the state as its cycle began.
+    pub(crate) fn conclude(
+        &mut self,
+        outcome: Result<(), RunError>,
+    ) -> Result<RunReport, (Box<RunFailure>, usize)> {
+        let config = self.config;
+        let run = self;
+        // A fault or a livelock leaves the state as its cycle began (see below), so the log
+        // leaves out the instructions lower cores executed in that cycle; a fault's are handed
+        // to the observer apart, after the log.
+        let mut before_fault = Vec::new();
+        if let Err(RunError::Fault { cycle, core, .. }) = &outcome {
+            before_fault = run
+                .executed
+                .iter()
+                .filter(|e| e.cycle == *cycle && e.core < *core)
+                .copied()
+                .collect();
+            before_fault.sort_unstable_by_key(|e| e.core);
+        }
+        if let Err(RunError::Fault { cycle, .. } | RunError::Livelock { cycle, .. }) = &outcome {
+            run.executed.retain(|e| e.cycle < *cycle);
+        }
+        run.report_executed();
+        if run.stepping {
+            for e in &before_fault {
+                run.observer.executed_before_fault(e);
+            }
+        }
+        let streams_tasks = O::WANTS_TASKS && config.tasks == TaskLog::All;
+        let failure = match outcome {
+            Ok(()) => {
+                let mut report = run.report();
+                if streams_tasks {
+                    for record in std::mem::take(&mut report.tasks) {
+                        run.observer.task(&record);
+                    }
+                }
+                return Ok(report);
+            }
+            Err(error) => {
+                let cycle = match &error {
+                    RunError::Fault { cycle, .. } | RunError::Livelock { cycle, .. } => *cycle,
+                    RunError::Watchdog { limit, .. } => *limit,
+                    RunError::Stopped { cycle, .. } => *cycle,
+                    RunError::TaskLogFull { cycle, .. } => *cycle,
+                    RunError::Backend { .. } | RunError::Internal { .. } | RunError::Load(_) => {
+                        run.end_cycle()
+                    }
+                };
+                // A run that ends before its whole program was read still refuses a malformed
+                // one, as loading the image whole would have (not a run stopped from outside).
+                let error = match error {
+                    RunError::Stopped { .. } | RunError::TaskLogFull { .. } | RunError::Load(_) => {
+                        error
+                    }
+                    _ => run.ts.load_error().map_or(error, RunError::Load),
+                };
+                let mut state = run.report();
+                state.cycles = cycle;
+                Box::new(RunFailure { error, state })
+            }
+        };
+        Err((failure, run.tasks_delivered))
+    }
+}
+
+pub(crate) struct Run<'a, B: Backend, O: Observer> {
+    backend: Held<'a, B>,
+    observer: Held<'a, O>,
     config: Config,
     ts: TaskScheduler<'a>,
     memory: SharedMemory,
@@ -508,7 +545,8 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             let step = self.ts.step(&self.lb);
             if O::WANTS_PROGRESS && matches!(step, Step::Control { .. } | Step::Issue { .. }) {
                 self.frames_done += 1;
-                self.observer.progress(self.progress());
+                let progress = self.progress();
+                self.observer.progress(progress);
                 self.pending_polls += 1;
             }
             match step {
@@ -1187,7 +1225,8 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     fn checkpoint(&mut self, cycle: u64) -> bool {
         if O::WANTS_PROGRESS && cycle > self.progress_cycle {
             self.progress_cycle = cycle;
-            self.observer.progress(self.progress());
+            let progress = self.progress();
+            self.observer.progress(progress);
             self.pending_polls += 1;
         }
         let mut proven = false;
@@ -1405,6 +1444,11 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     }
 
     fn report(&mut self) -> RunReport {
+        self.report_tasks(false)
+    }
+
+    /// The run's report; with `keep`, the task records stay for a later report.
+    fn report_tasks(&mut self, keep: bool) -> RunReport {
         let mut counters = self.counters;
         for (c, core) in counters.iter_mut().zip(&self.cores.state) {
             c.instructions = core.instructions;
@@ -1419,13 +1463,85 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             cycles: self.end_cycle(),
             registers: std::array::from_fn(|i| self.cores.state[i].regs),
             memory: self.memory.bytes(),
-            tasks: self.ts.take_records(),
+            tasks: if keep {
+                self.ts.records()
+            } else {
+                self.ts.take_records()
+            },
             task_summary: self.ts.summary.clone(),
             instructions: counters.iter().map(|c| c.instructions).sum(),
             stalls: counters.iter().map(|c| c.stalls).sum(),
             cores: counters,
             memory_stats: self.memory.stats(),
         }
+    }
+}
+
+/// What a live machine (`crate::live`) does with a spec-dialect run between calls.
+impl<'a, B: Backend, O: Observer> Run<'a, B, O> {
+    /// Run on until `cycle` begins, or the run ends or fails first: `Ok` where it ended,
+    /// the watchdog at `cycle` where it paused there (below the watchdog the config
+    /// asked). Pausing is the watchdog's stop, which leaves every core before the limit
+    /// and the scheduler before any decision at or past it; raising the limit again
+    /// leaves the run as it would have been, so paused runs give an unpaused run's results.
+    pub(crate) fn run_until(&mut self, cycle: u64) -> Result<(), RunError> {
+        let limit = cycle.min(self.asked_limit);
+        self.config.max_cycles = limit;
+        self.ts.set_limit(limit);
+        self.go()
+    }
+
+    /// The watchdog the config asked for.
+    pub(crate) fn asked_limit(&self) -> u64 {
+        self.asked_limit
+    }
+
+    /// The state so far (registers, memory, counters, tasks kept), with `cycles` the cycle
+    /// the run is paused at.
+    pub(crate) fn snapshot(&mut self, cycle: u64) -> RunReport {
+        let mut report = self.report_tasks(true);
+        report.cycles = cycle;
+        report
+    }
+
+    /// The cores whose parts have not ended, and what each waits for.
+    pub(crate) fn unfinished(&mut self) -> Vec<UnfinishedCore> {
+        match self.watchdog() {
+            RunError::Watchdog { cores, .. } => cores,
+            _ => unreachable!("watchdog() makes a watchdog report"),
+        }
+    }
+
+    /// Every core's registers.
+    pub(crate) fn registers(&self) -> [[u8; 16]; 16] {
+        std::array::from_fn(|i| self.cores.state[i].regs)
+    }
+
+    /// The bytes of shared memory.
+    pub(crate) fn memory(&self) -> Box<[u8; crate::memory::MEMORY_BYTES]> {
+        self.memory.bytes()
+    }
+
+    /// The open sequence of each bank: (bank, holder core, locked address).
+    pub(crate) fn locks(&self) -> Vec<(usize, u8, u16)> {
+        (0..BANKS)
+            .filter_map(|b| self.memory.bank_lock(b).map(|(h, a)| (b, h, a)))
+            .collect()
+    }
+
+    /// Write `byte` at `addr` between cycles: the host's write, not a core's access.
+    pub(crate) fn poke(&mut self, addr: u16, byte: u8) {
+        self.memory.poke(addr, byte);
+    }
+
+    /// The observer, to take what it kept.
+    pub(crate) fn observer_mut(&mut self) -> &mut O {
+        &mut self.observer
+    }
+
+    /// The backend and the observer, the run over.
+    pub(crate) fn into_parts(self) -> (Held<'a, B>, Held<'a, O>) {
+        (self.backend, self.observer)
     }
 }
 

@@ -306,6 +306,19 @@ impl<'p> TaskScheduler<'p> {
         self.limit = self.limit.min(limit);
     }
 
+    /// Move the limit to `limit`, either way: a live machine pauses at a limit and goes on
+    /// past it. Reaching the limit leaves no trace but the clock's move to the earliest
+    /// decision it could take (which the next look takes again), so raising it is exact.
+    pub(crate) fn set_limit(&mut self, limit: u64) {
+        self.limit = limit;
+    }
+
+    /// A copy of the records kept so far, leaving them in place (a live machine's report
+    /// while it pauses).
+    pub(crate) fn records(&self) -> Vec<TaskRecord> {
+        self.records.iter().map(|(r, _)| r.clone()).collect()
+    }
+
     /// The first frame not yet processed, if any (reading it from the source if it has
     /// not been read yet).
     pub fn next_frame(&mut self) -> Option<usize> {

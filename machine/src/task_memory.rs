@@ -8,7 +8,9 @@
 use crate::dialect::Dialect;
 use crate::frame::{ControlFrame, FrameKind, InstrFrame, LoadError, Program, FRAME_BYTES};
 use crate::frame_table::FrameHasher;
+use crate::held::Held;
 use crate::observe::StopCause;
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::hash::Hasher;
 
@@ -40,14 +42,25 @@ pub trait FrameSource {
 
 /// A whole program read as a stream.
 pub struct ProgramFrames<'p> {
-    program: &'p Program,
+    program: Cow<'p, Program>,
     next: usize,
 }
 
 impl<'p> ProgramFrames<'p> {
     /// The frames of `program`, from its first.
     pub fn new(program: &'p Program) -> ProgramFrames<'p> {
-        ProgramFrames { program, next: 0 }
+        ProgramFrames {
+            program: Cow::Borrowed(program),
+            next: 0,
+        }
+    }
+
+    /// The frames of `program`, owned (for a run that outlives its caller's borrow).
+    pub fn owned(program: Program) -> ProgramFrames<'static> {
+        ProgramFrames {
+            program: Cow::Owned(program),
+            next: 0,
+        }
     }
 }
 
@@ -82,7 +95,7 @@ struct Slot {
 
 /// The window over a program the scheduler reads (see the module docs).
 pub(crate) struct TaskMemory<'s> {
-    source: &'s mut dyn FrameSource,
+    source: Held<'s, dyn FrameSource + 's>,
     dialect: Dialect,
     /// The index of the window's first frame.
     base: usize,
@@ -100,7 +113,7 @@ const MAX_FRAMES: usize = u32::MAX as usize;
 
 impl<'s> TaskMemory<'s> {
     /// An empty window before the first frame of `source`.
-    pub(crate) fn new(source: &'s mut dyn FrameSource) -> TaskMemory<'s> {
+    pub(crate) fn new(source: Held<'s, dyn FrameSource + 's>) -> TaskMemory<'s> {
         let dialect = source.dialect();
         TaskMemory {
             source,

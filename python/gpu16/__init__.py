@@ -8,14 +8,19 @@ API.
 
 import json as _json
 import os as _os
-from typing import Any, Dict, Optional, Union
+from typing import Any, Dict, List, Optional, Union
 
 from . import _native
 from ._native import AssemblyError, LoadError
 
+__version__ = _native.__version__
+"""The version of the gpu16 library this package was built from (``gpu16 --version``)."""
+
 __all__ = [
     "AssemblyError",
     "LoadError",
+    "Machine",
+    "__version__",
     "assemble",
     "disassemble",
     "generate",
@@ -121,3 +126,113 @@ def generate_image(
 ) -> "tuple[bytes, bytes]":
     """The (program image, memory image) ``gpu16 gen -o OUT --mem-out MEM`` writes."""
     return _native.generate_image(seed, profile, groups, dialect)
+
+
+class Machine:
+    """A run that pauses between cycles, for a testbench that steps the model beside a
+    device (an RTL simulation under cocotb, say), reads its state and writes its memory.
+
+    The arguments are ``run``'s. The machine starts paused as cycle 0 begins. While
+    paused as cycle N begins, every instruction of the cycles before N has executed and
+    none of N or later, exactly the state ``run(..., max_cycles=N)`` stops in. Pausing
+    changes nothing: stepping to the end gives ``run``'s report exactly, in both dialects.
+    A run that faults reports the state as the fault's cycle began, with the memory the
+    testbench wrote (the writes are replayed at their cycles to take it).
+    """
+
+    def __init__(
+        self,
+        program: Union[bytes, bytearray, str],
+        memory: Memory = b"",
+        backend: str = "auto",
+        dialect: str = "spec",
+        timing: Optional[str] = None,
+        issue: str = "in-order",
+        bank_conflicts: bool = False,
+        max_cycles: Optional[int] = None,
+        *,
+        name: str = "<string>",
+        memory_format: Optional[str] = None,
+    ) -> None:
+        self._m = _native.Machine(
+            program,
+            memory,
+            backend,
+            dialect,
+            timing,
+            issue,
+            bank_conflicts,
+            max_cycles,
+            name,
+            memory_format,
+        )
+
+    def step(self, cycles: int = 1) -> str:
+        """Run ``cycles`` more cycles, or to the end of the run if it comes first. Returns
+        ``"paused"``, ``"ended"`` or ``"failed"`` (a fault, the watchdog, a livelock)."""
+        return self._m.step(cycles)
+
+    def run(self, until_cycle: Optional[int] = None) -> str:
+        """Run until cycle ``until_cycle`` begins (a cycle already passed does nothing), or
+        with ``None`` to the end of the run. Returns the status, as ``step`` does."""
+        return self._m.run_until(until_cycle)
+
+    @property
+    def cycle(self) -> int:
+        """The cycle the machine is paused at (the next to run); once finished, the run's
+        length in cycles (``report()["cycles"]``)."""
+        return self._m.cycle
+
+    @property
+    def finished(self) -> bool:
+        """Whether the run is over (ended, or failed)."""
+        return self._m.finished
+
+    @property
+    def registers(self) -> List[List[int]]:
+        """Every core's registers: ``registers[core][r]``, 16 x 16 ints."""
+        return self._m.registers()
+
+    @property
+    def memory(self) -> bytes:
+        """The 4096 bytes of shared memory, by byte address (bank in the high four bits,
+        row in the low eight), as ``report()["memory"]`` lists them."""
+        return self._m.memory()
+
+    def write_memory(self, addr: int, data: Union[bytes, bytearray]) -> None:
+        """Write ``data`` at byte address ``addr`` before the cycle the machine is paused
+        at: the testbench's write, not a core's access (it takes no lock, counts as no
+        access and wakes no core). Raises ``ValueError`` past the 4096 bytes or once the
+        run is over, and ``TypeError`` for other types."""
+        self._m.write_memory(addr, data)
+
+    @property
+    def locks(self) -> List[Dict[str, int]]:
+        """The open atomic sequences: ``{"bank", "core", "addr"}`` each (``core`` holds the
+        lock of byte ``addr``). Empty under the mcst dialect, which has none."""
+        return _json.loads(self._m.locks_json())
+
+    @property
+    def cores(self) -> List[Dict[str, Any]]:
+        """The 16 cores, each ``{"core", "state"}``: ``idle`` (no task part), or
+        ``running``, ``not_started`` (with ``start``), ``stalled`` on a lock (with
+        ``addr``, ``holder``, ``since``) or ``bank_conflict``, with its ``frame`` and
+        ``ip``, as ``run``'s ``error`` lists unfinished cores."""
+        return _json.loads(self._m.cores_json())
+
+    def events(self) -> List[Dict[str, Any]]:
+        """The run's events since the last call, each a dict with ``kind``
+        (``control_frame``, ``broadcast``, ``scheduler_wait``, ``core_part``,
+        ``lock_held``, ``stall``) and its cycles and fields. At most 2**20 are kept between
+        calls; more raise nothing, and ``events_dropped`` counts them."""
+        d = _json.loads(self._m.events_json())
+        self.events_dropped = d["dropped"]
+        return d["events"]
+
+    events_dropped: int = 0
+    """Events left out of the last ``events()`` for the limit."""
+
+    def report(self) -> Dict[str, Any]:
+        """The dict ``run`` returns: for the whole run once finished; while paused, the
+        state so far, with ``cycles`` the cycle paused at and no ``error``."""
+        return _json.loads(self._m.report_json())

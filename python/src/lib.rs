@@ -16,6 +16,8 @@ use pyo3::types::{PyByteArray, PyBytes, PyString};
 use std::borrow::Cow;
 use std::path::Path;
 
+mod machine;
+
 pyo3::create_exception!(
     gpu16,
     AssemblyError,
@@ -114,6 +116,55 @@ fn run_json(
     name: &str,
     memory_format: Option<&str>,
 ) -> PyResult<String> {
+    let RunInputs {
+        runner,
+        program,
+        source_map,
+        memory,
+        config,
+    } = run_inputs(
+        program,
+        memory,
+        backend,
+        dialect,
+        timing,
+        issue,
+        bank_conflicts,
+        max_cycles,
+        name,
+        memory_format,
+    )?;
+    // The run does not touch Python objects: let other threads run meanwhile.
+    let document = py.detach(|| {
+        let outcome = gpu16::run(runner, &program, &memory, &config);
+        gpu16::output::json::run_document(&outcome, source_map.as_ref(), &[])
+    });
+    Ok(document.to_string())
+}
+
+/// What a run is asked for, checked: `run_json`'s and `Machine`'s arguments.
+pub(crate) struct RunInputs {
+    pub(crate) runner: Runner,
+    pub(crate) program: Program,
+    pub(crate) source_map: Option<SourceMap>,
+    pub(crate) memory: Vec<u8>,
+    pub(crate) config: Config,
+}
+
+/// Check a run's arguments as `gpu16 run` checks its flags (see `gpu16.run`'s doc).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_inputs(
+    program: &Bound<'_, PyAny>,
+    memory: &Bound<'_, PyAny>,
+    backend: &str,
+    dialect: &str,
+    timing: Option<&str>,
+    issue: &str,
+    bank_conflicts: bool,
+    max_cycles: Option<u64>,
+    name: &str,
+    memory_format: Option<&str>,
+) -> PyResult<RunInputs> {
     let memory = memory_image(memory, memory_format)?;
     let backend = one_of(
         "backend",
@@ -159,12 +210,13 @@ fn run_json(
             program.get_type().name()?
         )));
     };
-    // The run does not touch Python objects: let other threads run meanwhile.
-    let document = py.detach(|| {
-        let outcome = gpu16::run(Runner::from(backend), &program, &memory, &config);
-        gpu16::output::json::run_document(&outcome, source_map.as_ref(), &[])
-    });
-    Ok(document.to_string())
+    Ok(RunInputs {
+        runner: Runner::from(backend),
+        program,
+        source_map,
+        memory,
+        config,
+    })
 }
 
 /// The contents of `obj` if it is `bytes` or `bytearray`: a list of ints, say, is not
@@ -299,8 +351,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load_memory, m)?)?;
     m.add_function(wrap_pyfunction!(generate, m)?)?;
     m.add_function(wrap_pyfunction!(generate_image, m)?)?;
+    m.add_class::<machine::Machine>()?;
     m.add("AssemblyError", m.py().get_type::<AssemblyError>())?;
     m.add("LoadError", m.py().get_type::<LoadError>())?;
     m.add("MAX_CYCLE_LIMIT", MAX_CYCLE_LIMIT)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -28,7 +28,8 @@ use super::run_files::Written;
 use super::see::Outcome;
 use gpu16_asm::SourceMap;
 use gpu16_machine::{
-    CoreWait, RunError, RunFailure, RunReport, TaskLog, TaskRecord, UnfinishedCore,
+    CoreWait, Event, RunError, RunFailure, RunReport, StallCause, TaskLog, TaskRecord,
+    UnfinishedCore,
 };
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -272,6 +273,57 @@ pub fn unfinished(cores: &[UnfinishedCore]) -> Value {
             v
         })
         .collect()
+}
+
+/// One run event as an object: `kind` (`control_frame`, `broadcast`, `scheduler_wait`,
+/// `core_part`, `lock_held` or `stall`) and the event's fields under their names in
+/// [`Event`] (cycles inclusive where the field says `end`, exclusive for `to` of a wait or a
+/// stall, as documented there); `fence`, `cause` are names.
+pub fn event(e: &Event) -> Value {
+    match *e {
+        Event::ControlFrame { frame, cycle } => {
+            json!({"kind": "control_frame", "frame": frame, "cycle": cycle})
+        }
+        Event::Broadcast {
+            frame,
+            mask,
+            fence,
+            from,
+            to,
+        } => json!({"kind": "broadcast", "frame": frame, "mask": mask, "fence": fence.name(),
+                    "from": from, "to": to}),
+        Event::SchedulerWait {
+            frame,
+            from,
+            to,
+            cause,
+        } => json!({"kind": "scheduler_wait", "frame": frame, "from": from, "to": to,
+                    "cause": cause.name()}),
+        Event::CorePart {
+            core,
+            frame,
+            start,
+            end,
+        } => json!({"kind": "core_part", "core": core, "frame": frame, "start": start,
+                    "end": end}),
+        Event::LockHeld {
+            core,
+            addr,
+            from,
+            to,
+        } => json!({"kind": "lock_held", "core": core, "addr": addr, "from": from, "to": to}),
+        Event::Stall {
+            core,
+            from,
+            to,
+            cause,
+            addr,
+        } => json!({"kind": "stall", "core": core, "from": from, "to": to, "addr": addr,
+        "cause": match cause {
+            StallCause::Lock => "lock",
+            StallCause::BankConflict => "bank_conflict",
+        }}),
+    }
 }
 
 /// Why a run never started, for `--json`: `error` is the message stderr gets, `stage` says

@@ -94,7 +94,9 @@ struct LiveTask {
     remaining: u16,
 }
 
-struct Machine {
+/// The MCST machine between cycles: a run in progress (`run_observed` drives one to its
+/// end; a live machine, `crate::live`, pauses it at cycles and goes on).
+pub(crate) struct Machine {
     backend: String,
     config: Config,
     slots: SlotTiming,
@@ -123,7 +125,12 @@ struct Machine {
 }
 
 impl Machine {
-    fn new(backend: &str, image: &[[u8; FRAME_BYTES]], memory: &[u8], config: Config) -> Self {
+    pub(crate) fn new(
+        backend: &str,
+        image: &[[u8; FRAME_BYTES]],
+        memory: &[u8],
+        config: Config,
+    ) -> Self {
         let mut bytes = Box::new([0u8; MEMORY_BYTES]);
         let n = memory.len().min(MEMORY_BYTES);
         bytes[..n].copy_from_slice(&memory[..n]);
@@ -160,7 +167,7 @@ impl Machine {
             .fold(0, |m, c| m | 1 << c.id)
     }
 
-    fn go<B: Backend, O: Observer>(
+    pub(crate) fn go<B: Backend, O: Observer>(
         &mut self,
         backend: &mut B,
         observer: &mut O,
@@ -674,7 +681,7 @@ impl Machine {
         }
     }
 
-    fn unfinished(&self) -> Vec<UnfinishedCore> {
+    pub(crate) fn unfinished(&self) -> Vec<UnfinishedCore> {
         self.cores
             .iter()
             .filter(|c| c.phase == Phase::Running)
@@ -709,12 +716,48 @@ impl Machine {
         }
     }
 
+    /// The cycle the machine stands at: the next to run (when the run ended: its length).
+    pub(crate) fn cycle(&self) -> u64 {
+        self.cycle
+    }
+
+    /// Where the watchdog stops [`Machine::go`]: a live machine moves it to pause and go on.
+    /// `go` stops when a cycle at the limit begins, before anything of it, and that cycle
+    /// runs whole once the limit is past it.
+    pub(crate) fn set_limit(&mut self, limit: u64) {
+        self.config.max_cycles = limit.min(MAX_CYCLE_LIMIT);
+    }
+
+    /// Every core's registers.
+    pub(crate) fn registers(&self) -> [[u8; 16]; 16] {
+        std::array::from_fn(|i| self.cores[i].regs)
+    }
+
+    /// The bytes of shared memory.
+    pub(crate) fn memory(&self) -> Box<[u8; MEMORY_BYTES]> {
+        self.memory.clone()
+    }
+
+    /// Write `byte` at `addr` between cycles: the host's write, not a core's access.
+    pub(crate) fn poke(&mut self, addr: u16, byte: u8) {
+        self.memory[usize::from(addr) % MEMORY_BYTES] = byte;
+    }
+
     fn report(&mut self) -> RunReport {
+        self.report_tasks(false)
+    }
+
+    /// The run's report; with `keep`, the task records stay for a later report.
+    pub(crate) fn report_tasks(&mut self, keep: bool) -> RunReport {
         let mut registers = [[0u8; 16]; 16];
         for (r, c) in registers.iter_mut().zip(&self.cores) {
             *r = c.regs;
         }
-        let mut tasks = std::mem::take(&mut self.records);
+        let mut tasks = if keep {
+            self.records.clone()
+        } else {
+            std::mem::take(&mut self.records)
+        };
         // Tasks still running when a run stops keep the end they had reached.
         for l in &self.live {
             if let Some(r) = tasks.get_mut(l.id) {

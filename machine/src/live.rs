@@ -1,0 +1,479 @@
+//! A live machine: a run that pauses when a cycle begins and goes on from there, so that a
+//! testbench can advance the model beside an RTL simulation, read its registers, memory,
+//! locks and cores between cycles, and write its memory (Python's `gpu16.Machine`).
+//!
+//! Pausing at cycle N is the watchdog's stop at N, which leaves the machine exactly as N
+//! begins (every instruction of earlier cycles executed, none of N); going on raises the
+//! limit. Neither moves anything, so a run paused anywhere gives an unpaused run's results
+//! (`tests/live.rs` checks that on generated programs of every profile, in both dialects).
+//! A fault or a livelock reports the state as its cycle began, taken as [`crate::run`]
+//! takes it: from a second run, which here replays the host's memory writes at the cycles
+//! they were made.
+
+use crate::backend::Backend;
+use crate::config::{Config, MAX_CYCLE_LIMIT};
+use crate::dialect::Dialect;
+use crate::frame::{Program, FRAME_BYTES};
+use crate::held::Held;
+use crate::mcst;
+use crate::memory::MEMORY_BYTES;
+use crate::observe::{Event, Observer};
+use crate::report::{RunError, RunFailure, RunReport, UnfinishedCore};
+use crate::run::{adopt_state, rewind_cycle, Run};
+use crate::task_memory::ProgramFrames;
+
+/// The most events a live machine keeps for [`Machine::take_events`]; later ones are
+/// counted, not kept, until they are taken.
+pub const EVENT_LIMIT: usize = 1 << 20;
+
+/// The most bytes of host writes a live machine accepts over its life: each is kept to be
+/// replayed should the run fail (see the module doc).
+pub const HOST_WRITE_LIMIT: usize = 64 << 20;
+
+/// Where a live machine stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// Paused as this cycle begins.
+    Paused(u64),
+    /// The program ended; the report is [`Machine::report`]'s.
+    Ended,
+    /// The run failed (a fault, the watchdog, a livelock, a backend error).
+    Failed,
+}
+
+/// Why a host write was refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WriteError {
+    /// The run is over: its memory is final.
+    Finished,
+    /// The bytes do not fit in the 4096 bytes of shared memory.
+    OutOfRange {
+        /// The first address asked for.
+        addr: usize,
+        /// How many bytes.
+        len: usize,
+    },
+    /// The machine's host writes would pass [`HOST_WRITE_LIMIT`].
+    TooMuch,
+}
+
+impl std::fmt::Display for WriteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WriteError::Finished => write!(f, "the run is over; its memory can no longer change"),
+            WriteError::OutOfRange { addr, len } => write!(
+                f,
+                "{len} bytes at address {addr} do not fit in the {MEMORY_BYTES} bytes of shared memory"
+            ),
+            WriteError::TooMuch => write!(
+                f,
+                "a machine takes at most {HOST_WRITE_LIMIT} bytes of memory writes over its life"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for WriteError {}
+
+/// The events of a live machine not yet taken.
+#[derive(Default)]
+struct EventLog {
+    events: Vec<Event>,
+    /// Events past [`EVENT_LIMIT`] since the last take.
+    dropped: u64,
+    /// A replay's run up to the failing step reports nothing (those events were reported).
+    muted: bool,
+}
+
+impl Observer for EventLog {
+    fn event(&mut self, event: Event) {
+        if self.muted {
+            return;
+        }
+        if self.events.len() < EVENT_LIMIT {
+            self.events.push(event);
+        } else {
+            self.dropped += 1;
+        }
+    }
+}
+
+/// Bytes the host wrote when a cycle began.
+struct HostWrite {
+    cycle: u64,
+    addr: u16,
+    bytes: Vec<u8>,
+}
+
+/// The run inside a live machine.
+enum Now<B: Backend + 'static> {
+    Spec(Box<Run<'static, B, EventLog>>),
+    Mcst {
+        machine: Box<mcst::Machine>,
+        backend: Box<B>,
+        events: EventLog,
+        /// The watchdog the config asked for (the machine's limit moves to pause it).
+        asked: u64,
+    },
+    Over {
+        outcome: Result<RunReport, Box<RunFailure>>,
+        events: EventLog,
+    },
+    /// Only while one state becomes the next.
+    Moving,
+}
+
+/// What a live machine offers, whatever its backend (so that one caller can hold a machine
+/// of any backend as `Box<dyn Live>`).
+pub trait Live {
+    /// The cycle the machine is paused at: the next to run. Once the run is over, the
+    /// report's `cycles`.
+    fn cycle(&self) -> u64;
+    /// Where the machine stands.
+    fn status(&self) -> Status;
+    /// Run `cycles` more cycles (or to the end of the run, if that comes first).
+    fn step(&mut self, cycles: u64) -> Status {
+        self.run_until(self.cycle().saturating_add(cycles))
+    }
+    /// Run until `cycle` begins, or to the end of the run (or its failure, the watchdog
+    /// included) if that comes first. A cycle at or before the current one does nothing.
+    fn run_until(&mut self, cycle: u64) -> Status;
+    /// The run's report: while paused, the state so far (`cycles` is the cycle paused
+    /// at); once over, what [`crate::run`] returns for the same run.
+    fn report(&mut self) -> Result<RunReport, Box<RunFailure>>;
+    /// Every core's registers, `registers()[core][r]` (cheaper than a report, which copies
+    /// the task records).
+    fn registers(&self) -> [[u8; 16]; 16];
+    /// The 4096 bytes of shared memory, by byte address (bank in the high four bits).
+    fn memory(&self) -> Box<[u8; MEMORY_BYTES]>;
+    /// The cores whose parts have not ended, and what each waits for (for a failed run,
+    /// as its error lists them; none once the program ended).
+    fn unfinished(&mut self) -> Vec<UnfinishedCore>;
+    /// The open atomic sequences: (bank, holder core, locked address). The MCST dialect
+    /// has none.
+    fn locks(&self) -> Vec<(usize, u8, u16)>;
+    /// Write `bytes` into shared memory from address `addr` (a byte address: bank in the
+    /// high four bits, row in the low eight) before the cycle the machine is paused at:
+    /// the host's write, not a core's access (no lock, counter or wake sees it).
+    fn write_memory(&mut self, addr: usize, bytes: &[u8]) -> Result<(), WriteError>;
+    /// The events reported since the last call (at most [`EVENT_LIMIT`]), and how many
+    /// more were left out for that limit.
+    fn take_events(&mut self) -> (Vec<Event>, u64);
+}
+
+/// A run that pauses between cycles (see the module doc).
+pub struct Machine<B: Backend + 'static> {
+    program: Program,
+    memory: Vec<u8>,
+    config: Config,
+    writes: Vec<HostWrite>,
+    written: usize,
+    /// The cycle the machine is paused at (when the run is over: its length).
+    cycle: u64,
+    now: Now<B>,
+}
+
+impl<B: Backend + 'static> Machine<B> {
+    /// A machine that will run `program` on `backend` with shared memory starting as
+    /// `memory` (zero past its end) under `config` (its `max_cycles` is the watchdog),
+    /// paused as cycle 0 begins.
+    pub fn new(backend: B, program: Program, memory: &[u8], config: &Config) -> Machine<B> {
+        let mut config = *config;
+        config.max_cycles = config.max_cycles.min(MAX_CYCLE_LIMIT);
+        let memory = memory[..memory.len().min(MEMORY_BYTES)].to_vec();
+        let now = match program.dialect() {
+            Dialect::Spec => Now::Spec(Box::new(Run::new(
+                Held::Owned(Box::new(backend)),
+                Held::Owned(Box::new(ProgramFrames::owned(program.clone()))),
+                &memory,
+                &config,
+                Held::Owned(Box::default()),
+            ))),
+            Dialect::Mcst => {
+                let mut events = EventLog::default();
+                events.start(&config);
+                let image: Vec<[u8; FRAME_BYTES]> =
+                    (0..program.len()).map(|f| *program.raw(f)).collect();
+                Now::Mcst {
+                    machine: Box::new(mcst::Machine::new(backend.name(), &image, &memory, config)),
+                    backend: Box::new(backend),
+                    events,
+                    asked: config.max_cycles,
+                }
+            }
+        };
+        Machine {
+            program,
+            memory,
+            config,
+            writes: Vec::new(),
+            written: 0,
+            cycle: 0,
+            now,
+        }
+    }
+
+    fn spec_until(&mut self, mut run: Box<Run<'static, B, EventLog>>, cycle: u64) {
+        let mark = run.observer_mut().events.len();
+        let outcome = run.run_until(cycle);
+        if let Err(RunError::Watchdog { limit, .. }) = &outcome {
+            if *limit < run.asked_limit() {
+                self.cycle = *limit;
+                self.now = Now::Spec(run);
+                return;
+            }
+        }
+        let concluded = run.conclude(outcome);
+        let (backend, events) = run.into_parts();
+        let Held::Owned(mut events) = events else {
+            unreachable!("a live machine owns its event log")
+        };
+        let outcome = match concluded {
+            Ok(report) => Ok(report),
+            Err((mut failure, _)) => {
+                if let Some(at) = rewind_cycle(&failure.error, self.config.max_cycles) {
+                    // The failing step's events are those of the second run from the
+                    // cycle this step began at.
+                    events.events.truncate(mark);
+                    if let Some(stop) = self.replay(backend, self.cycle, at, &mut events) {
+                        adopt_state(&mut failure, stop);
+                    }
+                }
+                Err(failure)
+            }
+        };
+        self.conclude(outcome, *events);
+    }
+
+    /// The machine's run again from its start, with the host's writes at their cycles,
+    /// reporting its events from `from` on, to the watchdog's stop as `to` begins.
+    fn replay(
+        &self,
+        backend: Held<'static, B>,
+        from: u64,
+        to: u64,
+        events: &mut EventLog,
+    ) -> Option<RunFailure> {
+        let mut run = Run::new(
+            backend,
+            Held::Owned(Box::new(ProgramFrames::owned(self.program.clone()))),
+            &self.memory,
+            &self.config,
+            Held::Owned(Box::new(EventLog {
+                muted: true,
+                ..EventLog::default()
+            })),
+        );
+        let paused = |outcome: Result<(), RunError>, at: u64| matches!(outcome, Err(RunError::Watchdog { limit, .. }) if limit == at);
+        for w in &self.writes {
+            if !paused(run.run_until(w.cycle), w.cycle) {
+                return None;
+            }
+            for (k, &byte) in w.bytes.iter().enumerate() {
+                run.poke(w.addr + k as u16, byte);
+            }
+        }
+        if !paused(run.run_until(from), from) {
+            return None;
+        }
+        run.observer_mut().muted = false;
+        let outcome = run.run_until(to);
+        let stop = match run.conclude(outcome) {
+            Err((mut f, _)) if matches!(f.error, RunError::Watchdog { limit, .. } if limit == to) =>
+            {
+                f.state.config = self.config;
+                Some(*f)
+            }
+            _ => None,
+        };
+        let replayed = std::mem::take(run.observer_mut());
+        events.events.extend(replayed.events);
+        events.dropped += replayed.dropped;
+        stop
+    }
+
+    fn mcst_until(
+        &mut self,
+        mut machine: Box<mcst::Machine>,
+        mut backend: Box<B>,
+        mut events: EventLog,
+        asked: u64,
+        cycle: u64,
+    ) {
+        machine.set_limit(cycle.min(asked));
+        let outcome = machine.go(&mut *backend, &mut events);
+        if let Err(RunError::Watchdog { limit, .. }) = &outcome {
+            if *limit < asked {
+                self.cycle = machine.cycle();
+                self.now = Now::Mcst {
+                    machine,
+                    backend,
+                    events,
+                    asked,
+                };
+                return;
+            }
+        }
+        machine.set_limit(asked);
+        let mut state = machine.report_tasks(false);
+        let outcome = match outcome {
+            Ok(()) => Ok(state),
+            Err(error) => {
+                state.cycles = machine.cycle();
+                Err(Box::new(RunFailure { error, state }))
+            }
+        };
+        self.conclude(outcome, events);
+    }
+
+    fn conclude(&mut self, outcome: Result<RunReport, Box<RunFailure>>, events: EventLog) {
+        self.cycle = match &outcome {
+            Ok(report) => report.cycles,
+            Err(failure) => failure.state.cycles,
+        };
+        self.now = Now::Over { outcome, events };
+    }
+}
+
+impl<B: Backend + 'static> Live for Machine<B> {
+    fn cycle(&self) -> u64 {
+        self.cycle
+    }
+
+    fn status(&self) -> Status {
+        match &self.now {
+            Now::Over { outcome: Ok(_), .. } => Status::Ended,
+            Now::Over {
+                outcome: Err(_), ..
+            } => Status::Failed,
+            _ => Status::Paused(self.cycle),
+        }
+    }
+
+    fn run_until(&mut self, cycle: u64) -> Status {
+        if cycle <= self.cycle {
+            return self.status();
+        }
+        match std::mem::replace(&mut self.now, Now::Moving) {
+            Now::Spec(run) => self.spec_until(run, cycle),
+            Now::Mcst {
+                machine,
+                backend,
+                events,
+                asked,
+            } => self.mcst_until(machine, backend, events, asked, cycle),
+            over => self.now = over,
+        }
+        self.status()
+    }
+
+    fn report(&mut self) -> Result<RunReport, Box<RunFailure>> {
+        let cycle = self.cycle;
+        match &mut self.now {
+            Now::Spec(run) => Ok(run.snapshot(cycle)),
+            Now::Mcst { machine, asked, .. } => {
+                let mut report = machine.report_tasks(true);
+                report.config.max_cycles = *asked;
+                Ok(report)
+            }
+            Now::Over { outcome, .. } => outcome.clone(),
+            Now::Moving => unreachable!("a machine is never left moving"),
+        }
+    }
+
+    fn registers(&self) -> [[u8; 16]; 16] {
+        match &self.now {
+            Now::Spec(run) => run.registers(),
+            Now::Mcst { machine, .. } => machine.registers(),
+            Now::Over { outcome, .. } => over_state(outcome).registers,
+            Now::Moving => unreachable!("a machine is never left moving"),
+        }
+    }
+
+    fn memory(&self) -> Box<[u8; MEMORY_BYTES]> {
+        match &self.now {
+            Now::Spec(run) => run.memory(),
+            Now::Mcst { machine, .. } => machine.memory(),
+            Now::Over { outcome, .. } => over_state(outcome).memory.clone(),
+            Now::Moving => unreachable!("a machine is never left moving"),
+        }
+    }
+
+    fn unfinished(&mut self) -> Vec<UnfinishedCore> {
+        match &mut self.now {
+            Now::Spec(run) => run.unfinished(),
+            Now::Mcst { machine, .. } => machine.unfinished(),
+            Now::Over { outcome: Ok(_), .. } => Vec::new(),
+            Now::Over {
+                outcome: Err(failure),
+                ..
+            } => match &failure.error {
+                RunError::Watchdog { cores, .. }
+                | RunError::Stopped { cores, .. }
+                | RunError::Livelock { cores, .. } => cores.clone(),
+                _ => Vec::new(),
+            },
+            Now::Moving => unreachable!("a machine is never left moving"),
+        }
+    }
+
+    fn locks(&self) -> Vec<(usize, u8, u16)> {
+        match &self.now {
+            Now::Spec(run) => run.locks(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn write_memory(&mut self, addr: usize, bytes: &[u8]) -> Result<(), WriteError> {
+        if matches!(self.now, Now::Over { .. }) {
+            return Err(WriteError::Finished);
+        }
+        if addr > MEMORY_BYTES || bytes.len() > MEMORY_BYTES - addr {
+            return Err(WriteError::OutOfRange {
+                addr,
+                len: bytes.len(),
+            });
+        }
+        if self.written + bytes.len() > HOST_WRITE_LIMIT {
+            return Err(WriteError::TooMuch);
+        }
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        for (k, &byte) in bytes.iter().enumerate() {
+            let a = (addr + k) as u16;
+            match &mut self.now {
+                Now::Spec(run) => run.poke(a, byte),
+                Now::Mcst { machine, .. } => machine.poke(a, byte),
+                _ => unreachable!("checked above"),
+            }
+        }
+        self.written += bytes.len();
+        self.writes.push(HostWrite {
+            cycle: self.cycle,
+            addr: addr as u16,
+            bytes: bytes.to_vec(),
+        });
+        Ok(())
+    }
+
+    fn take_events(&mut self) -> (Vec<Event>, u64) {
+        let log = match &mut self.now {
+            Now::Spec(run) => run.observer_mut(),
+            Now::Mcst { events, .. } | Now::Over { events, .. } => events,
+            Now::Moving => unreachable!("a machine is never left moving"),
+        };
+        (
+            std::mem::take(&mut log.events),
+            std::mem::take(&mut log.dropped),
+        )
+    }
+}
+
+/// The state a run left: its report, or its failure's.
+fn over_state(outcome: &Result<RunReport, Box<RunFailure>>) -> &RunReport {
+    match outcome {
+        Ok(report) => report,
+        Err(failure) => &failure.state,
+    }
+}
