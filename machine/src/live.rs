@@ -116,7 +116,7 @@ enum Now<B: Backend + 'static> {
         asked: u64,
     },
     Over {
-        outcome: Result<RunReport, Box<RunFailure>>,
+        outcome: Box<Result<RunReport, Box<RunFailure>>>,
         events: EventLog,
     },
     /// Only while one state becomes the next.
@@ -331,7 +331,10 @@ impl<B: Backend + 'static> Machine<B> {
             Ok(report) => report.cycles,
             Err(failure) => failure.state.cycles,
         };
-        self.now = Now::Over { outcome, events };
+        self.now = Now::Over {
+            outcome: Box::new(outcome),
+            events,
+        };
     }
 }
 
@@ -342,10 +345,8 @@ impl<B: Backend + 'static> Live for Machine<B> {
 
     fn status(&self) -> Status {
         match &self.now {
-            Now::Over { outcome: Ok(_), .. } => Status::Ended,
-            Now::Over {
-                outcome: Err(_), ..
-            } => Status::Failed,
+            Now::Over { outcome, .. } if outcome.is_ok() => Status::Ended,
+            Now::Over { .. } => Status::Failed,
             _ => Status::Paused(self.cycle),
         }
     }
@@ -376,7 +377,7 @@ impl<B: Backend + 'static> Live for Machine<B> {
                 report.config.max_cycles = *asked;
                 Ok(report)
             }
-            Now::Over { outcome, .. } => outcome.clone(),
+            Now::Over { outcome, .. } => (**outcome).clone(),
             Now::Moving => unreachable!("a machine is never left moving"),
         }
     }
@@ -403,15 +404,14 @@ impl<B: Backend + 'static> Live for Machine<B> {
         match &mut self.now {
             Now::Spec(run) => run.unfinished(),
             Now::Mcst { machine, .. } => machine.unfinished(),
-            Now::Over { outcome: Ok(_), .. } => Vec::new(),
-            Now::Over {
-                outcome: Err(failure),
-                ..
-            } => match &failure.error {
-                RunError::Watchdog { cores, .. }
-                | RunError::Stopped { cores, .. }
-                | RunError::Livelock { cores, .. } => cores.clone(),
-                _ => Vec::new(),
+            Now::Over { outcome, .. } => match &**outcome {
+                Ok(_) => Vec::new(),
+                Err(failure) => match &failure.error {
+                    RunError::Watchdog { cores, .. }
+                    | RunError::Stopped { cores, .. }
+                    | RunError::Livelock { cores, .. } => cores.clone(),
+                    _ => Vec::new(),
+                },
             },
             Now::Moving => unreachable!("a machine is never left moving"),
         }

@@ -316,7 +316,7 @@ impl<'p> TaskScheduler<'p> {
     /// A copy of the records kept so far, leaving them in place (a live machine's report
     /// while it pauses).
     pub(crate) fn records(&self) -> Vec<TaskRecord> {
-        self.records.iter().map(|(r, _)| r.clone()).collect()
+        self.records.iter().map(|(r, _)| *r).collect()
     }
 
     /// The first frame not yet processed, if any (reading it from the source if it has

@@ -1,0 +1,103 @@
+"""A cocotb-style co-simulation: step the gpu16 model beside a device, one cycle at a
+time, and at each task end compare the registers of the cores whose part ended; at the
+end of the run, compare shared memory too.
+
+The device is any object with three methods:
+- ``step()``: advance one clock cycle;
+- ``registers(core)``: that core's 16 registers, as a list of ints;
+- ``memory()``: its 4096 bytes of shared memory.
+
+In a cocotb test, ``step`` would ``await RisingEdge(dut.clk)`` and the two reads would go
+through the DUT's debug ports; the model side is unchanged. Here the stand-in device is
+a second model (``ModelDevice``), on another backend, which a test can make misbehave.
+
+Run it on a program to co-simulate the model on ``auto`` against the interpreter:
+
+    python cosim.py PROGRAM.s [--mem MEMORY]
+
+It prints one line per divergence and exits 1 if there is any.
+"""
+
+import argparse
+import sys
+from typing import List, NamedTuple, Optional, Union
+
+import gpu16
+
+
+class Divergence(NamedTuple):
+    """Where the device left the model: at the start of ``cycle``, ``what`` (``r5`` of
+    ``core``, or ``memory[addr]`` with ``core`` None) was ``expected`` in the model and
+    ``actual`` in the device."""
+
+    cycle: int
+    core: Optional[int]
+    what: str
+    expected: int
+    actual: int
+
+
+class ModelDevice:
+    """A device that is itself a gpu16 model (a stand-in for an RTL simulation)."""
+
+    def __init__(self, program: Union[bytes, str], memory: bytes = b"", backend: str = "interp"):
+        self.machine = gpu16.Machine(program, memory, backend=backend)
+
+    def step(self) -> None:
+        self.machine.step(1)
+
+    def registers(self, core: int) -> List[int]:
+        return self.machine.registers[core]
+
+    def memory(self) -> bytes:
+        return self.machine.memory
+
+
+def cosimulate(
+    program: Union[bytes, str],
+    device,
+    memory: bytes = b"",
+    backend: str = "auto",
+    max_cycles: int = 10_000_000,
+) -> List[Divergence]:
+    """Step the model and ``device`` together until the model's run is over (or
+    ``max_cycles``), comparing at each task end; returns every divergence found."""
+    model = gpu16.Machine(program, memory, backend=backend)
+    found: List[Divergence] = []
+    while not model.finished and model.cycle < max_cycles:
+        model.step(1)
+        device.step()
+        for event in model.events():
+            if event["kind"] != "core_part":
+                continue
+            core = event["core"]
+            expected, actual = model.registers[core], list(device.registers(core))
+            for r, (e, a) in enumerate(zip(expected, actual)):
+                if e != a:
+                    found.append(Divergence(model.cycle, core, f"r{r}", e, a))
+    expected, actual = model.memory, bytes(device.memory())
+    for addr, (e, a) in enumerate(zip(expected, actual)):
+        if e != a:
+            found.append(Divergence(model.cycle, None, f"memory[{addr:#05x}]", e, a))
+    return found
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("program", help="an assembly source (.s) or a program image")
+    parser.add_argument("--mem", help="the initial shared memory (as gpu16 run --mem)")
+    args = parser.parse_args(argv)
+    with open(args.program, "rb") as f:
+        data = f.read()
+    program: Union[bytes, str] = data.decode() if args.program.endswith(".s") else data
+    memory = gpu16.load_memory(args.mem) if args.mem else b""
+    found = cosimulate(program, ModelDevice(program, memory), memory)
+    for d in found:
+        where = f"core {d.core} {d.what}" if d.core is not None else d.what
+        print(f"cycle {d.cycle}: {where}: model {d.expected:#04x}, device {d.actual:#04x}")
+    print("pass" if not found else f"{len(found)} divergence(s)")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

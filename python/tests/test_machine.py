@@ -1,0 +1,172 @@
+"""Tests of gpu16.Machine, the model that steps: stepped to its end it gives run's dict
+exactly (generated programs of every profile, both dialects, several step sizes); paused,
+it shows the state hand-worked programs leave; the testbench's writes are what the
+cores then load; and bad arguments raise errors that name them."""
+
+import pytest
+
+import cosim
+import gpu16
+
+PROFILES = ["alu", "memory", "atomics", "scheduler", "mixed"]
+
+# Core 0 counts r9 down from 200 (a loop of two instructions), then loads bank 0, row 0
+# (byte address 0) into r5 and stores it at bank 1, row 0 (byte address 0x100). One
+# instruction a cycle from cycle 5: 4 set-up instructions (cycles 5-8), the loop's 400
+# (9-408), then ld 409, add 410, st 411, ready 412.
+LATE_LOAD = """\
+.cf mask=1
+.if
+    set_const 200, r9
+    set_const 1, r8
+    xor r4, r4, r4
+    xor r1, r1, r1
+loop:
+    sub r9, r8, r9
+    bnz loop, r9
+    ld [r4, r1], r5
+    add r1, r8, r2
+    st [r4, r2], r5
+    ready
+"""
+
+
+def stepped(machine, step):
+    while not machine.finished:
+        status = machine.step(step)
+        assert status in ("paused", "ended", "failed")
+    return machine.report()
+
+
+@pytest.mark.parametrize("dialect", ["spec", "mcst"])
+@pytest.mark.parametrize("profile", PROFILES)
+def test_stepping_to_the_end_gives_run(dialect, profile):
+    for seed in range(3):
+        image, memory = gpu16.generate_image(seed, profile, groups=2, dialect=dialect)
+        expected = gpu16.run(image, memory, dialect=dialect, max_cycles=50_000)
+        for step, backend in [(1, "interp"), (13, "auto"), (1000, "jit")]:
+            m = gpu16.Machine(image, memory, backend=backend, dialect=dialect, max_cycles=50_000)
+            got = stepped(m, step)
+            got["backend"] = expected["backend"]
+            assert got == expected, (dialect, profile, seed, step, backend)
+            assert m.cycle == expected["cycles"]
+
+
+def test_a_paused_machine_is_the_state_as_its_cycle_begins():
+    m = gpu16.Machine(LATE_LOAD, backend="interp")
+    assert (m.cycle, m.finished) == (0, False)
+    assert m.cores == [{"core": c, "state": "idle"} for c in range(16)]
+    assert m.step(7) == "paused"
+    assert m.cycle == 7
+    assert m.registers[0][9] == 200 and m.registers[0][8] == 1
+    assert m.cores[0] == {"core": 0, "frame": 1, "ip": 2, "state": "running"}
+    report = m.report()
+    assert report["cycles"] == 7 and "error" not in report
+    assert m.run() == "ended"
+    assert m.finished and m.cycle == 413
+
+
+def test_events_since_the_last_call():
+    m = gpu16.Machine(LATE_LOAD, backend="interp")
+    m.step(100)
+    first = m.events()
+    # The scheduler reads the control frame in cycle 0, broadcasts the frame from cycle 1.
+    assert {"kind": "control_frame", "frame": 0, "cycle": 0} in first
+    assert not any(e["kind"] == "core_part" for e in first)
+    m.run()
+    rest = m.events()
+    assert {"kind": "core_part", "core": 0, "frame": 1, "start": 5, "end": 412} in rest
+    assert m.events() == [] and m.events_dropped == 0
+
+
+def test_a_write_before_the_load_is_what_the_core_loads():
+    for backend in ["interp", "jit", "auto"]:
+        m = gpu16.Machine(LATE_LOAD, memory=b"\x07", backend=backend)
+        m.step(50)
+        m.write_memory(0, b"\xa5")
+        assert m.memory[0] == 0xA5
+        assert m.run() == "ended"
+        assert m.registers[0][5] == 0xA5
+        assert m.memory[0x100] == 0xA5
+        with pytest.raises(ValueError, match="over"):
+            m.write_memory(0, b"\x01")
+
+
+def test_locks_show_the_open_sequence():
+    source = """\
+.cf mask=1
+.if
+    set_const 2, r9
+    xor r2, r2, r2
+    add r2, r9, r2
+    xor r4, r4, r4
+    ld_sync [r4, r2], r6
+    st_sync [r4, r2], r6
+    ready
+"""
+    m = gpu16.Machine(source, backend="interp")
+    m.run(9)  # the ld_sync executes in cycle 9
+    assert m.locks == []
+    m.run(10)
+    assert m.locks == [{"bank": 2, "core": 0, "addr": 0x200}]
+    m.run()
+    assert m.locks == []
+
+
+def test_a_failed_run_reports_as_run_does():
+    source = """\
+.cf mask=1
+.if
+    xor r2, r2, r2
+    xor r4, r4, r4
+    ld_sync [r4, r2], r6
+    ready
+"""
+    m = gpu16.Machine(source, backend="jit")
+    assert m.run() == "failed"
+    expected = gpu16.run(source, backend="jit")
+    assert m.report() == expected and "error" in expected
+
+
+def test_bad_arguments_name_themselves():
+    m = gpu16.Machine(LATE_LOAD)
+    with pytest.raises(TypeError, match="cycles"):
+        m.step("1")
+    with pytest.raises(OverflowError):
+        m.step(-1)
+    with pytest.raises(TypeError, match="data"):
+        m.write_memory(0, [1, 2])
+    with pytest.raises(TypeError, match="addr"):
+        m.write_memory("0", b"\x01")
+    with pytest.raises(ValueError, match="4096"):
+        m.write_memory(4095, b"\x01\x02")
+    with pytest.raises(ValueError, match="4096"):
+        m.write_memory(-1, b"\x01")
+    with pytest.raises(TypeError, match="program"):
+        gpu16.Machine([1, 2])
+    with pytest.raises(ValueError, match="backend"):
+        gpu16.Machine(LATE_LOAD, backend="fast")
+
+
+def test_version_and_types():
+    assert isinstance(gpu16.__version__, str) and gpu16.__version__.count(".") == 2
+    import importlib.resources
+
+    assert importlib.resources.files("gpu16").joinpath("py.typed").is_file()
+
+
+def test_the_cosimulation_example_passes_against_itself_and_finds_a_bad_device():
+    assert cosim.cosimulate(LATE_LOAD, cosim.ModelDevice(LATE_LOAD)) == []
+
+    class Stuck(cosim.ModelDevice):
+        """A device whose r5 of core 0 reads 0 whatever it holds."""
+
+        def registers(self, core):
+            regs = list(super().registers(core))
+            if core == 0:
+                regs[5] = 0
+            return regs
+
+    found = cosim.cosimulate(LATE_LOAD, Stuck(LATE_LOAD, b"\x33"), memory=b"\x33")
+    # The part ends by `ready` in cycle 412: compared as cycle 413 begins.
+    assert found == [cosim.Divergence(413, 0, "r5", 0x33, 0)]
