@@ -1009,3 +1009,104 @@ fn locks_in_a_program_without_ld_sync_are_none_without_a_run() {
     assert_eq!(a[1], json!({"cycle": 1_000_000_000u64, "locks": []}));
     assert!(started.elapsed() < std::time::Duration::from_secs(60));
 }
+
+/// The fast search (a first run at a plain run's speed notes where stops may fall, then
+/// every instruction is seen from there) stops exactly where seeing every instruction from
+/// cycle 0 stops: on generated programs of every profile (faults included), on the
+/// interpreter and compiled engines, with breakpoints on instructions the program has and
+/// watches on bytes it writes, through a series of `continue`s, `stepi`s and views.
+#[test]
+fn the_fast_search_stops_where_seeing_every_instruction_stops() {
+    use gpu16::debugger::Session;
+    use gpu16::fuzz::case;
+    use gpu16::{BackendKind, Engine, Runner};
+    use gpu16_gen::Profile;
+    use gpu16_machine::{Config, FrameKind, Program};
+
+    let runners = [
+        Runner::from(BackendKind::Interp),
+        Runner::from(BackendKind::Auto),
+        Runner {
+            backend: BackendKind::Jit,
+            engine: Engine::Lockstep,
+            hot: None,
+        },
+    ];
+    let mut stops = 0;
+    for (k, profile) in Profile::ALL.into_iter().enumerate() {
+        for seed in 0..4u64 {
+            let seed = 77_000_000 + k as u64 * 1000 + seed;
+            let c = case(seed, Some(profile));
+            let Ok(program) = Program::from_image(&c.image) else {
+                continue;
+            };
+            let config = Config {
+                max_cycles: c.config.max_cycles.min(5_000),
+                ..c.config
+            };
+            // Breakpoints on a few instructions of the program, watches on bytes it writes
+            // (where the final memory differs) and one it may not.
+            let mut rng = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+            let mut draw = |n: u64| {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                rng % n
+            };
+            let frames: Vec<usize> = (0..program.len())
+                .filter(|&f| matches!(program.kind(f), FrameKind::Instr { .. }))
+                .collect();
+            let mut script = String::new();
+            for _ in 0..3 {
+                if !frames.is_empty() {
+                    let f = frames[draw(frames.len() as u64) as usize];
+                    script += &format!("break {f}:{}\n", draw(16));
+                }
+            }
+            let end = gpu16::run(BackendKind::Interp, &program, &c.memory, &config)
+                .map_or_else(|f| f.state.memory, |r| r.memory);
+            let written: Vec<usize> = (0..4096)
+                .filter(|&a| end[a] != c.memory.get(a).copied().unwrap_or(0))
+                .collect();
+            for _ in 0..2 {
+                if !written.is_empty() {
+                    script += &format!("watch {}\n", written[draw(written.len() as u64) as usize]);
+                }
+            }
+            script += &format!("watch {}\n", draw(4096));
+            for round in 0..6 {
+                script += "continue\nwhere\n";
+                if round == 2 {
+                    script += &format!("stepi {}\nregs\n", draw(16));
+                }
+            }
+            for runner in runners {
+                let transcript = |exhaustive: bool| {
+                    let mut s = Session::new(
+                        program.clone(),
+                        None,
+                        c.memory.clone(),
+                        runner,
+                        config,
+                        true,
+                    );
+                    s.search_exhaustively(exhaustive);
+                    script
+                        .lines()
+                        .map(|l| s.execute(l).text)
+                        .collect::<Vec<_>>()
+                };
+                let fast = transcript(false);
+                let reference = transcript(true);
+                for (line, (a, b)) in script.lines().zip(fast.iter().zip(&reference)) {
+                    assert_eq!(
+                        a, b,
+                        "seed {seed} {profile:?} {runner:?}: `{line}`\n{script}"
+                    );
+                }
+                stops += fast.iter().filter(|t| t.contains("\"event\"")).count();
+            }
+        }
+    }
+    assert!(stops > 100, "{stops} stops compared");
+}

@@ -200,6 +200,10 @@ impl Jit {
         core: &mut CoreState,
         port: &mut Port<'_>,
     ) -> CoreExit {
+        if port.stops() != 0 || port.watching() {
+            // A debugger's search: the interpreter notes the stops (see `Port::stops`).
+            return gpu16_interp::interpret(&code.instrs, core, port);
+        }
         match self.cache.scalar(code) {
             Ok(scalar) => runtime::enter(&scalar, code, core, port, &mut self.handed_over),
             Err(e) => {
@@ -218,6 +222,9 @@ impl Jit {
         cores: &mut [CoreState; 16],
         port: &mut Port<'_>,
     ) -> GroupExit {
+        if port.stops() != 0 || port.watching() {
+            return gpu16_interp::interpret_group(&code.instrs, group, cores, port);
+        }
         match self.cache.lanes(code) {
             Ok(lanes) => {
                 let cache = &mut self.cache;

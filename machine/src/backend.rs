@@ -383,6 +383,8 @@ pub(crate) struct PortEnd {
     pub(crate) asleep: u16,
     /// Running cores that slept on locks, each for `PortLog::stalled` cycles.
     pub(crate) stalled: u16,
+    /// The earliest cycle a core came to a breakpoint (`u64::MAX`: none).
+    pub(crate) stopped_at: u64,
 }
 
 /// Shared memory as a backend sees it while running one core.
@@ -421,6 +423,13 @@ pub struct Port<'m> {
     lagging: u16,
     /// The per-core entries the masks above point into, and the sleeps.
     log: &'m mut PortLog,
+    /// A debugger's breakpoints in the frame run, as a mask of IPs (see [`Port::stops`]).
+    stops: u16,
+    /// The cycles whose breakpoints count: from the first, not the second.
+    stops_from: u64,
+    stops_skip: u64,
+    /// The earliest cycle a core came to one of `stops` (`u64::MAX`: none).
+    stopped_at: u64,
 }
 
 impl<'m> Port<'m> {
@@ -449,6 +458,44 @@ impl<'m> Port<'m> {
             stalled: 0,
             lagging: 0,
             log,
+            stops: 0,
+            stops_from: 0,
+            stops_skip: u64::MAX,
+            stopped_at: u64::MAX,
+        }
+    }
+
+    /// Give the port a debugger's breakpoints in the frame run: the IPs of `mask`, counting
+    /// from cycle `from`, except in `skip` (see [`crate::Stops`]).
+    pub(crate) fn set_stops(&mut self, mask: u16, from: u64, skip: Option<u64>) {
+        self.stops = mask;
+        self.stops_from = from;
+        self.stops_skip = skip.unwrap_or(u64::MAX);
+    }
+
+    /// The IPs of the frame run at which a debugger may stop (its breakpoints), as a mask:
+    /// where it is not 0, or where bytes are watched ([`Port::watching`]), a backend runs
+    /// the cores on the reference interpreter's path, which tells the port of each
+    /// instruction of the mask a core comes to ([`Port::came_to_stop`]).
+    #[inline]
+    pub fn stops(&self) -> u16 {
+        self.stops
+    }
+
+    /// Whether a debugger watches bytes of memory: every write must go through the memory's
+    /// commit path (no compiled code's own store), which notes the writes of watched bytes.
+    #[inline]
+    pub fn watching(&self) -> bool {
+        self.memory.watching()
+    }
+
+    /// A core comes to an instruction at `ip` in `cycle`, about to execute it (or try it
+    /// again): where `ip` is one of [`Port::stops`], the port notes the cycle.
+    #[inline]
+    pub fn came_to_stop(&mut self, ip: u8, cycle: u64) {
+        if self.stops >> (ip & 0xF) & 1 != 0 && cycle >= self.stops_from && cycle != self.stops_skip
+        {
+            self.stopped_at = self.stopped_at.min(cycle);
         }
     }
 
@@ -465,6 +512,7 @@ impl<'m> Port<'m> {
             self.slept_until(w, herd.retry(w));
         }
         PortEnd {
+            stopped_at: self.stopped_at,
             woken: self.woken,
             opened: self.opened,
             asleep: self.asleep,

@@ -265,6 +265,19 @@ pub struct SharedMemory {
     locks: MemoryStats,
     /// Closed sequences (core, address, ld_sync cycle, st_sync cycle), kept for an observer.
     pub(crate) closed: Option<Vec<(u8, u16, u64, u64)>>,
+    /// A debugger's watched bytes, and the earliest write of one noted (see
+    /// [`crate::Stops`]).
+    watch: Option<Box<WatchNote>>,
+}
+
+/// The bytes a debugger watches and the earliest write of one that counts.
+struct WatchNote {
+    /// Bit `a` for a watched address `a`.
+    addrs: [u64; MEMORY_BYTES / 64],
+    /// Writes count from this cycle on, and in `also`.
+    from: u64,
+    also: u64,
+    first: u64,
 }
 
 impl SharedMemory {
@@ -290,6 +303,44 @@ impl SharedMemory {
             gate: if bank_conflicts { ALL_BANKS } else { 0 },
             locks: MemoryStats::default(),
             closed: None,
+            watch: None,
+        }
+    }
+
+    /// Watch the bytes of `addrs` for a debugger: note the earliest write of one in a cycle
+    /// at or after `from`, or in `also` ([`SharedMemory::first_watched_write`]).
+    pub(crate) fn watch(&mut self, addrs: &[u16], from: u64, also: Option<u64>) {
+        let mut bits = [0u64; MEMORY_BYTES / 64];
+        for &a in addrs {
+            let a = usize::from(a) % MEMORY_BYTES;
+            bits[a / 64] |= 1 << (a % 64);
+        }
+        self.watch = Some(Box::new(WatchNote {
+            addrs: bits,
+            from,
+            also: also.unwrap_or(u64::MAX),
+            first: u64::MAX,
+        }));
+    }
+
+    /// Whether a debugger watches bytes ([`SharedMemory::watch`]).
+    pub fn watching(&self) -> bool {
+        self.watch.is_some()
+    }
+
+    /// The earliest cycle a watched byte was written in (`u64::MAX`: none yet).
+    pub(crate) fn first_watched_write(&self) -> u64 {
+        self.watch.as_ref().map_or(u64::MAX, |w| w.first)
+    }
+
+    /// A write of `addr` (12 bits) in `cycle`, for the watch.
+    #[inline]
+    fn note_write(&mut self, cycle: u64, addr: u16) {
+        if let Some(w) = &mut self.watch {
+            let a = usize::from(addr);
+            if w.addrs[a / 64] >> (a % 64) & 1 != 0 && (cycle >= w.from || cycle == w.also) {
+                w.first = w.first.min(cycle);
+            }
         }
     }
 
@@ -453,12 +504,12 @@ impl SharedMemory {
     #[inline(always)]
     fn commit_plain(&mut self, cycle: u64, op: MemOp, addr: u16, value: u8) -> u8 {
         self.count_access(cycle, op, addr);
-        let cell = &self.cells.bytes[cell_index(addr)];
         if op == MemOp::St {
-            cell.set(value);
+            self.note_write(cycle, addr);
+            self.cells.bytes[cell_index(addr)].set(value);
             value
         } else {
-            cell.get()
+            self.cells.bytes[cell_index(addr)].get()
         }
     }
 
@@ -486,6 +537,7 @@ impl SharedMemory {
         }
         // st_sync: write, close the sequence and wake its sleepers.
         cell.set(value);
+        self.note_write(cycle, addr);
         if let Some((_, _, since)) = self.bank_lock[bank].take() {
             self.locks.lock_hold_cycles_per_bank[bank] += cycle - since;
             if let Some(log) = &mut self.closed {

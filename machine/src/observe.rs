@@ -209,6 +209,29 @@ impl Executed {
     }
 }
 
+/// Where a debugger may stop, for a run to note at a plain run's speed: the first cycle,
+/// at or after `from`, in which a core comes to an instruction of `breaks` (about to
+/// execute it, or to try it again after a stall; in a cycle other than `skip`), or writes
+/// a byte of `watches` (or, in cycle `also`, writes one at all). That cycle is a lower
+/// bound of where a debugger's exact search, which sees every executed instruction, stops:
+/// the search then needs to see instructions from there on only
+/// ([`Observer::executed_from`]). Frames with breakpoints, and every frame while bytes are
+/// watched, run on the reference interpreter's path, which notes them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stops {
+    /// Breakpoints: for a frame's index in task memory, a mask of its IPs.
+    pub breaks: std::collections::HashMap<usize, u16>,
+    /// Watched byte addresses.
+    pub watches: Vec<u16>,
+    /// Nothing before this cycle counts.
+    pub from: u64,
+    /// A cycle whose breakpoints do not count (where the debugger already stopped).
+    pub skip: Option<u64>,
+    /// A cycle before `from` whose writes of watched bytes count (after a watch stop in it,
+    /// the later writes of its cycle).
+    pub also: Option<u64>,
+}
+
 /// Receives a run's events. Every method has a default that ignores them.
 pub trait Observer {
     /// Whether the run should collect events at all (lets the no-op observer cost nothing).
@@ -265,6 +288,22 @@ pub trait Observer {
     /// The default forgets nothing, which leaves an observer that keeps events with both
     /// reports: every observer that keeps events overrides it.
     fn rewind_events(&mut self, _cycle: u64) {}
+    /// Where a debugger may stop, asked once as the run starts: the run notes the first
+    /// cycle in which a core comes to one ([`Observer::stop_noted`]). `None`, the default:
+    /// nothing is noted. Only the spec dialect's run loop notes stops.
+    fn stops(&self) -> Option<Stops> {
+        None
+    }
+    /// The run noted a core coming to a stop in `cycle`, the earliest so far; called again
+    /// only with an earlier cycle. Asked soon after whether to stop (when
+    /// [`Observer::WANTS_PROGRESS`]).
+    fn stop_noted(&mut self, _cycle: u64) {}
+    /// With [`Observer::WANTS_EXECUTED`]: the first cycle whose instructions
+    /// [`Observer::executed`] wants. The run goes at full speed up to it, and one
+    /// instruction at a time from it. The default: from the start.
+    fn executed_from(&self) -> u64 {
+        0
+    }
 }
 
 /// Why a run was stopped from outside the machine.
@@ -315,6 +354,15 @@ impl<T: Observer> Observer for &mut T {
     }
     fn rewind_events(&mut self, cycle: u64) {
         (**self).rewind_events(cycle);
+    }
+    fn stops(&self) -> Option<Stops> {
+        (**self).stops()
+    }
+    fn stop_noted(&mut self, cycle: u64) {
+        (**self).stop_noted(cycle);
+    }
+    fn executed_from(&self) -> u64 {
+        (**self).executed_from()
     }
 }
 
@@ -382,6 +430,26 @@ impl<A: Observer, B: Observer> Observer for (A, B) {
         if B::WANTS_EVENTS {
             self.1.rewind_events(cycle);
         }
+    }
+    fn stops(&self) -> Option<Stops> {
+        self.0.stops().or_else(|| self.1.stops())
+    }
+    fn stop_noted(&mut self, cycle: u64) {
+        self.0.stop_noted(cycle);
+        self.1.stop_noted(cycle);
+    }
+    fn executed_from(&self) -> u64 {
+        let a = if A::WANTS_EXECUTED {
+            self.0.executed_from()
+        } else {
+            u64::MAX
+        };
+        let b = if B::WANTS_EXECUTED {
+            self.1.executed_from()
+        } else {
+            u64::MAX
+        };
+        a.min(b)
     }
 }
 

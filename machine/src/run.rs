@@ -16,7 +16,7 @@ use crate::held::Held;
 use crate::isa::{execute, Flow, MemOp};
 use crate::livelock::{FrameLoops, LoopWatch, MachineWatch};
 use crate::memory::{bank_of, Attempt, FaultRule, Refusal, SharedMemory, Stall, Wakes, BANKS};
-use crate::observe::{Event, Executed, Observer, Progress, StallCause, StopCause};
+use crate::observe::{Event, Executed, Observer, Progress, StallCause, StopCause, Stops};
 use crate::report::{CoreCounters, CoreWait, RunError, RunFailure, RunReport, UnfinishedCore};
 use crate::scheduler::{Step, TaskScheduler, Wait};
 use crate::semantics::{Access, Concrete, Effect};
@@ -276,6 +276,11 @@ impl<'a, B: Backend, O: Observer> Run<'a, B, O> {
         if O::WANTS_EVENTS {
             shared.closed = Some(Vec::new());
         }
+        let stops = observer.stops().map(Box::new);
+        if let Some(s) = stops.as_deref().filter(|s| !s.watches.is_empty()) {
+            shared.watch(&s.watches, s.from, s.also);
+        }
+        let executed_from = observer.executed_from();
         Run {
             ts: TaskScheduler::new(TaskMemory::new(source), &config),
             backend,
@@ -304,6 +309,9 @@ impl<'a, B: Backend, O: Observer> Run<'a, B, O> {
             progress_cycle: 0,
             next_checkpoint: 0,
             tasks_delivered: 0,
+            stops,
+            stop_noted: u64::MAX,
+            executed_from,
         }
     }
 
@@ -425,6 +433,11 @@ pub(crate) struct Run<'a, B: Backend, O: Observer> {
     next_checkpoint: u64,
     /// Task records handed to the observer as the run went ([`Observer::WANTS_TASKS`]).
     tasks_delivered: usize,
+    /// A debugger's stops ([`Observer::stops`]), and the earliest cycle a core came to one.
+    stops: Option<Box<Stops>>,
+    stop_noted: u64,
+    /// The first cycle whose instructions the observer wants ([`Observer::executed_from`]).
+    executed_from: u64,
 }
 
 impl<B: Backend, O: Observer> Run<'_, B, O> {
@@ -874,7 +887,12 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             let cycle = self.cores.state[lead].cycle;
             limit = limit.min((cycle / every + 1).saturating_mul(every));
         }
-        let before = if O::WANTS_EXECUTED && self.stepping {
+        let stepped = self.steps(self.cores.state[lead].cycle);
+        if O::WANTS_EXECUTED && self.stepping && !stepped {
+            // Full speed up to the first cycle the observer wants, one at a time from it.
+            limit = limit.min(self.executed_from);
+        }
+        let before = if stepped {
             limit = limit.min(self.cores.state[lead].cycle + INSTRUCTION_CYCLES);
             Some(self.cores.state.clone())
         } else {
@@ -889,6 +907,11 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             cores,
             &mut self.port_log,
         );
+        if let Some(stops) = &self.stops {
+            let frame = self.cores.part(lead).frame;
+            let mask = stops.breaks.get(&frame).copied().unwrap_or(0);
+            port.set_stops(mask, stops.from, stops.skip);
+        }
         let exits = if together {
             self.backend
                 .run_group(code, cores, &mut self.cores.state, &mut port)
@@ -903,7 +926,11 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             opened,
             asleep,
             stalled,
+            stopped_at,
         } = port.finish();
+        if self.stops.is_some() {
+            self.note_stop(stopped_at.min(self.memory.first_watched_write()));
+        }
         if let Some(before) = before {
             for j in lanes_of(cores) {
                 self.log_executed(j, &before[j]);
@@ -1045,9 +1072,20 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     /// Perform the memory instruction a parked core stopped at; it is the earliest event.
     fn perform_parked(&mut self, i: usize) -> Result<(), RunError> {
         let access = self.parked_access(i)?;
-        let before = (O::WANTS_EXECUTED && self.stepping).then(|| self.cores.state[i].clone());
-        self.retrying &= !(1 << i);
         let cycle = self.cores.state[i].cycle;
+        let before = self.steps(cycle).then(|| self.cores.state[i].clone());
+        self.retrying &= !(1 << i);
+        if let Some(stops) = &self.stops {
+            let mask = stops
+                .breaks
+                .get(&self.cores.part(i).frame)
+                .copied()
+                .unwrap_or(0);
+            let ip = self.cores.state[i].ip & 0xF;
+            if mask >> ip & 1 != 0 && cycle >= stops.from && Some(cycle) != stops.skip {
+                self.note_stop(cycle);
+            }
+        }
         let addr = access.address();
         let value = access.value.unwrap_or(0);
         match self.memory.perform(i as u8, cycle, access.op, addr, value) {
@@ -1070,6 +1108,9 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                 if access.op == MemOp::LdSync {
                     self.settle(bank_of(addr));
                 }
+                if self.stops.is_some() {
+                    self.note_stop(self.memory.first_watched_write());
+                }
                 self.observe_locks();
             }
             Err(Refusal::Stall(Stall::Lock { .. })) => self.sleep(i, access.op, cycle, addr),
@@ -1088,6 +1129,21 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             Err(Refusal::Fault(rule)) => return Err(self.fault(i, rule, cycle, Some(addr))),
         }
         Ok(())
+    }
+
+    /// Whether instructions of `cycle` are reported one at a time to the observer.
+    fn steps(&self, cycle: u64) -> bool {
+        O::WANTS_EXECUTED && self.stepping && cycle >= self.executed_from
+    }
+
+    /// A core came to a debugger's stop in `cycle` (or `u64::MAX`: none): tell the
+    /// observer of the earliest, and ask it soon whether to stop.
+    fn note_stop(&mut self, cycle: u64) {
+        if cycle < self.stop_noted {
+            self.stop_noted = cycle;
+            self.observer.stop_noted(cycle);
+            self.pending_polls += 1;
+        }
     }
 
     /// Report core `i`'s instruction since `before`, if it executed one.

@@ -27,7 +27,7 @@ use gpu16_machine::{
     Config, CoreWait, FrameKind, Instr, MemOp, Program, RunError, RunFailure, RunReport,
     UnfinishedCore,
 };
-use search::{Faulted, Finder, Hit, Interrupt, Locks};
+use search::{Faulted, Finder, FirstStop, Hit, Interrupt, Locks};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
@@ -112,6 +112,9 @@ pub struct Session {
     watched: Option<(u64, u8)>,
     state: Snapshot,
     interrupt: Interrupt,
+    /// Search for stops by seeing every instruction from the start, without the first
+    /// fast run (the reference the fast search is tested against).
+    exhaustive: bool,
 }
 
 /// A run was interrupted (Ctrl-C): the session stays where it was.
@@ -171,6 +174,7 @@ impl Session {
             watched: None,
             state: Snapshot::Ended(RunReport::initial("", config, &[])),
             interrupt: Interrupt::default(),
+            exhaustive: false,
         };
         if let Ok(state) = s.run_to(0) {
             s.state = state;
@@ -190,6 +194,13 @@ impl Session {
     /// terminal. Off by default: scripts and `--json` clients delete at once.
     pub fn confirm_delete_all(&mut self, confirm: bool) {
         self.confirm = confirm;
+    }
+
+    /// Find each stop by seeing every instruction from cycle 0, as the debugger did before
+    /// its searches ran at a plain run's speed: slow, and the reference for tests that the
+    /// fast search stops in the same places.
+    pub fn search_exhaustively(&mut self, exhaustive: bool) {
+        self.exhaustive = exhaustive;
     }
 
     /// Answer one line.
@@ -507,6 +518,25 @@ impl Session {
     /// If the run ends in a fault the finder is told ([`Finder::fault`]), and the fault is
     /// returned.
     fn search(&self, finder: &mut Finder, limit: u64) -> Result<Option<Faulted>, Interrupted> {
+        let start = if self.exhaustive {
+            0
+        } else if finder.breaks.is_empty() && finder.watches.is_empty() {
+            finder.from
+        } else {
+            match self.first_stop(finder, limit)? {
+                Some(start) => start,
+                // No breakpoint or watch is come to, and the run does not fault.
+                None => return Ok(None),
+            }
+        };
+        // Shared memory as the finder's first cycle begins: the session's where they are
+        // one, else a run stopped there.
+        let memory = if start == self.cycle {
+            self.state.report().memory.clone()
+        } else {
+            self.run_to(start)?.report().memory.clone()
+        };
+        finder.start_at(start, &memory[..]);
         let config = Config {
             max_cycles: limit.min(self.config.max_cycles),
             tasks: gpu16_machine::TaskLog::None,
@@ -558,6 +588,44 @@ impl Session {
         };
         finder.fault(&fault);
         Ok(Some(fault))
+    }
+
+    /// A lower bound of the cycle `finder`'s search stops in, from a run at full speed that
+    /// notes where cores come to its breakpoints and write its watched bytes: the first
+    /// such cycle, or the cycle of a fault ending the run first (a breakpoint on the
+    /// faulting instruction, or a watch on the byte it would write, stops there). `None`
+    /// where neither happens below `limit`. The MCST dialect's machine notes no stops: its
+    /// search starts where the finder's does.
+    fn first_stop(&self, finder: &Finder, limit: u64) -> Result<Option<u64>, Interrupted> {
+        if self.program.dialect() != gpu16_machine::Dialect::Spec {
+            return Ok(Some(finder.from));
+        }
+        let config = Config {
+            max_cycles: limit.min(self.config.max_cycles),
+            tasks: gpu16_machine::TaskLog::None,
+            ..self.config
+        };
+        let mut first = FirstStop {
+            stops: finder.stops(),
+            first: None,
+        };
+        let mut both = (&mut first, self.interrupt.clone());
+        let outcome =
+            crate::run_observed(self.runner, &self.program, &self.memory, &config, &mut both);
+        if self.interrupt.raised() {
+            return Err(Interrupted);
+        }
+        let fault = match outcome {
+            Err(f) => match f.error {
+                RunError::Fault { cycle, .. } => Some(cycle),
+                _ => None,
+            },
+            Ok(_) => None,
+        };
+        Ok(match (first.first, fault) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        })
     }
 
     fn cont(&mut self) -> Result<String, Interrupted> {

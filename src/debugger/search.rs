@@ -7,9 +7,14 @@
 //! (a breakpoint on it, or a watch on the byte it would write, stops before it). The
 //! instructions lower cores executed in the fault's cycle come before it, through
 //! [`Observer::executed_before_fault`].
+//!
+//! Seeing every instruction makes a run slow, so a search for breakpoints and watches
+//! first runs at a plain run's speed with [`FirstStop`], which asks the run to note the
+//! first cycle a core comes to a breakpoint or writes a watched byte ([`Stops`]): no stop
+//! falls before it, and the [`Finder`] looks from there on only ([`Finder::start_at`]).
 
 use gpu16_machine::memory::MEMORY_BYTES;
-use gpu16_machine::{Executed, MemOp, Observer, StopCause};
+use gpu16_machine::{Executed, MemOp, Observer, StopCause, Stops};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -107,6 +112,8 @@ pub struct Finder {
     /// though the cycle is before `from`.
     pub watch_after: Option<(u64, u8)>,
     memory: Box<[u8; MEMORY_BYTES]>,
+    /// The first cycle whose instructions the finder needs (see [`Finder::start_at`]).
+    start: u64,
     pending: Option<Hit>,
     found: Option<Hit>,
 }
@@ -125,8 +132,33 @@ impl Finder {
             core: None,
             watch_after: None,
             memory: bytes,
+            start: 0,
             pending: None,
             found: None,
+        }
+    }
+
+    /// Look from cycle `start` on only: no hit falls before it, and `memory` is shared
+    /// memory as it begins (the bytes a watch hit reports as `old` come from it).
+    pub fn start_at(&mut self, start: u64, memory: &[u8]) {
+        self.start = start;
+        let n = memory.len().min(MEMORY_BYTES);
+        self.memory[..n].copy_from_slice(&memory[..n]);
+    }
+
+    /// The stops a first, fast run notes ([`FirstStop`]): this finder's breakpoints and
+    /// watches, from its `from`.
+    pub fn stops(&self) -> Stops {
+        let mut breaks: HashMap<usize, u16> = HashMap::new();
+        for &(frame, ip) in self.breaks.keys() {
+            *breaks.entry(frame).or_default() |= 1 << (ip & 0xF);
+        }
+        Stops {
+            breaks,
+            watches: self.watches.keys().copied().collect(),
+            from: self.from,
+            skip: self.skip,
+            also: self.watch_after.map(|(cycle, _)| cycle),
         }
     }
 
@@ -225,6 +257,10 @@ impl Observer for Finder {
     const WANTS_PROGRESS: bool = true;
     const WANTS_EXECUTED: bool = true;
 
+    fn executed_from(&self) -> u64 {
+        self.start
+    }
+
     fn stop_requested(&mut self) -> Option<StopCause> {
         self.found.map(|_| StopCause::Interrupt)
     }
@@ -290,6 +326,32 @@ impl Observer for Finder {
         let core = self.core.take();
         self.executed(e);
         self.core = core;
+    }
+}
+
+/// The observer of a search's first, fast run: the run notes the first cycle a core comes
+/// to a breakpoint or writes a watched byte ([`Stops`]), and stops soon after.
+pub struct FirstStop {
+    /// What to note.
+    pub stops: Stops,
+    /// The first cycle noted.
+    pub first: Option<u64>,
+}
+
+impl Observer for FirstStop {
+    const WANTS_EVENTS: bool = false;
+    const WANTS_PROGRESS: bool = true;
+
+    fn stops(&self) -> Option<Stops> {
+        Some(self.stops.clone())
+    }
+
+    fn stop_noted(&mut self, cycle: u64) {
+        self.first = Some(self.first.map_or(cycle, |f| f.min(cycle)));
+    }
+
+    fn stop_requested(&mut self) -> Option<StopCause> {
+        self.first.map(|_| StopCause::Interrupt)
     }
 }
 

@@ -1,0 +1,88 @@
+//! The debugger's searches against a plain run of the same program (issue 32's target: a
+//! breakpoint hit at the end of a 33M-cycle loop, and a watchpoint on its last write, each
+//! within 2x of a plain run). `run` is the plain run; `break` and `watch` are a session
+//! answering `break`/`watch` then `continue`; `step` moves a session to the loop's end in
+//! one `step`. Each on the interpreter and on `auto`.
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use gpu16::debugger::Session;
+use gpu16::{BackendKind, Runner};
+use gpu16_machine::{Config, Program};
+use std::hint::black_box;
+use std::time::Duration;
+
+/// One core counts down three nested loops of 255 (33.4M cycles), then stores r9 + 1 at
+/// byte 0x005 (IP 12) and ends with `ready` (IP 13, where the breakpoint is).
+const LOOP: &str = "\
+.cf mask=1
+.if
+    set_const 1, r8
+    set_const 0xff, r12
+l3:
+    set_const 0xff, r10
+outer:
+    set_const 0xff, r11
+inner:
+    sub r11, r8, r11
+    bnz inner, r11
+    sub r10, r8, r10
+    bnz outer, r10
+    sub r12, r8, r12
+    bnz l3, r12
+    set_const 5, r13
+    add r9, r8, r9
+    st [r13, r1], r9
+    ready
+";
+
+fn session(program: &Program, runner: Runner) -> Session {
+    Session::new(
+        program.clone(),
+        None,
+        Vec::new(),
+        runner,
+        Config::default(),
+        true,
+    )
+}
+
+fn debugger(c: &mut Criterion) {
+    let program = gpu16_asm::assemble(LOOP, "loop.s")
+        .expect("the benchmark program assembles")
+        .program;
+    let mut g = c.benchmark_group("debugger");
+    for backend in [BackendKind::Interp, BackendKind::Auto] {
+        let runner = Runner::from(backend);
+        let name = backend.name();
+        g.bench_function(format!("run/{name}"), |b| {
+            b.iter(|| black_box(gpu16::run(runner, &program, &[], &Config::default()).is_ok()))
+        });
+        for (what, line) in [("break", "break 1:13"), ("watch", "watch 5")] {
+            g.bench_function(format!("{what}/{name}"), |b| {
+                b.iter(|| {
+                    let mut s = session(&program, runner);
+                    s.execute(line);
+                    let reply = s.execute("continue").text;
+                    assert!(reply.contains("\"event\""), "{reply}");
+                    black_box(reply)
+                })
+            });
+        }
+    }
+    g.finish();
+}
+
+/// Short runs: a plain run takes tens of milliseconds.
+fn quick() -> Criterion {
+    Criterion::default()
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3))
+        .sample_size(10)
+}
+
+criterion_group! {
+    name = benches;
+    config = quick();
+    targets = debugger
+}
+criterion_main!(benches);
