@@ -1110,3 +1110,104 @@ fn the_fast_search_stops_where_seeing_every_instruction_stops() {
     }
     assert!(stops > 100, "{stops} stops compared");
 }
+
+#[test]
+fn reverse_step_and_restart_go_back_to_the_state_then() {
+    let p = write("reverse_step", "add.s", ADD);
+    let a = answers(
+        &p,
+        &[],
+        "step 8\nreverse-step 3\nregs 0\nrs\nregs 0\nrun\nstep 9\nmem 0x10 1\nreverse-step 100\n",
+    );
+    assert_eq!(a[0], json!({"event": "step", "cycle": 8}));
+    assert_eq!(a[1], json!({"event": "step", "cycle": 5, "reverse": true}));
+    // As cycle 5 begins nothing of the frame has run; as cycle 4 begins, nor has it started.
+    assert_eq!(a[2]["registers"][8], 0);
+    assert_eq!(a[2]["ip"], 0);
+    assert_eq!(a[3], json!({"event": "step", "cycle": 4, "reverse": true}));
+    assert_eq!(a[5], json!({"event": "restart", "cycle": 0}));
+    // The store runs in cycle 9: not yet as it begins.
+    assert_eq!(a[7], json!({"addr": 16, "bytes": "00"}));
+    assert_eq!(a[8], json!({"event": "step", "cycle": 0, "reverse": true}));
+}
+
+#[test]
+fn reverse_step_from_the_end_and_a_forward_step_agree() {
+    // counter.s runs 342 cycles; back 77 from 200 is where 123 forward is.
+    let back = answers(
+        &counter(),
+        &[],
+        "step 200\nreverse-step 77\nregs\nmem 0 64\nwhere\n",
+    );
+    let forward = answers(&counter(), &[], "step 123\nregs\nmem 0 64\nwhere\n");
+    assert_eq!(back[1]["cycle"], 123);
+    assert_eq!(back[2..], forward[1..]);
+    let end = answers(&counter(), &[], "continue\nreverse-step 2\n");
+    assert_eq!(
+        end[1],
+        json!({"event": "step", "cycle": 340, "reverse": true})
+    );
+}
+
+#[test]
+fn reverse_stepi_goes_back_to_before_the_cores_last_instruction() {
+    let p = write("reverse_stepi", "add.s", ADD);
+    // As cycle 9 begins core 0 last ran IP 3 in cycle 8.
+    let a = answers(&p, &[], "step 9\nreverse-stepi 0\nregs 0\nrsi 0\nrsi 1\n");
+    assert_eq!(
+        pick(&a[1], &["event", "cycle", "core", "frame", "ip", "reverse"]),
+        json!({"event": "step", "cycle": 8, "core": 0, "frame": 1, "ip": 3, "reverse": true})
+    );
+    assert_eq!(a[2]["ip"], 3);
+    assert_eq!(a[2]["registers"][10], 0);
+    assert_eq!(a[3]["cycle"], 7);
+    assert!(
+        a[4]["error"].as_str().unwrap().contains("core 1"),
+        "{}",
+        a[4]
+    );
+}
+
+#[test]
+fn reverse_continue_goes_back_to_the_previous_stop() {
+    let p = write("reverse_continue", "add.s", ADD);
+    // Stops going forward: the breakpoint at IP 2 (cycle 7), then the watch on the store's
+    // byte 0x010 (cycle 9, so the session stands at 10), then the breakpoint at IP 5 (10).
+    let a = answers(
+        &p,
+        &[],
+        "break 1:2\nwatch 0x10\nbreak 1:5\ncontinue\ncontinue\ncontinue\nrc\nrc\nrc\nrc\ncontinue\n",
+    );
+    assert_eq!(
+        pick(&a[3], &["event", "cycle"]),
+        json!({"event": "break", "cycle": 7})
+    );
+    assert_eq!(
+        pick(&a[4], &["event", "cycle"]),
+        json!({"event": "watch", "cycle": 9})
+    );
+    assert_eq!(
+        pick(&a[5], &["event", "cycle", "ip"]),
+        json!({"event": "break", "cycle": 10, "ip": 5})
+    );
+    // Back: the watch stop (standing at 10, as the break at 10 does: the watch comes first).
+    assert_eq!(
+        pick(&a[6], &["event", "cycle", "old", "new", "reverse"]),
+        json!({"event": "watch", "cycle": 9, "old": 0, "new": 5, "reverse": true})
+    );
+    assert_eq!(
+        pick(&a[7], &["event", "cycle", "ip", "reverse"]),
+        json!({"event": "break", "cycle": 7, "ip": 2, "reverse": true})
+    );
+    assert!(
+        a[8]["error"].as_str().unwrap().contains("no stop before"),
+        "{}",
+        a[8]
+    );
+    assert!(a[9]["error"].is_string());
+    // Forward again from the first stop: the watch, as before.
+    assert_eq!(
+        pick(&a[10], &["event", "cycle"]),
+        json!({"event": "watch", "cycle": 9})
+    );
+}

@@ -304,6 +304,11 @@ pub trait Observer {
     fn executed_from(&self) -> u64 {
         0
     }
+    /// With [`Observer::WANTS_EXECUTED`]: called once, just before the run first reports an
+    /// instruction (or a fault) at or after [`Observer::executed_from`], with shared memory
+    /// as that cycle begins (by byte address), so that an observer that follows memory
+    /// through the reported stores need not see the instructions before.
+    fn executed_memory(&mut self, _memory: &[u8; crate::memory::MEMORY_BYTES]) {}
 }
 
 /// Why a run was stopped from outside the machine.
@@ -363,6 +368,9 @@ impl<T: Observer> Observer for &mut T {
     }
     fn executed_from(&self) -> u64 {
         (**self).executed_from()
+    }
+    fn executed_memory(&mut self, memory: &[u8; crate::memory::MEMORY_BYTES]) {
+        (**self).executed_memory(memory);
     }
 }
 
@@ -450,6 +458,14 @@ impl<A: Observer, B: Observer> Observer for (A, B) {
             u64::MAX
         };
         a.min(b)
+    }
+    fn executed_memory(&mut self, memory: &[u8; crate::memory::MEMORY_BYTES]) {
+        if A::WANTS_EXECUTED {
+            self.0.executed_memory(memory);
+        }
+        if B::WANTS_EXECUTED {
+            self.1.executed_memory(memory);
+        }
     }
 }
 

@@ -312,6 +312,7 @@ impl<'a, B: Backend, O: Observer> Run<'a, B, O> {
             stops,
             stop_noted: u64::MAX,
             executed_from,
+            began_steps: false,
         }
     }
 
@@ -436,8 +437,10 @@ pub(crate) struct Run<'a, B: Backend, O: Observer> {
     /// A debugger's stops ([`Observer::stops`]), and the earliest cycle a core came to one.
     stops: Option<Box<Stops>>,
     stop_noted: u64,
-    /// The first cycle whose instructions the observer wants ([`Observer::executed_from`]).
+    /// The first cycle whose instructions the observer wants ([`Observer::executed_from`]),
+    /// and whether the run has come to it.
     executed_from: u64,
+    began_steps: bool,
 }
 
 impl<B: Backend, O: Observer> Run<'_, B, O> {
@@ -871,6 +874,9 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     fn run_cores(&mut self, cores: u16, lead: usize, together: bool, ts: &SchedulerBound) {
         // A parked retry that runs is no longer the loop's to settle.
         self.retrying &= !cores;
+        if self.steps(self.cores.state[lead].cycle) {
+            self.begin_steps();
+        }
         let ts_bound = lanes_of(cores)
             .map(|j| ts.before[j])
             .min()
@@ -1074,6 +1080,9 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         let access = self.parked_access(i)?;
         let cycle = self.cores.state[i].cycle;
         let before = self.steps(cycle).then(|| self.cores.state[i].clone());
+        if before.is_some() {
+            self.begin_steps();
+        }
         self.retrying &= !(1 << i);
         if let Some(stops) = &self.stops {
             let mask = stops
@@ -1134,6 +1143,16 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     /// Whether instructions of `cycle` are reported one at a time to the observer.
     fn steps(&self, cycle: u64) -> bool {
         O::WANTS_EXECUTED && self.stepping && cycle >= self.executed_from
+    }
+
+    /// Before the first instruction reported: memory as its cycle begins, since every
+    /// core has run up to that cycle (the earliest event) and none past it.
+    fn begin_steps(&mut self) {
+        if !self.began_steps {
+            self.began_steps = true;
+            let memory = self.memory.bytes();
+            self.observer.executed_memory(&memory);
+        }
     }
 
     /// A core came to a debugger's stop in `cycle` (or `u64::MAX`: none): tell the

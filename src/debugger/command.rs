@@ -50,6 +50,14 @@ pub enum Command {
     Step(u64),
     /// `stepi CORE`.
     Stepi(u8),
+    /// `run` or `restart`: back to the start.
+    Restart,
+    /// `reverse-step [N]`.
+    ReverseStep(u64),
+    /// `reverse-stepi CORE`.
+    ReverseStepi(u8),
+    /// `reverse-continue`.
+    ReverseContinue,
     /// `regs [CORE]`.
     Regs(Option<u8>),
     /// `mem ADDR [LEN]`.
@@ -175,6 +183,11 @@ pub fn parse(line: &str) -> Result<Option<Command>, String> {
         ("step" | "s", []) => Command::Step(1),
         ("step" | "s", [n]) => Command::Step(ranged(n, "step count", u64::MAX)?),
         ("stepi" | "si", [k]) => Command::Stepi(core(k)?),
+        ("run" | "restart", _) => no_args(Command::Restart)?,
+        ("reverse-step" | "rs", []) => Command::ReverseStep(1),
+        ("reverse-step" | "rs", [n]) => Command::ReverseStep(ranged(n, "step count", u64::MAX)?),
+        ("reverse-stepi" | "rsi", [k]) => Command::ReverseStepi(core(k)?),
+        ("reverse-continue" | "rc", _) => no_args(Command::ReverseContinue)?,
         ("regs" | "r", []) => Command::Regs(None),
         ("regs" | "r", [k]) => Command::Regs(Some(core(k)?)),
         ("mem" | "m", [a]) => Command::Mem(addr(a)?, 16.min(MEMORY_BYTES as u16 - addr(a)?)),
@@ -197,7 +210,7 @@ pub fn parse(line: &str) -> Result<Option<Command>, String> {
         ("quit" | "q" | "exit", _) => no_args(Command::Quit)?,
         (
             "watch" | "w" | "delete" | "d" | "step" | "s" | "stepi" | "si" | "regs" | "r" | "mem"
-            | "m" | "disasm",
+            | "m" | "disasm" | "reverse-step" | "rs" | "reverse-stepi" | "rsi",
             _,
         ) => return Err(format!("{name}: wrong arguments; try help")),
         _ => {
@@ -215,6 +228,10 @@ pub const ALIASES: &[(&str, &str)] = &[
     ("c", "continue"),
     ("s", "step"),
     ("si", "stepi"),
+    ("restart", "run"),
+    ("rs", "reverse-step"),
+    ("rsi", "reverse-stepi"),
+    ("rc", "reverse-continue"),
     ("r", "regs"),
     ("m", "mem"),
     ("h", "help"),
@@ -237,6 +254,10 @@ delete           d      the same (on a terminal it asks first: answer y)
 continue         c      run to the next stop
 step [N]         s      advance N cycles (default 1)
 stepi CORE       si     run until that core has executed its next instruction
+run              restart  back to the start (before cycle 0); points stay
+reverse-step [N] rs     back N cycles (default 1)
+reverse-stepi CORE rsi  back to before that core's previous instruction
+reverse-continue rc     back to the previous stop (the one continue from the start makes last before here)
 regs [CORE]      r      registers
 mem ADDR [LEN]   m      shared memory (LEN default 16)
 locks                   locks held

@@ -27,7 +27,7 @@ use gpu16_machine::{
     Config, CoreWait, FrameKind, Instr, MemOp, Program, RunError, RunFailure, RunReport,
     UnfinishedCore,
 };
-use search::{Faulted, Finder, FirstStop, Hit, Interrupt, Locks};
+use search::{Faulted, Finder, FirstStop, Hit, Interrupt, LastInstr, Locks};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
@@ -236,6 +236,10 @@ impl Session {
             Command::Continue => self.moved(Self::cont),
             Command::Step(n) => self.moved(|s| s.step(n)),
             Command::Stepi(core) => self.moved(|s| s.stepi(core)),
+            Command::Restart => self.moved(Self::restart),
+            Command::ReverseStep(n) => self.moved(|s| s.reverse_step(n)),
+            Command::ReverseStepi(core) => self.moved(|s| s.reverse_stepi(core)),
+            Command::ReverseContinue => self.moved(Self::reverse_continue),
             Command::Regs(core) => self.regs(core),
             Command::Mem(addr, len) => self.mem(addr, len),
             Command::Locks => self.moved(|s| s.locks()),
@@ -529,14 +533,7 @@ impl Session {
                 None => return Ok(None),
             }
         };
-        // Shared memory as the finder's first cycle begins: the session's where they are
-        // one, else a run stopped there.
-        let memory = if start == self.cycle {
-            self.state.report().memory.clone()
-        } else {
-            self.run_to(start)?.report().memory.clone()
-        };
-        finder.start_at(start, &memory[..]);
+        finder.start_at(start);
         let config = Config {
             max_cycles: limit.min(self.config.max_cycles),
             tasks: gpu16_machine::TaskLog::None,
@@ -845,6 +842,130 @@ impl Session {
             json!({"event": "step", "cycle": c}),
             || format!("stopped at cycle {c}"),
         ))
+    }
+
+    /// `run`: back before cycle 0, the breakpoints and watchpoints kept.
+    fn restart(&mut self) -> Result<String, Interrupted> {
+        self.go(0)?;
+        Ok(line(
+            self.json,
+            json!({"event": "restart", "cycle": 0}),
+            || "restarted: stopped at cycle 0".to_string(),
+        ))
+    }
+
+    /// `reverse-step N`: the machine N cycles before where the session stands (from the
+    /// end of a run that is over, N cycles before its end). Every stop is a run from the
+    /// start, so going back is as exact as going forward.
+    fn reverse_step(&mut self, n: u64) -> Result<String, Interrupted> {
+        let target = self.cycle.saturating_sub(n);
+        self.go(target)?;
+        let c = self.cycle;
+        Ok(line(
+            self.json,
+            json!({"event": "step", "cycle": c, "reverse": true}),
+            || format!("back at cycle {c}"),
+        ))
+    }
+
+    /// `reverse-stepi CORE`: back to when the cycle of that core's last instruction before
+    /// here began, looked for in windows that double back from here.
+    fn reverse_stepi(&mut self, core: u8) -> Result<String, Interrupted> {
+        let before = self.cycle;
+        let mut back = 64u64;
+        let found = loop {
+            let from = before.saturating_sub(back);
+            let mut last = LastInstr {
+                core,
+                before,
+                from,
+                last: None,
+            };
+            let config = Config {
+                max_cycles: before.min(self.config.max_cycles),
+                tasks: gpu16_machine::TaskLog::None,
+                ..self.config
+            };
+            let mut both = (&mut last, self.interrupt.clone());
+            let _ =
+                crate::run_observed(self.runner, &self.program, &self.memory, &config, &mut both);
+            if self.interrupt.raised() {
+                return Err(Interrupted);
+            }
+            if last.last.is_some() || from == 0 {
+                break last.last;
+            }
+            back = back.saturating_mul(64);
+        };
+        let Some((cycle, frame, ip)) = found else {
+            return Ok(self.error(&format!(
+                "core {core} executed no instruction before cycle {before}; nothing was run"
+            )));
+        };
+        self.go(cycle)?;
+        let mut v = json!({"event": "step", "cycle": cycle, "core": core, "frame": frame,
+                           "ip": ip, "reverse": true});
+        let at = self.located(&mut v, frame, ip);
+        Ok(line(self.json, v, || {
+            format!("back at cycle {cycle}, before core {core} runs frame {frame} IP {ip}{at}")
+        }))
+    }
+
+    /// A session over the same program and points, before cycle 0.
+    fn fork(&self) -> Session {
+        let mut s = Session::new(
+            self.program.clone(),
+            self.map.clone(),
+            self.memory.clone(),
+            self.runner,
+            self.config,
+            self.json,
+        );
+        s.points = self.points.clone();
+        s.next_id = self.next_id;
+        s.exhaustive = self.exhaustive;
+        s.interrupt = self.interrupt.clone();
+        s
+    }
+
+    /// `reverse-continue`: back to the stop before here, among those that `continue`
+    /// makes from the start with the points as they are (the last one before here, in
+    /// that order), found by making them.
+    fn reverse_continue(&mut self) -> Result<String, Interrupted> {
+        if self.points.is_empty() {
+            return Ok(
+                self.error("no breakpoints or watchpoints: there is no earlier stop to go back to")
+            );
+        }
+        let here = (self.cycle, self.skip, self.watched);
+        // Standing at a stop, earlier stops of its cycle come before it in the order.
+        let at_stop = self.skip.is_some() || self.watched.is_some();
+        let mut scratch = self.fork();
+        let mut last = None;
+        loop {
+            let text = scratch.cont()?;
+            if scratch.finished() {
+                break;
+            }
+            let pos = (scratch.cycle, scratch.skip, scratch.watched);
+            if pos == here || pos.0 > here.0 || (pos.0 == here.0 && !at_stop) {
+                break;
+            }
+            last = Some((text, pos));
+        }
+        let Some((text, (cycle, skip, watched))) = last else {
+            return Ok(self.error("no stop before here; nothing was run"));
+        };
+        self.go(cycle)?;
+        self.skip = skip;
+        self.watched = watched;
+        Ok(if self.json {
+            let mut v: Value = serde_json::from_str(text.trim_end()).unwrap_or(Value::Null);
+            v["reverse"] = json!(true);
+            format!("{v}\n")
+        } else {
+            format!("back: {text}")
+        })
     }
 
     fn stepi(&mut self, core: u8) -> Result<String, Interrupted> {

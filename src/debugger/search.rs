@@ -138,12 +138,11 @@ impl Finder {
         }
     }
 
-    /// Look from cycle `start` on only: no hit falls before it, and `memory` is shared
-    /// memory as it begins (the bytes a watch hit reports as `old` come from it).
-    pub fn start_at(&mut self, start: u64, memory: &[u8]) {
+    /// Look from cycle `start` on only: no hit falls before it. The run hands over shared
+    /// memory as the first instruction seen begins ([`Observer::executed_memory`]), which
+    /// the bytes a watch hit reports as `old` come from.
+    pub fn start_at(&mut self, start: u64) {
         self.start = start;
-        let n = memory.len().min(MEMORY_BYTES);
-        self.memory[..n].copy_from_slice(&memory[..n]);
     }
 
     /// The stops a first, fast run notes ([`FirstStop`]): this finder's breakpoints and
@@ -261,6 +260,10 @@ impl Observer for Finder {
         self.start
     }
 
+    fn executed_memory(&mut self, memory: &[u8; MEMORY_BYTES]) {
+        self.memory.copy_from_slice(memory);
+    }
+
     fn stop_requested(&mut self) -> Option<StopCause> {
         self.found.map(|_| StopCause::Interrupt)
     }
@@ -352,6 +355,38 @@ impl Observer for FirstStop {
 
     fn stop_requested(&mut self) -> Option<StopCause> {
         self.first.map(|_| StopCause::Interrupt)
+    }
+}
+
+/// The last instruction a core executed in a window of cycles, `from` up to `before`
+/// (`reverse-stepi`): (cycle, frame, IP).
+pub struct LastInstr {
+    /// The core.
+    pub core: u8,
+    /// The window's end: instructions of this cycle and later do not count.
+    pub before: u64,
+    /// The window's start.
+    pub from: u64,
+    /// The last instruction seen.
+    pub last: Option<(u64, usize, u8)>,
+}
+
+impl Observer for LastInstr {
+    const WANTS_EVENTS: bool = false;
+    const WANTS_EXECUTED: bool = true;
+
+    fn executed_from(&self) -> u64 {
+        self.from
+    }
+
+    fn executed(&mut self, e: &Executed) -> bool {
+        if e.cycle >= self.before {
+            return false;
+        }
+        if e.core == self.core && e.cycle >= self.from {
+            self.last = Some((e.cycle, e.frame, e.ip));
+        }
+        true
     }
 }
 
