@@ -1211,3 +1211,144 @@ fn reverse_continue_goes_back_to_the_previous_stop() {
         json!({"event": "watch", "cycle": 9})
     );
 }
+
+/// Cores 0 and 1: core 0 ends by `ready` at IP 2 in cycle 7; core 1 branches to IP 3
+/// (cycle 7), runs IP 4 in 8 and ends by `ready` at IP 5 in 9. The run takes 10 cycles.
+const TWO: &str = "\
+.cf mask=3
+.if
+    set_const 0, r1      ; IP 0, cycle 5: r1 = the core id
+    bnz long, r1         ; IP 1, cycle 6
+    ready                ; IP 2, cycle 7 (core 0)
+long:
+    set_const 1, r8      ; IP 3, cycle 7 (core 1)
+    set_const 2, r9      ; IP 4, cycle 8
+    ready                ; IP 5, cycle 9
+";
+
+#[test]
+fn print_display_info_and_x_read_the_state_where_the_session_stands() {
+    let p = write("print", "add.s", ADD);
+    let a = answers(
+        &p,
+        &[],
+        "break 1:2\ncontinue\ncore\nprint r8 + r9\nprint [0x10] == 0 && cycle == 7\n\
+         display r8 * 10 + c0.r9\nstep\ninfo breakpoints\nx/2 0x10\nundisplay 1\nstep 2\n\
+         print r99\nprint 1 / 0\ninfo display\n",
+    );
+    assert_eq!(
+        pick(&a[1], &["event", "cycle", "core"]),
+        json!({"event": "break", "cycle": 7, "core": 0})
+    );
+    assert_eq!(a[2], json!({"core": 0}));
+    assert_eq!(a[3], json!({"expr": "r8 + r9", "value": 5}));
+    assert_eq!(
+        a[4],
+        json!({"expr": "[0x10] == 0 && cycle == 7", "value": 1})
+    );
+    assert_eq!(
+        a[5],
+        json!({"display": 1, "expr": "r8 * 10 + c0.r9", "value": 23})
+    );
+    assert_eq!(
+        a[6],
+        json!({"event": "step", "cycle": 8,
+               "display": [{"display": 1, "expr": "r8 * 10 + c0.r9", "value": 23}]})
+    );
+    assert_eq!(
+        a[7],
+        json!({"points": [{"breakpoint": 1, "locations": [{"frame": 1, "ip": 2}]}]})
+    );
+    assert_eq!(a[8], json!({"addr": 16, "bytes": "0000"}));
+    assert_eq!(a[9], json!({"undisplayed": 1}));
+    // The store of 5 runs in cycle 9; the step to 10 has no display left.
+    assert_eq!(a[10], json!({"event": "step", "cycle": 10}));
+    assert!(
+        a[11]["error"].as_str().unwrap().contains("r99"),
+        "{}",
+        a[11]
+    );
+    assert!(a[12]["error"]
+        .as_str()
+        .unwrap()
+        .contains("division by zero"));
+    assert_eq!(a[13], json!({"displays": []}));
+}
+
+#[test]
+fn finish_until_per_core_breakpoints_and_the_ip_marks() {
+    let p = write("finish", "two.s", TWO);
+    let a = answers(
+        &p,
+        &[],
+        "break 1:0 core 1\ncontinue\ncore 0\nfinish\nwhere\ndisasm 1\nrun\ncore 1\nuntil 4\n\
+         step 5\ndelete 1\nuntil 4\nfinish\n",
+    );
+    assert_eq!(a[0]["core"], 1);
+    // Both cores come to IP 0 in cycle 5; the breakpoint is core 1's only.
+    assert_eq!(
+        pick(&a[1], &["event", "cycle", "core", "ip"]),
+        json!({"event": "break", "cycle": 5, "core": 1, "ip": 0})
+    );
+    assert_eq!(a[2], json!({"core": 0}));
+    // Core 0's part ends by `ready` in cycle 7: finish stands as cycle 8 begins.
+    assert_eq!(a[3], json!({"event": "finish", "cycle": 8, "core": 0}));
+    let busy: Vec<Value> = a[4]["cores"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| pick(c, &["core", "ip"]))
+        .collect();
+    assert_eq!(busy, vec![json!({"core": 1, "ip": 4})]);
+    let marked: Vec<Value> = a[5]["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l.get("cores").is_some())
+        .map(|l| pick(l, &["ip", "cores"]))
+        .collect();
+    assert_eq!(marked, vec![json!({"ip": 4, "cores": [1]})]);
+    assert_eq!(a[6], json!({"event": "restart", "cycle": 0}));
+    // Before cycle 5 core 1 runs no frame yet.
+    assert!(
+        a[8]["error"].as_str().unwrap().contains("core 1"),
+        "{}",
+        a[8]
+    );
+    // (Its breakpoint at IP 0 would stop `until` first in cycle 5: deleted.)
+    assert_eq!(
+        pick(&a[11], &["event", "cycle", "core", "ip"]),
+        json!({"event": "until", "cycle": 8, "core": 1, "ip": 4})
+    );
+    // Core 1 ends in cycle 9, the last of the run: finish goes to the end.
+    assert_eq!(a[12]["event"], "end");
+    assert_eq!(a[12]["cycle"], 10);
+}
+
+#[test]
+fn an_empty_line_at_a_terminal_repeats_the_last_move() {
+    use gpu16::debugger::Session;
+    use gpu16::BackendKind;
+    let program = gpu16_asm::assemble(ADD, "add.s").unwrap().program;
+    let session = |terminal: bool| {
+        let mut s = Session::new(
+            program.clone(),
+            None,
+            Vec::new(),
+            BackendKind::Interp.into(),
+            gpu16_machine::Config::default(),
+            false,
+        );
+        s.confirm_delete_all(terminal);
+        s
+    };
+    let mut s = session(true);
+    assert_eq!(s.execute("step 3").text, "stopped at cycle 3\n");
+    assert_eq!(s.execute("").text, "stopped at cycle 6\n");
+    assert!(!s.execute("regs 0").text.is_empty());
+    assert_eq!(s.execute("").text, "stopped at cycle 9\n");
+    // A script (no terminal) reads an empty line as nothing.
+    let mut s = session(false);
+    s.execute("step 3");
+    assert_eq!(s.execute("").text, "");
+}

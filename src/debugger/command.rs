@@ -33,11 +33,26 @@ pub enum BreakSpec {
     },
 }
 
+/// What `info` shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Info {
+    /// `info breakpoints` (and watchpoints).
+    Breakpoints,
+    /// `info locks`.
+    Locks,
+    /// `info tasks`.
+    Tasks,
+    /// `info cores`.
+    Cores,
+    /// `info display`.
+    Display,
+}
+
 /// One debugger command.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
-    /// `break SPEC`.
-    Break(BreakSpec),
+    /// `break SPEC`, or `break SPEC core K` (only core K stops there).
+    Break(BreakSpec, Option<u8>),
     /// `watch ADDR`.
     Watch(u16),
     /// `delete N`, or `delete` (every point; on a terminal the session asks first).
@@ -50,8 +65,24 @@ pub enum Command {
     Step(u64),
     /// `stepi CORE`.
     Stepi(u8),
+    /// `stepi`: of the current core.
+    StepiCurrent,
     /// `run` or `restart`: back to the start.
     Restart,
+    /// `core [K]`: show or set the current core.
+    Core(Option<u8>),
+    /// `print EXPR`.
+    Print(String),
+    /// `display [EXPR]`: add an expression shown at every stop, or show them all.
+    Display(Option<String>),
+    /// `undisplay N`.
+    Undisplay(u64),
+    /// `info WHAT`.
+    Info(Info),
+    /// `finish`: run until the current core's part ends.
+    Finish,
+    /// `until IP`: run until the current core comes to IP of its frame.
+    Until(u8),
     /// `reverse-step [N]`.
     ReverseStep(u64),
     /// `reverse-stepi CORE`.
@@ -158,6 +189,15 @@ fn break_spec(args: &[&str]) -> Result<BreakSpec, String> {
     }
 }
 
+/// The text after a line's first word (an expression).
+fn rest(line: &str) -> String {
+    line.trim()
+        .split_once(char::is_whitespace)
+        .map_or("", |(_, r)| r)
+        .trim()
+        .to_string()
+}
+
 /// Parse one line; `Ok(None)` for a blank line or a `#` comment.
 pub fn parse(line: &str) -> Result<Option<Command>, String> {
     let line = line.trim();
@@ -174,7 +214,45 @@ pub fn parse(line: &str) -> Result<Option<Command>, String> {
         }
     };
     let command = match (name, args) {
-        ("break" | "b", _) => Command::Break(break_spec(args)?),
+        ("break" | "b", [spec @ .., "core", k]) => {
+            Command::Break(break_spec(spec)?, Some(core(k)?))
+        }
+        ("break" | "b", _) => Command::Break(break_spec(args)?, None),
+        ("core", []) => Command::Core(None),
+        ("core", [k]) => Command::Core(Some(core(k)?)),
+        ("print" | "p", []) => return Err("print wants an expression".to_string()),
+        ("print" | "p", _) => Command::Print(rest(line)),
+        ("display", []) => Command::Display(None),
+        ("display", _) => Command::Display(Some(rest(line))),
+        ("undisplay", [n]) => Command::Undisplay(ranged(n, "number", u64::MAX)?),
+        ("info" | "i", [what]) => Command::Info(match *what {
+            "breakpoints" | "break" | "b" | "watchpoints" => Info::Breakpoints,
+            "locks" => Info::Locks,
+            "tasks" => Info::Tasks,
+            "cores" | "threads" => Info::Cores,
+            "display" => Info::Display,
+            _ => {
+                return Err(format!(
+                    "info wants breakpoints, locks, tasks, cores or display, not {:?}",
+                    short(what)
+                ))
+            }
+        }),
+        ("finish", _) => no_args(Command::Finish)?,
+        ("until" | "u", [ip]) => Command::Until(ranged(ip, "IP", 15)? as u8),
+        (x, [a]) if x == "x" || x.starts_with("x/") => {
+            let n = match x.strip_prefix("x/") {
+                Some(n) => ranged(n, "length", MEMORY_BYTES as u64)?,
+                None => 16,
+            };
+            let a = addr(a)?;
+            if u64::from(a) + n > MEMORY_BYTES as u64 {
+                return Err(format!(
+                    "x: 0x{a:03x} + {n} bytes runs past the end of memory (0xfff)"
+                ));
+            }
+            Command::Mem(a, n as u16)
+        }
         ("watch" | "w", [a]) => Command::Watch(addr(a)?),
         ("delete" | "d", []) => Command::Delete(None),
         ("delete" | "d", ["all"]) => Command::DeleteAll,
@@ -183,6 +261,7 @@ pub fn parse(line: &str) -> Result<Option<Command>, String> {
         ("step" | "s", []) => Command::Step(1),
         ("step" | "s", [n]) => Command::Step(ranged(n, "step count", u64::MAX)?),
         ("stepi" | "si", [k]) => Command::Stepi(core(k)?),
+        ("stepi" | "si", []) => Command::StepiCurrent,
         ("run" | "restart", _) => no_args(Command::Restart)?,
         ("reverse-step" | "rs", []) => Command::ReverseStep(1),
         ("reverse-step" | "rs", [n]) => Command::ReverseStep(ranged(n, "step count", u64::MAX)?),
@@ -210,7 +289,8 @@ pub fn parse(line: &str) -> Result<Option<Command>, String> {
         ("quit" | "q" | "exit", _) => no_args(Command::Quit)?,
         (
             "watch" | "w" | "delete" | "d" | "step" | "s" | "stepi" | "si" | "regs" | "r" | "mem"
-            | "m" | "disasm" | "reverse-step" | "rs" | "reverse-stepi" | "rsi",
+            | "m" | "disasm" | "reverse-step" | "rs" | "reverse-stepi" | "rsi" | "core"
+            | "undisplay" | "info" | "i" | "until" | "u" | "x",
             _,
         ) => return Err(format!("{name}: wrong arguments; try help")),
         _ => {
@@ -232,6 +312,9 @@ pub const ALIASES: &[(&str, &str)] = &[
     ("rs", "reverse-step"),
     ("rsi", "reverse-stepi"),
     ("rc", "reverse-continue"),
+    ("p", "print"),
+    ("i", "info"),
+    ("u", "until"),
     ("r", "regs"),
     ("m", "mem"),
     ("h", "help"),
@@ -247,19 +330,28 @@ break F:I        b      stop before any core executes (or faults at) IP I of fra
 break cycle N    b      stop before cycle N
 break FILE:LINE  b      stop at the instruction of that source line (assembly only)
 break F:LABEL    b      stop at a label of frame F (assembly only)
+break LOC core K b      the same, only when core K comes there
 watch ADDR       w      stop after an instruction writes byte ADDR (before a faulting store)
 delete N         d      remove breakpoint or watchpoint N
 delete all       d all  remove every breakpoint and watchpoint
 delete           d      the same (on a terminal it asks first: answer y)
 continue         c      run to the next stop
 step [N]         s      advance N cycles (default 1)
-stepi CORE       si     run until that core has executed its next instruction
+stepi [CORE]     si     run until that core (default: the current one) has executed its next instruction
+core [K]                show or set the current core (a stop sets it to the core that stopped)
+finish                  run until the current core's part ends (stops on the way count)
+until IP         u      run until the current core comes to IP of its frame (stops on the way count)
 run              restart  back to the start (before cycle 0); points stay
 reverse-step [N] rs     back N cycles (default 1)
 reverse-stepi CORE rsi  back to before that core's previous instruction
 reverse-continue rc     back to the previous stop (the one continue from the start makes last before here)
 regs [CORE]      r      registers
 mem ADDR [LEN]   m      shared memory (LEN default 16)
+x/N ADDR                N bytes of shared memory (default 16)
+print EXPR       p      a value: rN (current core), cK.rN, [ADDR], cycle, core, numbers, C operators
+display [EXPR]          show EXPR at every stop (no EXPR: show them now)
+undisplay N             stop showing display N
+info WHAT        i      breakpoints, locks, tasks, cores or display
 locks                   locks held
 tasks                   the task timeline
 where                   each core's frame, IP and state
@@ -276,25 +368,55 @@ mod tests {
     fn commands_parse_and_bad_ones_are_errors() {
         assert_eq!(
             parse("break 1:4"),
-            Ok(Some(Command::Break(BreakSpec::Instr { frame: 1, ip: 4 })))
+            Ok(Some(Command::Break(
+                BreakSpec::Instr { frame: 1, ip: 4 },
+                None
+            )))
         );
         assert_eq!(
+            parse("break 1:4 core 3"),
+            Ok(Some(Command::Break(
+                BreakSpec::Instr { frame: 1, ip: 4 },
+                Some(3)
+            )))
+        );
+        assert!(parse("break 1:4 core 16").is_err());
+        assert_eq!(parse("x/8 0x10"), Ok(Some(Command::Mem(0x10, 8))));
+        assert_eq!(parse("x 0x10"), Ok(Some(Command::Mem(0x10, 16))));
+        assert!(parse("x/8 0xffc").is_err());
+        assert_eq!(
+            parse("print  r1 + [0x10] "),
+            Ok(Some(Command::Print("r1 + [0x10]".into())))
+        );
+        assert!(parse("print").is_err());
+        assert_eq!(parse("info cores"), Ok(Some(Command::Info(Info::Cores))));
+        assert!(parse("info nothing").is_err());
+        assert_eq!(parse("until 7"), Ok(Some(Command::Until(7))));
+        assert_eq!(parse("stepi"), Ok(Some(Command::StepiCurrent)));
+        assert_eq!(parse("core"), Ok(Some(Command::Core(None))));
+        assert_eq!(
             parse("break cycle 0x10"),
-            Ok(Some(Command::Break(BreakSpec::Cycle(16))))
+            Ok(Some(Command::Break(BreakSpec::Cycle(16), None)))
         );
         assert_eq!(
             parse("break counter.s:15"),
-            Ok(Some(Command::Break(BreakSpec::Line {
-                file: "counter.s".into(),
-                line: 15
-            })))
+            Ok(Some(Command::Break(
+                BreakSpec::Line {
+                    file: "counter.s".into(),
+                    line: 15
+                },
+                None
+            )))
         );
         assert_eq!(
             parse("break 1:loop"),
-            Ok(Some(Command::Break(BreakSpec::Label {
-                frame: 1,
-                label: "loop".into()
-            })))
+            Ok(Some(Command::Break(
+                BreakSpec::Label {
+                    frame: 1,
+                    label: "loop".into()
+                },
+                None
+            )))
         );
         assert_eq!(parse("  # note"), Ok(None));
         assert_eq!(parse("step"), Ok(Some(Command::Step(1))));

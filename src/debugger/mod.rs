@@ -16,6 +16,7 @@
 //! of the program or the watchdog (`--max-cycles`).
 
 pub mod command;
+pub mod expr;
 pub mod search;
 
 use crate::output;
@@ -27,7 +28,7 @@ use gpu16_machine::{
     Config, CoreWait, FrameKind, Instr, MemOp, Program, RunError, RunFailure, RunReport,
     UnfinishedCore,
 };
-use search::{Faulted, Finder, FirstStop, Hit, Interrupt, LastInstr, Locks};
+use search::{Faulted, Finder, FirstStop, Hit, Interrupt, LastInstr, Locks, PartEnd};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
@@ -36,12 +37,21 @@ use std::path::Path;
 /// A breakpoint or watchpoint.
 #[derive(Clone, Debug)]
 enum Point {
-    /// Instructions: every (frame, IP) the user's spec named.
-    Instr(Vec<(usize, u8)>),
+    /// Instructions: every (frame, IP) the user's spec named, and the only core it stops
+    /// (`break ... core K`), if one.
+    Instr(Vec<(usize, u8)>, Option<u8>),
     /// Before a cycle.
     Cycle(u64),
     /// After a write of a byte.
     Watch(u16),
+}
+
+/// A stop a command adds to the points for one search: `until`'s (frame, IP, core) and
+/// `finish`'s cycle (id 0 in the search, which no point has).
+#[derive(Clone, Copy, Default)]
+struct Temporary {
+    at: Option<(usize, u8, u8)>,
+    cycle: Option<u64>,
 }
 
 /// The machine where the session stands.
@@ -115,6 +125,13 @@ pub struct Session {
     /// Search for stops by seeing every instruction from the start, without the first
     /// fast run (the reference the fast search is tested against).
     exhaustive: bool,
+    /// The current core (`core K`; a stop sets it to the core that stopped).
+    current: u8,
+    /// `display` expressions by id, shown after every command that moves the session.
+    displays: BTreeMap<u64, String>,
+    next_display: u64,
+    /// The last command that moves the session, repeated by an empty line at a terminal.
+    last_move: Option<String>,
 }
 
 /// A run was interrupted (Ctrl-C): the session stays where it was.
@@ -175,6 +192,10 @@ impl Session {
             state: Snapshot::Ended(RunReport::initial("", config, &[])),
             interrupt: Interrupt::default(),
             exhaustive: false,
+            current: 0,
+            displays: BTreeMap::new(),
+            next_display: 1,
+            last_move: None,
         };
         if let Ok(state) = s.run_to(0) {
             s.state = state;
@@ -214,6 +235,12 @@ impl Session {
             };
             return self.reply(text);
         }
+        // At a terminal, an empty line repeats the last command that moved the session.
+        let input = match &self.last_move {
+            Some(last) if self.confirm && !self.json && input.trim().is_empty() => last.clone(),
+            _ => input.to_string(),
+        };
+        let input = input.as_str();
         let command = match command::parse(input) {
             Ok(Some(c)) => c,
             Ok(None) => return self.reply(self.silent(json!({}))),
@@ -229,7 +256,7 @@ impl Session {
             Command::Help => line(self.json, json!({"help": command::HELP}), || {
                 command::HELP.to_string()
             }),
-            Command::Break(spec) => self.add_break(spec),
+            Command::Break(spec, core) => self.add_break(spec, core),
             Command::Watch(addr) => self.add(Point::Watch(addr)),
             Command::Delete(n) => self.delete(n),
             Command::DeleteAll => self.delete_all(),
@@ -246,8 +273,228 @@ impl Session {
             Command::Tasks => self.tasks(),
             Command::Where => self.where_(),
             Command::Disasm(frame) => self.disasm(frame),
+            Command::StepiCurrent => self.moved(|s| s.stepi(s.current)),
+            Command::Core(None) => {
+                let k = self.current;
+                line(self.json, json!({"core": k}), || {
+                    format!("current core: {k}")
+                })
+            }
+            Command::Core(Some(k)) => {
+                self.current = k;
+                line(self.json, json!({"core": k}), || {
+                    format!("current core: {k}")
+                })
+            }
+            Command::Print(text) => self.print(&text),
+            Command::Display(Some(text)) => self.display(text),
+            Command::Display(None) => self.displayed(),
+            Command::Undisplay(n) => match self.displays.remove(&n) {
+                Some(_) => line(self.json, json!({"undisplayed": n}), || {
+                    format!("display {n} removed")
+                }),
+                None => self.error(&format!("there is no display {n}")),
+            },
+            Command::Info(what) => match what {
+                command::Info::Breakpoints => self.info_points(),
+                command::Info::Locks => self.moved(|s| s.locks()),
+                command::Info::Tasks => self.tasks(),
+                command::Info::Cores => self.where_(),
+                command::Info::Display => self.displayed(),
+            },
+            Command::Finish => self.moved(Self::finish),
+            Command::Until(ip) => self.moved(|s| s.until(ip)),
+        };
+        let moves = matches!(
+            command_name(input),
+            "continue"
+                | "c"
+                | "step"
+                | "s"
+                | "stepi"
+                | "si"
+                | "reverse-step"
+                | "rs"
+                | "reverse-stepi"
+                | "rsi"
+                | "reverse-continue"
+                | "rc"
+                | "finish"
+                | "until"
+                | "u"
+        );
+        let text = if moves {
+            self.last_move = Some(input.to_string());
+            self.with_displays(text)
+        } else {
+            text
         };
         self.reply(text)
+    }
+
+    /// A stop's answer with the `display` expressions' values: in JSON a `display` key of
+    /// the event's object, in text a line each.
+    fn with_displays(&self, text: String) -> String {
+        if self.displays.is_empty() || text.is_empty() {
+            return text;
+        }
+        let values: Vec<(u64, &str, Result<u64, String>)> = self
+            .displays
+            .iter()
+            .map(|(&id, e)| (id, e.as_str(), self.evaluate(e)))
+            .collect();
+        if self.json {
+            let Ok(mut v) = serde_json::from_str::<Value>(text.trim_end()) else {
+                return text;
+            };
+            if v.get("error").is_some() {
+                return text;
+            }
+            v["display"] = values
+                .iter()
+                .map(|(id, e, r)| match r {
+                    Ok(x) => json!({"display": id, "expr": e, "value": x}),
+                    Err(m) => json!({"display": id, "expr": e, "error": m}),
+                })
+                .collect();
+            format!("{v}\n")
+        } else {
+            let mut t = text;
+            for (id, e, r) in values {
+                let _ = match r {
+                    Ok(x) => writeln!(t, "{id}: {e} = {x} (0x{x:x})"),
+                    Err(m) => writeln!(t, "{id}: {e}: {m}"),
+                };
+            }
+            t
+        }
+    }
+
+    /// The value of expression `text` where the session stands.
+    fn evaluate(&self, text: &str) -> Result<u64, String> {
+        let state = SessionState {
+            report: self.state.report(),
+            cycle: self.cycle,
+            core: self.current,
+        };
+        expr::evaluate(text, &state)
+    }
+
+    fn print(&self, text: &str) -> String {
+        match self.evaluate(text) {
+            Ok(v) => line(self.json, json!({"expr": text, "value": v}), || {
+                format!("{text} = {v} (0x{v:x})")
+            }),
+            Err(e) => self.error(&e),
+        }
+    }
+
+    /// The most `display` expressions a session keeps.
+    const MAX_DISPLAYS: usize = 100;
+
+    fn display(&mut self, text: String) -> String {
+        if let Err(e) = expr::check(&text) {
+            return self.error(&e);
+        }
+        if self.displays.len() >= Self::MAX_DISPLAYS {
+            return self.error(&format!(
+                "a session keeps at most {} displays; undisplay some first",
+                Self::MAX_DISPLAYS
+            ));
+        }
+        let id = self.next_display;
+        self.next_display += 1;
+        let now = self.evaluate(&text);
+        let mut v = json!({"display": id, "expr": &text});
+        match &now {
+            Ok(x) => v["value"] = json!(x),
+            Err(m) => v["error"] = json!(m),
+        }
+        let shown = match now {
+            Ok(x) => format!("{id}: {text} = {x} (0x{x:x})"),
+            Err(m) => format!("{id}: {text}: {m}"),
+        };
+        self.displays.insert(id, text);
+        line(self.json, v, || shown)
+    }
+
+    /// Every `display` expression and its value now.
+    fn displayed(&self) -> String {
+        let list: Vec<Value> = self
+            .displays
+            .iter()
+            .map(|(&id, e)| match self.evaluate(e) {
+                Ok(x) => json!({"display": id, "expr": e, "value": x}),
+                Err(m) => json!({"display": id, "expr": e, "error": m}),
+            })
+            .collect();
+        line(self.json, json!({"displays": list}), || {
+            let mut t = String::new();
+            for d in &list {
+                let _ = match d.get("value") {
+                    Some(x) => writeln!(
+                        t,
+                        "{}: {} = {x}",
+                        d["display"],
+                        d["expr"].as_str().unwrap_or("")
+                    ),
+                    None => writeln!(
+                        t,
+                        "{}: {}: {}",
+                        d["display"],
+                        d["expr"].as_str().unwrap_or(""),
+                        d["error"].as_str().unwrap_or("")
+                    ),
+                };
+            }
+            if t.is_empty() {
+                t.push_str("no displays");
+            }
+            t
+        })
+    }
+
+    /// `info breakpoints`: every breakpoint and watchpoint.
+    fn info_points(&self) -> String {
+        let list: Vec<Value> = self
+            .points
+            .iter()
+            .map(|(&id, p)| match p {
+                Point::Instr(at, only) => {
+                    let mut v = json!({"breakpoint": id, "locations":
+                        at.iter().map(|&(f, i)| json!({"frame": f, "ip": i})).collect::<Vec<_>>()});
+                    if let Some(k) = only {
+                        v["core"] = json!(k);
+                    }
+                    v
+                }
+                Point::Cycle(c) => json!({"breakpoint": id, "cycle": c}),
+                Point::Watch(a) => json!({"watchpoint": id, "addr": a}),
+            })
+            .collect();
+        line(self.json, json!({"points": list}), || {
+            let mut t = String::new();
+            for (&id, p) in &self.points {
+                let _ = match p {
+                    Point::Instr(at, only) => {
+                        let (f, i) = at[0];
+                        let more = if at.len() > 1 {
+                            format!(" and {} more", at.len() - 1)
+                        } else {
+                            String::new()
+                        };
+                        let only = only.map_or(String::new(), |k| format!(", core {k} only"));
+                        writeln!(t, "{id}: break at frame {f}, IP {i}{more}{only}")
+                    }
+                    Point::Cycle(c) => writeln!(t, "{id}: break at cycle {c}"),
+                    Point::Watch(a) => writeln!(t, "{id}: watch 0x{a:03x}"),
+                };
+            }
+            if t.is_empty() {
+                t.push_str("no breakpoints or watchpoints");
+            }
+            t
+        })
     }
 
     /// The answer of a command that runs the program, or the error of an interrupted one.
@@ -379,24 +626,38 @@ impl Session {
         let id = self.next_id;
         self.next_id += 1;
         let (v, text) = match &point {
-            Point::Instr(locations) => (
-                json!({
+            Point::Instr(locations, only) => {
+                let mut v = json!({
                     "breakpoint": id,
                     "locations": locations.iter().map(|&(f, i)| json!({"frame": f, "ip": i}))
                         .collect::<Vec<_>>(),
-                }),
-                format!(
+                });
+                if let Some(k) = only {
+                    v["core"] = json!(k);
+                }
+                // A line repeated in many frames (an included file, a .repeat) has many
+                // locations: the text names the first few.
+                const SHOWN: usize = 4;
+                let mut text = format!(
                     "breakpoint {id} at {}",
                     locations
                         .iter()
+                        .take(SHOWN)
                         .map(|&(f, i)| match self.location(f, i) {
                             Some(l) => format!("frame {f}, IP {i} ({l})"),
                             None => format!("frame {f}, IP {i}"),
                         })
                         .collect::<Vec<_>>()
                         .join("; ")
-                ),
-            ),
+                );
+                if locations.len() > SHOWN {
+                    let _ = write!(text, "; and {} more locations", locations.len() - SHOWN);
+                }
+                if let Some(k) = only {
+                    let _ = write!(text, ", core {k} only");
+                }
+                (v, text)
+            }
             Point::Cycle(c) => (
                 json!({"breakpoint": id, "cycle": c}),
                 format!("breakpoint {id} at cycle {c}"),
@@ -410,8 +671,12 @@ impl Session {
         line(self.json, v, || text)
     }
 
-    fn add_break(&mut self, spec: BreakSpec) -> String {
+    fn add_break(&mut self, spec: BreakSpec, core: Option<u8>) -> String {
         match self.resolve(&spec) {
+            Ok(Point::Instr(at, _)) => self.add(Point::Instr(at, core)),
+            Ok(_) if core.is_some() => {
+                self.error("a cycle breakpoint stops every core: no `core K`")
+            }
             Ok(point) => self.add(point),
             Err(e) => self.error(&e),
         }
@@ -442,7 +707,7 @@ impl Session {
             BreakSpec::Cycle(c) => Ok(Point::Cycle(*c)),
             BreakSpec::Instr { frame, ip } => {
                 instr_frame(*frame)?;
-                Ok(Point::Instr(vec![(*frame, *ip)]))
+                Ok(Point::Instr(vec![(*frame, *ip)], None))
             }
             BreakSpec::Line { file, line } => {
                 let map = map()?;
@@ -461,7 +726,7 @@ impl Session {
                 if found.is_empty() {
                     Err(format!("no instruction is on line {line} of {file}"))
                 } else {
-                    Ok(Point::Instr(found))
+                    Ok(Point::Instr(found, None))
                 }
             }
             BreakSpec::Label { frame, label } => {
@@ -469,7 +734,7 @@ impl Session {
                 let map = map()?;
                 let ip = label_ip(map, *frame, label)
                     .ok_or_else(|| format!("frame {frame} has no label {label:?}"))?;
-                Ok(Point::Instr(vec![(*frame, ip)]))
+                Ok(Point::Instr(vec![(*frame, ip)], None))
             }
         }
     }
@@ -626,12 +891,74 @@ impl Session {
     }
 
     fn cont(&mut self) -> Result<String, Interrupted> {
+        self.cont_with(Temporary::default())
+    }
+
+    /// `until IP`: on to the current core's next coming to IP of its frame, or an earlier
+    /// stop.
+    fn until(&mut self, ip: u8) -> Result<String, Interrupted> {
+        if self.finished() {
+            return Ok(self.final_event());
+        }
+        let k = self.current;
+        let Some(frame) = self.core_state(k)["frame"].as_u64() else {
+            return Ok(self.error(&format!("core {k} runs no frame here; nothing was run")));
+        };
+        self.cont_with(Temporary {
+            at: Some((frame as usize, ip, k)),
+            cycle: None,
+        })
+    }
+
+    /// `finish`: on to when the current core's part has ended (the cycle after its last
+    /// instruction begins), or an earlier stop.
+    fn finish(&mut self) -> Result<String, Interrupted> {
+        if self.finished() {
+            return Ok(self.final_event());
+        }
+        let k = self.current;
+        if self.core_state(k)["frame"].as_u64().is_none() {
+            return Ok(self.error(&format!("core {k} runs no frame here; nothing was run")));
+        }
+        let config = Config {
+            max_cycles: self.config.max_cycles,
+            tasks: gpu16_machine::TaskLog::None,
+            ..self.config
+        };
+        let mut end = PartEnd {
+            core: k,
+            at: self.cycle,
+            end: None,
+        };
+        let mut both = (&mut end, self.interrupt.clone());
+        let _ = crate::run_observed(self.runner, &self.program, &self.memory, &config, &mut both);
+        if self.interrupt.raised() {
+            return Err(Interrupted);
+        }
+        // A part that never ends (a fault, the watchdog first): on to wherever the run goes.
+        self.cont_with(Temporary {
+            at: None,
+            cycle: end.end.map(|e| e.saturating_add(1)),
+        })
+    }
+
+    fn cont_with(&mut self, temporary: Temporary) -> Result<String, Interrupted> {
         if self.finished() {
             return Ok(self.final_event());
         }
         let mut cycle_break: Option<(u64, u64)> = None;
+        if let Some(c) = temporary.cycle.filter(|&c| c > self.cycle) {
+            cycle_break = Some((c, 0));
+        }
         let mut finder = Finder::new(self.cycle, self.skip, &self.memory);
         finder.watch_after = self.watched;
+        if let Some((frame, ip, k)) = temporary.at {
+            finder
+                .breaks
+                .entry((frame, ip))
+                .or_default()
+                .push((0, Some(k)));
+        }
         for (&id, point) in &self.points {
             match point {
                 Point::Cycle(c)
@@ -642,9 +969,9 @@ impl Session {
                     }
                 }
                 Point::Cycle(_) => {}
-                Point::Instr(locations) => {
+                Point::Instr(locations, only) => {
                     for &l in locations {
-                        finder.breaks.entry(l).or_insert(id);
+                        finder.breaks.entry(l).or_default().push((id, *only));
                     }
                 }
                 Point::Watch(a) => {
@@ -659,6 +986,17 @@ impl Session {
         }
         match (hit, cycle_break) {
             (Some(hit), _) => self.stop_at(hit),
+            (None, Some((c, 0))) => {
+                self.go(c)?;
+                if self.finished() {
+                    return Ok(self.final_event());
+                }
+                let k = self.current;
+                let v = json!({"event": "finish", "cycle": c, "core": k});
+                Ok(line(self.json, v, || {
+                    format!("core {k}'s part has ended: stopped at cycle {c}")
+                }))
+            }
             (None, Some((c, id))) => {
                 self.go(c)?;
                 if self.finished() {
@@ -681,6 +1019,26 @@ impl Session {
     fn stop_at(&mut self, hit: Hit) -> Result<String, Interrupted> {
         Ok(match hit {
             Hit::Break {
+                id: 0,
+                cycle,
+                core,
+                frame,
+                ip,
+            } => {
+                // `until`'s own stop.
+                self.go(cycle)?;
+                self.skip = Some(cycle);
+                self.current = core;
+                let mut v = json!({"event": "until", "cycle": cycle, "core": core,
+                                   "frame": frame, "ip": ip});
+                let at = self.located(&mut v, frame, ip);
+                line(self.json, v, || {
+                    format!(
+                        "stopped at cycle {cycle} before core {core} runs frame {frame} IP {ip}{at}"
+                    )
+                })
+            }
+            Hit::Break {
                 id,
                 cycle,
                 core,
@@ -689,6 +1047,7 @@ impl Session {
             } => {
                 self.go(cycle)?;
                 self.skip = Some(cycle);
+                self.current = core;
                 let mut v = json!({"event": "break", "cycle": cycle, "core": core,
                                    "frame": frame, "ip": ip, "breakpoint": id});
                 let at = self.located(&mut v, frame, ip);
@@ -720,6 +1079,7 @@ impl Session {
                     self.go(cycle.saturating_add(1))?;
                 }
                 self.watched = Some((cycle, core));
+                self.current = core;
                 let mut v = json!({"event": "watch", "cycle": cycle, "core": core,
                                    "frame": frame, "ip": ip, "addr": addr, "old": old,
                                    "new": new, "watchpoint": id});
@@ -759,6 +1119,7 @@ impl Session {
                 ip,
             } => {
                 self.go(cycle.saturating_add(1))?;
+                self.current = core;
                 let next = cycle.saturating_add(1);
                 let mut v = json!({"event": "step", "cycle": next, "core": core,
                                    "frame": frame, "ip": ip});
@@ -1254,6 +1615,16 @@ impl Session {
             ));
         }
         let mut lines: Vec<Value> = Vec::new();
+        // Where each core of this frame stands, for the `=>` marks.
+        let mut at: [Vec<u8>; 16] = Default::default();
+        for k in 0..16u8 {
+            let v = self.core_state(k);
+            if v["frame"].as_u64() == Some(frame as u64) {
+                if let Some(ip) = v["ip"].as_u64() {
+                    at[ip as usize & 0xF].push(k);
+                }
+            }
+        }
         let kind = match self.program.kind(frame) {
             FrameKind::Control => {
                 let cf = self.program.control(frame);
@@ -1271,6 +1642,9 @@ impl Session {
                 for ip in 0..used {
                     let text = decoded.get(ip).map_or("ready", |t| t.trim());
                     let mut v = json!({"ip": ip, "text": text});
+                    if let Some(cores) = at.get(ip).filter(|c| !c.is_empty()) {
+                        v["cores"] = json!(cores);
+                    }
                     if let Some(span) = slots.and_then(|f| f.slots.get(ip)) {
                         v["source"] = json!(span.text.trim());
                         v["location"] =
@@ -1287,7 +1661,8 @@ impl Session {
             for l in &lines {
                 match l["ip"].as_u64() {
                     Some(ip) => {
-                        let _ = write!(s, "  {ip:>2}  {}", l["text"].as_str().unwrap_or(""));
+                        let mark = if l.get("cores").is_some() { "=>" } else { "  " };
+                        let _ = write!(s, "{mark}{ip:>2}  {}", l["text"].as_str().unwrap_or(""));
                         if let Some(loc) = l.get("location") {
                             let _ = write!(
                                 s,
@@ -1295,6 +1670,10 @@ impl Session {
                                 loc["file"].as_str().unwrap_or(""),
                                 loc["line"]
                             );
+                        }
+                        if let Some(cores) = l["cores"].as_array() {
+                            let list: Vec<String> = cores.iter().map(|c| c.to_string()).collect();
+                            let _ = write!(s, "    <- core {}", list.join(", "));
                         }
                         s.push('\n');
                     }
@@ -1305,6 +1684,33 @@ impl Session {
             }
             s
         })
+    }
+}
+
+/// The first word of a command line.
+fn command_name(input: &str) -> &str {
+    input.split_whitespace().next().unwrap_or("")
+}
+
+/// The machine where the session stands, as expressions read it.
+struct SessionState<'a> {
+    report: &'a RunReport,
+    cycle: u64,
+    core: u8,
+}
+
+impl expr::Machine for SessionState<'_> {
+    fn register(&self, core: u8, r: u8) -> u8 {
+        self.report.registers[usize::from(core & 0xF)][usize::from(r & 0xF)]
+    }
+    fn byte(&self, addr: u16) -> u8 {
+        self.report.memory[usize::from(addr) % self.report.memory.len()]
+    }
+    fn cycle(&self) -> u64 {
+        self.cycle
+    }
+    fn core(&self) -> u8 {
+        self.core
     }
 }
 

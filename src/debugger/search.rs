@@ -94,6 +94,9 @@ pub enum Hit {
     },
 }
 
+/// A breakpoint at a (frame, IP): its id, and the only core it stops, if one.
+pub type BreakAt = (u64, Option<u8>);
+
 /// Looks for the first [`Hit`] at or after cycle `from`, ignoring breakpoints in cycle
 /// `skip` (where the session already stopped). A watch hit waits until its cycle is over,
 /// since a breakpoint in the same cycle stops the machine before it.
@@ -102,8 +105,9 @@ pub struct Finder {
     pub from: u64,
     /// A cycle whose breakpoints do not count.
     pub skip: Option<u64>,
-    /// (frame, IP) -> breakpoint id.
-    pub breaks: HashMap<(usize, u8), u64>,
+    /// (frame, IP) -> the breakpoints there, lowest id first: (id, the only core it
+    /// stops, if one).
+    pub breaks: HashMap<(usize, u8), Vec<BreakAt>>,
     /// Address -> watchpoint id.
     pub watches: HashMap<u16, u64>,
     /// The core a `stepi` follows.
@@ -136,6 +140,15 @@ impl Finder {
             pending: None,
             found: None,
         }
+    }
+
+    /// The breakpoint core `core` stops at at (frame, IP), if any.
+    fn break_id(&self, frame: usize, ip: u8, core: u8) -> Option<u64> {
+        self.breaks
+            .get(&(frame, ip))?
+            .iter()
+            .find(|(_, only)| only.is_none_or(|k| k == core))
+            .map(|&(id, _)| id)
     }
 
     /// Look from cycle `start` on only: no hit falls before it. The run hands over shared
@@ -185,7 +198,7 @@ impl Finder {
         }
         let counts = fault.cycle >= self.from;
         if counts && self.skip != Some(fault.cycle) {
-            if let Some(&id) = self.breaks.get(&(fault.frame, fault.ip)) {
+            if let Some(id) = self.break_id(fault.frame, fault.ip, fault.core) {
                 self.found = Some(Hit::Break {
                     id,
                     cycle: fault.cycle,
@@ -289,7 +302,7 @@ impl Observer for Finder {
             return false;
         }
         if counts && self.skip != Some(e.cycle) {
-            if let Some(&id) = self.breaks.get(&(e.frame, e.ip)) {
+            if let Some(id) = self.break_id(e.frame, e.ip, e.core) {
                 self.found = Some(Hit::Break {
                     id,
                     cycle: e.cycle,
@@ -355,6 +368,33 @@ impl Observer for FirstStop {
 
     fn stop_requested(&mut self) -> Option<StopCause> {
         self.first.map(|_| StopCause::Interrupt)
+    }
+}
+
+/// When core `core`'s part running at cycle `at` ends (`finish`): the last cycle of the
+/// first part of that core that ends at or after `at`.
+pub struct PartEnd {
+    /// The core.
+    pub core: u8,
+    /// The cycle the part runs at.
+    pub at: u64,
+    /// Its last cycle, once seen.
+    pub end: Option<u64>,
+}
+
+impl Observer for PartEnd {
+    const WANTS_PROGRESS: bool = true;
+
+    fn event(&mut self, event: gpu16_machine::Event) {
+        if let gpu16_machine::Event::CorePart { core, end, .. } = event {
+            if core == self.core && end >= self.at && self.end.is_none_or(|e| end < e) {
+                self.end = Some(end);
+            }
+        }
+    }
+
+    fn stop_requested(&mut self) -> Option<StopCause> {
+        self.end.map(|_| StopCause::Interrupt)
     }
 }
 

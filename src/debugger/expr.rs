@@ -1,0 +1,312 @@
+//! The debugger's expressions (`print`, `display`): numbers, registers and memory bytes of
+//! the machine where the session stands, with C's operators and precedence. `rN` is
+//! register N of the current core, `cK.rN` of core K; `[E]` is the byte at address E;
+//! `cycle` and `core` are the session's cycle and current core. Values are 64-bit and wrap;
+//! a comparison or a logical operator gives 1 or 0; dividing by zero is an error.
+
+/// What an expression can read.
+pub trait Machine {
+    /// Register `r` of core `core`.
+    fn register(&self, core: u8, r: u8) -> u8;
+    /// The byte at `addr` (0..0xfff).
+    fn byte(&self, addr: u16) -> u8;
+    /// The cycle the session stands at.
+    fn cycle(&self) -> u64;
+    /// The current core.
+    fn core(&self) -> u8;
+}
+
+/// The longest expression taken, in bytes, and the deepest nesting.
+const MAX_LEN: usize = 1024;
+const MAX_DEPTH: usize = 64;
+
+#[derive(Clone, Debug, PartialEq)]
+enum Token {
+    Num(u64),
+    Reg(Option<u8>, u8),
+    Word(String),
+    Op(&'static str),
+}
+
+const OPS: [&str; 24] = [
+    "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "+", "-", "*", "/", "%", "&", "|", "^", "<",
+    ">", "!", "~", "(", ")", "[", "]",
+];
+
+fn lex(text: &str) -> Result<Vec<Token>, String> {
+    let mut out = Vec::new();
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_whitespace() {
+            i += 1;
+        } else if c.is_ascii_alphanumeric() || c == b'_' || c == b'.' {
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.') {
+                i += 1;
+            }
+            let w = &text[start..i];
+            out.push(word(w)?);
+        } else if let Some(op) = OPS.iter().find(|op| b[i..].starts_with(op.as_bytes())) {
+            out.push(Token::Op(op));
+            i += op.len();
+        } else {
+            let ch = text[i..].chars().next().unwrap_or('?');
+            return Err(format!("unexpected {ch:?} in the expression"));
+        }
+    }
+    Ok(out)
+}
+
+fn register_number(s: &str) -> Option<u8> {
+    let n: u8 = s.strip_prefix('r')?.parse().ok()?;
+    (n < 16 && !s[1..].starts_with('+')).then_some(n)
+}
+
+fn word(w: &str) -> Result<Token, String> {
+    if w.as_bytes()[0].is_ascii_digit() {
+        return super::command::number(w)
+            .map(Token::Num)
+            .ok_or_else(|| format!("{w:?} is not a number"));
+    }
+    if let Some(n) = register_number(w) {
+        return Ok(Token::Reg(None, n));
+    }
+    if let Some((c, r)) = w.split_once('.') {
+        let core = c
+            .strip_prefix('c')
+            .and_then(|k| k.parse::<u8>().ok())
+            .filter(|&k| k < 16);
+        if let (Some(core), Some(r)) = (core, register_number(r)) {
+            return Ok(Token::Reg(Some(core), r));
+        }
+    }
+    match w {
+        "cycle" | "core" => Ok(Token::Word(w.to_string())),
+        _ => Err(format!(
+            "unknown name {:?} (registers are r0..r15 or cK.rN, memory [ADDR])",
+            w.chars().take(40).collect::<String>()
+        )),
+    }
+}
+
+struct Parser<'a, M: Machine> {
+    tokens: Vec<Token>,
+    at: usize,
+    machine: &'a M,
+    depth: usize,
+}
+
+/// Binding power of a binary operator (higher binds tighter), as in C.
+fn power(op: &str) -> Option<u8> {
+    Some(match op {
+        "||" => 1,
+        "&&" => 2,
+        "|" => 3,
+        "^" => 4,
+        "&" => 5,
+        "==" | "!=" => 6,
+        "<" | "<=" | ">" | ">=" => 7,
+        "<<" | ">>" => 8,
+        "+" | "-" => 9,
+        "*" | "/" | "%" => 10,
+        _ => return None,
+    })
+}
+
+impl<M: Machine> Parser<'_, M> {
+    fn peek(&self) -> Option<&Token> {
+        self.tokens.get(self.at)
+    }
+
+    fn expect(&mut self, op: &str) -> Result<(), String> {
+        match self.peek() {
+            Some(Token::Op(o)) if *o == op => {
+                self.at += 1;
+                Ok(())
+            }
+            _ => Err(format!("expected `{op}`")),
+        }
+    }
+
+    fn expr(&mut self, min: u8) -> Result<u64, String> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(format!("the expression nests deeper than {MAX_DEPTH}"));
+        }
+        let mut left = self.unary()?;
+        while let Some(Token::Op(op)) = self.peek() {
+            let op = *op;
+            let Some(p) = power(op) else { break };
+            if p < min {
+                break;
+            }
+            self.at += 1;
+            let right = self.expr(p + 1)?;
+            left = binary(op, left, right)?;
+        }
+        self.depth -= 1;
+        Ok(left)
+    }
+
+    fn unary(&mut self) -> Result<u64, String> {
+        let token = self.peek().cloned();
+        self.at += 1;
+        match token {
+            Some(Token::Num(n)) => Ok(n),
+            Some(Token::Reg(core, r)) => {
+                let core = core.unwrap_or_else(|| self.machine.core());
+                Ok(u64::from(self.machine.register(core, r)))
+            }
+            Some(Token::Word(w)) if w == "cycle" => Ok(self.machine.cycle()),
+            Some(Token::Word(_)) => Ok(u64::from(self.machine.core())),
+            Some(Token::Op("(")) => {
+                let v = self.expr(0)?;
+                self.expect(")")?;
+                Ok(v)
+            }
+            Some(Token::Op("[")) => {
+                let a = self.expr(0)?;
+                self.expect("]")?;
+                if a > 0xFFF {
+                    return Err(format!("address {a:#x} is past 0xfff"));
+                }
+                Ok(u64::from(self.machine.byte(a as u16)))
+            }
+            Some(Token::Op("-")) => Ok(self.unary()?.wrapping_neg()),
+            Some(Token::Op("!")) => Ok(u64::from(self.unary()? == 0)),
+            Some(Token::Op("~")) => Ok(!self.unary()?),
+            Some(Token::Op(op)) => Err(format!("unexpected `{op}`")),
+            None => Err("the expression ends too soon".to_string()),
+        }
+    }
+}
+
+fn binary(op: &str, a: u64, b: u64) -> Result<u64, String> {
+    Ok(match op {
+        "+" => a.wrapping_add(b),
+        "-" => a.wrapping_sub(b),
+        "*" => a.wrapping_mul(b),
+        "/" | "%" if b == 0 => return Err("division by zero".to_string()),
+        "/" => a / b,
+        "%" => a % b,
+        "<<" => a.checked_shl(b.min(64) as u32).unwrap_or(0),
+        ">>" => a.checked_shr(b.min(64) as u32).unwrap_or(0),
+        "&" => a & b,
+        "|" => a | b,
+        "^" => a ^ b,
+        "==" => u64::from(a == b),
+        "!=" => u64::from(a != b),
+        "<" => u64::from(a < b),
+        "<=" => u64::from(a <= b),
+        ">" => u64::from(a > b),
+        ">=" => u64::from(a >= b),
+        "&&" => u64::from(a != 0 && b != 0),
+        "||" => u64::from(a != 0 || b != 0),
+        _ => unreachable!("power() lists every binary operator"),
+    })
+}
+
+/// Check that `text` is an expression (for `display`, before it is first shown).
+pub fn check(text: &str) -> Result<(), String> {
+    struct Zero;
+    impl Machine for Zero {
+        fn register(&self, _: u8, _: u8) -> u8 {
+            0
+        }
+        fn byte(&self, _: u16) -> u8 {
+            0
+        }
+        fn cycle(&self) -> u64 {
+            0
+        }
+        fn core(&self) -> u8 {
+            0
+        }
+    }
+    match evaluate(text, &Zero) {
+        Err(e) if e != "division by zero" => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// The value of `text` on `machine`.
+pub fn evaluate(text: &str, machine: &impl Machine) -> Result<u64, String> {
+    if text.len() > MAX_LEN {
+        return Err(format!("an expression is at most {MAX_LEN} bytes"));
+    }
+    let tokens = lex(text)?;
+    if tokens.is_empty() {
+        return Err("print wants an expression".to_string());
+    }
+    let mut p = Parser {
+        tokens,
+        at: 0,
+        machine,
+        depth: 0,
+    };
+    let v = p.expr(0)?;
+    if p.at < p.tokens.len() {
+        return Err("unexpected text after the expression".to_string());
+    }
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Core k's register r holds 16 * k + r; byte a holds a & 0xff; cycle 42; core 3.
+    struct Fixed;
+    impl Machine for Fixed {
+        fn register(&self, core: u8, r: u8) -> u8 {
+            16 * core + r
+        }
+        fn byte(&self, addr: u16) -> u8 {
+            addr as u8
+        }
+        fn cycle(&self) -> u64 {
+            42
+        }
+        fn core(&self) -> u8 {
+            3
+        }
+    }
+
+    fn ev(s: &str) -> Result<u64, String> {
+        evaluate(s, &Fixed)
+    }
+
+    #[test]
+    fn values_operators_and_precedence() {
+        assert_eq!(ev("r5"), Ok(53));
+        assert_eq!(ev("c1.r2"), Ok(18));
+        assert_eq!(ev("[0x1ab]"), Ok(0xab));
+        assert_eq!(ev("[r1 + 1]"), Ok(50));
+        assert_eq!(ev("cycle"), Ok(42));
+        assert_eq!(ev("core"), Ok(3));
+        assert_eq!(ev("1 + 2 * 3"), Ok(7));
+        assert_eq!(ev("(1 + 2) * 3"), Ok(9));
+        assert_eq!(ev("1 << 4 | 1"), Ok(17));
+        assert_eq!(ev("r0 == 48 && r1 != 48"), Ok(1));
+        assert_eq!(ev("!r0"), Ok(0));
+        assert_eq!(ev("10 - 3 - 2"), Ok(5));
+        assert_eq!(ev("7 % 4 < 4"), Ok(1));
+        assert_eq!(ev("-1"), Ok(u64::MAX));
+        assert_eq!(ev("1 << 70"), Ok(0));
+    }
+
+    #[test]
+    fn bad_expressions_are_errors() {
+        for bad in [
+            "", "r16", "c16.r0", "foo", "1 +", "(1", "[0x1000]", "1 / 0", "1 2", "r1 @", "]",
+        ] {
+            assert!(ev(bad).is_err(), "{bad}");
+        }
+        assert!(ev(&"(".repeat(100)).unwrap_err().contains("deeper"));
+        assert!(ev(&"1+".repeat(1000)).unwrap_err().contains("at most"));
+        assert!(check("r1 / 0").is_ok());
+        assert!(check("r17").is_err());
+    }
+}
