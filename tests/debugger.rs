@@ -1352,3 +1352,61 @@ fn an_empty_line_at_a_terminal_repeats_the_last_move() {
     s.execute("step 3");
     assert_eq!(s.execute("").text, "");
 }
+
+/// Core 0 counts r8 down from 5: `sub` (IP 2) runs in cycles 7, 9, 11, 13, 15 with r8
+/// 5, 4, 3, 2, 1 before it; `bnz` (IP 3) in 8, 10, 12, 14, 16 with r8 4, 3, 2, 1, 0;
+/// `ready` (IP 4) in 17.
+const COUNTDOWN: &str = "\
+.cf mask=1
+.if
+    set_const 5, r8
+    set_const 1, r9
+loop:
+    sub r8, r9, r8
+    bnz loop, r8
+    ready
+";
+
+#[test]
+fn a_conditional_breakpoint_stops_where_its_condition_holds() {
+    let p = write("conditional", "countdown.s", COUNTDOWN);
+    let a = answers(
+        &p,
+        &[],
+        "break 1:2 if r8 == 2\ncontinue\nprint r8\ncontinue\nrun\ndelete 1\n\
+         break 1:3 if r8 < 2 && cycle > 10\ncontinue\nprint r8\n\
+         break 1:4 if [0x10] == 0 && core == 0\ncontinue\ncontinue\n\
+         break 1:2 if c1.r2 == 0\nbreak cycle 5 if r1\nbreak 1:2 if r99\ninfo breakpoints\n",
+    );
+    assert_eq!(a[0]["if"], "r8 == 2");
+    assert_eq!(
+        pick(&a[1], &["event", "cycle", "ip"]),
+        json!({"event": "break", "cycle": 13, "ip": 2})
+    );
+    assert_eq!(a[2]["value"], 2);
+    // No later `sub` finds r8 at 2: on to the end.
+    assert_eq!(a[3]["event"], "end");
+    assert_eq!(
+        pick(&a[7], &["event", "cycle", "ip"]),
+        json!({"event": "break", "cycle": 14, "ip": 3})
+    );
+    assert_eq!(a[8]["value"], 1);
+    assert_eq!(
+        pick(&a[10], &["event", "cycle", "ip"]),
+        json!({"event": "break", "cycle": 16, "ip": 3})
+    );
+    assert_eq!(
+        pick(&a[11], &["event", "cycle", "ip"]),
+        json!({"event": "break", "cycle": 17, "ip": 4})
+    );
+    for bad in &a[12..15] {
+        assert!(bad["error"].is_string(), "{bad}");
+    }
+    assert_eq!(
+        a[15]["points"],
+        json!([
+            {"breakpoint": 2, "locations": [{"frame": 1, "ip": 3}], "if": "r8 < 2 && cycle > 10"},
+            {"breakpoint": 3, "locations": [{"frame": 1, "ip": 4}], "if": "[0x10] == 0 && core == 0"}
+        ])
+    );
+}

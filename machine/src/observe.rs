@@ -156,6 +156,9 @@ pub struct Executed {
     pub writes: [Option<(u8, u8)>; 2],
     /// Its memory access: the operation, the address and the byte loaded or stored.
     pub memory: Option<(MemOp, u16, u8)>,
+    /// The core's registers as it began the instruction (a debugger's conditions read
+    /// them).
+    pub before: [u8; 16],
 }
 
 impl Executed {
@@ -205,6 +208,7 @@ impl Executed {
             instr,
             writes,
             memory,
+            before: before.regs,
         }
     }
 }

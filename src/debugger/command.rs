@@ -51,8 +51,8 @@ pub enum Info {
 /// One debugger command.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
-    /// `break SPEC`, or `break SPEC core K` (only core K stops there).
-    Break(BreakSpec, Option<u8>),
+    /// `break SPEC [core K] [if EXPR]`: only core K stops there, only where EXPR holds.
+    Break(BreakSpec, Option<u8>, Option<String>),
     /// `watch ADDR`.
     Watch(u16),
     /// `delete N`, or `delete` (every point; on a terminal the session asks first).
@@ -214,10 +214,24 @@ pub fn parse(line: &str) -> Result<Option<Command>, String> {
         }
     };
     let command = match (name, args) {
-        ("break" | "b", [spec @ .., "core", k]) => {
-            Command::Break(break_spec(spec)?, Some(core(k)?))
+        ("break" | "b", _) => {
+            // `if` starts the condition: the rest of the line.
+            let (args, when) = match args.iter().position(|w| *w == "if") {
+                Some(i) => {
+                    let when = line
+                        .split_once(" if ")
+                        .map(|(_, e)| e.trim().to_string())
+                        .filter(|e| !e.is_empty())
+                        .ok_or("break: `if` wants an expression")?;
+                    (&args[..i], Some(when))
+                }
+                None => (args, None),
+            };
+            match args {
+                [spec @ .., "core", k] => Command::Break(break_spec(spec)?, Some(core(k)?), when),
+                _ => Command::Break(break_spec(args)?, None, when),
+            }
         }
-        ("break" | "b", _) => Command::Break(break_spec(args)?, None),
         ("core", []) => Command::Core(None),
         ("core", [k]) => Command::Core(Some(core(k)?)),
         ("print" | "p", []) => return Err("print wants an expression".to_string()),
@@ -331,6 +345,7 @@ break cycle N    b      stop before cycle N
 break FILE:LINE  b      stop at the instruction of that source line (assembly only)
 break F:LABEL    b      stop at a label of frame F (assembly only)
 break LOC core K b      the same, only when core K comes there
+break LOC if EXPR b     the same, only where EXPR holds for the core that comes there
 watch ADDR       w      stop after an instruction writes byte ADDR (before a faulting store)
 delete N         d      remove breakpoint or watchpoint N
 delete all       d all  remove every breakpoint and watchpoint
@@ -370,6 +385,7 @@ mod tests {
             parse("break 1:4"),
             Ok(Some(Command::Break(
                 BreakSpec::Instr { frame: 1, ip: 4 },
+                None,
                 None
             )))
         );
@@ -377,9 +393,19 @@ mod tests {
             parse("break 1:4 core 3"),
             Ok(Some(Command::Break(
                 BreakSpec::Instr { frame: 1, ip: 4 },
-                Some(3)
+                Some(3),
+                None
             )))
         );
+        assert_eq!(
+            parse("break 1:4 core 3 if r1 == 2 && [0x10] > 1"),
+            Ok(Some(Command::Break(
+                BreakSpec::Instr { frame: 1, ip: 4 },
+                Some(3),
+                Some("r1 == 2 && [0x10] > 1".into())
+            )))
+        );
+        assert!(parse("break 1:4 if").is_err());
         assert!(parse("break 1:4 core 16").is_err());
         assert_eq!(parse("x/8 0x10"), Ok(Some(Command::Mem(0x10, 8))));
         assert_eq!(parse("x 0x10"), Ok(Some(Command::Mem(0x10, 16))));
@@ -396,7 +422,7 @@ mod tests {
         assert_eq!(parse("core"), Ok(Some(Command::Core(None))));
         assert_eq!(
             parse("break cycle 0x10"),
-            Ok(Some(Command::Break(BreakSpec::Cycle(16), None)))
+            Ok(Some(Command::Break(BreakSpec::Cycle(16), None, None)))
         );
         assert_eq!(
             parse("break counter.s:15"),
@@ -405,6 +431,7 @@ mod tests {
                     file: "counter.s".into(),
                     line: 15
                 },
+                None,
                 None
             )))
         );
@@ -415,6 +442,7 @@ mod tests {
                     frame: 1,
                     label: "loop".into()
                 },
+                None,
                 None
             )))
         );

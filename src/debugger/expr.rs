@@ -208,6 +208,12 @@ fn binary(op: &str, a: u64, b: u64) -> Result<u64, String> {
     })
 }
 
+/// Whether `text` reads another core's registers (`cK.rN`): a breakpoint's condition
+/// reads only the stopping core's.
+pub fn reads_other_cores(text: &str) -> bool {
+    lex(text).is_ok_and(|t| t.iter().any(|t| matches!(t, Token::Reg(Some(_), _))))
+}
+
 /// Check that `text` is an expression (for `display`, before it is first shown).
 pub fn check(text: &str) -> Result<(), String> {
     struct Zero;

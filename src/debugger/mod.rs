@@ -28,7 +28,7 @@ use gpu16_machine::{
     Config, CoreWait, FrameKind, Instr, MemOp, Program, RunError, RunFailure, RunReport,
     UnfinishedCore,
 };
-use search::{Faulted, Finder, FirstStop, Hit, Interrupt, LastInstr, Locks, PartEnd};
+use search::{BreakAt, Faulted, Finder, FirstStop, Hit, Interrupt, LastInstr, Locks, PartEnd};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
@@ -37,9 +37,9 @@ use std::path::Path;
 /// A breakpoint or watchpoint.
 #[derive(Clone, Debug)]
 enum Point {
-    /// Instructions: every (frame, IP) the user's spec named, and the only core it stops
-    /// (`break ... core K`), if one.
-    Instr(Vec<(usize, u8)>, Option<u8>),
+    /// Instructions: every (frame, IP) the user's spec named, the only core it stops
+    /// (`break ... core K`), if one, and its condition (`break ... if EXPR`), if one.
+    Instr(Vec<(usize, u8)>, Option<u8>, Option<std::rc::Rc<str>>),
     /// Before a cycle.
     Cycle(u64),
     /// After a write of a byte.
@@ -256,7 +256,7 @@ impl Session {
             Command::Help => line(self.json, json!({"help": command::HELP}), || {
                 command::HELP.to_string()
             }),
-            Command::Break(spec, core) => self.add_break(spec, core),
+            Command::Break(spec, core, when) => self.add_break(spec, core, when),
             Command::Watch(addr) => self.add(Point::Watch(addr)),
             Command::Delete(n) => self.delete(n),
             Command::DeleteAll => self.delete_all(),
@@ -460,11 +460,14 @@ impl Session {
             .points
             .iter()
             .map(|(&id, p)| match p {
-                Point::Instr(at, only) => {
+                Point::Instr(at, only, when) => {
                     let mut v = json!({"breakpoint": id, "locations":
                         at.iter().map(|&(f, i)| json!({"frame": f, "ip": i})).collect::<Vec<_>>()});
                     if let Some(k) = only {
                         v["core"] = json!(k);
+                    }
+                    if let Some(e) = when {
+                        v["if"] = json!(&**e);
                     }
                     v
                 }
@@ -476,15 +479,16 @@ impl Session {
             let mut t = String::new();
             for (&id, p) in &self.points {
                 let _ = match p {
-                    Point::Instr(at, only) => {
+                    Point::Instr(at, only, when) => {
                         let (f, i) = at[0];
+                        let when = when.as_ref().map_or(String::new(), |e| format!(", if {e}"));
                         let more = if at.len() > 1 {
                             format!(" and {} more", at.len() - 1)
                         } else {
                             String::new()
                         };
                         let only = only.map_or(String::new(), |k| format!(", core {k} only"));
-                        writeln!(t, "{id}: break at frame {f}, IP {i}{more}{only}")
+                        writeln!(t, "{id}: break at frame {f}, IP {i}{more}{only}{when}")
                     }
                     Point::Cycle(c) => writeln!(t, "{id}: break at cycle {c}"),
                     Point::Watch(a) => writeln!(t, "{id}: watch 0x{a:03x}"),
@@ -626,7 +630,7 @@ impl Session {
         let id = self.next_id;
         self.next_id += 1;
         let (v, text) = match &point {
-            Point::Instr(locations, only) => {
+            Point::Instr(locations, only, when) => {
                 let mut v = json!({
                     "breakpoint": id,
                     "locations": locations.iter().map(|&(f, i)| json!({"frame": f, "ip": i}))
@@ -634,6 +638,9 @@ impl Session {
                 });
                 if let Some(k) = only {
                     v["core"] = json!(k);
+                }
+                if let Some(e) = when {
+                    v["if"] = json!(&**e);
                 }
                 // A line repeated in many frames (an included file, a .repeat) has many
                 // locations: the text names the first few.
@@ -656,6 +663,9 @@ impl Session {
                 if let Some(k) = only {
                     let _ = write!(text, ", core {k} only");
                 }
+                if let Some(e) = when {
+                    let _ = write!(text, ", if {e}");
+                }
                 (v, text)
             }
             Point::Cycle(c) => (
@@ -671,12 +681,22 @@ impl Session {
         line(self.json, v, || text)
     }
 
-    fn add_break(&mut self, spec: BreakSpec, core: Option<u8>) -> String {
-        match self.resolve(&spec) {
-            Ok(Point::Instr(at, _)) => self.add(Point::Instr(at, core)),
-            Ok(_) if core.is_some() => {
-                self.error("a cycle breakpoint stops every core: no `core K`")
+    fn add_break(&mut self, spec: BreakSpec, core: Option<u8>, when: Option<String>) -> String {
+        if let Some(e) = &when {
+            if let Err(m) = expr::check(e) {
+                return self.error(&format!("break: {m}"));
             }
+            if expr::reads_other_cores(e) {
+                return self.error(
+                    "break: a condition reads the stopping core's registers (rN), memory, \
+                     cycle and core, not cK.rN",
+                );
+            }
+        }
+        match self.resolve(&spec) {
+            Ok(Point::Instr(at, _, _)) => self.add(Point::Instr(at, core, when.map(Into::into))),
+            Ok(_) if core.is_some() || when.is_some() => self
+                .error("a cycle breakpoint stops every core, unconditionally: no `core K` or `if`"),
             Ok(point) => self.add(point),
             Err(e) => self.error(&e),
         }
@@ -707,7 +727,7 @@ impl Session {
             BreakSpec::Cycle(c) => Ok(Point::Cycle(*c)),
             BreakSpec::Instr { frame, ip } => {
                 instr_frame(*frame)?;
-                Ok(Point::Instr(vec![(*frame, *ip)], None))
+                Ok(Point::Instr(vec![(*frame, *ip)], None, None))
             }
             BreakSpec::Line { file, line } => {
                 let map = map()?;
@@ -726,7 +746,7 @@ impl Session {
                 if found.is_empty() {
                     Err(format!("no instruction is on line {line} of {file}"))
                 } else {
-                    Ok(Point::Instr(found, None))
+                    Ok(Point::Instr(found, None, None))
                 }
             }
             BreakSpec::Label { frame, label } => {
@@ -734,7 +754,7 @@ impl Session {
                 let map = map()?;
                 let ip = label_ip(map, *frame, label)
                     .ok_or_else(|| format!("frame {frame} has no label {label:?}"))?;
-                Ok(Point::Instr(vec![(*frame, ip)], None))
+                Ok(Point::Instr(vec![(*frame, ip)], None, None))
             }
         }
     }
@@ -847,6 +867,7 @@ impl Session {
             frame,
             ip,
             write,
+            regs: f.state.registers[usize::from(core & 0xF)],
         };
         finder.fault(&fault);
         Ok(Some(fault))
@@ -953,11 +974,11 @@ impl Session {
         let mut finder = Finder::new(self.cycle, self.skip, &self.memory);
         finder.watch_after = self.watched;
         if let Some((frame, ip, k)) = temporary.at {
-            finder
-                .breaks
-                .entry((frame, ip))
-                .or_default()
-                .push((0, Some(k)));
+            finder.breaks.entry((frame, ip)).or_default().push(BreakAt {
+                id: 0,
+                core: Some(k),
+                when: None,
+            });
         }
         for (&id, point) in &self.points {
             match point {
@@ -969,9 +990,13 @@ impl Session {
                     }
                 }
                 Point::Cycle(_) => {}
-                Point::Instr(locations, only) => {
+                Point::Instr(locations, only, when) => {
                     for &l in locations {
-                        finder.breaks.entry(l).or_default().push((id, *only));
+                        finder.breaks.entry(l).or_default().push(BreakAt {
+                            id,
+                            core: *only,
+                            when: when.clone(),
+                        });
                     }
                 }
                 Point::Watch(a) => {

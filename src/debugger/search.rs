@@ -94,8 +94,40 @@ pub enum Hit {
     },
 }
 
-/// A breakpoint at a (frame, IP): its id, and the only core it stops, if one.
-pub type BreakAt = (u64, Option<u8>);
+/// A breakpoint at a (frame, IP).
+#[derive(Clone, Debug)]
+pub struct BreakAt {
+    /// Its id.
+    pub id: u64,
+    /// The only core it stops, if one.
+    pub core: Option<u8>,
+    /// Its condition, if one: read with the core's registers as it comes there, memory
+    /// as it finds it in its turn, the cycle and the core.
+    pub when: Option<std::rc::Rc<str>>,
+}
+
+/// What a breakpoint's condition reads.
+struct Coming<'a> {
+    regs: &'a [u8; 16],
+    memory: &'a [u8; MEMORY_BYTES],
+    cycle: u64,
+    core: u8,
+}
+
+impl super::expr::Machine for Coming<'_> {
+    fn register(&self, _core: u8, r: u8) -> u8 {
+        self.regs[usize::from(r & 0xF)]
+    }
+    fn byte(&self, addr: u16) -> u8 {
+        self.memory[usize::from(addr) % MEMORY_BYTES]
+    }
+    fn cycle(&self) -> u64 {
+        self.cycle
+    }
+    fn core(&self) -> u8 {
+        self.core
+    }
+}
 
 /// Looks for the first [`Hit`] at or after cycle `from`, ignoring breakpoints in cycle
 /// `skip` (where the session already stopped). A watch hit waits until its cycle is over,
@@ -142,13 +174,25 @@ impl Finder {
         }
     }
 
-    /// The breakpoint core `core` stops at at (frame, IP), if any.
-    fn break_id(&self, frame: usize, ip: u8, core: u8) -> Option<u64> {
+    /// The breakpoint core `core` stops at at (frame, IP) in `cycle`, its registers
+    /// `regs`, if any. A condition that cannot be evaluated (a division by zero) stops.
+    fn break_id(&self, frame: usize, ip: u8, core: u8, cycle: u64, regs: &[u8; 16]) -> Option<u64> {
+        let view = Coming {
+            regs,
+            memory: &self.memory,
+            cycle,
+            core,
+        };
         self.breaks
             .get(&(frame, ip))?
             .iter()
-            .find(|(_, only)| only.is_none_or(|k| k == core))
-            .map(|&(id, _)| id)
+            .find(|b| {
+                b.core.is_none_or(|k| k == core)
+                    && b.when
+                        .as_deref()
+                        .is_none_or(|e| super::expr::evaluate(e, &view) != Ok(0))
+            })
+            .map(|b| b.id)
     }
 
     /// Look from cycle `start` on only: no hit falls before it. The run hands over shared
@@ -198,7 +242,9 @@ impl Finder {
         }
         let counts = fault.cycle >= self.from;
         if counts && self.skip != Some(fault.cycle) {
-            if let Some(id) = self.break_id(fault.frame, fault.ip, fault.core) {
+            if let Some(id) =
+                self.break_id(fault.frame, fault.ip, fault.core, fault.cycle, &fault.regs)
+            {
                 self.found = Some(Hit::Break {
                     id,
                     cycle: fault.cycle,
@@ -262,6 +308,8 @@ pub struct Faulted {
     pub ip: u8,
     /// For a store, the address and the byte it would have written.
     pub write: Option<(u16, u8)>,
+    /// The faulting core's registers as the fault's cycle began.
+    pub regs: [u8; 16],
 }
 
 impl Observer for Finder {
@@ -302,7 +350,7 @@ impl Observer for Finder {
             return false;
         }
         if counts && self.skip != Some(e.cycle) {
-            if let Some(id) = self.break_id(e.frame, e.ip, e.core) {
+            if let Some(id) = self.break_id(e.frame, e.ip, e.core, e.cycle, &e.before) {
                 self.found = Some(Hit::Break {
                     id,
                     cycle: e.cycle,

@@ -126,6 +126,7 @@ mod tests {
             instr,
             writes,
             memory,
+            before: [0; 16],
         }
     }
 

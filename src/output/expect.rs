@@ -379,6 +379,7 @@ mod tests {
             instr: set(5, 0),
             writes: [Some((0, 5)), None],
             memory: None,
+            before: [0; 16],
         };
         assert!(w.executed(&write));
         w.event(init(30));

@@ -384,9 +384,11 @@ impl Machine {
         let ip = core.ip;
         let instr = core.code[usize::from(ip)];
         let row = core.regs[usize::from(instr_row(instr))];
+        let before = core.regs;
         match execute(instr, &mut core.regs, core.id) {
             Effect::Memory(access) => {
                 core.memory = Some(MemorySlot {
+                    old: before[usize::from(access.reg & 0xF)],
                     load: access.op.is_read(),
                     addr: access.address(),
                     reg: access.reg,
@@ -403,7 +405,7 @@ impl Machine {
                 self.counters[c].instructions += 1;
                 if O::WANTS_EXECUTED {
                     let after = self.cores[c].regs;
-                    self.log(c, t, ip, instr, &after, None);
+                    self.log(c, t, ip, instr, (&before, &after), None);
                 }
                 self.flow(c, t, effect.flow(), observer);
             }
@@ -584,7 +586,18 @@ impl Machine {
                 // Logged at the cycle memory served it: a store's grant, a load's counting
                 // grant, so the last writer of a byte is the last store in log order.
                 let at = m.read_at.unwrap_or(t);
-                self.log(c, at, ip, instr, &after, Some((op, m.addr, byte)));
+                let mut before = after;
+                if m.load {
+                    before[usize::from(m.reg & 0xF)] = m.old;
+                }
+                self.log(
+                    c,
+                    at,
+                    ip,
+                    instr,
+                    (&before, &after),
+                    Some((op, m.addr, byte)),
+                );
             }
             self.flow(c, t, Flow::Next, observer);
         }
@@ -654,7 +667,7 @@ impl Machine {
         cycle: u64,
         ip: u8,
         instr: Instr,
-        after: &[u8; 16],
+        (before, after): (&[u8; 16], &[u8; 16]),
         memory: Option<(MemOp, u16, u8)>,
     ) {
         let writes = Executed::writes_of(instr, after);
@@ -666,6 +679,7 @@ impl Machine {
             instr,
             writes,
             memory,
+            before: *before,
         });
     }
 

@@ -38,6 +38,8 @@ pub(super) struct MemorySlot {
     pub b: u8,
     /// The row register's value, `R[a]`.
     pub row: u8,
+    /// The byte a load's register held before it (for the execution log).
+    pub old: u8,
 }
 
 impl MemorySlot {
