@@ -1410,3 +1410,27 @@ fn a_conditional_breakpoint_stops_where_its_condition_holds() {
         ])
     );
 }
+
+#[test]
+fn when_names_the_last_instruction_that_wrote_a_byte_or_a_register() {
+    let p = write("when", "add.s", ADD);
+    let a = answers(
+        &p,
+        &[],
+        "step 10\nwhen 0x10\nwhen r3\nwhen r3 core 1\nwhen 0x20\nwhen r16\nreverse-step 2\nwhen 0x10\n",
+    );
+    // The store at IP 4 writes 2 + 3 at 0x010 in cycle 9; the add at IP 2 writes r3 in 7.
+    assert_eq!(
+        pick(&a[1], &["when", "cycle", "core", "frame", "ip", "value"]),
+        json!({"when": "0x010", "cycle": 9, "core": 0, "frame": 1, "ip": 4, "value": 5})
+    );
+    assert_eq!(
+        pick(&a[2], &["when", "cycle", "core", "ip", "value"]),
+        json!({"when": "core 0 r3", "cycle": 7, "core": 0, "ip": 2, "value": 5})
+    );
+    assert_eq!(a[3], json!({"when": "core 1 r3", "written": false}));
+    assert_eq!(a[4], json!({"when": "0x020", "written": false}));
+    assert!(a[5]["error"].is_string());
+    // As cycle 8 begins the store has not run.
+    assert_eq!(a[7], json!({"when": "0x010", "written": false}));
+}

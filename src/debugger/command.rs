@@ -48,6 +48,15 @@ pub enum Info {
     Display,
 }
 
+/// What `when` looks for the last write of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteTarget {
+    /// A byte of shared memory.
+    Byte(u16),
+    /// Register `r` of a core (`None`: the current core).
+    Register(Option<u8>, u8),
+}
+
 /// One debugger command.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
@@ -79,6 +88,8 @@ pub enum Command {
     Undisplay(u64),
     /// `info WHAT`.
     Info(Info),
+    /// `when ADDR`, `when rN [core K]`: the last instruction before here that wrote it.
+    When(WriteTarget),
     /// `finish`: run until the current core's part ends.
     Finish,
     /// `until IP`: run until the current core comes to IP of its frame.
@@ -253,6 +264,20 @@ pub fn parse(line: &str) -> Result<Option<Command>, String> {
             }
         }),
         ("finish", _) => no_args(Command::Finish)?,
+        ("when", [t]) | ("when", [t, "core", _]) => {
+            let core = match args {
+                [_, _, k] => Some(core(k)?),
+                _ => None,
+            };
+            match t.strip_prefix('r').and_then(|n| n.parse::<u8>().ok()) {
+                Some(r) if r < 16 => Command::When(WriteTarget::Register(core, r)),
+                Some(_) => return Err(format!("when: there is no register {t}")),
+                None if core.is_some() => {
+                    return Err("when: `core K` goes with a register, not an address".into())
+                }
+                None => Command::When(WriteTarget::Byte(addr(t)?)),
+            }
+        }
         ("until" | "u", [ip]) => Command::Until(ranged(ip, "IP", 15)? as u8),
         (x, [a]) if x == "x" || x.starts_with("x/") => {
             let n = match x.strip_prefix("x/") {
@@ -304,7 +329,7 @@ pub fn parse(line: &str) -> Result<Option<Command>, String> {
         (
             "watch" | "w" | "delete" | "d" | "step" | "s" | "stepi" | "si" | "regs" | "r" | "mem"
             | "m" | "disasm" | "reverse-step" | "rs" | "reverse-stepi" | "rsi" | "core"
-            | "undisplay" | "info" | "i" | "until" | "u" | "x",
+            | "undisplay" | "info" | "i" | "until" | "u" | "x" | "when",
             _,
         ) => return Err(format!("{name}: wrong arguments; try help")),
         _ => {
@@ -367,6 +392,7 @@ print EXPR       p      a value: rN (current core), cK.rN, [ADDR], cycle, core, 
 display [EXPR]          show EXPR at every stop (no EXPR: show them now)
 undisplay N             stop showing display N
 info WHAT        i      breakpoints, locks, tasks, cores or display
+when ADDR|rN [core K]   the last instruction before here that wrote that byte or register
 locks                   locks held
 tasks                   the task timeline
 where                   each core's frame, IP and state

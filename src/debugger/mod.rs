@@ -28,7 +28,9 @@ use gpu16_machine::{
     Config, CoreWait, FrameKind, Instr, MemOp, Program, RunError, RunFailure, RunReport,
     UnfinishedCore,
 };
-use search::{BreakAt, Faulted, Finder, FirstStop, Hit, Interrupt, LastInstr, Locks, PartEnd};
+use search::{
+    BreakAt, Faulted, Finder, FirstStop, Hit, Interrupt, LastInstr, LastWrite, Locks, PartEnd,
+};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
@@ -303,6 +305,7 @@ impl Session {
                 command::Info::Display => self.displayed(),
             },
             Command::Finish => self.moved(Self::finish),
+            Command::When(target) => self.moved(|s| s.when(target)),
             Command::Until(ip) => self.moved(|s| s.until(ip)),
         };
         let moves = matches!(
@@ -1294,6 +1297,63 @@ impl Session {
         let at = self.located(&mut v, frame, ip);
         Ok(line(self.json, v, || {
             format!("back at cycle {cycle}, before core {core} runs frame {frame} IP {ip}{at}")
+        }))
+    }
+
+    /// `when`: the last instruction before here that wrote a byte or a register, looked
+    /// for in windows that double back from here, as `reverse-stepi` looks.
+    fn when(&mut self, target: command::WriteTarget) -> Result<String, Interrupted> {
+        let target = match target {
+            command::WriteTarget::Byte(a) => Ok(a),
+            command::WriteTarget::Register(core, r) => Err((core.unwrap_or(self.current), r)),
+        };
+        let name = match target {
+            Ok(a) => format!("0x{a:03x}"),
+            Err((k, r)) => format!("core {k} r{r}"),
+        };
+        let before = self.cycle;
+        let mut back = 64u64;
+        let found = loop {
+            let from = before.saturating_sub(back);
+            let mut last = LastWrite {
+                target,
+                before,
+                from,
+                last: None,
+            };
+            let config = Config {
+                max_cycles: before.min(self.config.max_cycles),
+                tasks: gpu16_machine::TaskLog::None,
+                ..self.config
+            };
+            let mut both = (&mut last, self.interrupt.clone());
+            let _ =
+                crate::run_observed(self.runner, &self.program, &self.memory, &config, &mut both);
+            if self.interrupt.raised() {
+                return Err(Interrupted);
+            }
+            if last.last.is_some() || from == 0 {
+                break last.last;
+            }
+            back = back.saturating_mul(64);
+        };
+        let mut v = json!({"when": &name});
+        let Some((cycle, core, frame, ip, value)) = found else {
+            v["written"] = json!(false);
+            return Ok(line(self.json, v, || {
+                format!("no instruction wrote {name} before cycle {before}")
+            }));
+        };
+        merge(
+            &mut v,
+            json!({"cycle": cycle, "core": core, "frame": frame, "ip": ip, "value": value}),
+        );
+        let at = self.located(&mut v, frame, ip);
+        Ok(line(self.json, v, || {
+            format!(
+                "{name} was last written in cycle {cycle} by core {core} (frame {frame} IP {ip}{at}): \
+                 {value} (0x{value:02x})"
+            )
         }))
     }
 

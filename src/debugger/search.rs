@@ -419,6 +419,56 @@ impl Observer for FirstStop {
     }
 }
 
+/// The last write of a byte or a register in a window of cycles, `from` up to `before`
+/// (`when`): (cycle, core, frame, IP, the value written).
+pub struct LastWrite {
+    /// What was written: a byte (`Ok(addr)`) or a register of a core (`Err((core, r))`).
+    pub target: Result<u16, (u8, u8)>,
+    /// The window's end: instructions of this cycle and later do not count.
+    pub before: u64,
+    /// The window's start.
+    pub from: u64,
+    /// The last write seen.
+    pub last: Option<(u64, u8, usize, u8, u8)>,
+}
+
+impl Observer for LastWrite {
+    const WANTS_EVENTS: bool = false;
+    const WANTS_EXECUTED: bool = true;
+
+    fn executed_from(&self) -> u64 {
+        self.from
+    }
+
+    fn executed(&mut self, e: &Executed) -> bool {
+        if e.cycle >= self.before {
+            return false;
+        }
+        if e.cycle < self.from {
+            return true;
+        }
+        let value = match self.target {
+            Ok(addr) => match e.memory {
+                Some((MemOp::St | MemOp::StSync, a, v)) if a % MEMORY_BYTES as u16 == addr => {
+                    Some(v)
+                }
+                _ => None,
+            },
+            Err((core, r)) if e.core == core => e
+                .writes
+                .iter()
+                .flatten()
+                .find(|(w, _)| *w == r)
+                .map(|&(_, v)| v),
+            Err(_) => None,
+        };
+        if let Some(v) = value {
+            self.last = Some((e.cycle, e.core, e.frame, e.ip, v));
+        }
+        true
+    }
+}
+
 /// When core `core`'s part running at cycle `at` ends (`finish`): the last cycle of the
 /// first part of that core that ends at or after `at`.
 pub struct PartEnd {
