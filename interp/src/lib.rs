@@ -85,7 +85,7 @@ pub fn interpret(
             return CoreExit::Parked;
         }
         if stops != 0 {
-            port.came_to_stop(core.ip, core.cycle);
+            port.came_to_stop(core.id, core.ip, core.cycle);
         }
         let effect = execute(code[usize::from(core.ip & 0xF)], &mut core.regs, core.id);
         if let Effect::Memory(access) = effect {
@@ -212,7 +212,7 @@ fn step_group(
             return None;
         }
         let instr = code[usize::from(cores[lead].ip & 0xF)];
-        port.came_to_stop(cores[lead].ip, cores[lead].cycle);
+        port.came_to_stop(cores[lead].id, cores[lead].ip, cores[lead].cycle);
         let mut flows = [Flow::Next; 16];
         let (mut parked, mut asleep) = (0u16, 0u16);
         for l in lanes() {
@@ -357,7 +357,7 @@ pub fn interpret_cohort(
             todo &= todo - 1;
             let core = &mut cores[l];
             debug_assert_eq!(core.cycle, cycle, "core {l} of a cohort");
-            port.came_to_stop(core.ip, cycle);
+            port.came_to_stop(core.id, core.ip, cycle);
             let effect = execute(code[usize::from(core.ip & 0xF)], &mut core.regs, core.id);
             if let Effect::Memory(access) = effect {
                 let value = access.value.unwrap_or(0);

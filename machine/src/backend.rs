@@ -383,8 +383,10 @@ pub(crate) struct PortEnd {
     pub(crate) asleep: u16,
     /// Running cores that slept on locks, each for `PortLog::stalled` cycles.
     pub(crate) stalled: u16,
-    /// The earliest cycle a core came to a breakpoint (`u64::MAX`: none).
+    /// The earliest (cycle, core) a core came to a breakpoint, as a raw [`EventKey`]
+    /// (`u64::MAX`: none), and the IP.
     pub(crate) stopped_at: u64,
+    pub(crate) stopped_ip: u8,
 }
 
 /// Shared memory as a backend sees it while running one core.
@@ -428,8 +430,10 @@ pub struct Port<'m> {
     /// The cycles whose breakpoints count: from the first, not the second.
     stops_from: u64,
     stops_skip: u64,
-    /// The earliest cycle a core came to one of `stops` (`u64::MAX`: none).
+    /// The earliest (cycle, core) a core came to one of `stops`, as a raw [`EventKey`]
+    /// (`u64::MAX`: none), and the IP.
     stopped_at: u64,
+    stopped_ip: u8,
 }
 
 impl<'m> Port<'m> {
@@ -462,6 +466,7 @@ impl<'m> Port<'m> {
             stops_from: 0,
             stops_skip: u64::MAX,
             stopped_at: u64::MAX,
+            stopped_ip: 0,
         }
     }
 
@@ -489,13 +494,18 @@ impl<'m> Port<'m> {
         self.memory.watching()
     }
 
-    /// A core comes to an instruction at `ip` in `cycle`, about to execute it (or try it
-    /// again): where `ip` is one of [`Port::stops`], the port notes the cycle.
+    /// Core `core` comes to an instruction at `ip` in `cycle`, about to execute it (or try
+    /// it again): where `ip` is one of [`Port::stops`], the port notes the earliest.
     #[inline]
-    pub fn came_to_stop(&mut self, ip: u8, cycle: u64) {
-        if self.stops >> (ip & 0xF) & 1 != 0 && cycle >= self.stops_from && cycle != self.stops_skip
+    pub fn came_to_stop(&mut self, core: u8, ip: u8, cycle: u64) {
+        let key = EventKey::new(cycle, core).raw();
+        if self.stops >> (ip & 0xF) & 1 != 0
+            && cycle >= self.stops_from
+            && cycle != self.stops_skip
+            && key < self.stopped_at
         {
-            self.stopped_at = self.stopped_at.min(cycle);
+            self.stopped_at = key;
+            self.stopped_ip = ip & 0xF;
         }
     }
 
@@ -513,6 +523,7 @@ impl<'m> Port<'m> {
         }
         PortEnd {
             stopped_at: self.stopped_at,
+            stopped_ip: self.stopped_ip,
             woken: self.woken,
             opened: self.opened,
             asleep: self.asleep,

@@ -34,7 +34,9 @@ pub use dialect::Dialect;
 pub use frame::{ControlFrame, Fence, FrameKind, InstrFrame, LoadError, Program};
 pub use isa::{AluOp, Flow, Instr, MemOp};
 pub use memory::{FaultRule, Performed, SharedMemory, Wakes};
-pub use observe::{Event, Executed, Observer, Progress, StallCause, StopCause, Stops, WaitCause};
+pub use observe::{
+    Event, Executed, Observer, Progress, StallCause, StopCause, StopNote, Stops, WaitCause,
+};
 pub use report::{CoreCounters, CoreWait, RunError, RunFailure, RunReport, UnfinishedCore};
 pub use run::{run, run_observed, run_stream_observed};
 pub use scheduler::{TaskRecord, TaskSummary};

@@ -236,6 +236,16 @@ pub struct Stops {
     pub also: Option<u64>,
 }
 
+/// Where a run noted a core coming to a debugger's stop ([`Observer::stop_noted`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StopNote {
+    /// The cycle.
+    pub cycle: u64,
+    /// For a breakpoint: the core (the lowest of its cycle), its frame and the IP; `None`
+    /// for a write of a watched byte.
+    pub at: Option<(u8, usize, u8)>,
+}
+
 /// Receives a run's events. Every method has a default that ignores them.
 pub trait Observer {
     /// Whether the run should collect events at all (lets the no-op observer cost nothing).
@@ -298,10 +308,10 @@ pub trait Observer {
     fn stops(&self) -> Option<Stops> {
         None
     }
-    /// The run noted a core coming to a stop in `cycle`, the earliest so far; called again
-    /// only with an earlier cycle. Asked soon after whether to stop (when
-    /// [`Observer::WANTS_PROGRESS`]).
-    fn stop_noted(&mut self, _cycle: u64) {}
+    /// The run noted a core coming to a stop, the earliest so far in (cycle, core) order
+    /// (a watched write counts as core 0's); called again only with an earlier one. Asked
+    /// soon after whether to stop (when [`Observer::WANTS_PROGRESS`]).
+    fn stop_noted(&mut self, _note: StopNote) {}
     /// With [`Observer::WANTS_EXECUTED`]: the first cycle whose instructions
     /// [`Observer::executed`] wants. The run goes at full speed up to it, and one
     /// instruction at a time from it. The default: from the start.
@@ -367,8 +377,8 @@ impl<T: Observer> Observer for &mut T {
     fn stops(&self) -> Option<Stops> {
         (**self).stops()
     }
-    fn stop_noted(&mut self, cycle: u64) {
-        (**self).stop_noted(cycle);
+    fn stop_noted(&mut self, note: StopNote) {
+        (**self).stop_noted(note);
     }
     fn executed_from(&self) -> u64 {
         (**self).executed_from()
@@ -446,9 +456,9 @@ impl<A: Observer, B: Observer> Observer for (A, B) {
     fn stops(&self) -> Option<Stops> {
         self.0.stops().or_else(|| self.1.stops())
     }
-    fn stop_noted(&mut self, cycle: u64) {
-        self.0.stop_noted(cycle);
-        self.1.stop_noted(cycle);
+    fn stop_noted(&mut self, note: StopNote) {
+        self.0.stop_noted(note);
+        self.1.stop_noted(note);
     }
     fn executed_from(&self) -> u64 {
         let a = if A::WANTS_EXECUTED {

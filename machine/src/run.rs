@@ -16,7 +16,7 @@ use crate::held::Held;
 use crate::isa::{execute, Flow, MemOp};
 use crate::livelock::{FrameLoops, LoopWatch, MachineWatch};
 use crate::memory::{bank_of, Attempt, FaultRule, Refusal, SharedMemory, Stall, Wakes, BANKS};
-use crate::observe::{Event, Executed, Observer, Progress, StallCause, StopCause, Stops};
+use crate::observe::{Event, Executed, Observer, Progress, StallCause, StopCause, StopNote, Stops};
 use crate::report::{CoreCounters, CoreWait, RunError, RunFailure, RunReport, UnfinishedCore};
 use crate::scheduler::{Step, TaskScheduler, Wait};
 use crate::semantics::{Access, Concrete, Effect};
@@ -434,7 +434,8 @@ pub(crate) struct Run<'a, B: Backend, O: Observer> {
     next_checkpoint: u64,
     /// Task records handed to the observer as the run went ([`Observer::WANTS_TASKS`]).
     tasks_delivered: usize,
-    /// A debugger's stops ([`Observer::stops`]), and the earliest cycle a core came to one.
+    /// A debugger's stops ([`Observer::stops`]), and the earliest (cycle, core) a core came
+    /// to one, as a raw event key.
     stops: Option<Box<Stops>>,
     stop_noted: u64,
     /// The first cycle whose instructions the observer wants ([`Observer::executed_from`]),
@@ -933,9 +934,15 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             asleep,
             stalled,
             stopped_at,
+            stopped_ip,
         } = port.finish();
         if self.stops.is_some() {
-            self.note_stop(stopped_at.min(self.memory.first_watched_write()));
+            let frame = self.cores.part(lead).frame;
+            if stopped_at != u64::MAX {
+                let key = EventKey::from_raw(stopped_at);
+                self.note_stop(key.cycle(), Some((key.core(), frame, stopped_ip)));
+            }
+            self.note_stop(self.memory.first_watched_write(), None);
         }
         if let Some(before) = before {
             for j in lanes_of(cores) {
@@ -1092,7 +1099,8 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                 .unwrap_or(0);
             let ip = self.cores.state[i].ip & 0xF;
             if mask >> ip & 1 != 0 && cycle >= stops.from && Some(cycle) != stops.skip {
-                self.note_stop(cycle);
+                let frame = self.cores.part(i).frame;
+                self.note_stop(cycle, Some((i as u8, frame, ip)));
             }
         }
         let addr = access.address();
@@ -1118,7 +1126,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                     self.settle(bank_of(addr));
                 }
                 if self.stops.is_some() {
-                    self.note_stop(self.memory.first_watched_write());
+                    self.note_stop(self.memory.first_watched_write(), None);
                 }
                 self.observe_locks();
             }
@@ -1155,12 +1163,18 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         }
     }
 
-    /// A core came to a debugger's stop in `cycle` (or `u64::MAX`: none): tell the
-    /// observer of the earliest, and ask it soon whether to stop.
-    fn note_stop(&mut self, cycle: u64) {
-        if cycle < self.stop_noted {
-            self.stop_noted = cycle;
-            self.observer.stop_noted(cycle);
+    /// A core came to a debugger's breakpoint in `cycle` (`at`: the core, frame and IP), or
+    /// a watched byte was written (`at` is `None`; `cycle` is `u64::MAX` where none was):
+    /// tell the observer of the earliest in (cycle, core) order, and ask it soon whether to
+    /// stop.
+    fn note_stop(&mut self, cycle: u64, at: Option<(u8, usize, u8)>) {
+        if cycle == u64::MAX {
+            return;
+        }
+        let key = EventKey::new(cycle, at.map_or(0, |(core, _, _)| core)).raw();
+        if key < self.stop_noted {
+            self.stop_noted = key;
+            self.observer.stop_noted(StopNote { cycle, at });
             self.pending_polls += 1;
         }
     }

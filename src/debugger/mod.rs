@@ -816,7 +816,11 @@ impl Session {
             finder.from
         } else {
             match self.first_stop(finder, limit)? {
-                Some(start) => start,
+                Some((_, Some(hit))) => {
+                    finder.found(hit);
+                    return Ok(None);
+                }
+                Some((start, None)) => start,
                 // No breakpoint or watch is come to, and the run does not fault.
                 None => return Ok(None),
             }
@@ -882,9 +886,18 @@ impl Session {
     /// faulting instruction, or a watch on the byte it would write, stops there). `None`
     /// where neither happens below `limit`. The MCST dialect's machine notes no stops: its
     /// search starts where the finder's does.
-    fn first_stop(&self, finder: &Finder, limit: u64) -> Result<Option<u64>, Interrupted> {
+    ///
+    /// With the cycle comes the search's hit itself where the first run found it exactly:
+    /// a core came first to a breakpoint's instruction that is a register instruction
+    /// (which executes in the cycle it is come to, never stalling), at a place whose
+    /// breakpoints stop every core unconditionally, with no watch and no fault before.
+    fn first_stop(
+        &self,
+        finder: &Finder,
+        limit: u64,
+    ) -> Result<Option<(u64, Option<Hit>)>, Interrupted> {
         if self.program.dialect() != gpu16_machine::Dialect::Spec {
-            return Ok(Some(finder.from));
+            return Ok(Some((finder.from, None)));
         }
         let config = Config {
             max_cycles: limit.min(self.config.max_cycles),
@@ -908,10 +921,34 @@ impl Session {
             },
             Ok(_) => None,
         };
-        Ok(match (first.first, fault) {
+        let note = first.first;
+        let exact = note.and_then(|n| {
+            let (core, frame, ip) = n.at?;
+            if !finder.watches.is_empty()
+                || finder.core.is_some()
+                || fault.is_some_and(|f| f <= n.cycle)
+                || !matches!(self.program.kind(frame), FrameKind::Instr { .. })
+                || self.program.instr(frame).instrs[usize::from(ip & 0xF)].is_memory()
+            {
+                return None;
+            }
+            let here = finder.breaks.get(&(frame, ip))?;
+            if here.iter().any(|b| b.core.is_some() || b.when.is_some()) {
+                return None;
+            }
+            Some(Hit::Break {
+                id: here.first()?.id,
+                cycle: n.cycle,
+                core,
+                frame,
+                ip,
+            })
+        });
+        let cycle = match (note.map(|n| n.cycle), fault) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
-        })
+        };
+        Ok(cycle.map(|c| (c, exact)))
     }
 
     fn cont(&mut self) -> Result<String, Interrupted> {

@@ -14,7 +14,7 @@
 //! falls before it, and the [`Finder`] looks from there on only ([`Finder::start_at`]).
 
 use gpu16_machine::memory::MEMORY_BYTES;
-use gpu16_machine::{Executed, MemOp, Observer, StopCause, Stops};
+use gpu16_machine::{Executed, MemOp, Observer, StopCause, StopNote, Stops};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -218,6 +218,11 @@ impl Finder {
         }
     }
 
+    /// Take `hit` as found, without a run (the fast first run found it exactly).
+    pub fn found(&mut self, hit: Hit) {
+        self.found = Some(hit);
+    }
+
     /// The first hit, once the run is over.
     pub fn hit(&self) -> Option<Hit> {
         self.found.or(self.pending)
@@ -398,8 +403,8 @@ impl Observer for Finder {
 pub struct FirstStop {
     /// What to note.
     pub stops: Stops,
-    /// The first cycle noted.
-    pub first: Option<u64>,
+    /// The earliest stop noted.
+    pub first: Option<StopNote>,
 }
 
 impl Observer for FirstStop {
@@ -410,8 +415,9 @@ impl Observer for FirstStop {
         Some(self.stops.clone())
     }
 
-    fn stop_noted(&mut self, cycle: u64) {
-        self.first = Some(self.first.map_or(cycle, |f| f.min(cycle)));
+    fn stop_noted(&mut self, note: StopNote) {
+        // The run tells of earlier ones only.
+        self.first = Some(note);
     }
 
     fn stop_requested(&mut self) -> Option<StopCause> {
