@@ -12,32 +12,13 @@
 //! `QUIET_CYCLES` tuning): compiled, the cores run on until they converge, stop or park.
 
 use crate::cache::CohortCode;
+use crate::exits::CohortExit;
 use crate::lanes::lanes_of;
 use gpu16_machine::isa::{address, execute, Instr, MemOp, FRAME_INSTRS};
 use gpu16_machine::Effect;
 use gpu16_machine::{CoreExit, CoreState, GroupExit, Port, PortAccess};
 use std::any::Any;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-
-/// Why compiled cohort code returned. The code returns the discriminant.
-#[repr(u32)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum CohortExit {
-    /// No lane is awake (every one asleep, ended, or joining next cycle).
-    Empty = 0,
-    /// No lane asleep or joining, and every awake lane at one IP: a group again.
-    Converged = 1,
-    /// The cycle reached the limit: the awake lanes park before their instructions.
-    Limit = 2,
-    /// A memory access in `cycle` could not go now: lane `parked` parks before it; the lanes
-    /// in `executed` completed their instructions of `cycle`, the rest wait before theirs.
-    Parked = 3,
-    /// A lane ended its part holding a lock: the run loop takes over after the cycle.
-    Stop = 4,
-    /// At most [`SPARSE_LANES`] lanes are awake at the top of `cycle`: the interpreter
-    /// goes on with the cohort (see [`Cohort::Sparse`]).
-    Sparse = 5,
-}
 
 /// Where no more lanes than this are awake (a contended lock: one holder, the rest
 /// asleep), the vector step's fixed cost per cycle (every live IP tested, the memory
@@ -55,20 +36,6 @@ pub(crate) enum Cohort {
     /// Few cores awake: go on through `interpret_cohort` with the cores `awake` (in one
     /// cycle or, some, the next) and those `asleep` in the port.
     Sparse { awake: u16, asleep: u16 },
-}
-
-impl CohortExit {
-    fn from_code(code: u32) -> CohortExit {
-        match code {
-            0 => CohortExit::Empty,
-            1 => CohortExit::Converged,
-            2 => CohortExit::Limit,
-            3 => CohortExit::Parked,
-            4 => CohortExit::Stop,
-            5 => CohortExit::Sparse,
-            _ => unreachable!("cohort code returns only CohortExit codes, not {code}"),
-        }
-    }
 }
 
 /// The state compiled cohort code reads and writes.

@@ -10,8 +10,9 @@
 //! then move: the next instruction, a `bnz`'s target lane by lane, or no move for a lane
 //! that waits, sleeps or ends (`cohort::cohort_end` takes the last).
 
-use crate::cohort::{CohortExit, CohortFile, ACCESS_DONE, SPARSE_LANES};
+use crate::cohort::{CohortFile, ACCESS_DONE, SPARSE_LANES};
 use crate::compile::dispatch_on_ip;
+use crate::exits::CohortExit;
 use crate::lanes_compile::{load_registers, store_written, vector, zeros, VectorLowering};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
@@ -80,7 +81,7 @@ pub(crate) fn build(
     b.ins().jump(top, &[]);
 
     let to_exit = |b: &mut FunctionBuilder, code: CohortExit| {
-        let code = b.ins().iconst(types::I32, i64::from(code as u32));
+        let code = b.ins().iconst(types::I32, i64::from(code.code()));
         b.ins().jump(exit, &[BlockArg::Value(code)]);
     };
 

@@ -23,7 +23,8 @@
 //! involved.
 
 use crate::error::JitError;
-use crate::runtime::{self, EXIT_ENDED, EXIT_PARKED, EXIT_READY, EXIT_SLOW};
+use crate::exits::ScalarExit;
+use crate::runtime;
 use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
@@ -431,7 +432,7 @@ fn build(
         // Hand the core to the interpreter at IP i with the state as it is.
         b.switch_to_block(slow[i]);
         let c = b.use_var(cycle);
-        to_exit(&mut b, i, EXIT_SLOW, c);
+        to_exit(&mut b, i, ScalarExit::Slow.code(), c);
         if !shape.leader[i] && !shape.resume[i] {
             continue;
         }
@@ -535,7 +536,7 @@ fn build(
             b.ins()
                 .brif(parked, park, &[], done, &[BlockArg::Value(res)]);
             b.switch_to_block(park);
-            to_exit(&mut b, j, EXIT_PARKED, at);
+            to_exit(&mut b, j, ScalarExit::Parked.code(), at);
             b.switch_to_block(done);
             let byte = b.ins().ireduce(types::I8, got);
             access.complete(
@@ -557,13 +558,13 @@ fn build(
         // Where control goes after the segment's last instruction.
         let fall = |b: &mut FunctionBuilder| {
             if end == FRAME_INSTRS - 1 {
-                to_exit(b, end, EXIT_ENDED, c1);
+                to_exit(b, end, ScalarExit::Ended.code(), c1);
             } else {
                 b.ins().jump(check[end + 1], &[]);
             }
         };
         match last {
-            Effect::Ready => to_exit(&mut b, end, EXIT_READY, c1),
+            Effect::Ready => to_exit(&mut b, end, ScalarExit::Ready.code(), c1),
             Effect::Branch { cond, target } => {
                 let not_taken = b.create_block();
                 b.ins()

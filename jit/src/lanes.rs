@@ -18,17 +18,7 @@ use std::any::Any;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::rc::Rc;
 
-/// Every lane ended after the instruction at IP 15.
-pub(crate) const EXIT_ENDED: u32 = 1;
-/// Every lane ended by `ready` at `ip`.
-pub(crate) const EXIT_READY: u32 = 2;
-/// The memory instruction at `ip` in `cycle` was performed by the lanes in `done` only (it
-/// completed their loads); the others park before it.
-pub(crate) const EXIT_PARKED: u32 = 3;
-/// The `bnz` at `ip` in `cycle` (not yet retired) is taken by the lanes in `done` only.
-pub(crate) const EXIT_SPLIT: u32 = 4;
-/// Near the cycle limit, or an IP that is not a segment start: interpret from `ip`.
-pub(crate) const EXIT_SLOW: u32 = 5;
+use crate::exits::LaneExit;
 
 /// The state compiled lockstep code reads and writes: the group's registers as vectors, the
 /// operands of a memory instruction's accesses, and where the code stopped.
@@ -59,7 +49,7 @@ pub(crate) struct LaneFile {
     pub(crate) left: u32,
     /// The group as a bit mask.
     pub(crate) mask: u32,
-    /// On `EXIT_PARKED` and `EXIT_SPLIT`: the lanes that performed, or took the branch.
+    /// On `LaneExit::Parked` and `LaneExit::Split`: the lanes that performed, or took the branch.
     pub(crate) done: u32,
     pub(crate) ip: u32,
     /// Own-bank rows (see `Port::own_bank_rows`): below cycle `rows_until`, a plain access
@@ -486,15 +476,15 @@ fn enter_once(
     }
     let group = group & !left;
     let lanes = lanes_of(group);
-    match rc {
-        EXIT_ENDED | EXIT_READY => {
+    match LaneExit::from_code(rc) {
+        exit @ (LaneExit::Ended | LaneExit::Ready) => {
             for k in lanes {
                 exits[k] = Some(CoreExit::Ended {
-                    by_ready: rc == EXIT_READY,
+                    by_ready: exit == LaneExit::Ready,
                 });
             }
         }
-        EXIT_PARKED => {
+        LaneExit::Parked => {
             let asleep = port.asleep() & group;
             let mut ended = 0u16;
             for k in lanes {
@@ -513,7 +503,7 @@ fn enter_once(
                 return Some((done & !ended, asleep));
             }
         }
-        EXIT_SPLIT => {
+        LaneExit::Split => {
             let Instr::Bnz { target, .. } = instrs[file.ip as usize & 0xF] else {
                 unreachable!("lockstep code splits only at a bnz")
             };
@@ -534,7 +524,7 @@ fn enter_once(
                 return Some((going, 0));
             }
         }
-        EXIT_SLOW if group != 0 => {
+        LaneExit::Slow if group != 0 => {
             // As in the per-core form (`runtime::enter`): from mid-segment, interpreted only
             // up to the next entry point.
             let count =
@@ -551,8 +541,7 @@ fn enter_once(
                 exits[k] = rest[k];
             }
         }
-        EXIT_SLOW => {}
-        _ => unreachable!("lockstep code returns only the exit codes of lanes.rs"),
+        LaneExit::Slow => {}
     }
     None
 }

@@ -15,14 +15,15 @@
 //!   is one vector load of the row and a shuffle by the banks;
 //! - a memory instruction stores its row, bank and value vectors to the lane file and calls
 //!   `lanes::lane_access`, which performs the lanes in ascending core id; lanes it could not
-//!   perform end the run (`EXIT_PARKED`);
+//!   perform end the run (`LaneExit::Parked`);
 //! - a `bnz` tests whether the group's lanes agree: all taken, none taken, or a split. Where
 //!   the lanes that fall through reach `ready` next, they leave the group in place
 //!   (`lanes::lane_leave`) and the rest run on; any other split ends the run
-//!   (`EXIT_SPLIT`), and the run loop regroups the lanes.
+//!   (`LaneExit::Split`), and the run loop regroups the lanes.
 
 use crate::compile::{cycles, dispatch_on_ip, jump_to_exit, shape};
-use crate::lanes::{LaneFile, EXIT_ENDED, EXIT_PARKED, EXIT_READY, EXIT_SLOW, EXIT_SPLIT};
+use crate::exits::LaneExit;
+use crate::lanes::LaneFile;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
     types, Block, ConstantData, InstBuilder, MemFlagsData, Signature, Value,
@@ -112,7 +113,7 @@ pub(crate) fn build(
         b.switch_to_block(slow[i]);
         let c = b.use_var(cycle);
         let none = b.ins().iconst(types::I32, 0);
-        to_exit(&mut b, i, EXIT_SLOW, c, none);
+        to_exit(&mut b, i, LaneExit::Slow.code(), c, none);
         if !shape.leader[i] && !shape.resume[i] {
             continue;
         }
@@ -287,7 +288,7 @@ pub(crate) fn build(
                 .ins()
                 .load(V, flags, file, at(offset_of!(LaneFile, performed)));
             complete_access(&mut b, &regs, core_id, &access, Some(performed), loaded);
-            to_exit(&mut b, j, EXIT_PARKED, when, done);
+            to_exit(&mut b, j, LaneExit::Parked.code(), when, done);
             b.switch_to_block(complete);
             complete_access(&mut b, &regs, core_id, &access, None, loaded);
             b.ins().jump(next, &[]);
@@ -302,7 +303,7 @@ pub(crate) fn build(
         let fall = |b: &mut FunctionBuilder| {
             if end == FRAME_INSTRS - 1 {
                 let none = b.ins().iconst(types::I32, 0);
-                to_exit(b, end, EXIT_ENDED, c1, none);
+                to_exit(b, end, LaneExit::Ended.code(), c1, none);
             } else {
                 b.ins().jump(check[end + 1], &[]);
             }
@@ -310,7 +311,7 @@ pub(crate) fn build(
         match last {
             Effect::Ready => {
                 let none = b.ins().iconst(types::I32, 0);
-                to_exit(&mut b, end, EXIT_READY, c1, none);
+                to_exit(&mut b, end, LaneExit::Ready.code(), c1, none);
             }
             Effect::Branch { cond, target } => {
                 let (lanes, mask) = (b.use_var(lanes_var), b.use_var(mask_var));
@@ -363,7 +364,7 @@ pub(crate) fn build(
                 }
                 // The bnz itself is retired by the runtime, lane by lane.
                 b.switch_to_block(split_exit);
-                to_exit(&mut b, end, EXIT_SPLIT, at_bnz, bits);
+                to_exit(&mut b, end, LaneExit::Split.code(), at_bnz, bits);
                 b.switch_to_block(not_taken);
                 fall(&mut b);
             }

@@ -8,6 +8,7 @@ mod cohort;
 mod cohort_compile;
 mod compile;
 mod error;
+mod exits;
 mod hot_table;
 mod lanes;
 mod lanes_compile;

@@ -5,6 +5,7 @@
 
 use crate::cache::{CompiledFrame, ScalarCode, SlotsCode};
 use crate::compile::cycles_to_entry;
+use crate::exits::{ScalarExit, SlotCodeExit};
 use gpu16_interp::interpret;
 use gpu16_machine::config::INSTRUCTION_CYCLES;
 use gpu16_machine::isa::{address, MemOp};
@@ -12,20 +13,6 @@ use gpu16_machine::mcst::{SlotExit, SlotRun, SlotState};
 use gpu16_machine::{CoreExit, CoreState, DirectAccess, Port};
 use std::any::Any;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-
-/// Stopped before the instruction at `ip` (memory parked, or the callback panicked).
-pub(crate) const EXIT_PARKED: u32 = 0;
-/// The part ended after the instruction at IP 15.
-pub(crate) const EXIT_ENDED: u32 = 1;
-/// The part ended by `ready` at `ip`.
-pub(crate) const EXIT_READY: u32 = 2;
-/// Near the cycle limit, or an IP that is not a segment start: interpret from `ip`.
-pub(crate) const EXIT_SLOW: u32 = 3;
-
-/// Slot form (MCST): stopped before the instruction at `ip` (see `SlotExit::Stopped`).
-pub(crate) const SLOT_STOPPED: u32 = 0;
-/// Slot form (MCST): IP 15 ran and did not jump (see `SlotExit::RanOffEnd`).
-pub(crate) const SLOT_RAN_OFF_END: u32 = 1;
 
 /// `fn(state) -> exit code`, the signature `compile_slots` emits.
 pub(crate) type SlotEntryFn = unsafe extern "C" fn(*mut SlotState) -> u32;
@@ -36,7 +23,7 @@ impl SlotRun for SlotsCode {
         // `self` (which holds its module) is; it reads and writes only the `SlotState` it
         // is given, which `state` lends exclusively for the call, and calls nothing.
         let code = unsafe { (self.entry)(state) };
-        if code == SLOT_RAN_OFF_END {
+        if SlotCodeExit::from_code(code) == SlotCodeExit::RanOffEnd {
             SlotExit::RanOffEnd
         } else {
             SlotExit::Stopped
@@ -136,11 +123,11 @@ pub(crate) fn enter(
     if let Some(payload) = ctx.panic {
         resume_unwind(payload);
     }
-    match rc {
-        EXIT_PARKED => CoreExit::Parked,
-        EXIT_ENDED => CoreExit::Ended { by_ready: false },
-        EXIT_READY => CoreExit::Ended { by_ready: true },
-        EXIT_SLOW => {
+    match ScalarExit::from_code(rc) {
+        ScalarExit::Parked => CoreExit::Parked,
+        ScalarExit::Ended => CoreExit::Ended { by_ready: false },
+        ScalarExit::Ready => CoreExit::Ended { by_ready: true },
+        ScalarExit::Slow => {
             // SAFETY: compiled code has returned; `ctx.port` is again the only path to the
             // port.
             let port = unsafe { &mut *ctx.port };
@@ -158,6 +145,5 @@ pub(crate) fn enter(
             *handed_over += core.instructions - before;
             exit
         }
-        _ => unreachable!("compiled code returns only the exit codes of runtime.rs"),
     }
 }

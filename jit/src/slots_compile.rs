@@ -11,7 +11,7 @@
 //! reaches a memory instruction or `ready` stops before it.
 
 use crate::compile::{dispatch_on_ip, jump_to_exit, Lowering};
-use crate::runtime::{SLOT_RAN_OFF_END, SLOT_STOPPED};
+use crate::exits::SlotCodeExit;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, Block, InstBuilder, MemFlagsData, Value};
 use cranelift_codegen::isa::TargetFrontendConfig;
@@ -133,7 +133,7 @@ pub(crate) fn build(
     for i in 0..FRAME_INSTRS {
         b.switch_to_block(stop[i]);
         let c = b.use_var(cycle);
-        to_exit(&mut b, i, SLOT_STOPPED, c);
+        to_exit(&mut b, i, SlotCodeExit::Stopped.code(), c);
         if !register_only(&instrs[i]) {
             continue;
         }
@@ -167,7 +167,7 @@ pub(crate) fn build(
             if end == FRAME_INSTRS - 1 {
                 // IP 15's slot is the last one counted.
                 let c = b.ins().iadd_imm_u(after, -1);
-                to_exit(b, end, SLOT_RAN_OFF_END, c);
+                to_exit(b, end, SlotCodeExit::RanOffEnd.code(), c);
             } else {
                 b.ins().jump(enter(end + 1), &[]);
             }
