@@ -138,7 +138,7 @@ pub fn statement(stmt: &Stmt, cur: &mut Cursor, env: &Env) -> PResult<Vec<Item>>
             Err(Diagnostic::error(
                 &span,
                 format!(
-                "unknown directive `{}` (known: .cf .if .word .equ .reg .repeat .end .include{})",
+                "unknown directive `{}` (known: .cf .if .word .data .equ .reg .repeat .end .macro .endm .when .otherwise .endwhen .include{})",
                 stmt.name,
                 if env.dialect == Dialect::Mcst { " .halt" } else { "" }
             ),
