@@ -124,18 +124,47 @@ pub fn load_program_as(
     format: ProgramFormat,
     dialect: Dialect,
 ) -> Result<(Program, Option<SourceMap>), InputError> {
+    load_program_full(path, format, dialect).map(|l| (l.program, l.source_map))
+}
+
+/// A loaded program and what assembly source adds to it.
+#[derive(Debug)]
+pub struct LoadedProgram {
+    /// The program.
+    pub program: Program,
+    /// Where each frame and slot came from, for a program assembled from source.
+    pub source_map: Option<SourceMap>,
+    /// The initial shared memory the source's `.data` directives give (4096 bytes), or
+    /// `None`: an image, or source without `.data`.
+    pub memory: Option<Vec<u8>>,
+}
+
+/// [`load_program_as`], keeping the memory image of assembly source's `.data`.
+pub fn load_program_full(
+    path: &Path,
+    format: ProgramFormat,
+    dialect: Dialect,
+) -> Result<LoadedProgram, InputError> {
     let image = match format {
         ProgramFormat::Binary => read(path, limits::PROGRAM_IMAGE)?,
         ProgramFormat::Hex => parse_hex_words(path, &read_text(path, limits::PROGRAM_HEX)?)?,
         ProgramFormat::Assembly => {
             let source = read_text(path, limits::SOURCE)?;
             return assemble_bounded(&source, path, dialect)
-                .map(|a| (a.program, Some(a.source_map)))
+                .map(|a| LoadedProgram {
+                    program: a.program,
+                    source_map: Some(a.source_map),
+                    memory: a.memory,
+                })
                 .map_err(|d| err(path, format!("assembly failed\n{d}")));
         }
     };
     Program::from_image_in(&image, dialect)
-        .map(|p| (p, None))
+        .map(|program| LoadedProgram {
+            program,
+            source_map: None,
+            memory: None,
+        })
         .map_err(|e| err(path, e.to_string()))
 }
 

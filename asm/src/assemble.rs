@@ -49,6 +49,10 @@ pub struct Assembly {
     pub program: Program,
     /// Where each frame and slot came from, for [`check`](crate::check) and tools.
     pub source_map: SourceMap,
+    /// The initial shared memory the source's `.data` directives give: 4096 bytes, bank 0
+    /// rows 0..255 first, bytes no directive placed 0. `None` when the source has no
+    /// `.data`, so a tool can tell "no memory given" from "all zero".
+    pub memory: Option<Vec<u8>>,
 }
 
 struct OpenIf {
@@ -120,6 +124,7 @@ pub fn build(
         Ok(program) => Some(Assembly {
             program,
             source_map: b.map,
+            memory: None,
         }),
         Err(e) => {
             // The builder only makes loadable frames; this guards the guarantee.

@@ -1,8 +1,10 @@
 //! Walking the tokens of one statement, and the small expression language of operands:
-//! numbers, `.equ` names, `+ - * / % << >> & | ^ ~` and parentheses, with C precedence.
-//! Arithmetic is checked: a result that does not fit 64 bits is an error, never a wrapped
-//! value, and nesting is bounded by [`MAX_EXPR_DEPTH`] so the recursion cannot overflow the
-//! stack.
+//! numbers, `.equ` names, `+ - * / % << >> & | ^ ~`, comparisons `== != < <= > >=`, logic
+//! `&& || !` (1 for true, 0 for false) and parentheses, with C precedence. Arithmetic is
+//! checked: a result that does not fit 64 bits is an error, never a wrapped value, and
+//! nesting is bounded by [`MAX_EXPR_DEPTH`] so the recursion cannot overflow the stack.
+//! `&&` and `||` short-circuit as in C: the operand they do not need is still parsed and its
+//! names must be defined, but its arithmetic cannot fail (`k != 0 && 8 / k > 1`).
 
 use crate::diagnostics::{Diagnostic, Span};
 use crate::lexer::{quote, shorten, Tok, Token};
@@ -28,6 +30,9 @@ pub struct Cursor<'a> {
     line: &'a Span,
     /// Parentheses and unary operators open in the expression being read.
     depth: usize,
+    /// Operands of `&&`/`||` open whose value is not needed: inside one, arithmetic that
+    /// has no value (division by zero, overflow) gives 0 instead of an error.
+    skipped: usize,
 }
 
 pub type PResult<T> = Result<T, Diagnostic>;
@@ -43,6 +48,7 @@ impl<'a> Cursor<'a> {
             pos: 0,
             line,
             depth: 0,
+            skipped: 0,
         }
     }
 
@@ -179,36 +185,33 @@ impl<'a> Cursor<'a> {
         }) = self.peek()
         {
             let op = *op;
-            let prec = match op {
-                "|" => 1,
-                "^" => 2,
-                "&" => 3,
-                "<<" | ">>" => 4,
-                "+" | "-" => 5,
-                "*" | "/" | "%" => 6,
-                _ => break,
-            };
+            let Some(prec) = precedence(op) else { break };
             if prec <= min_prec {
                 break;
             }
             let at = self.pos;
             self.pos += 1;
+            // C's short circuit: the right operand of `0 && x` or `1 || x` is not needed.
+            let skip = (op == "&&" && lhs == 0) || (op == "||" && lhs != 0);
+            self.skipped += usize::from(skip);
             let rhs = self.expr(env, prec)?;
+            self.skipped -= usize::from(skip);
             lhs = match binary(op, lhs, rhs) {
                 Ok(v) => v,
+                Err(_) if self.skipped > 0 => 0,
                 Err(msg) => return Err(self.fail(at, msg)),
             };
         }
         Ok(lhs)
     }
 
-    /// Prefix operators and their operand. A run of `-` and `~` is read in a loop and
+    /// Prefix operators and their operand. A run of `-`, `~` and `!` is read in a loop and
     /// applied innermost first, so only parentheses recurse.
     fn unary(&mut self, env: &Env) -> Eval<i64> {
         let (first, depth) = (self.pos, self.depth);
         while self
             .peek()
-            .is_some_and(|t| t.is_punct("-") || t.is_punct("~"))
+            .is_some_and(|t| t.is_punct("-") || t.is_punct("~") || t.is_punct("!"))
         {
             self.enter(self.pos)?;
             self.pos += 1;
@@ -218,9 +221,12 @@ impl<'a> Cursor<'a> {
         for at in prefix.rev() {
             v = if self.toks[at].is_punct("~") {
                 !v
+            } else if self.toks[at].is_punct("!") {
+                i64::from(v == 0)
             } else {
                 match v.checked_neg() {
                     Some(n) => n,
+                    None if self.skipped > 0 => 0,
                     None => return Err(self.fail(at, overflow(format!("-({v})")))),
                 }
             };
@@ -293,9 +299,36 @@ fn overflow(what: String) -> String {
     format!("constant expression overflows 64 bits: {what} is not in -2^63..2^63-1")
 }
 
+/// How tightly a binary operator binds, as in C (higher binds tighter); `None` for a token
+/// that is not a binary operator, which ends the expression.
+fn precedence(op: &str) -> Option<u8> {
+    Some(match op {
+        "||" => 1,
+        "&&" => 2,
+        "|" => 3,
+        "^" => 4,
+        "&" => 5,
+        "==" | "!=" => 6,
+        "<" | "<=" | ">" | ">=" => 7,
+        "<<" | ">>" => 8,
+        "+" | "-" => 9,
+        "*" | "/" | "%" => 10,
+        _ => return None,
+    })
+}
+
 /// `lhs op rhs` for a binary operator, or why it has no 64-bit value.
 fn binary(op: &str, lhs: i64, rhs: i64) -> Result<i64, String> {
+    let truth = |b: bool| Ok(i64::from(b));
     let checked = match op {
+        "||" => return truth(lhs != 0 || rhs != 0),
+        "&&" => return truth(lhs != 0 && rhs != 0),
+        "==" => return truth(lhs == rhs),
+        "!=" => return truth(lhs != rhs),
+        "<" => return truth(lhs < rhs),
+        "<=" => return truth(lhs <= rhs),
+        ">" => return truth(lhs > rhs),
+        ">=" => return truth(lhs >= rhs),
         "|" => Some(lhs | rhs),
         "^" => Some(lhs ^ rhs),
         "&" => Some(lhs & rhs),

@@ -24,6 +24,25 @@ pub struct Span {
     pub len: usize,
     /// The line's text, without its line break.
     pub text: Arc<str>,
+    /// For a line of a macro body: the expansion it was processed in (`None` for a line
+    /// read as written). A diagnostic shows it as notes naming each invocation.
+    pub expansion: Option<Arc<Expansion>>,
+}
+
+/// One macro expansion: the macro and the line that invoked it, and the expansion that
+/// line was itself in (for a macro invoked from a macro's body).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Expansion {
+    /// The macro's name as the invocation wrote it, already cut for messages.
+    pub name: String,
+    /// The invoking line's file.
+    pub file: Arc<str>,
+    /// The invoking line, counted from 1.
+    pub line: usize,
+    /// The column of the macro's name on the invoking line, counted from 1.
+    pub col: usize,
+    /// The expansion the invoking line was in, if any.
+    pub outer: Option<Arc<Expansion>>,
 }
 
 impl Span {
@@ -77,9 +96,9 @@ pub struct Diagnostic {
     /// Once `span.text` is cut to the excerpt: how many of its characters come before the
     /// caret, and how many carets. Cutting waits until a diagnostic is kept, so a line
     /// inside `.repeat` that fails on every pass costs little on each.
-    /// (Both are at most a few hundred; `u32` keeps `Diagnostic` small, which every
+    /// (Both are at most a few hundred; `u16` keeps `Diagnostic` small, which every
     /// `Result` carrying one pays for.)
-    caret: Option<(u32, u32)>,
+    caret: Option<(u16, u16)>,
 }
 
 impl Diagnostic {
@@ -124,6 +143,25 @@ impl Diagnostic {
         .shrunk()
     }
 
+    /// Further messages about the problem: for a line of a macro body, one for each
+    /// expansion it was in, innermost first, naming where the macro was invoked
+    /// (`in the expansion of macro `inc`, invoked at p.s:12:5`).
+    pub fn notes(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut at = self.span.as_ref().and_then(|s| s.expansion.as_deref());
+        while let Some(e) = at {
+            out.push(format!(
+                "in the expansion of macro `{}`, invoked at {}:{}:{}",
+                e.name,
+                escape(&e.file, MESSAGE_CHARS),
+                e.line,
+                e.col
+            ));
+            at = e.outer.as_deref();
+        }
+        out
+    }
+
     /// `(line, col)` of the problem, for tests and sorting.
     pub fn position(&self) -> Option<(usize, usize)> {
         self.span.as_ref().map(|s| (s.line, s.col))
@@ -156,10 +194,15 @@ impl Diagnostic {
                 ..span.clone()
             }),
             message: escape(&self.message, MESSAGE_CHARS).into_owned(),
-            caret: Some((shown.caret as u32, shown.marks as u32)),
+            caret: Some((narrow(shown.caret), narrow(shown.marks))),
             ..self
         }
     }
+}
+
+/// A caret position or width, which the excerpt keeps to a few hundred, as a `u16`.
+fn narrow(n: usize) -> u16 {
+    u16::try_from(n).unwrap_or(u16::MAX)
 }
 
 impl fmt::Display for Diagnostic {
@@ -184,7 +227,11 @@ impl fmt::Display for Diagnostic {
             .take(caret)
             .map(|c| if c == '\t' { '\t' } else { ' ' })
             .collect();
-        write!(f, "    {pad}{}", "^".repeat(marks))
+        write!(f, "    {pad}{}", "^".repeat(marks))?;
+        for note in self.notes() {
+            write!(f, "\n    note: {note}")?;
+        }
+        Ok(())
     }
 }
 
@@ -236,11 +283,45 @@ mod tests {
             col: 6,
             len: 2,
             text: "\tadd r1".into(),
+            expansion: None,
         };
         let d = Diagnostic::error(&span, "bad");
         assert_eq!(
             d.to_string(),
             "p.s:3:6: error: bad\n    \tadd r1\n    \t    ^^"
+        );
+    }
+
+    #[test]
+    fn a_line_of_a_macro_body_names_each_invocation() {
+        let outer = Expansion {
+            name: "outer".into(),
+            file: "p.s".into(),
+            line: 20,
+            col: 5,
+            outer: None,
+        };
+        let inner = Expansion {
+            name: "inner".into(),
+            file: "p.s".into(),
+            line: 9,
+            col: 1,
+            outer: Some(Arc::new(outer)),
+        };
+        let span = Span {
+            file: "p.s".into(),
+            line: 2,
+            col: 1,
+            len: 3,
+            text: "bad".into(),
+            expansion: Some(Arc::new(inner)),
+        };
+        let d = Diagnostic::error(&span, "no");
+        assert_eq!(
+            d.to_string(),
+            "p.s:2:1: error: no\n    bad\n    ^^^\n    \
+             note: in the expansion of macro `inner`, invoked at p.s:9:1\n    \
+             note: in the expansion of macro `outer`, invoked at p.s:20:5"
         );
     }
 }

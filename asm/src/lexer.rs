@@ -10,8 +10,12 @@ pub enum Tok {
     Ident(String),
     Num(i64),
     Str(String),
-    /// Punctuation or an operator: `, [ ] : = ( ) + - * / % | & ^ ~ << >>`.
+    /// Punctuation or an operator: `, [ ] : = ( ) + - * / % | & ^ ~ ! < > << >> == != <=
+    /// >= && ||`.
     Punct(&'static str),
+    /// A macro parameter reference, `\name` (the name without the backslash): replaced by
+    /// the argument when the macro expands, an error anywhere else.
+    Param(String),
 }
 
 /// A token and where it is on its line (1-based column and length, in characters).
@@ -41,6 +45,7 @@ impl Token {
             Tok::Num(n) => format!("`{n}`"),
             Tok::Str(s) => format!("\"{}\"", shorten(s)),
             Tok::Punct(p) => format!("`{p}`"),
+            Tok::Param(s) => format!("`\\{}`", shorten(s)),
         }
     }
 }
@@ -65,9 +70,9 @@ pub fn quote(s: &str) -> String {
 /// A lexical error: column, length and message.
 pub type LexError = (usize, usize, String);
 
-const PUNCT2: [&str; 2] = ["<<", ">>"];
-const PUNCT1: [&str; 15] = [
-    ",", "[", "]", ":", "=", "(", ")", "+", "-", "*", "/", "%", "|", "&", "^",
+const PUNCT2: [&str; 8] = ["<<", ">>", "==", "!=", "<=", ">=", "&&", "||"];
+const PUNCT1: [&str; 18] = [
+    ",", "[", "]", ":", "=", "(", ")", "+", "-", "*", "/", "%", "|", "&", "^", "!", "<", ">",
 ];
 
 fn ident_start(c: char) -> bool {
@@ -159,6 +164,13 @@ pub fn lex(line: &str) -> Result<Vec<Token>, LexError> {
                 col,
                 len,
             }
+        } else if c == '\\' && next.is_some_and(ident_start) {
+            let (end, len) = run(&ident_char);
+            Token {
+                tok: Tok::Param(line[at + 1..end].to_string()),
+                col,
+                len,
+            }
         } else if c == '"' {
             let (end, len) = run(&|n| n != '"');
             if chars.next().is_none() {
@@ -226,6 +238,45 @@ mod tests {
             toks("1<<3"),
             vec![Tok::Num(1), Tok::Punct("<<"), Tok::Num(3)]
         );
+    }
+
+    #[test]
+    fn comparison_and_logic_operators_are_single_tokens() {
+        let p = |s: &'static str| Tok::Punct(s);
+        assert_eq!(
+            toks("1==2!=3<=4>=5&&6||!7<8>9<<1"),
+            vec![
+                Tok::Num(1),
+                p("=="),
+                Tok::Num(2),
+                p("!="),
+                Tok::Num(3),
+                p("<="),
+                Tok::Num(4),
+                p(">="),
+                Tok::Num(5),
+                p("&&"),
+                Tok::Num(6),
+                p("||"),
+                p("!"),
+                Tok::Num(7),
+                p("<"),
+                Tok::Num(8),
+                p(">"),
+                Tok::Num(9),
+                p("<<"),
+                Tok::Num(1),
+            ]
+        );
+    }
+
+    #[test]
+    fn macro_parameters_are_one_token() {
+        let t = lex("add \\a, \\b_2").unwrap();
+        assert_eq!(t[1].tok, Tok::Param("a".into()));
+        assert_eq!((t[1].col, t[1].len), (5, 2));
+        assert_eq!(t[3].tok, Tok::Param("b_2".into()));
+        assert_eq!(lex("\\ a").unwrap_err().0, 1);
     }
 
     #[test]

@@ -10,20 +10,23 @@
 #![deny(missing_docs)]
 
 mod assemble;
+mod blocks;
 mod check;
 mod cursor;
+mod data;
 pub mod diagnostics;
 mod disasm;
 mod excerpt;
 mod lexer;
 pub mod limits;
+mod macros;
 mod operands;
 mod report;
 mod source;
 
 pub use assemble::{Assembly, FrameSource, SourceMap, MAX_GROUP};
 pub use check::{check, lint, lint_set_const, warnings, Finding};
-pub use diagnostics::{Diagnostic, Diagnostics, Severity, Span};
+pub use diagnostics::{Diagnostic, Diagnostics, Expansion, Severity, Span};
 pub use disasm::{control_line, control_line_in, disassemble, frame_lines, frame_lines_in};
 pub use excerpt::escape;
 pub use gpu16_machine::Dialect;
@@ -85,7 +88,12 @@ pub fn assemble_with_in(
     let assembly = if report.stopped() || ex.exhausted() {
         None
     } else {
-        assemble::build(std::mem::take(&mut ex.items), file, dialect, &mut report)
+        assemble::build(std::mem::take(&mut ex.items), file, dialect, &mut report).map(|a| {
+            Assembly {
+                memory: ex.data.take().map(data::Data::image),
+                ..a
+            }
+        })
     };
     let diags = report.finish(file);
     match assembly {

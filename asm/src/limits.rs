@@ -14,6 +14,15 @@ pub const MAX_INCLUDE_DEPTH: usize = 16;
 /// once per level, so this bounds its stack.
 pub const MAX_REPEAT_DEPTH: usize = 64;
 
+/// Macro expansions nested inside each other (a macro invoking a macro, or itself).
+/// Expansion recurses once per level, so this bounds its stack; reaching it ends the
+/// assembly, since a macro that invokes itself without end would only reach it again.
+pub const MAX_MACRO_DEPTH: usize = 64;
+
+/// Tokens held by the arguments of all the macro expansions open at once, so arguments
+/// that grow at each level of a recursion cannot fill the memory.
+pub const MAX_MACRO_ARG_TOKENS: usize = 1 << 16;
+
 /// Bytes of one source file read from disk (`assemble_file`, or one `.include`). The file
 /// is read through a reader that stops one byte past this, so `/dev/zero` fails at once.
 pub const MAX_FILE_BYTES: usize = 16 << 20;

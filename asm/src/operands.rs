@@ -4,6 +4,7 @@
 
 use crate::cursor::{register_number, Cursor, Env, PResult};
 use crate::diagnostics::{Diagnostic, Span};
+use crate::lexer::Tok;
 use crate::source::Stmt;
 use gpu16_machine::isa::{AluOp, Instr, MemOp};
 use gpu16_machine::{ControlFrame, Dialect, Fence};
@@ -137,7 +138,7 @@ pub fn statement(stmt: &Stmt, cur: &mut Cursor, env: &Env) -> PResult<Vec<Item>>
             Err(Diagnostic::error(
                 &span,
                 format!(
-                "unknown directive `{}` (known: .cf .if .word .equ .reg .repeat .end .include{})",
+                "unknown directive `{}` (known: .cf .if .word .data .equ .reg .repeat .end .macro .endm .when .otherwise .endwhen .include{})",
                 stmt.name,
                 if env.dialect == Dialect::Mcst { " .halt" } else { "" }
             ),
@@ -310,6 +311,46 @@ fn instruction(
     Ok((instr, target))
 }
 
+/// The value of `fence=`: a keyword `no`, `acq` or `rel` (a keyword wins over a constant
+/// of the same name), or an expression giving the field's encoding, header bits 7:6: 0 no,
+/// 1 acq, 2 rel (3 is reserved, a load error).
+fn fence(cur: &mut Cursor, env: &Env) -> PResult<Fence> {
+    let here = cur.here();
+    let keyword = cur.peek().and_then(|t| t.ident()).and_then(|n| {
+        [Fence::No, Fence::Acq, Fence::Rel]
+            .into_iter()
+            .find(|f| f.name().eq_ignore_ascii_case(n))
+    });
+    if let Some(f) = keyword {
+        cur.next();
+        return Ok(f);
+    }
+    let starts_value = cur.peek().is_some_and(|t| match &t.tok {
+        Tok::Ident(n) => env.consts.contains_key(n),
+        Tok::Num(_) | Tok::Punct("(" | "-" | "~" | "!") => true,
+        _ => false,
+    });
+    if !starts_value {
+        // An unknown word is most likely a misspelt keyword: name only the keywords.
+        let msg = if cur.peek().and_then(|t| t.ident()).is_some() {
+            "fence must be no, acq or rel"
+        } else {
+            "fence must be no, acq or rel, or an expression giving its encoding 0, 1 or 2"
+        };
+        return cur.error(&here, msg);
+    }
+    let (v, vspan) = cur.value(env, 0, 3, "the fence (0 no, 1 acq, 2 rel)")?;
+    match v {
+        0 => Ok(Fence::No),
+        1 => Ok(Fence::Acq),
+        2 => Ok(Fence::Rel),
+        _ => cur.error(
+            &vspan,
+            "fence 3 is reserved (a load error): use 0 no, 1 acq or 2 rel",
+        ),
+    }
+}
+
 /// The options of `.cf`: `mask=`, `fence=`, `r0=core:value,...`, and for exact round trips
 /// of any image `r0_vect=` (the Init_R0_Vect itself) and `reserved=offset:byte,...`; in the
 /// MCST dialect also `next=N` (NextCF, header bits 13:8), the flag `stop` (bit 14), and
@@ -364,19 +405,7 @@ fn control(
             }
             "mask" => cf.active = cur.value(env, 0, 0xFFFF, "mask")?.0 as u16,
             "r0_vect" => vect = Some(cur.value(env, 0, 0xFFFF, "r0_vect")?.0 as u16),
-            "fence" => {
-                let vspan = cur.here();
-                let name = cur
-                    .next()
-                    .and_then(|t| t.ident())
-                    .map(str::to_ascii_lowercase);
-                cf.fence = match name.as_deref() {
-                    Some("no") => Fence::No,
-                    Some("acq") => Fence::Acq,
-                    Some("rel") => Fence::Rel,
-                    _ => return cur.error(&vspan, "fence must be no, acq or rel"),
-                };
-            }
+            "fence" => cf.fence = fence(cur, env)?,
             "r0" => loop {
                 let (core, _) = cur.value(env, 0, 15, "a core number")?;
                 cur.expect(":", "between the core and its R0 value")?;

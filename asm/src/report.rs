@@ -11,9 +11,21 @@ use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
-/// Where `d` points: what, with its message, makes two diagnostics the same.
-fn place(d: &Diagnostic) -> Option<(&str, usize, usize, usize)> {
-    d.span.as_ref().map(|s| (&*s.file, s.line, s.col, s.len))
+/// Where `d` points: what, with its message, makes two diagnostics the same. A line of a
+/// macro body is a different place for each line that invokes the macro.
+type Place<'a> = (
+    &'a str,
+    usize,
+    usize,
+    usize,
+    Option<(&'a str, usize, usize)>,
+);
+
+fn place(d: &Diagnostic) -> Option<Place<'_>> {
+    d.span.as_ref().map(|s| {
+        let call = s.expansion.as_deref().map(|e| (&*e.file, e.line, e.col));
+        (&*s.file, s.line, s.col, s.len, call)
+    })
 }
 
 /// The diagnostics found so far.
@@ -100,6 +112,7 @@ mod tests {
             col: 1,
             len: 1,
             text: "x".into(),
+            expansion: None,
         };
         Diagnostic::error(&span, "bad")
     }

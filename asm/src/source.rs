@@ -1,18 +1,25 @@
 //! Reading source text into statements and expanding the directives that only rearrange
-//! source: `.include`, `.equ`, `.reg` and `.repeat` ... `.end`. What comes out is a flat list
-//! of frame-level items ([`Item`]) with every operand evaluated. Every statement processed
-//! is paid for from one [`Budget`] before it is processed, so no input expands for long.
+//! source: `.include`, `.equ`, `.reg`, `.repeat` ... `.end`, macros (`macros.rs`),
+//! conditional assembly `.when` ... `.otherwise` ... `.endwhen`, and collecting `.data`
+//! (`data.rs`). What comes out is a flat list of frame-level items ([`Item`]) with every
+//! operand evaluated. Every statement processed is paid for from one [`Budget`] before it
+//! is processed, so no input expands for long.
 
+use crate::blocks::{match_blocks, Block};
 use crate::cursor::{Cursor, Env};
+use crate::data::Data;
 use crate::diagnostics::{Diagnostic, Span};
 use crate::lexer::{lex, Tok, Token};
 use crate::limits::{
-    Budget, MAX_FILE_BYTES, MAX_INCLUDE_BYTES, MAX_INCLUDE_DEPTH, MAX_ITEMS, MAX_REPEAT_DEPTH,
-    MAX_STATEMENTS,
+    Budget, MAX_FILE_BYTES, MAX_INCLUDE_BYTES, MAX_INCLUDE_DEPTH, MAX_ITEMS, MAX_MACRO_ARG_TOKENS,
+    MAX_MACRO_DEPTH, MAX_REPEAT_DEPTH, MAX_STATEMENTS,
 };
+use crate::macros::{self, Frame, Macro};
 use crate::operands::{self, Item};
 use crate::report::Report;
 use gpu16_machine::ControlFrame;
+use std::collections::HashMap;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -27,26 +34,10 @@ pub struct Line {
     pub stmt: Option<Stmt>,
     /// Characters up to the end of the last token: what processing the line costs.
     pub chars: usize,
-    /// For a `.repeat` with its `.end`: the body, and what one pass over it costs at least.
+    /// For a matched `.repeat`, `.macro`, `.when` or `.otherwise`: the lines it governs.
     pub block: Option<Block>,
-}
-
-/// The body of a `.repeat`: the lines after it up to its `.end`.
-#[derive(Clone, Copy, Debug)]
-pub struct Block {
-    /// How many lines the body has (the `.end` follows them).
-    pub lines: usize,
-    /// Statements and characters of the body's own lines, not counting the bodies of
-    /// `.repeat`s nested in it: a pass processes at least these.
-    pub statements: usize,
-    pub chars: usize,
-}
-
-/// A `.repeat` whose `.end` is not found yet, while blocks are matched.
-struct Open {
-    line: usize,
-    statements: usize,
-    chars: usize,
+    /// A matched `.endwhen`, which does nothing when reached.
+    pub closes: bool,
 }
 
 /// A statement's name (lower-cased) and the tokens after it.
@@ -57,7 +48,8 @@ pub struct Stmt {
     pub args: Vec<Token>,
 }
 
-/// Split `text` into lines of statements, each `.repeat` matched with its `.end`;
+/// Split `text` into lines of statements, each block (`.repeat`, `.macro`, `.when`)
+/// matched with its end;
 /// lexical errors go to `report`. Stops when the report does; `None` (reported) for a file
 /// with more statements than one assembly may process, which would only be expanded to
 /// the same end.
@@ -76,6 +68,7 @@ pub fn parse_lines(text: &str, file: &str, report: &mut Report) -> Option<Vec<Li
             col: 1,
             len: 0,
             text: Arc::from(""),
+            expansion: None,
         };
         let toks = match lex(raw) {
             Ok(t) => t,
@@ -130,42 +123,12 @@ pub fn parse_lines(text: &str, file: &str, report: &mut Report) -> Option<Vec<Li
                 stmt,
                 chars,
                 block: None,
+                closes: false,
             });
         }
     }
     match_blocks(&mut out);
     Some(out)
-}
-
-/// Match each `.repeat` with its `.end` (innermost first, as they nest) in one pass, so
-/// even thousands of unclosed `.repeat`s cost linear time. An unmatched one keeps no
-/// block and is reported when it is reached.
-fn match_blocks(lines: &mut [Line]) {
-    let mut open: Vec<Open> = Vec::new();
-    for i in 0..lines.len() {
-        let name = lines[i].stmt.as_ref().map(|s| s.name.as_str());
-        if name == Some(".end") {
-            if let Some(o) = open.pop() {
-                lines[o.line].block = Some(Block {
-                    lines: i - o.line - 1,
-                    statements: o.statements,
-                    chars: o.chars,
-                });
-            }
-            continue;
-        }
-        if let Some(o) = open.last_mut() {
-            o.statements += 1;
-            o.chars += lines[i].chars;
-        }
-        if name == Some(".repeat") {
-            open.push(Open {
-                line: i,
-                statements: 0,
-                chars: 0,
-            });
-        }
-    }
 }
 
 /// The state of one expansion.
@@ -182,6 +145,16 @@ pub struct Expander<'a> {
     budget: Budget,
     /// A limit of the whole assembly was reached: nothing more is expanded.
     exhausted: bool,
+    /// Macros defined so far, by lower-cased name.
+    macros: HashMap<String, Arc<Macro>>,
+    /// Macro expansions open around the line being expanded, and the tokens their
+    /// arguments hold.
+    expanding: usize,
+    arg_tokens: usize,
+    /// Expansions begun so far: the next one's label suffix.
+    expansions: u64,
+    /// The bytes `.data` placed in shared memory, if any.
+    pub data: Option<Data>,
 }
 
 impl<'a> Expander<'a> {
@@ -196,6 +169,11 @@ impl<'a> Expander<'a> {
             repeats: 0,
             budget: Budget::default(),
             exhausted: false,
+            macros: HashMap::new(),
+            expanding: 0,
+            arg_tokens: 0,
+            expansions: 0,
+            data: None,
         }
     }
 
@@ -206,8 +184,9 @@ impl<'a> Expander<'a> {
             self.exhausted = true;
             return;
         };
+        let lines: Arc<[Line]> = lines.into();
         self.includes.push(PathBuf::from(file));
-        self.lines(&lines);
+        self.lines(&lines, 0..lines.len(), None);
         self.includes.pop();
     }
 
@@ -227,18 +206,34 @@ impl<'a> Expander<'a> {
         self.exhausted = true;
     }
 
-    fn lines(&mut self, lines: &[Line]) {
-        let mut i = 0;
-        while i < lines.len() {
+    /// Expand `all[range]`: lines of a file, or of a macro body when `frame` says which
+    /// expansion (its lines are rewritten with the arguments as they are reached).
+    fn lines(&mut self, all: &Arc<[Line]>, range: Range<usize>, frame: Option<&Frame>) {
+        let mut i = range.start;
+        while i < range.end {
             if self.done() {
                 return;
             }
-            let line = &lines[i];
+            let written = &all[i];
             i += 1;
-            if let Err(msg) = self.budget.spend(1, line.chars) {
-                self.exhaust(Diagnostic::error(&line.span.at(1, line.chars), msg));
+            if let Err(msg) = self.budget.spend(1, written.chars) {
+                self.exhaust(Diagnostic::error(&written.span.at(1, written.chars), msg));
                 return;
             }
+            let rewritten;
+            let line = match frame {
+                Some(f) => match macros::substitute(written, f) {
+                    Ok(l) => {
+                        rewritten = l;
+                        &rewritten
+                    }
+                    Err(d) => {
+                        self.report.push(d);
+                        continue;
+                    }
+                },
+                None => written,
+            };
             for (name, span) in &line.labels {
                 self.push(Item::Label {
                     name: name.clone(),
@@ -246,13 +241,20 @@ impl<'a> Expander<'a> {
                 });
             }
             let Some(stmt) = &line.stmt else { continue };
+            if frame.is_none() {
+                if let Some(t) = stmt.args.iter().find(|t| matches!(t.tok, Tok::Param(_))) {
+                    self.report.push(macros::stray_param(&line.span, t));
+                    continue;
+                }
+            }
+            // Where a block's body is, for the directives that have one.
+            let body = line.block.as_ref().map(|b| i..i + b.lines);
             let mut cur = Cursor::new(&stmt.args, &line.span);
             let result = match stmt.name.as_str() {
-                ".repeat" => match line.block {
+                ".repeat" => match &line.block {
                     Some(block) => {
-                        let body = &lines[i..i + block.lines];
                         i += block.lines + 1;
-                        self.repeat(&mut cur, body, block)
+                        self.repeat(&mut cur, all, body.expect("has a block"), block, frame)
                     }
                     None => Err(Diagnostic::error(
                         &stmt.span,
@@ -260,9 +262,63 @@ impl<'a> Expander<'a> {
                     )),
                 },
                 ".end" => Err(Diagnostic::error(&stmt.span, "`.end` without a `.repeat`")),
+                ".macro" => match &line.block {
+                    Some(block) => {
+                        i += block.lines + 1;
+                        self.define(&mut cur, all, body.expect("has a block"), block, frame)
+                    }
+                    None => {
+                        // Whatever follows would be its body: nothing of it is assembled.
+                        i = range.end;
+                        Err(Diagnostic::error(
+                            &stmt.span,
+                            "`.macro` without a matching `.endm`",
+                        ))
+                    }
+                },
+                ".endm" => Err(Diagnostic::error(&stmt.span, "`.endm` without a `.macro`")),
+                ".when" => match &line.block {
+                    Some(block) => match self.when(&mut cur) {
+                        Ok(true) => Ok(()),
+                        Ok(false) => {
+                            // To the lines after `.otherwise`, or past `.endwhen`.
+                            i += block.otherwise.map_or(block.lines + 1, |o| o + 1);
+                            Ok(())
+                        }
+                        Err(d) => {
+                            i += block.lines + 1;
+                            Err(d)
+                        }
+                    },
+                    None => Err(Diagnostic::error(
+                        &stmt.span,
+                        "`.when` without a matching `.endwhen`",
+                    )),
+                },
+                ".otherwise" => match &line.block {
+                    // Reached from the lines of a `.when` that held: skip to its end.
+                    Some(block) => {
+                        i += block.lines + 1;
+                        cur.expect_end("`.otherwise`")
+                    }
+                    None => Err(Diagnostic::error(
+                        &stmt.span,
+                        "`.otherwise` without a `.when` (or a second `.otherwise` of one `.when`)",
+                    )),
+                },
+                ".endwhen" if line.closes => cur.expect_end("`.endwhen`"),
+                ".endwhen" => Err(Diagnostic::error(
+                    &stmt.span,
+                    "`.endwhen` without a `.when`",
+                )),
+                ".data" => self.data(&mut cur, &stmt.span),
                 ".equ" => self.equ(&mut cur),
                 ".reg" => self.reg(&mut cur),
                 ".include" => self.include(&mut cur),
+                name if self.macros.contains_key(name) => {
+                    let mac = self.macros[name].clone();
+                    self.invoke(mac, stmt, &line.span)
+                }
                 _ => match operands::statement(stmt, &mut cur, &self.env) {
                     Ok(items) => {
                         for item in items {
@@ -291,6 +347,88 @@ impl<'a> Expander<'a> {
         }
     }
 
+    /// The condition of `.when EXPR`: whether its lines (else those after `.otherwise`)
+    /// are assembled.
+    fn when(&mut self, cur: &mut Cursor) -> Result<bool, Diagnostic> {
+        let (v, _) = cur.value(&self.env, i64::MIN, i64::MAX, "the condition")?;
+        cur.expect_end("the condition")?;
+        Ok(v != 0)
+    }
+
+    /// `.macro NAME p1, p2` with its body `all[body]`: defined (or redefined, as `.equ`
+    /// redefines) for the lines after it. A body may not define a macro.
+    fn define(
+        &mut self,
+        cur: &mut Cursor,
+        all: &Arc<[Line]>,
+        body: Range<usize>,
+        block: &Block,
+        frame: Option<&Frame>,
+    ) -> Result<(), Diagnostic> {
+        let (name, params) = macros::header(cur)?;
+        if frame.is_some() {
+            return cur.error(
+                &all[body.start - 1].span,
+                "a macro cannot be defined inside a macro's body",
+            );
+        }
+        if let Some(nested) = all[body.clone()]
+            .iter()
+            .find_map(|l| l.stmt.as_ref().filter(|s| s.name == ".macro"))
+        {
+            return Err(Diagnostic::error(
+                &nested.span,
+                "a macro cannot be defined inside a macro's body",
+            ));
+        }
+        let mac = Macro {
+            name: name.clone(),
+            params,
+            lines: all.clone(),
+            body,
+            labels: block.labels.clone(),
+        };
+        self.macros.insert(name, Arc::new(mac));
+        Ok(())
+    }
+
+    /// Expand the invocation `stmt` of `mac` on the line `line`.
+    fn invoke(&mut self, mac: Arc<Macro>, stmt: &Stmt, line: &Span) -> Result<(), Diagnostic> {
+        if self.expanding == MAX_MACRO_DEPTH {
+            self.exhaust(macros::too_deep(&stmt.span, &mac.name));
+            return Ok(());
+        }
+        let args = macros::arguments(stmt, line, &mac)?;
+        let frame = Frame {
+            ctx: macros::expansion(&stmt.span, &mac),
+            id: self.expansions + 1,
+            args,
+            mac,
+        };
+        let tokens = frame.tokens();
+        if self.arg_tokens + tokens > MAX_MACRO_ARG_TOKENS {
+            self.exhaust(Diagnostic::error(
+                &stmt.span,
+                format!("the arguments of the macro expansions open at once hold more than {MAX_MACRO_ARG_TOKENS} tokens (the limit of macro arguments)"),
+            ));
+            return Ok(());
+        }
+        self.expansions += 1;
+        self.expanding += 1;
+        self.arg_tokens += tokens;
+        let (lines, body) = (frame.mac.lines.clone(), frame.mac.body.clone());
+        self.lines(&lines, body, Some(&frame));
+        self.arg_tokens -= tokens;
+        self.expanding -= 1;
+        Ok(())
+    }
+
+    /// `.data`: bytes placed in the initial shared memory.
+    fn data(&mut self, cur: &mut Cursor, directive: &Span) -> Result<(), Diagnostic> {
+        let data = self.data.get_or_insert_with(Data::default);
+        data.directive(cur, &self.env, directive)
+    }
+
     fn push(&mut self, item: Item) {
         if self.exhausted {
             return;
@@ -306,7 +444,14 @@ impl<'a> Expander<'a> {
         self.items.push(item);
     }
 
-    fn repeat(&mut self, cur: &mut Cursor, body: &[Line], block: Block) -> Result<(), Diagnostic> {
+    fn repeat(
+        &mut self,
+        cur: &mut Cursor,
+        all: &Arc<[Line]>,
+        body: Range<usize>,
+        block: &Block,
+        frame: Option<&Frame>,
+    ) -> Result<(), Diagnostic> {
         let (count, count_span) =
             cur.value(&self.env, 0, MAX_STATEMENTS as i64, "the repeat count")?;
         let counter = if cur.eat(",") {
@@ -353,7 +498,7 @@ impl<'a> Expander<'a> {
             if let Some(c) = &counter {
                 self.env.consts.insert(c.clone(), k as i64);
             }
-            self.lines(body);
+            self.lines(all, body.clone(), frame);
         }
         self.repeats -= 1;
         if let Some(c) = &counter {

@@ -8,6 +8,7 @@ use super::value_enums::{DialectArg, FormatArg};
 use super::{emit, CliError, Finished};
 use clap::{Args, ValueEnum};
 use gpu16::input::limits::{read_text, SOURCE};
+use gpu16::input::memory::{encode_memory, written_format};
 use gpu16::input::{assemble_source, load_program_as, program_format, ProgramFormat, SourceError};
 use gpu16::machine::Program;
 use gpu16::output::file::{is_stdout, OutputFile};
@@ -31,6 +32,12 @@ pub struct AsmArgs {
     /// The ISA dialect the source is written in.
     #[arg(long, value_enum, default_value = "spec")]
     pub dialect: DialectArg,
+    /// Also write the initial shared memory the source's `.data` directives give (4096
+    /// bytes; all zero, with a note, for a source without `.data`): raw bytes, or $readmemh
+    /// text for a name ending .hex, .mem, .vmem or .txt (as --mem reads it back); `-` for
+    /// stdout. Written together with the image: both or neither.
+    #[arg(long, value_name = "FILE")]
+    pub mem_out: Option<PathBuf>,
     /// Print one JSON object on stdout instead of text (the image must go to a file).
     ///
     /// Keys: `source` (SOURCE as given), `output` (the file written, or null), `format`
@@ -157,11 +164,29 @@ pub fn asm(args: AsmArgs) -> Result<Finished, CliError> {
             CliError::usage("--json and the image both write stdout: give -o FILE for the image");
         return Err(refuse(json, "usage", e, None));
     }
+    let mem_out = args.mem_out.as_deref().map(|p| Named::new("--mem-out", p));
+    if json && mem_out.as_ref().is_some_and(|m| is_stdout(&m.path)) {
+        let e = CliError::usage("--json and --mem-out - both write stdout: give --mem-out a file");
+        return Err(refuse(json, "usage", e, None));
+    }
+    let inputs = source_inputs("SOURCE", &args.source);
+    if let Some(mem) = &mem_out {
+        // The image and the memory must not overwrite each other (nor both go to stdout,
+        // where `--hex` without -o writes the image).
+        let image = out
+            .clone()
+            .unwrap_or_else(|| Named::new("--hex (stdout)", Path::new("-")));
+        check_distinct(&inputs, &[image, mem.clone()])
+            .map_err(|e| refuse(json, "usage", CliError::usage(e), None))?;
+    }
     let file = match &out {
-        Some(out) => Some(
-            output_file(&source_inputs("SOURCE", &args.source), out)
-                .map_err(|e| refuse_output(json, e, &out.path))?,
-        ),
+        Some(out) => {
+            Some(output_file(&inputs, out).map_err(|e| refuse_output(json, e, &out.path))?)
+        }
+        None => None,
+    };
+    let mem_file = match &mem_out {
+        Some(m) => Some(output_file(&inputs, m).map_err(|e| refuse_output(json, e, &m.path))?),
         None => None,
     };
     let name = args.source.display().to_string();
@@ -188,16 +213,28 @@ pub fn asm(args: AsmArgs) -> Result<Finished, CliError> {
     if !json {
         stderr_text!("{warnings}");
     }
+    let memory = mem_file
+        .as_ref()
+        .map(|m| memory_out(&assembly, m, &name, json));
     let Some(file) = file else {
+        if let (Some(m), Some(bytes)) = (&mem_file, &memory) {
+            write(m, bytes).map_err(|e| refuse(json, "output", e, Some(m.path())))?;
+        }
         emit(&hex_text(program)).map_err(CliError::failed)?;
         return Ok(Finished::Success);
     };
-    let written = if args.hex {
-        write(&file, hex_text(program).as_bytes())
+    let image = if args.hex {
+        hex_text(program).into_bytes()
     } else {
-        write(&file, &program.image())
+        program.image()
     };
-    written.map_err(|e| refuse(json, "output", e, Some(file.path())))?;
+    let mut together: Vec<(&OutputFile, &[u8])> = vec![(&file, &image)];
+    if let (Some(m), Some(bytes)) = (&mem_file, &memory) {
+        together.push((m, bytes));
+    }
+    write_together(&together)
+        .map_err(CliError::failed)
+        .map_err(|e| refuse(json, "output", e, Some(file.path())))?;
     if json {
         let list = (warnings.0.iter().zip(&findings))
             .map(|(d, f)| json_out::finding(d, f, &name))
@@ -220,13 +257,31 @@ pub fn asm(args: AsmArgs) -> Result<Finished, CliError> {
         program.len() * 32,
         gpu16::output::shown::path(file.path())
     );
-    // Where the image went to stdout, the summary goes to stderr, out of its way.
-    if file.is_stdout() {
+    // Where the image or the memory went to stdout, the summary goes to stderr, out of
+    // their way.
+    if file.is_stdout() || mem_file.as_ref().is_some_and(OutputFile::is_stdout) {
         stderr_text!("{summary}");
     } else {
         emit(&summary).map_err(CliError::failed)?;
     }
     Ok(Finished::Success)
+}
+
+/// The bytes `--mem-out` writes to `file`: the source's `.data` image in the format the
+/// file's name asks for; for a source without `.data`, all zero, with a note on stderr
+/// (not under --json) so an empty image is not mistaken for the intended one.
+fn memory_out(assembly: &Assembly, file: &OutputFile, name: &str, json: bool) -> Vec<u8> {
+    let zero = vec![0; gpu16::machine::memory::MEMORY_BYTES];
+    let bytes = assembly.memory.as_ref().unwrap_or_else(|| {
+        if !json {
+            stderr_line!(
+                "note: {name} has no `.data` directive: --mem-out {} holds all-zero memory",
+                gpu16::output::shown::path(file.path())
+            );
+        }
+        &zero
+    });
+    encode_memory(bytes, written_format(file.path()))
 }
 
 /// Why source did not assemble: it could not be read, or it has errors.

@@ -8,7 +8,7 @@ use super::value_enums::BackendArg;
 use super::{emit, CliError, Finished};
 use clap::Args;
 use gpu16::debugger::Session;
-use gpu16::input::load_program_with_map_in;
+use gpu16::input::{load_program_full, LoadedProgram, ProgramFormat};
 use gpu16::BackendKind;
 use std::io::{BufRead, IsTerminal, Read};
 use std::path::PathBuf;
@@ -89,9 +89,13 @@ pub fn debug(args: DebugArgs) -> Result<Finished, CliError> {
             "PROGRAM -: debug reads its commands from stdin, so the program must be a file",
         ));
     }
-    let (program, map) =
-        load_program_with_map_in(&args.program, args.machine.dialect()).map_err(loaded)?;
-    let memory = args.memory.load().map_err(loaded)?;
+    let format = ProgramFormat::of(&args.program).map_err(loaded)?;
+    let LoadedProgram {
+        program,
+        source_map: map,
+        memory: data,
+    } = load_program_full(&args.program, format, args.machine.dialect()).map_err(loaded)?;
+    let memory = args.memory.load_for(&args.program, data).map_err(loaded)?;
     let runner = args.machine.runner(args.backend.0);
     let mut session = Session::new(program, map, memory, runner, config, args.json);
     // Ctrl-C stops the command under way (the session stays where it was); a second one,

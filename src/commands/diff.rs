@@ -8,7 +8,7 @@ use super::value_enums::BackendArg;
 use super::{emit, CliError, Finished};
 use clap::Args;
 use gpu16::diff::{first_divergence, locate, Outcome};
-use gpu16::input::load_program_in;
+use gpu16::input::{load_program_full, ProgramFormat};
 use gpu16::machine::{Config, RunError};
 use gpu16::stop::StopSignal;
 use gpu16::Runner;
@@ -42,9 +42,14 @@ pub fn diff(args: DiffArgs) -> Result<Finished, CliError> {
     args.memory
         .check_stdin(&args.program)
         .map_err(CliError::usage)?;
-    let program =
-        load_program_in(&args.program, args.machine.dialect()).map_err(CliError::cannot_compare)?;
-    let memory = args.memory.load().map_err(CliError::cannot_compare)?;
+    let format = ProgramFormat::of(&args.program).map_err(CliError::cannot_compare)?;
+    let loaded = load_program_full(&args.program, format, args.machine.dialect())
+        .map_err(CliError::cannot_compare)?;
+    let program = loaded.program;
+    let memory = args
+        .memory
+        .load_for(&args.program, loaded.memory)
+        .map_err(CliError::cannot_compare)?;
     let (a, b) = (
         args.machine.runner(args.backends[0].0),
         args.machine.runner(args.backends[1].0),

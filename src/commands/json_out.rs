@@ -39,7 +39,8 @@ pub fn refuse_output(json: bool, error: CliError, path: &Path) -> CliError {
 
 /// One diagnostic: `severity` (`error`, `warning` or `note`), `file`, `line` and `column`
 /// (from 1, the column in characters), `message` (without location or carets) and `notes`
-/// (further messages about it; the assembler attaches none yet, so it is `[]`). A problem
+/// (further messages about it: for a line of a macro body, where each enclosing expansion
+/// was invoked, innermost first; otherwise `[]`). A problem
 /// of a whole input has `line` and `column` null and `file` the input `input`.
 pub fn diagnostic(d: &Diagnostic, input: &str) -> Value {
     let (file, line, column) = match &d.span {
@@ -52,7 +53,7 @@ pub fn diagnostic(d: &Diagnostic, input: &str) -> Value {
         "line": line,
         "column": column,
         "message": d.message,
-        "notes": [],
+        "notes": d.notes(),
     })
 }
 

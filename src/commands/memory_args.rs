@@ -1,6 +1,7 @@
 //! `--mem` and `--mem-format`, the initial shared memory, as `run`, `debug` and `diff` take
 //! them: one definition of the flags, their help and how they load
-//! ([`gpu16::input::memory`] owns the rule).
+//! ([`gpu16::input::memory`] owns the rule), and how they give way to, or win over, the
+//! memory an assembly source's `.data` directives give.
 
 use super::outputs::{one_stdin_reader, Named};
 use super::value_enums::MemoryFormatArg;
@@ -29,6 +30,24 @@ impl MemoryArgs {
         let mut inputs = vec![Named::new("PROGRAM", program)];
         inputs.extend(self.mem.as_deref().map(|m| Named::new("--mem", m)));
         one_stdin_reader(&inputs)
+    }
+
+    /// The initial memory of a run of `program`, whose source's `.data` gave `data`:
+    /// `--mem` when given (with a warning on stderr that `data` is ignored, if there is
+    /// any), else `data`, else none.
+    pub fn load_for(&self, program: &Path, data: Option<Vec<u8>>) -> Result<Vec<u8>, InputError> {
+        match (data, &self.mem) {
+            (Some(data), None) => Ok(data),
+            (Some(_), Some(mem)) => {
+                stderr_line!(
+                    "warning: --mem {} is the initial memory: the `.data` directives of {} are ignored",
+                    gpu16::output::shown::path(mem),
+                    gpu16::output::shown::path(program)
+                );
+                self.load()
+            }
+            (None, _) => self.load(),
+        }
     }
 
     /// The initial memory: the bytes the file gave, read by the one rule (memory past

@@ -12,7 +12,7 @@ use super::{CliError, Finished};
 use clap::{Args, ValueEnum};
 use gpu16::input::dump::{load_memory_dump, load_register_dump};
 use gpu16::input::stream::FrameStream;
-use gpu16::input::{load_program_as, program_format, InputError, ProgramFormat};
+use gpu16::input::{load_program_full, program_format, InputError, ProgramFormat};
 use gpu16::machine::{Config, Dialect, Observer, RunError, StopCause, TaskLog};
 use gpu16::output;
 use gpu16::output::events::Recorder;
@@ -143,12 +143,13 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
         && !see.needs_program()
         && args.expect_mem.is_none()
         && args.expect_regs.is_none();
-    let (mut stream, program, source_map) = if streams {
+    // A streamed image has no `.data`: only assembly source does.
+    let (mut stream, program, source_map, data) = if streams {
         let stream = FrameStream::open(&args.program).map_err(loaded)?;
-        (Some(stream), None, None)
+        (Some(stream), None, None, None)
     } else {
-        let (program, map) = load_program_as(&args.program, format, dialect).map_err(loaded)?;
-        (None, Some(program), map)
+        let l = load_program_full(&args.program, format, dialect).map_err(loaded)?;
+        (None, Some(l.program), l.source_map, l.memory)
     };
     if program.as_ref().is_some_and(|p| !p.can_end()) {
         stderr_line!(
@@ -157,7 +158,7 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
             gpu16::output::shown::path(&args.program)
         );
     }
-    let memory = args.memory.load().map_err(loaded)?;
+    let memory = args.memory.load_for(&args.program, data).map_err(loaded)?;
     let expect_mem = match &args.expect_mem {
         Some(p) => Some(
             load_memory_dump(
