@@ -66,7 +66,7 @@ def disassemble(image: Union[bytes, bytearray], dialect: str = "spec") -> str:
 
 def run(
     program: Union[bytes, bytearray, str],
-    memory: Memory = b"",
+    memory: Optional[Memory] = None,
     backend: str = "auto",
     dialect: str = "spec",
     timing: Optional[str] = None,
@@ -81,7 +81,7 @@ def run(
 
     ``program`` is a binary image (``bytes``) or assembly source (``str``, named ``name``
     in diagnostics and in the ``location`` of a failure). ``memory`` is the initial shared
-    memory, zero past its end: ``bytes`` are a raw image (at most 4096), a ``str`` is a
+    memory, zero past its end (``None``: the source's ``.data`` bytes, else zeros): ``bytes`` are a raw image (at most 4096), a ``str`` is a
     ``$readmemh`` text, and a path (``os.PathLike``, e.g. ``pathlib.Path``) is a file read
     as ``load_memory`` reads it; ``memory_format`` (``"hex"`` or ``"raw"``) overrides. ``backend`` is ``interp``, ``jit`` or
     ``auto``; ``dialect`` is ``spec`` or ``mcst``; ``issue`` is ``in-order`` or
@@ -143,7 +143,7 @@ class Machine:
     def __init__(
         self,
         program: Union[bytes, bytearray, str],
-        memory: Memory = b"",
+        memory: Optional[Memory] = None,
         backend: str = "auto",
         dialect: str = "spec",
         timing: Optional[str] = None,

@@ -68,10 +68,8 @@ fn dialect(name: &str) -> PyResult<Dialect> {
 
 /// Assemble `source` in `dialect`, named `name` in diagnostics and source locations;
 /// `.include`s are read beside `name`, each held to the CLI's limit.
-fn assembled(source: &str, name: &str, dialect: Dialect) -> PyResult<(Program, SourceMap)> {
-    input::assemble_source(source, Path::new(name), dialect)
-        .map(|a| (a.program, a.source_map))
-        .map_err(source_error)
+fn assembled(source: &str, name: &str, dialect: Dialect) -> PyResult<gpu16_asm::Assembly> {
+    input::assemble_source(source, Path::new(name), dialect).map_err(source_error)
 }
 
 /// `bytes`: the program image of assembly `source` in `dialect` (as `gpu16 asm` writes it).
@@ -83,7 +81,7 @@ fn assemble<'py>(
     name: &str,
     dialect: &str,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let (program, _) = assembled(source, name, self::dialect(dialect)?)?;
+    let program = assembled(source, name, self::dialect(dialect)?)?.program;
     Ok(PyBytes::new(py, &program.image()))
 }
 
@@ -165,7 +163,12 @@ pub(crate) fn run_inputs(
     name: &str,
     memory_format: Option<&str>,
 ) -> PyResult<RunInputs> {
-    let memory = memory_image(memory, memory_format)?;
+    // No memory given: the source's `.data`, if any (as `gpu16 run` without `--mem`).
+    let given = if memory.is_none() {
+        None
+    } else {
+        Some(memory_image(memory, memory_format)?)
+    };
     let backend = one_of(
         "backend",
         backend,
@@ -197,19 +200,20 @@ pub(crate) fn run_inputs(
         ..Config::default()
     };
     gpu16::dialect::check_config(&config, dialect).map_err(PyValueError::new_err)?;
-    let (program, source_map) = if let Ok(source) = program.cast::<PyString>() {
-        let (p, map) = assembled(source.to_str()?, name, dialect)?;
-        (p, Some(map))
+    let (program, source_map, data) = if let Ok(source) = program.cast::<PyString>() {
+        let a = assembled(source.to_str()?, name, dialect)?;
+        (a.program, Some(a.source_map), a.memory)
     } else if let Some(image) = byte_string(program) {
         let p =
             input::program_from_image(Path::new("program"), &image, dialect).map_err(load_error)?;
-        (p, None)
+        (p, None, None)
     } else {
         return Err(PyTypeError::new_err(format!(
             "program must be bytes (a program image) or str (assembly source), not {}",
             program.get_type().name()?
         )));
     };
+    let memory = given.or(data).unwrap_or_default();
     Ok(RunInputs {
         runner: Runner::from(backend),
         program,

@@ -170,3 +170,11 @@ def test_the_cosimulation_example_passes_against_itself_and_finds_a_bad_device()
     found = cosim.cosimulate(LATE_LOAD, Stuck(LATE_LOAD, b"\x33"), memory=b"\x33")
     # The part ends by `ready` in cycle 412: compared as cycle 413 begins.
     assert found == [cosim.Divergence(413, 0, "r5", 0x33, 0)]
+
+
+def test_a_sources_data_is_the_memory_when_none_is_given():
+    source = ".data 0x10, 7, 8\n.cf mask=1\n.if\n    ready\n"
+    assert bytes.fromhex(gpu16.run(source)["memory"])[0x10:0x12] == b"\x07\x08"
+    assert gpu16.Machine(source).memory[0x10] == 7
+    # Memory given wins, as --mem does.
+    assert bytes.fromhex(gpu16.run(source, memory=b"")["memory"])[0x10] == 0

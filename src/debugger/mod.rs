@@ -25,7 +25,7 @@ use crate::Runner;
 use command::{BreakSpec, Command};
 use gpu16_asm::SourceMap;
 use gpu16_machine::{
-    Config, CoreWait, FrameKind, Instr, MemOp, Program, RunError, RunFailure, RunReport,
+    Config, CoreWait, FrameKind, Instr, MemOp, Observer, Program, RunError, RunFailure, RunReport,
     UnfinishedCore,
 };
 use search::{
@@ -1298,31 +1298,15 @@ impl Session {
     /// here began, looked for in windows that double back from here.
     fn reverse_stepi(&mut self, core: u8) -> Result<String, Interrupted> {
         let before = self.cycle;
-        let mut back = 64u64;
-        let found = loop {
-            let from = before.saturating_sub(back);
-            let mut last = LastInstr {
+        let found = self.look_back(
+            |from| LastInstr {
                 core,
                 before,
                 from,
                 last: None,
-            };
-            let config = Config {
-                max_cycles: before.min(self.config.max_cycles),
-                tasks: gpu16_machine::TaskLog::None,
-                ..self.config
-            };
-            let mut both = (&mut last, self.interrupt.clone());
-            let _ =
-                crate::run_observed(self.runner, &self.program, &self.memory, &config, &mut both);
-            if self.interrupt.raised() {
-                return Err(Interrupted);
-            }
-            if last.last.is_some() || from == 0 {
-                break last.last;
-            }
-            back = back.saturating_mul(64);
-        };
+            },
+            |o| o.last,
+        )?;
         let Some((cycle, frame, ip)) = found else {
             return Ok(self.error(&format!(
                 "core {core} executed no instruction before cycle {before}; nothing was run"
@@ -1349,31 +1333,15 @@ impl Session {
             Err((k, r)) => format!("core {k} r{r}"),
         };
         let before = self.cycle;
-        let mut back = 64u64;
-        let found = loop {
-            let from = before.saturating_sub(back);
-            let mut last = LastWrite {
+        let found = self.look_back(
+            |from| LastWrite {
                 target,
                 before,
                 from,
                 last: None,
-            };
-            let config = Config {
-                max_cycles: before.min(self.config.max_cycles),
-                tasks: gpu16_machine::TaskLog::None,
-                ..self.config
-            };
-            let mut both = (&mut last, self.interrupt.clone());
-            let _ =
-                crate::run_observed(self.runner, &self.program, &self.memory, &config, &mut both);
-            if self.interrupt.raised() {
-                return Err(Interrupted);
-            }
-            if last.last.is_some() || from == 0 {
-                break last.last;
-            }
-            back = back.saturating_mul(64);
-        };
+            },
+            |o| o.last,
+        )?;
         let mut v = json!({"when": &name});
         let Some((cycle, core, frame, ip, value)) = found else {
             v["written"] = json!(false);
@@ -1392,6 +1360,38 @@ impl Session {
                  {value} (0x{value:02x})"
             )
         }))
+    }
+
+    /// What an observer made by `make(from)` finds (`found`) in runs up to where the
+    /// session stands that see instructions only from `from` on, `from` doubling back
+    /// from here (64 cycles, then 64 times further) until something is found or `from`
+    /// is cycle 0: the last instruction of a kind is usually near.
+    fn look_back<O: Observer, T>(
+        &self,
+        mut make: impl FnMut(u64) -> O,
+        found: impl Fn(&O) -> Option<T>,
+    ) -> Result<Option<T>, Interrupted> {
+        let config = Config {
+            max_cycles: self.cycle.min(self.config.max_cycles),
+            tasks: gpu16_machine::TaskLog::None,
+            ..self.config
+        };
+        let mut back = 64u64;
+        loop {
+            let from = self.cycle.saturating_sub(back);
+            let mut observer = make(from);
+            let mut both = (&mut observer, self.interrupt.clone());
+            let _ =
+                crate::run_observed(self.runner, &self.program, &self.memory, &config, &mut both);
+            if self.interrupt.raised() {
+                return Err(Interrupted);
+            }
+            let result = found(&observer);
+            if result.is_some() || from == 0 {
+                return Ok(result);
+            }
+            back = back.saturating_mul(64);
+        }
     }
 
     /// A session over the same program and points, before cycle 0.
