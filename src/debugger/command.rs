@@ -100,6 +100,8 @@ pub enum Command {
     ReverseStepi(u8),
     /// `reverse-continue`.
     ReverseContinue,
+    /// `reverse-finish`: back to where the current core's part began.
+    ReverseFinish,
     /// `regs [CORE]`.
     Regs(Option<u8>),
     /// `mem ADDR [LEN]`.
@@ -306,6 +308,7 @@ pub fn parse(line: &str) -> Result<Option<Command>, String> {
         ("reverse-step" | "rs", [n]) => Command::ReverseStep(ranged(n, "step count", u64::MAX)?),
         ("reverse-stepi" | "rsi", [k]) => Command::ReverseStepi(core(k)?),
         ("reverse-continue" | "rc", _) => no_args(Command::ReverseContinue)?,
+        ("reverse-finish", _) => no_args(Command::ReverseFinish)?,
         ("regs" | "r", []) => Command::Regs(None),
         ("regs" | "r", [k]) => Command::Regs(Some(core(k)?)),
         ("mem" | "m", [a]) => Command::Mem(addr(a)?, 16.min(MEMORY_BYTES as u16 - addr(a)?)),
@@ -385,6 +388,7 @@ run              restart  back to the start (before cycle 0); points stay
 reverse-step [N] rs     back N cycles (default 1)
 reverse-stepi CORE rsi  back to before that core's previous instruction
 reverse-continue rc     back to the previous stop (the one continue from the start makes last before here)
+reverse-finish          back to where the current core's part began (its first cycle)
 regs [CORE]      r      registers
 mem ADDR [LEN]   m      shared memory (LEN default 16)
 x/N ADDR                N bytes of shared memory (default 16)

@@ -269,6 +269,7 @@ impl Session {
             Command::ReverseStep(n) => self.moved(|s| s.reverse_step(n)),
             Command::ReverseStepi(core) => self.moved(|s| s.reverse_stepi(core)),
             Command::ReverseContinue => self.moved(Self::reverse_continue),
+            Command::ReverseFinish => self.moved(Self::reverse_finish),
             Command::Regs(core) => self.regs(core),
             Command::Mem(addr, len) => self.mem(addr, len),
             Command::Locks => self.moved(|s| s.locks()),
@@ -1292,6 +1293,35 @@ impl Session {
             json!({"event": "step", "cycle": c, "reverse": true}),
             || format!("back at cycle {c}"),
         ))
+    }
+
+    /// `reverse-finish`: back to when the first cycle of the current core's part began
+    /// (the task's start, from the task log).
+    fn reverse_finish(&mut self) -> Result<String, Interrupted> {
+        let k = self.current;
+        let Some(frame) = self.core_state(k)["frame"].as_u64() else {
+            return Ok(self.error(&format!("core {k} runs no frame here; nothing was run")));
+        };
+        let start = self
+            .state
+            .report()
+            .tasks
+            .iter()
+            .rev()
+            .find(|t| t.frame as u64 == frame && t.mask >> k & 1 != 0 && t.start <= self.cycle)
+            .map(|t| t.start);
+        let Some(start) = start else {
+            return Ok(self.error(&format!(
+                "the task log does not hold core {k}'s part; nothing was run"
+            )));
+        };
+        self.go(start)?;
+        let mut v = json!({"event": "step", "cycle": start, "core": k, "frame": frame,
+                           "ip": 0, "reverse": true});
+        let at = self.located(&mut v, frame as usize, 0);
+        Ok(line(self.json, v, || {
+            format!("back at cycle {start}, where core {k}'s part of frame {frame} began{at}")
+        }))
     }
 
     /// `reverse-stepi CORE`: back to when the cycle of that core's last instruction before
