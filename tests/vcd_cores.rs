@@ -228,3 +228,49 @@ fn vcd_regs_without_vcd_is_a_usage_error() {
         "{e}"
     );
 }
+
+#[test]
+fn a_cut_record_is_named_in_the_vcd_and_the_trace() {
+    // prefix_sum reports 191 events; --trace-limit 100 keeps fewer than twice the limit, so
+    // the recorder cuts only when its events are first read: the files must still say so.
+    let d = scratch("cut");
+    let (vcd, trace) = (d.join("p.vcd"), d.join("p.json"));
+    let o = gpu16(&[
+        "run",
+        "-q",
+        "examples/prefix_sum.s",
+        "--mem",
+        "examples/prefix_sum.mem.hex",
+        "--trace-limit",
+        "100",
+        "--vcd",
+        s(&vcd),
+        "--trace",
+        s(&trace),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let note = stderr(&o);
+    assert!(
+        note.contains("kept the 100 events before cycle 350"),
+        "{note}"
+    );
+    let v = std::fs::read_to_string(&vcd).unwrap();
+    assert!(v.contains("events from cycle 350 on were cut"), "{v}");
+    // The cores' record (100 changes) is cut too, at a cycle C no later than the events':
+    // the dump ends at C and says so.
+    let line = v
+        .lines()
+        .find(|l| l.contains("executed instructions from cycle"))
+        .expect("the cores' cut is named");
+    let c: u64 = line.split_whitespace().nth(7).unwrap().parse().unwrap();
+    assert!(c <= 350, "{line}");
+    assert!(
+        line.ends_with(&format!("the dump stops at cycle {c} $end")),
+        "{line}"
+    );
+    let last = format!("#{c}");
+    assert_eq!(v.lines().rfind(|l| l.starts_with('#')), Some(last.as_str()));
+    let t: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    assert_eq!(t["otherData"]["truncated"], true, "{}", t["otherData"]);
+}

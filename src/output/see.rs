@@ -83,11 +83,11 @@ impl SeeOptions {
             let outcome = crate::run_input_observed(backend, program, memory, config, &mut all);
             let ((mut rec, cores), _) = all;
             rec.set_cores(cores.finish(), self.vcd_regs);
-            return (outcome, Some(rec));
+            return (outcome, Some(settled(rec)));
         }
         let mut both = (Recorder::new(limit), progress);
         let outcome = crate::run_input_observed(backend, program, memory, config, &mut both);
-        (outcome, Some(both.0))
+        (outcome, Some(settled(both.0)))
     }
 
     /// The timeline chart with its final newline, if it was asked for.
@@ -127,6 +127,14 @@ impl SeeOptions {
             rec.dropped()
         ))
     }
+}
+
+/// `rec` with its last cut made: the recorder cuts lazily, when its events are first read,
+/// so a writer that asked [`Recorder::cut_at`] before reading them (the trace, the timeline
+/// and the VCD all do) would miss a cut made then and not say where its record stops.
+fn settled(mut rec: Recorder) -> Recorder {
+    rec.events();
+    rec
 }
 
 /// The machine a run left behind, finished or failed.
