@@ -274,3 +274,49 @@ fn a_cut_record_is_named_in_the_vcd_and_the_trace() {
         serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
     assert_eq!(t["otherData"]["truncated"], true, "{}", t["otherData"]);
 }
+
+#[test]
+fn mcst_rtl_bank_waits_are_stalls_in_the_vcd_and_the_timeline() {
+    // examples/mcst_bank0.s under mcst-rtl: core k >= 1 waits for bank 0 from 9 to its store
+    // in 8 + k, core 0 until its store in 24 (see the test above).
+    let d = scratch("mcst_stalls");
+    let vcd = d.join("w.vcd");
+    let o = gpu16(&[
+        "run",
+        "-q",
+        "examples/mcst_bank0.s",
+        "--dialect",
+        "mcst",
+        "--timing",
+        "mcst-rtl",
+        "--vcd",
+        s(&vcd),
+        "--timeline",
+        "--width",
+        "8",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let (_, changes) = read_vcd(&std::fs::read_to_string(&vcd).unwrap());
+    let stall = |k: u64| -> Vec<(u64, u64)> {
+        let name = format!("core{k}.stall");
+        changes
+            .iter()
+            .filter(|(_, n, _)| *n == name)
+            .map(|(t, _, v)| (*t, *v))
+            .collect()
+    };
+    assert_eq!(stall(0), [(9, 1), (24, 0)]);
+    assert_eq!(stall(1), []);
+    for k in 2..16 {
+        assert_eq!(stall(k), [(9, 1), (8 + k, 0)], "core {k}");
+    }
+    // Every stalled core's row marks a stall even at 8 columns for 26 cycles.
+    let chart = common::stdout(&o);
+    for k in 0..16 {
+        let row = chart
+            .lines()
+            .find(|l| l.starts_with(&format!("core {k} ")))
+            .unwrap();
+        assert_eq!(row.contains('*'), k != 1, "{row}");
+    }
+}
