@@ -162,3 +162,84 @@ fn fuzz_json_is_one_object_with_its_verdict() {
         .unwrap()
         .starts_with("/dev/null/repro: cannot write"));
 }
+
+/// The stdout of `o` as one JSON object on one line.
+fn json_of(o: &std::process::Output) -> serde_json::Value {
+    let out = stdout(o);
+    assert_eq!(out.lines().count(), 1, "{out}");
+    serde_json::from_str(&out).unwrap()
+}
+
+#[test]
+fn diff_json_of_identical_runs_exits_0() {
+    let p = example("counter.s");
+    let o = gpu16(&["diff", s(&p), "--json", "--backends", "interp", "auto"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        json_of(&o),
+        serde_json::json!({
+            "program": s(&p),
+            "backends": ["interp", "auto"],
+            "identical": true,
+            "divergence": null,
+        })
+    );
+}
+
+#[test]
+fn diff_json_gives_assembly_errors_as_diagnostic_objects_and_exits_2() {
+    let d = scratch("json_assemble");
+    let src = d.join("bad.s");
+    std::fs::write(&src, ".cf mask=1\n.if\n  add r1, r2\n  ready\n").unwrap();
+    let o = gpu16(&["diff", s(&src), "--json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let v = json_of(&o);
+    assert_eq!(v["stage"], "assemble");
+    assert_eq!(v["errors"], 1);
+    assert_eq!(v["error"], format!("{}: 1 error", s(&src)));
+    let diag = &v["diagnostics"][0];
+    assert_eq!(diag["file"], s(&src));
+    assert_eq!(diag["line"], 3);
+    assert_eq!(diag["column"], 13);
+    assert_eq!(diag["severity"], "error");
+    assert_eq!(diag["notes"], serde_json::json!([]));
+    assert!(!diag["message"].as_str().unwrap().contains('^'), "{diag}");
+    // stderr says what it says without --json.
+    assert!(stderr(&o).starts_with("error: "), "{}", stderr(&o));
+}
+
+#[test]
+fn diff_json_of_a_missing_file_names_it_and_exits_2() {
+    let d = scratch("json_missing");
+    let missing = d.join("missing.bin");
+    let o = gpu16(&["diff", s(&missing), "--json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let v = json_of(&o);
+    assert_eq!(v["stage"], "load");
+    assert_eq!(v["file"], s(&missing));
+    let m = d.join("missing.mem");
+    let o = gpu16(&["diff", s(&example("counter.s")), "--mem", s(&m), "--json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(json_of(&o)["file"], s(&m));
+}
+
+#[test]
+fn diff_json_of_a_timeout_is_an_error_object_and_exits_2() {
+    let d = scratch("json_timeout");
+    let src = d.join("busy.s");
+    // Runs for days: common::BUSY with a watchdog far past it.
+    std::fs::write(&src, common::BUSY).unwrap();
+    let o = gpu16(&[
+        "diff",
+        s(&src),
+        "--json",
+        "--max-cycles",
+        "288230376151711744",
+        "--timeout",
+        "0.3",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let v = json_of(&o);
+    assert_eq!(v["stage"], "compare");
+    assert!(v["error"].as_str().unwrap().starts_with("timeout: "), "{v}");
+}

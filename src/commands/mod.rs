@@ -5,6 +5,7 @@ pub mod asm;
 pub mod bounds;
 pub mod debug;
 pub mod diff;
+pub mod diff_json;
 pub mod docs;
 pub mod fuzz;
 pub mod gen;

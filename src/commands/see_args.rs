@@ -1,5 +1,6 @@
 //! The `gpu16 run` flags that show the machine: `--trace`, `--trace-limit`, `--timeline`,
-//! `--width`, `--mem-png`, `--palette`, `--png-scale` and `--vcd`. They are parsed here and handed to the
+//! `--width`, `--mem-png`, `--palette`, `--png-scale`, `--vcd` and `--vcd-regs`. They are
+//! parsed here and handed to the
 //! library as a [`SeeOptions`], which does the work.
 
 use super::bounds::{MAX_TRACE_LIMIT, MAX_WIDTH};
@@ -40,10 +41,14 @@ pub struct SeeArgs {
     #[arg(long, value_name = "N", default_value_t = 1, requires = "mem_png",
           value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_SCALE)))]
     pub png_scale: u32,
-    /// Write a value-change dump (GTKWave) of per-core busy/ready/stall, EXEC_MASK and the
-    /// task pointer to FILE (1 time unit = 1 cycle).
+    /// Write a value-change dump (GTKWave) of per-core busy/ready/stall and IP, EXEC_MASK
+    /// and the task pointer to FILE (1 time unit = 1 cycle).
     #[arg(long, value_name = "FILE")]
     pub vcd: Option<PathBuf>,
+    /// Add each core's registers r0..r15 to --vcd, 8 bits each (a raw image is then read
+    /// whole, for the control frames' R0 init).
+    #[arg(long, requires = "vcd")]
+    pub vcd_regs: bool,
 }
 
 impl SeeArgs {
@@ -58,6 +63,7 @@ impl SeeArgs {
             palette: self.palette.0,
             png_scale: self.png_scale,
             vcd: self.vcd,
+            vcd_regs: self.vcd_regs,
         }
     }
 }

@@ -7,6 +7,7 @@
 //! a cutoff cycle and lowers the cutoff whenever it holds too many: what survives is a clean
 //! prefix in time ("everything before cycle C"), which the writers can state honestly.
 
+use super::core_trace::CoreChanges;
 use gpu16_machine::{Config, Event, Observer};
 
 /// The recorder's default limit on kept events.
@@ -37,6 +38,8 @@ pub struct Recorder {
     seen: u64,
     config: Config,
     sorted: bool,
+    /// What each core executed, for the VCD, and whether it shows the registers.
+    cores: Option<(CoreChanges, bool)>,
 }
 
 impl Recorder {
@@ -50,7 +53,19 @@ impl Recorder {
             seen: 0,
             config: Config::default(),
             sorted: true,
+            cores: None,
         }
+    }
+
+    /// Keep what each core executed beside the events (`registers`: the VCD shows the
+    /// registers too).
+    pub fn set_cores(&mut self, changes: CoreChanges, registers: bool) {
+        self.cores = Some((changes, registers));
+    }
+
+    /// What each core executed, if kept, and whether the VCD shows the registers.
+    pub fn cores(&self) -> Option<(&CoreChanges, bool)> {
+        self.cores.as_ref().map(|(c, r)| (c, *r))
     }
 
     /// The configuration the run started with.

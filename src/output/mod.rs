@@ -2,6 +2,7 @@
 //! pictures of a run (trace, timeline, memory image, waveform), and the one way a file the
 //! user named is written (`file`).
 
+pub mod core_trace;
 pub mod events;
 pub mod exec_log;
 pub mod expect;

@@ -7,6 +7,7 @@
 //! The outputs are made for failed runs too: a trace of a run that faulted or hit the
 //! watchdog is often the quickest way to see why.
 
+use super::core_trace::CoreTrace;
 use super::events::Recorder;
 use super::png::Palette;
 use crate::{ProgramInput, Runner};
@@ -33,6 +34,8 @@ pub struct SeeOptions {
     pub png_scale: u32,
     /// Write a value-change dump (GTKWave) here.
     pub vcd: Option<PathBuf>,
+    /// Add each core's 16 registers to the value-change dump.
+    pub vcd_regs: bool,
 }
 
 /// The outcome of a run, as [`crate::run`] returns it.
@@ -46,7 +49,8 @@ impl SeeOptions {
     /// Whether an output needs the whole program after the run (the timeline names each
     /// task's group), so that it cannot be read as a stream.
     pub fn needs_program(&self) -> bool {
-        self.timeline
+        // The VCD's registers read each control frame's R0 init from the program.
+        self.timeline || (self.vcd.is_some() && self.vcd_regs)
     }
 
     /// Run as [`crate::run`] does, recording events if an output needs them.
@@ -65,9 +69,25 @@ impl SeeOptions {
             );
         }
         let limit = usize::try_from(self.trace_limit).unwrap_or(usize::MAX);
+        if self.vcd.is_some() {
+            // The VCD's per-core IP and registers need every executed instruction, kept
+            // within the same limit as the events.
+            let whole = match &program {
+                ProgramInput::Whole(p) => Some(*p),
+                ProgramInput::Stream(_) => None,
+            };
+            let mut all = (
+                (Recorder::new(limit), CoreTrace::new(whole, limit)),
+                progress,
+            );
+            let outcome = crate::run_input_observed(backend, program, memory, config, &mut all);
+            let ((mut rec, cores), _) = all;
+            rec.set_cores(cores.finish(), self.vcd_regs);
+            return (outcome, Some(settled(rec)));
+        }
         let mut both = (Recorder::new(limit), progress);
         let outcome = crate::run_input_observed(backend, program, memory, config, &mut both);
-        (outcome, Some(both.0))
+        (outcome, Some(settled(both.0)))
     }
 
     /// The timeline chart with its final newline, if it was asked for.
@@ -86,15 +106,35 @@ impl SeeOptions {
     /// The note for stderr when the event limit cut the record short.
     pub fn cut_note(&self, events: &Option<Recorder>) -> Option<String> {
         let rec = events.as_ref()?;
-        let c = rec.cut_at()?;
+        let cores = rec.cores().and_then(|(c, _)| c.cut_at);
+        let Some(c) = rec.cut_at() else {
+            let c = cores?;
+            return Some(format!(
+                "note: --trace-limit {} kept the executed instructions before cycle {c} for \
+                 the VCD's per-core signals; the VCD stops at cycle {c}",
+                self.trace_limit
+            ));
+        };
+        let vcd = match cores.filter(|&k| k < c) {
+            Some(k) => format!("; the VCD, for its per-core signals, at cycle {k}"),
+            None => String::new(),
+        };
         Some(format!(
             "note: --trace-limit {} kept the {} events before cycle {c} and dropped {} \
-             later ones; the trace, timeline and VCD stop at cycle {c}",
+             later ones; the trace, timeline and VCD stop at cycle {c}{vcd}",
             self.trace_limit,
             rec.seen() - rec.dropped(),
             rec.dropped()
         ))
     }
+}
+
+/// `rec` with its last cut made: the recorder cuts lazily, when its events are first read,
+/// so a writer that asked [`Recorder::cut_at`] before reading them (the trace, the timeline
+/// and the VCD all do) would miss a cut made then and not say where its record stops.
+fn settled(mut rec: Recorder) -> Recorder {
+    rec.events();
+    rec
 }
 
 /// The machine a run left behind, finished or failed.

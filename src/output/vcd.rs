@@ -10,13 +10,19 @@
 //!   the cycle after its last instruction.
 //! - per core (scope `coreN`): `busy` (1 from the first to the last cycle of its part of a
 //!   task, stalls included), `ready` (1 in the cycle of its part's last instruction, when it
-//!   signals READY), `stall` (1 in cycles its memory access stalled).
+//!   signals READY), `stall` (1 in cycles its memory access stalled), `ip[3:0]` (the IP of
+//!   the instruction it executes in the cycle, or stalls on; between its parts of tasks the
+//!   IP of its last instruction; 0 at reset) and, with `--vcd-regs`, `r0[7:0]`..`r15[7:0]`
+//!   (the value the register holds in the cycle: an instruction's write, or a control
+//!   frame's R0 init, shows from the cycle after it, as a clocked register file's would).
 //!
-//! Only value changes are written, after a `$dumpvars` of the values in cycle 0.
+//! Only value changes are written, after a `$dumpvars` of the values in cycle 0. The dump
+//! stops where `--trace-limit` cut the events or the executed instructions, and says so.
 
+use super::core_trace::CoreChanges;
 use super::events::Recorder;
 use gpu16_machine::Event;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
 
 const TP: usize = 0;
@@ -32,6 +38,24 @@ fn core_sig(kind: usize, core: u8) -> usize {
 }
 
 const SIGNALS: usize = 3 + 16 * 3;
+
+/// Signal index of core `core`'s IP: after the signals above, so their identifiers are the
+/// same with or without the new ones.
+fn ip_sig(core: u8) -> usize {
+    SIGNALS + usize::from(core)
+}
+
+/// Signal index of core `core`'s register `reg`.
+fn reg_sig(core: u8, reg: u8) -> usize {
+    SIGNALS + 16 + usize::from(core) * 16 + usize::from(reg & 15)
+}
+
+/// Every signal, the registers included.
+const ALL_SIGNALS: usize = SIGNALS + 16 + 16 * 16;
+
+/// Order within a time of a register write: it shows the cycle before's instruction, which
+/// is complete even at a cut (see [`write`]).
+const EARLIER_CYCLE: u8 = 3;
 
 /// The VCD identifier of signal `n`: printable characters from '!' on, base 94.
 fn ident(mut n: usize) -> String {
@@ -51,6 +75,8 @@ fn width(sig: usize) -> u32 {
         TP => 6,
         FRAME => 32,
         EXEC => 16,
+        _ if sig >= SIGNALS + 16 => 8,
+        _ if sig >= SIGNALS => 4,
         _ => 1,
     }
 }
@@ -66,6 +92,35 @@ fn value(sig: usize, v: u64, id: &str) -> String {
 /// (time, order within the time, signal, value): applying them sorted gives every
 /// signal's value at every time. Clears come before sets so back-to-back intervals merge.
 type Op = (u64, u8, usize, u64);
+
+/// The per-core `ip` and register changes of `cores` (registers only if `registers`); a
+/// core that stalled before an instruction shows its IP from the first stalled cycle.
+fn core_ops(events: &[Event], cores: &CoreChanges, registers: bool) -> Vec<Op> {
+    // (core, cycle retried) -> first stalled cycle; stalls back to back chain.
+    let stalls: HashMap<(u8, u64), u64> = events
+        .iter()
+        .filter_map(|e| match *e {
+            Event::Stall { core, from, to, .. } => Some(((core, to), from)),
+            _ => None,
+        })
+        .collect();
+    let mut ops = Vec::new();
+    for c in &cores.changes {
+        if let Some(ip) = c.ip {
+            let mut t = c.cycle;
+            while let Some(&from) = stalls.get(&(c.core, t)) {
+                t = from;
+            }
+            ops.push((t, 1, ip_sig(c.core), u64::from(ip)));
+        }
+        if registers {
+            for &(r, v) in c.writes.iter().flatten() {
+                ops.push((c.cycle + 1, EARLIER_CYCLE, reg_sig(c.core, r), u64::from(v)));
+            }
+        }
+    }
+    ops
+}
 
 fn ops(events: &[Event]) -> Vec<Op> {
     let mut ops = Vec::new();
@@ -124,9 +179,37 @@ fn ops(events: &[Event]) -> Vec<Op> {
 /// Write the dump of a run that took `cycles` cycles.
 pub fn write(w: &mut impl Write, rec: &mut Recorder, cycles: u64) -> io::Result<()> {
     let cut = rec.cut_at();
-    let end = cut.map_or(cycles, |c| c.min(cycles));
-    let ops = ops(rec.events());
-    let ids: Vec<String> = (0..SIGNALS).map(ident).collect();
+    let cores = rec.cores().map(|(c, r)| (c.clone(), r));
+    let cores_cut = cores.as_ref().and_then(|(c, _)| c.cut_at);
+    let mut end = [Some(cycles), cut, cores_cut]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap_or(cycles);
+    if let Some(c) = cores_cut {
+        // A stall that ends at or past the instructions' cut has no IP to show (the IP is
+        // the instruction it retries): stop before it rather than show a wrong one.
+        for e in rec.events() {
+            if let Event::Stall { from, to, .. } = *e {
+                if to >= c {
+                    end = end.min(from);
+                }
+            }
+        }
+    }
+    let is_cut = cut.is_some() || cores_cut.is_some();
+    let mut ops = ops(rec.events());
+    if let Some((changes, registers)) = &cores {
+        ops.extend(core_ops(rec.events(), changes, *registers));
+        ops.sort_by_key(|o| (o.0, o.1));
+    }
+    let registers = cores.as_ref().is_some_and(|c| c.1);
+    let signals = match (&cores, registers) {
+        (None, _) => SIGNALS,
+        (Some(_), false) => SIGNALS + 16,
+        (Some(_), true) => ALL_SIGNALS,
+    };
+    let ids: Vec<String> = (0..signals).map(ident).collect();
     writeln!(w, "$version gpu16 {} $end", env!("CARGO_PKG_VERSION"))?;
     writeln!(
         w,
@@ -136,6 +219,13 @@ pub fn write(w: &mut impl Write, rec: &mut Recorder, cycles: u64) -> io::Result<
         writeln!(
             w,
             "$comment events from cycle {c} on were cut by --trace-limit; the dump stops there $end"
+        )?;
+    }
+    if let Some(c) = cores_cut {
+        writeln!(
+            w,
+            "$comment the cores' executed instructions from cycle {c} on were cut by \
+             --trace-limit; the dump stops at cycle {end} $end"
         )?;
     }
     writeln!(w, "$timescale 1ns $end")?;
@@ -148,13 +238,27 @@ pub fn write(w: &mut impl Write, rec: &mut Recorder, cycles: u64) -> io::Result<
         for (kind, name) in [(BUSY, "busy"), (READY, "ready"), (STALL, "stall")] {
             writeln!(w, "$var wire 1 {} {name} $end", ids[core_sig(kind, core)])?;
         }
+        if cores.is_some() {
+            writeln!(w, "$var wire 4 {} ip [3:0] $end", ids[ip_sig(core)])?;
+        }
+        if registers {
+            for r in 0..16u8 {
+                writeln!(w, "$var wire 8 {} r{r} [7:0] $end", ids[reg_sig(core, r)])?;
+            }
+        }
         writeln!(w, "$upscope $end")?;
     }
     writeln!(w, "$upscope $end")?;
     writeln!(w, "$enddefinitions $end")?;
 
-    let mut now = [0u64; SIGNALS];
-    let mut dumped = now;
+    // A cut dump stops before the cut cycle, whose events are incomplete, but shows the
+    // register writes of the cycle before it, complete; a whole run ends with the cycle in
+    // which its last core became free.
+    ops.retain(|&(t, order, _, _)| match is_cut {
+        true => t < end || (t == end && order == EARLIER_CYCLE),
+        false => t <= end,
+    });
+    let mut now = vec![0u64; signals];
     let mut i = 0;
     // Cycle 0 goes into $dumpvars; later cycles only as changes.
     while i < ops.len() && ops[i].0 == 0 {
@@ -167,12 +271,9 @@ pub fn write(w: &mut impl Write, rec: &mut Recorder, cycles: u64) -> io::Result<
         writeln!(w, "{}", value(sig, *v, &ids[sig]))?;
     }
     writeln!(w, "$end")?;
-    dumped.copy_from_slice(&now);
+    let mut dumped = now.clone();
     let mut last = 0;
-    // A cut run stops before the cut cycle, whose events are incomplete; a whole run ends
-    // with the cycle in which its last core became free.
-    let shown = |t: u64| if cut.is_some() { t < end } else { t <= end };
-    while i < ops.len() && shown(ops[i].0) {
+    while i < ops.len() {
         let t = ops[i].0;
         let mut touched = Vec::new();
         while i < ops.len() && ops[i].0 == t {
@@ -205,6 +306,7 @@ pub fn write(w: &mut impl Write, rec: &mut Recorder, cycles: u64) -> io::Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::output::core_trace::CoreTrace;
     use crate::output::testprog::*;
     use crate::BackendKind;
     use gpu16_machine::{Config, Program};
@@ -330,5 +432,102 @@ mod tests {
             [(5, 1), (8, 0), (13, 2), (17, 0), (21, 4), (22, 0)]
         );
         assert_eq!(of("tp"), [(1, 1), (8, 2), (9, 3), (13, 4), (17, 5)]);
+    }
+    /// The dump of `p` with the per-core signals, keeping at most `limit` changes of them.
+    fn dump_cores(p: &Program, registers: bool, limit: usize) -> String {
+        let mut obs = (Recorder::new(10_000), CoreTrace::new(Some(p), limit));
+        let r =
+            crate::run_observed(BackendKind::Interp, p, &[], &Config::default(), &mut obs).unwrap();
+        let (mut rec, cores) = obs;
+        rec.set_cores(cores.finish(), registers);
+        let mut out = Vec::new();
+        write(&mut out, &mut rec, r.cycles).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    /// The changes of the per-core `ip` and `rN` signals, sorted.
+    fn core_changes(vcd: &str) -> Vec<Change> {
+        let (_, got) = changes(vcd);
+        let mut got: Vec<Change> = got
+            .into_iter()
+            .filter(|c| c.1.contains(".ip") || c.1.contains(".r"))
+            .filter(|c| !c.1.ends_with(".ready"))
+            .collect();
+        got.sort();
+        got
+    }
+
+    #[test]
+    fn lock_pair_ip_and_registers_by_hand() {
+        // testprog::lock_pair, R0 = 1 on both cores from the CF in cycle 0 (shown from 1).
+        // Core 0: set_const 5, r8 in 5 (r8 = 5 from 6); ld_sync [r8, r0], r9 of 0x105 in 6
+        // (reads 0: no change); add r9, r8, r9 in 7 (r9 = 5 from 8); st_sync in 8; ready
+        // in 9. Core 1: set_const in 5; its ld_sync stalls in 6 and 7 (IP 1 from 6) and
+        // reads core 0's 5 in 8 (from 9); add in 9 (r9 = 10 from 10); st_sync 10; ready 11.
+        let got = core_changes(&dump_cores(&lock_pair(), true, 10_000));
+        let c = |t: u64, n: &str, v: u64| (t, format!("gpu16.{n}"), v);
+        let mut want = vec![
+            c(1, "core0.r0", 1),
+            c(6, "core0.r8", 5),
+            c(6, "core0.ip", 1),
+            c(7, "core0.ip", 2),
+            c(8, "core0.r9", 5),
+            c(8, "core0.ip", 3),
+            c(9, "core0.ip", 4),
+            c(1, "core1.r0", 1),
+            c(6, "core1.r8", 5),
+            c(6, "core1.ip", 1),
+            c(9, "core1.r9", 5),
+            c(9, "core1.ip", 2),
+            c(10, "core1.r9", 10),
+            c(10, "core1.ip", 3),
+            c(11, "core1.ip", 4),
+        ];
+        want.sort();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn without_registers_only_the_ip_is_added() {
+        let v = dump_cores(&lock_pair(), false, 10_000);
+        let (init, _) = changes(&v);
+        assert_eq!(init.len(), 3 + 16 * 4);
+        assert!(init.contains_key("gpu16.core15.ip"));
+        assert!(v.contains(" ip [3:0] $end"));
+        assert!(!v.contains(" r0 [7:0] $end"));
+        // The signals of before keep their identifiers.
+        assert!(v.contains("$var wire 16 # exec_mask [15:0] $end"));
+        let with = dump_cores(&lock_pair(), true, 10_000);
+        assert_eq!(changes(&with).0.len(), 3 + 16 * 4 + 16 * 16);
+    }
+
+    #[test]
+    fn a_cut_stops_the_dump_and_says_where() {
+        // Limit 5: the changes by cycle are the two R0 inits (0), the set_consts (5, 5),
+        // core 0's ld_sync (6), its add (7), ...: the sixth is in cycle 7, so the cut is
+        // there. Core 1's stall from 6 retries at 8, past the cut: its IP in 6 is not
+        // known, so the dump stops at 6. Limit 3: the cut is at 5, where the dump stops.
+        let v = dump_cores(&lock_pair(), true, 5);
+        assert!(
+            v.contains("executed instructions from cycle 7 on were cut by --trace-limit; the dump stops at cycle 6"),
+            "{v}"
+        );
+        assert_eq!(v.lines().rfind(|l| l.starts_with('#')), Some("#6"));
+        let c = |t: u64, n: &str, v: u64| (t, format!("gpu16.{n}"), v);
+        let mut want = vec![
+            c(1, "core0.r0", 1),
+            c(1, "core1.r0", 1),
+            c(6, "core0.r8", 5),
+            c(6, "core1.r8", 5),
+            c(6, "core0.ip", 1),
+        ];
+        want.sort();
+        // Cycle 6 itself is not shown (the cut dump stops before it), except the register
+        // writes of cycle 5, complete.
+        want.retain(|x| x.0 < 6 || x.1.contains(".r"));
+        assert_eq!(core_changes(&v), want);
+        let v = dump_cores(&lock_pair(), true, 3);
+        assert!(v.contains("from cycle 5 on were cut"), "{v}");
+        assert_eq!(v.lines().rfind(|l| l.starts_with('#')), Some("#5"));
     }
 }
