@@ -1,8 +1,8 @@
 //! The debugger's searches against a plain run of the same program (issue 32's target: a
 //! breakpoint hit at the end of a 33M-cycle loop, and a watchpoint on its last write, each
 //! within 2x of a plain run). `run` is the plain run; `break` and `watch` are a session
-//! answering `break`/`watch` then `continue`; `step` moves a session to the loop's end in
-//! one `step`. Each on the interpreter and on `auto`.
+//! answering `break`/`watch` then `continue`; `steps` moves a session near the loop's end
+//! and then takes a hundred steps of 1000 cycles. Each on the interpreter and on `auto`.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use gpu16::debugger::Session;
@@ -56,6 +56,18 @@ fn debugger(c: &mut Criterion) {
         let name = backend.name();
         g.bench_function(format!("run/{name}"), |b| {
             b.iter(|| black_box(gpu16::run(runner, &program, &[], &Config::default()).is_ok()))
+        });
+        // Near the loop's end, a hundred steps of 1000 cycles: each goes on from where the
+        // last stopped.
+        g.bench_function(format!("steps/{name}"), |b| {
+            b.iter(|| {
+                let mut s = session(&program, runner);
+                s.execute("step 33000000");
+                for _ in 0..100 {
+                    s.execute("step 1000");
+                }
+                black_box(s.execute("where").text)
+            })
         });
         for (what, line) in [("break", "break 1:13"), ("watch", "watch 5")] {
             g.bench_function(format!("{what}/{name}"), |b| {

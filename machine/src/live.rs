@@ -17,10 +17,12 @@ use crate::frame::{Program, FRAME_BYTES};
 use crate::held::Held;
 use crate::mcst;
 use crate::memory::MEMORY_BYTES;
-use crate::observe::{Event, Observer};
+use crate::observe::{Event, Observer, StopCause};
 use crate::report::{RunError, RunFailure, RunReport, UnfinishedCore};
 use crate::run::{adopt_state, rewind_cycle, Run};
 use crate::task_memory::ProgramFrames;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// The most events a live machine keeps for [`Machine::take_events`]; later ones are
 /// counted, not kept, until they are taken.
@@ -83,9 +85,20 @@ struct EventLog {
     dropped: u64,
     /// A replay's run up to the failing step reports nothing (those events were reported).
     muted: bool,
+    /// Raised from outside (Ctrl-C): the run stops soon after, and is over.
+    interrupt: Option<Arc<AtomicBool>>,
 }
 
 impl Observer for EventLog {
+    const WANTS_PROGRESS: bool = true;
+
+    fn stop_requested(&mut self) -> Option<StopCause> {
+        self.interrupt
+            .as_ref()
+            .filter(|f| f.load(Ordering::Relaxed))
+            .map(|_| StopCause::Interrupt)
+    }
+
     fn event(&mut self, event: Event) {
         if self.muted {
             return;
@@ -159,6 +172,12 @@ pub trait Live {
     /// The events reported since the last call (at most [`EVENT_LIMIT`]), and how many
     /// more were left out for that limit.
     fn take_events(&mut self) -> (Vec<Event>, u64);
+    /// A flag that, raised (Ctrl-C), stops the run under way soon after, as
+    /// [`RunError::Stopped`]: the run is then over.
+    fn set_interrupt(&mut self, flag: Arc<AtomicBool>);
+    /// Whether to keep events for [`Live::take_events`] (the default); a caller that never
+    /// takes them says no, and none are kept.
+    fn keep_events(&mut self, keep: bool);
 }
 
 /// A run that pauses between cycles (see the module doc).
@@ -287,8 +306,10 @@ impl<B: Backend + 'static> Machine<B> {
             _ => None,
         };
         let replayed = std::mem::take(run.observer_mut());
-        events.events.extend(replayed.events);
-        events.dropped += replayed.dropped;
+        if !events.muted {
+            events.events.extend(replayed.events);
+            events.dropped += replayed.dropped;
+        }
         stop
     }
 
@@ -457,12 +478,16 @@ impl<B: Backend + 'static> Live for Machine<B> {
         Ok(())
     }
 
+    fn set_interrupt(&mut self, flag: Arc<AtomicBool>) {
+        self.events_mut().interrupt = Some(flag);
+    }
+
+    fn keep_events(&mut self, keep: bool) {
+        self.events_mut().muted = !keep;
+    }
+
     fn take_events(&mut self) -> (Vec<Event>, u64) {
-        let log = match &mut self.now {
-            Now::Spec(run) => run.observer_mut(),
-            Now::Mcst { events, .. } | Now::Over { events, .. } => events,
-            Now::Moving => unreachable!("a machine is never left moving"),
-        };
+        let log = self.events_mut();
         (
             std::mem::take(&mut log.events),
             std::mem::take(&mut log.dropped),
@@ -475,5 +500,15 @@ fn over_state(outcome: &Result<RunReport, Box<RunFailure>>) -> &RunReport {
     match outcome {
         Ok(report) => report,
         Err(failure) => &failure.state,
+    }
+}
+
+impl<B: Backend + 'static> Machine<B> {
+    fn events_mut(&mut self) -> &mut EventLog {
+        match &mut self.now {
+            Now::Spec(run) => run.observer_mut(),
+            Now::Mcst { events, .. } | Now::Over { events, .. } => events,
+            Now::Moving => unreachable!("a machine is never left moving"),
+        }
     }
 }

@@ -19,6 +19,7 @@ pub mod command;
 pub mod expr;
 pub mod search;
 
+use crate::live::{Live, Status as LiveStatus};
 use crate::output;
 use crate::output::location::Location;
 use crate::Runner;
@@ -134,6 +135,10 @@ pub struct Session {
     next_display: u64,
     /// The last command that moves the session, repeated by an empty line at a terminal.
     last_move: Option<String>,
+    /// A live machine at or before where the session stands, which moves forward go on
+    /// from instead of running from the start (`None` until the first, and after a move
+    /// back or an interrupted one).
+    live: Option<Box<dyn Live>>,
 }
 
 /// A run was interrupted (Ctrl-C): the session stays where it was.
@@ -198,6 +203,7 @@ impl Session {
             displays: BTreeMap::new(),
             next_display: 1,
             last_move: None,
+            live: None,
         };
         if let Ok(state) = s.run_to(0) {
             s.state = state;
@@ -583,6 +589,63 @@ impl Session {
         })
     }
 
+    /// [`Session::run_to`] `limit`, on the session's live machine where it stands at or
+    /// before `limit` (a move forward costs the cycles moved), else on a new one from the
+    /// start. Where the JIT cannot start, the plain way.
+    fn move_to(&mut self, limit: u64) -> Result<Snapshot, Interrupted> {
+        let reusable = self
+            .live
+            .as_ref()
+            .is_some_and(|m| matches!(m.status(), LiveStatus::Paused(c) if c <= limit));
+        if !reusable {
+            self.live = None;
+            match crate::live::machine(
+                self.runner,
+                self.program.clone(),
+                &self.memory,
+                &self.config,
+            ) {
+                Ok(mut m) => {
+                    m.set_interrupt(self.interrupt.0.clone());
+                    m.keep_events(false);
+                    self.live = Some(m);
+                }
+                Err(_) => return self.run_to(limit),
+            }
+        }
+        let Some(m) = self.live.as_mut() else {
+            return self.run_to(limit);
+        };
+        let status = m.run_until(limit.min(self.config.max_cycles));
+        if self.interrupt.raised() {
+            self.live = None;
+            return Err(Interrupted);
+        }
+        Ok(match status {
+            LiveStatus::Paused(_) => Snapshot::Paused {
+                report: m.report().unwrap_or_else(|f| f.state),
+                cores: m.unfinished(),
+            },
+            LiveStatus::Ended => match m.report() {
+                Ok(report) => Snapshot::Ended(report),
+                Err(f) => Snapshot::Ended(f.state),
+            },
+            LiveStatus::Failed => {
+                let failure = match m.report() {
+                    Err(f) => f,
+                    Ok(r) => unreachable!("a failed machine reports a failure, not {}", r.cycles),
+                };
+                let cores = match failure.error {
+                    // The state of a fault is the machine when its cycle began: the
+                    // cores then are those of a run the watchdog stops there.
+                    RunError::Fault { cycle, .. } => self.cores_when(cycle)?,
+                    _ => output::location::unfinished(&failure.error).to_vec(),
+                };
+                Snapshot::Failed { failure, cores }
+            }
+        })
+    }
+
     /// The cores whose part had not ended when `cycle` began (none if the run ended or
     /// failed before).
     fn cores_when(&self, cycle: u64) -> Result<Vec<UnfinishedCore>, Interrupted> {
@@ -610,7 +673,7 @@ impl Session {
 
     /// Move to the machine when cycle `limit` begins; no stop is behind it yet.
     fn go(&mut self, limit: u64) -> Result<(), Interrupted> {
-        self.state = self.run_to(limit)?;
+        self.state = self.move_to(limit)?;
         self.skip = None;
         self.watched = None;
         self.cycle = match &self.state {
