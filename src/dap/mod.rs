@@ -30,6 +30,26 @@ const MAX_EXPRESSION: usize = 4096;
 /// past it, so a flood of requests costs bounded memory.
 const QUEUE: usize = 16;
 
+/// The requests that need a launched program.
+const NEED_SESSION: &[&str] = &[
+    "setBreakpoints",
+    "dataBreakpointInfo",
+    "setDataBreakpoints",
+    "configurationDone",
+    "stackTrace",
+    "scopes",
+    "variables",
+    "evaluate",
+    "exceptionInfo",
+    "continue",
+    "next",
+    "stepIn",
+    "stepBack",
+    "reverseContinue",
+    "restart",
+    "pause",
+];
+
 /// The flag that interrupts the session's runs, once a session exists.
 type InterruptSlot = Arc<Mutex<Option<Arc<AtomicBool>>>>;
 
@@ -185,7 +205,9 @@ impl<W: Write> Server<W> {
             }
             "setExceptionBreakpoints" => Ok(json!({"breakpoints": []})),
             "threads" => Ok(views::threads()),
-            _ if self.session.is_none() => Err(format!("`{command}` needs a launched program")),
+            _ if self.session.is_none() && NEED_SESSION.contains(&command) => {
+                Err(format!("`{command}` needs a launched program"))
+            }
             "setBreakpoints" => self.set_breakpoints(args),
             "dataBreakpointInfo" => Ok(data_breakpoint_info(args)),
             "setDataBreakpoints" => self.set_data_breakpoints(args),
