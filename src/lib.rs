@@ -102,6 +102,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod dap;
 pub mod debugger;
 pub mod dialect;
 pub mod diff;

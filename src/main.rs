@@ -52,6 +52,9 @@ enum Command {
     /// Debug a program: breakpoints, watchpoints, stepping and the machine's state, with
     /// commands one a line on stdin.
     Debug(commands::debug::DebugArgs),
+    /// Serve the Debug Adapter Protocol on stdin/stdout, so editors (VS Code, nvim-dap,
+    /// Emacs dap-mode) can debug a program: the `debug` session behind an editor.
+    Dap(commands::dap::DapArgs),
     /// Run a program on two backends and print `identical` or the first divergence.
     Diff(commands::diff::DiffArgs),
     /// Diff two backends on many generated programs, in parallel, shrinking any divergence.
@@ -79,6 +82,7 @@ fn main() -> ExitCode {
         Command::Check(args) => commands::asm::check(args),
         Command::Gen(args) => commands::gen::gen(args),
         Command::Debug(args) => commands::debug::debug(args),
+        Command::Dap(args) => commands::dap::dap(args),
         Command::Diff(args) => commands::diff::diff(args),
         Command::Fuzz(args) => commands::fuzz::fuzz(args),
         Command::Completions(args) => commands::docs::completions(args, Cli::command()),

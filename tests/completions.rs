@@ -10,13 +10,14 @@ use std::process::{Command, Stdio};
 
 /// Every subcommand, written out by hand: a new one must be added here, and so be seen to
 /// appear in the scripts and pages.
-const SUBCOMMANDS: [&str; 10] = [
+const SUBCOMMANDS: [&str; 11] = [
     "run",
     "asm",
     "disasm",
     "check",
     "gen",
     "debug",
+    "dap",
     "diff",
     "fuzz",
     "completions",
@@ -34,7 +35,7 @@ fn the_bash_script_completes_every_subcommand_and_their_flags() {
     // The words offered after `gpu16`, in the order the commands are declared.
     assert!(
         script.contains(
-            "opts=\"-h -V --help --version run asm disasm check gen debug diff fuzz completions man help\""
+            "opts=\"-h -V --help --version run asm disasm check gen debug dap diff fuzz completions man help\""
         ),
         "{script}"
     );

@@ -80,24 +80,10 @@ pub fn debug(args: DebugArgs) -> Result<Finished, CliError> {
         }
         error
     };
-    let config = args.machine.checked_config().map_err(CliError::usage)?;
-    args.memory
-        .check_stdin(&args.program)
-        .map_err(CliError::usage)?;
-    if args.program.as_os_str() == "-" {
-        return Err(CliError::usage(
-            "PROGRAM -: debug reads its commands from stdin, so the program must be a file",
-        ));
-    }
-    let format = ProgramFormat::of(&args.program).map_err(loaded)?;
-    let LoadedProgram {
-        program,
-        source_map: map,
-        memory: data,
-    } = load_program_full(&args.program, format, args.machine.dialect()).map_err(loaded)?;
-    let memory = args.memory.load_for(&args.program, data).map_err(loaded)?;
-    let runner = args.machine.runner(args.backend.0);
-    let mut session = Session::new(program, map, memory, runner, config, args.json);
+    let mut session = open_session(&args, args.json).map_err(|e| match e {
+        Unopened::Usage(e) => e,
+        Unopened::Load(e) => loaded(e),
+    })?;
     // Ctrl-C stops the command under way (the session stays where it was); a second one,
     // before the next command starts, ends the process.
     let interrupt = session.interrupt();
@@ -146,6 +132,45 @@ pub fn debug(args: DebugArgs) -> Result<Finished, CliError> {
             return Ok(Finished::Success);
         }
     }
+}
+
+/// Why a session could not be opened.
+pub enum Unopened {
+    /// The flags ask for something impossible (a usage error, status 2).
+    Usage(CliError),
+    /// The program or the memory image cannot be loaded.
+    Load(gpu16::input::InputError),
+}
+
+/// The session `gpu16 debug` and `gpu16 dap` debug: the program (assembly with its source
+/// map, or an image) and `--mem` loaded, the machine flags checked, answering in JSON if
+/// `json`. One function, so both load a program exactly alike.
+pub fn open_session(args: &DebugArgs, json: bool) -> Result<Session, Unopened> {
+    let config = args
+        .machine
+        .checked_config()
+        .map_err(|e| Unopened::Usage(CliError::usage(e)))?;
+    args.memory
+        .check_stdin(&args.program)
+        .map_err(|e| Unopened::Usage(CliError::usage(e)))?;
+    if args.program.as_os_str() == "-" {
+        return Err(Unopened::Usage(CliError::usage(
+            "PROGRAM -: debug reads its commands from stdin, so the program must be a file",
+        )));
+    }
+    let format = ProgramFormat::of(&args.program).map_err(Unopened::Load)?;
+    let LoadedProgram {
+        program,
+        source_map: map,
+        memory: data,
+    } = load_program_full(&args.program, format, args.machine.dialect()).map_err(Unopened::Load)?;
+    // The source's `.data` is the memory unless --mem is given.
+    let memory = args
+        .memory
+        .load_for(&args.program, data)
+        .map_err(Unopened::Load)?;
+    let runner = args.machine.runner(args.backend.0);
+    Ok(Session::new(program, map, memory, runner, config, json))
 }
 
 /// Where the commands come from: a terminal with line editing and history, or plain lines

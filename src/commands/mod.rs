@@ -3,6 +3,7 @@
 
 pub mod asm;
 pub mod bounds;
+pub mod dap;
 pub mod debug;
 pub mod diff;
 pub mod diff_json;
