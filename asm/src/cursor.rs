@@ -300,8 +300,9 @@ fn overflow(what: String) -> String {
 }
 
 /// How tightly a binary operator binds, as in C (higher binds tighter); `None` for a token
-/// that is not a binary operator, which ends the expression.
-fn precedence(op: &str) -> Option<u8> {
+/// that is not a binary operator, which ends the expression. The one table of the
+/// expression language, which the debugger's expressions use too.
+pub fn precedence(op: &str) -> Option<u8> {
     Some(match op {
         "||" => 1,
         "&&" => 2,
@@ -318,7 +319,7 @@ fn precedence(op: &str) -> Option<u8> {
 }
 
 /// `lhs op rhs` for a binary operator, or why it has no 64-bit value.
-fn binary(op: &str, lhs: i64, rhs: i64) -> Result<i64, String> {
+pub fn binary(op: &str, lhs: i64, rhs: i64) -> Result<i64, String> {
     let truth = |b: bool| Ok(i64::from(b));
     let checked = match op {
         "||" => return truth(lhs != 0 || rhs != 0),

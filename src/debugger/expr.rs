@@ -1,8 +1,10 @@
-//! The debugger's expressions (`print`, `display`): numbers, registers and memory bytes of
-//! the machine where the session stands, with C's operators and precedence. `rN` is
-//! register N of the current core, `cK.rN` of core K; `[E]` is the byte at address E;
-//! `cycle` and `core` are the session's cycle and current core. Values are 64-bit and wrap;
-//! a comparison or a logical operator gives 1 or 0; dividing by zero is an error.
+//! The debugger's expressions (`print`, `display`, breakpoint conditions): numbers,
+//! registers and memory bytes of the machine where the session stands, with the
+//! assembler's operators (`gpu16_asm::precedence` and `gpu16_asm::binary`: C's precedence,
+//! signed 64-bit values, an overflow or a division by zero an error, a comparison or a
+//! logical operator 1 or 0). `rN` is register N of the current core, `cK.rN` of core K;
+//! `[E]` is the byte at address E; `cycle` and `core` are the session's cycle and current
+//! core.
 
 /// What an expression can read.
 pub trait Machine {
@@ -22,7 +24,7 @@ const MAX_DEPTH: usize = 64;
 
 #[derive(Clone, Debug, PartialEq)]
 enum Token {
-    Num(u64),
+    Num(i64),
     Reg(Option<u8>, u8),
     Word(String),
     Op(&'static str),
@@ -67,8 +69,9 @@ fn register_number(s: &str) -> Option<u8> {
 fn word(w: &str) -> Result<Token, String> {
     if w.as_bytes()[0].is_ascii_digit() {
         return super::command::number(w)
+            .and_then(|n| i64::try_from(n).ok())
             .map(Token::Num)
-            .ok_or_else(|| format!("{w:?} is not a number"));
+            .ok_or_else(|| format!("{w:?} is not a number in 0..2^63"));
     }
     if let Some(n) = register_number(w) {
         return Ok(Token::Reg(None, n));
@@ -98,23 +101,6 @@ struct Parser<'a, M: Machine> {
     depth: usize,
 }
 
-/// Binding power of a binary operator (higher binds tighter), as in C.
-fn power(op: &str) -> Option<u8> {
-    Some(match op {
-        "||" => 1,
-        "&&" => 2,
-        "|" => 3,
-        "^" => 4,
-        "&" => 5,
-        "==" | "!=" => 6,
-        "<" | "<=" | ">" | ">=" => 7,
-        "<<" | ">>" => 8,
-        "+" | "-" => 9,
-        "*" | "/" | "%" => 10,
-        _ => return None,
-    })
-}
-
 impl<M: Machine> Parser<'_, M> {
     fn peek(&self) -> Option<&Token> {
         self.tokens.get(self.at)
@@ -130,7 +116,7 @@ impl<M: Machine> Parser<'_, M> {
         }
     }
 
-    fn expr(&mut self, min: u8) -> Result<u64, String> {
+    fn expr(&mut self, min: u8) -> Result<i64, String> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
             return Err(format!("the expression nests deeper than {MAX_DEPTH}"));
@@ -138,29 +124,31 @@ impl<M: Machine> Parser<'_, M> {
         let mut left = self.unary()?;
         while let Some(Token::Op(op)) = self.peek() {
             let op = *op;
-            let Some(p) = power(op) else { break };
+            let Some(p) = gpu16_asm::precedence(op) else {
+                break;
+            };
             if p < min {
                 break;
             }
             self.at += 1;
             let right = self.expr(p + 1)?;
-            left = binary(op, left, right)?;
+            left = gpu16_asm::binary(op, left, right)?;
         }
         self.depth -= 1;
         Ok(left)
     }
 
-    fn unary(&mut self) -> Result<u64, String> {
+    fn unary(&mut self) -> Result<i64, String> {
         let token = self.peek().cloned();
         self.at += 1;
         match token {
             Some(Token::Num(n)) => Ok(n),
             Some(Token::Reg(core, r)) => {
                 let core = core.unwrap_or_else(|| self.machine.core());
-                Ok(u64::from(self.machine.register(core, r)))
+                Ok(i64::from(self.machine.register(core, r)))
             }
-            Some(Token::Word(w)) if w == "cycle" => Ok(self.machine.cycle()),
-            Some(Token::Word(_)) => Ok(u64::from(self.machine.core())),
+            Some(Token::Word(w)) if w == "cycle" => Ok(self.machine.cycle() as i64),
+            Some(Token::Word(_)) => Ok(i64::from(self.machine.core())),
             Some(Token::Op("(")) => {
                 let v = self.expr(0)?;
                 self.expect(")")?;
@@ -169,43 +157,18 @@ impl<M: Machine> Parser<'_, M> {
             Some(Token::Op("[")) => {
                 let a = self.expr(0)?;
                 self.expect("]")?;
-                if a > 0xFFF {
-                    return Err(format!("address {a:#x} is past 0xfff"));
+                if !(0..=0xFFF).contains(&a) {
+                    return Err(format!("address {a} is not in 0..0xfff"));
                 }
-                Ok(u64::from(self.machine.byte(a as u16)))
+                Ok(i64::from(self.machine.byte(a as u16)))
             }
-            Some(Token::Op("-")) => Ok(self.unary()?.wrapping_neg()),
-            Some(Token::Op("!")) => Ok(u64::from(self.unary()? == 0)),
+            Some(Token::Op("-")) => gpu16_asm::binary("-", 0, self.unary()?),
+            Some(Token::Op("!")) => Ok(i64::from(self.unary()? == 0)),
             Some(Token::Op("~")) => Ok(!self.unary()?),
             Some(Token::Op(op)) => Err(format!("unexpected `{op}`")),
             None => Err("the expression ends too soon".to_string()),
         }
     }
-}
-
-fn binary(op: &str, a: u64, b: u64) -> Result<u64, String> {
-    Ok(match op {
-        "+" => a.wrapping_add(b),
-        "-" => a.wrapping_sub(b),
-        "*" => a.wrapping_mul(b),
-        "/" | "%" if b == 0 => return Err("division by zero".to_string()),
-        "/" => a / b,
-        "%" => a % b,
-        "<<" => a.checked_shl(b.min(64) as u32).unwrap_or(0),
-        ">>" => a.checked_shr(b.min(64) as u32).unwrap_or(0),
-        "&" => a & b,
-        "|" => a | b,
-        "^" => a ^ b,
-        "==" => u64::from(a == b),
-        "!=" => u64::from(a != b),
-        "<" => u64::from(a < b),
-        "<=" => u64::from(a <= b),
-        ">" => u64::from(a > b),
-        ">=" => u64::from(a >= b),
-        "&&" => u64::from(a != 0 && b != 0),
-        "||" => u64::from(a != 0 || b != 0),
-        _ => unreachable!("power() lists every binary operator"),
-    })
 }
 
 /// Whether `text` reads another core's registers (`cK.rN`): a breakpoint's condition
@@ -232,13 +195,13 @@ pub fn check(text: &str) -> Result<(), String> {
         }
     }
     match evaluate(text, &Zero) {
-        Err(e) if e != "division by zero" => Err(e),
+        Err(e) if !e.contains("division by zero") => Err(e),
         _ => Ok(()),
     }
 }
 
 /// The value of `text` on `machine`.
-pub fn evaluate(text: &str, machine: &impl Machine) -> Result<u64, String> {
+pub fn evaluate(text: &str, machine: &impl Machine) -> Result<i64, String> {
     if text.len() > MAX_LEN {
         return Err(format!("an expression is at most {MAX_LEN} bytes"));
     }
@@ -280,7 +243,7 @@ mod tests {
         }
     }
 
-    fn ev(s: &str) -> Result<u64, String> {
+    fn ev(s: &str) -> Result<i64, String> {
         evaluate(s, &Fixed)
     }
 
@@ -299,14 +262,27 @@ mod tests {
         assert_eq!(ev("!r0"), Ok(0));
         assert_eq!(ev("10 - 3 - 2"), Ok(5));
         assert_eq!(ev("7 % 4 < 4"), Ok(1));
-        assert_eq!(ev("-1"), Ok(u64::MAX));
-        assert_eq!(ev("1 << 70"), Ok(0));
+        assert_eq!(ev("-1"), Ok(-1));
+        assert_eq!(ev("-1 < 0"), Ok(1));
     }
 
     #[test]
     fn bad_expressions_are_errors() {
         for bad in [
-            "", "r16", "c16.r0", "foo", "1 +", "(1", "[0x1000]", "1 / 0", "1 2", "r1 @", "]",
+            "",
+            "r16",
+            "c16.r0",
+            "foo",
+            "1 +",
+            "(1",
+            "[0x1000]",
+            "[-1]",
+            "1 / 0",
+            "1 2",
+            "r1 @",
+            "]",
+            "1 << 70",
+            "0x7fffffffffffffff + 1",
         ] {
             assert!(ev(bad).is_err(), "{bad}");
         }

@@ -348,7 +348,7 @@ impl Session {
         if self.displays.is_empty() || text.is_empty() {
             return text;
         }
-        let values: Vec<(u64, &str, Result<u64, String>)> = self
+        let values: Vec<(u64, &str, Result<i64, String>)> = self
             .displays
             .iter()
             .map(|(&id, e)| (id, e.as_str(), self.evaluate(e)))
@@ -381,7 +381,7 @@ impl Session {
     }
 
     /// The value of expression `text` where the session stands.
-    fn evaluate(&self, text: &str) -> Result<u64, String> {
+    fn evaluate(&self, text: &str) -> Result<i64, String> {
         let state = SessionState {
             report: self.state.report(),
             cycle: self.cycle,
