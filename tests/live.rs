@@ -141,6 +141,17 @@ fn program(source: &str) -> Program {
     assemble(source, "live.s").expect("assembles").program
 }
 
+/// A machine on the interpreter running `source` from zero memory.
+fn interpreted(source: &str) -> Box<dyn gpu16::live::Live> {
+    machine(
+        BackendKind::Interp,
+        program(source),
+        &[],
+        &Config::default(),
+    )
+    .unwrap()
+}
+
 #[test]
 fn a_host_write_before_the_load_is_what_the_core_loads() {
     for runner in every_runner() {
@@ -161,13 +172,7 @@ fn a_host_write_before_the_load_is_what_the_core_loads() {
 fn a_paused_machine_shows_the_state_as_its_cycle_begins() {
     // In cycle 5 (the part starts there) core 0 executes `set_const 200, r9`, one
     // instruction a cycle, so as cycle 7 begins it has executed two: r9 is 200, r8 1.
-    let mut m = machine(
-        BackendKind::Interp,
-        program(LATE_LOAD),
-        &[],
-        &Config::default(),
-    )
-    .unwrap();
+    let mut m = interpreted(LATE_LOAD);
     assert_eq!(m.run_until(5), Status::Paused(5));
     assert_eq!(m.report().unwrap().registers[0][9], 0);
     let cores = m.unfinished();
@@ -239,13 +244,7 @@ fn a_fault_after_a_host_write_reports_the_state_with_the_write() {
 
 #[test]
 fn locks_show_the_open_sequence() {
-    let mut m = machine(
-        BackendKind::Interp,
-        program(LOCK_BY_BYTE),
-        &[],
-        &Config::default(),
-    )
-    .unwrap();
+    let mut m = interpreted(LOCK_BY_BYTE);
     // The ld_sync follows 208 instructions from cycle 5 (2, the loop's 200, then 6), one
     // a cycle: it executes in cycle 213, and the lock is held from 214 on.
     m.run_until(213);
@@ -256,13 +255,7 @@ fn locks_show_the_open_sequence() {
 
 #[test]
 fn bad_writes_are_refused() {
-    let mut m = machine(
-        BackendKind::Interp,
-        program(LATE_LOAD),
-        &[],
-        &Config::default(),
-    )
-    .unwrap();
+    let mut m = interpreted(LATE_LOAD);
     assert_eq!(
         m.write_memory(4095, &[1, 2]),
         Err(WriteError::OutOfRange { addr: 4095, len: 2 })
@@ -281,13 +274,7 @@ fn bad_writes_are_refused() {
 
 #[test]
 fn going_back_or_nowhere_does_nothing() {
-    let mut m = machine(
-        BackendKind::Interp,
-        program(LATE_LOAD),
-        &[],
-        &Config::default(),
-    )
-    .unwrap();
+    let mut m = interpreted(LATE_LOAD);
     assert_eq!(m.step(0), Status::Paused(0));
     assert_eq!(m.run_until(30), Status::Paused(30));
     assert_eq!(m.run_until(10), Status::Paused(30));
