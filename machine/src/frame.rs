@@ -5,6 +5,7 @@
 use crate::dialect::Dialect;
 use crate::isa::{Instr, FRAME_INSTRS};
 use std::fmt;
+use std::sync::Arc;
 
 /// Size of one task-memory frame in bytes.
 pub const FRAME_BYTES: usize = 32;
@@ -259,14 +260,15 @@ fn mcst_reserved_fence(image: &[[u8; FRAME_BYTES]]) -> Option<usize> {
 
 /// A program image whose layout has been checked: frames are kept as raw bytes (the image
 /// itself) and decoded when the scheduler reaches them, so a long stream costs its own size.
+/// A clone shares the image (a debugger's session and its live machine, say, hold one).
 #[derive(Clone, Debug, Default)]
 pub struct Program {
-    frames: Vec<[u8; FRAME_BYTES]>,
+    frames: Arc<Vec<[u8; FRAME_BYTES]>>,
     /// How its words and headers are read.
     dialect: Dialect,
     /// For each frame, the index of its group's control frame (its own index for a CF):
     /// four bytes a frame, so a long stream costs little more than its image.
-    group: Vec<u32>,
+    group: Arc<Vec<u32>>,
 }
 
 /// A malformed program image.
@@ -479,9 +481,9 @@ impl Program {
             i += n + 1;
         }
         Ok(Program {
-            frames,
+            frames: Arc::new(frames),
             dialect,
-            group,
+            group: Arc::new(group),
         })
     }
 
