@@ -10,7 +10,7 @@
 //! outputs it was writing, so no signal leaves one behind.
 
 use gpu16_machine::{Observer, StopCause};
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Duration;
 
@@ -48,6 +48,31 @@ pub fn handle_signals() -> Result<(), String> {
 pub fn exit_at_once() -> ! {
     crate::output::file::remove_staged();
     std::process::exit(130)
+}
+
+/// Run `on_deadline` once `limit` has passed, unless the returned guard was dropped first:
+/// for the loading of inputs, where an open or a read can block (a FIFO no one writes)
+/// before anything polls a [`StopSignal`], so that `--timeout` holds there too.
+pub fn deadline(limit: Duration, on_deadline: impl FnOnce() + Send + 'static) -> Deadline {
+    let armed = Arc::new(AtomicBool::new(true));
+    let flag = armed.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(limit);
+        if flag.load(Ordering::Relaxed) {
+            on_deadline();
+        }
+    });
+    Deadline(armed)
+}
+
+/// An armed [`deadline`]; dropped, it is disarmed.
+#[derive(Debug)]
+pub struct Deadline(Arc<AtomicBool>);
+
+impl Drop for Deadline {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Relaxed);
+    }
 }
 
 /// Have `take` decide what a signal does until the returned guard is dropped: it returns

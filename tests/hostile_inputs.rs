@@ -255,3 +255,61 @@ fn a_timeout_ends_a_run_waiting_for_stdin() {
         "{text}"
     );
 }
+
+/// A FIFO no one writes, as the program or as `--mem`: opening it blocks, and `--timeout`
+/// ends `run` (status 1) and `diff` (status 2, no verdict) all the same, naming the
+/// timeout, with `--json`'s load object too.
+#[cfg(unix)]
+#[test]
+fn a_timeout_ends_a_command_blocked_opening_a_fifo() {
+    let dir = scratch("hostile", "fifo");
+    let fifo = dir.join("nobody.bin");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let program = dir.join("p.s");
+    std::fs::write(&program, ".cf mask=1\n.if\n    ready\n").unwrap();
+    let cases: [(Vec<&str>, i32); 4] = [
+        (vec!["run", s(&fifo), "--timeout", "1"], 1),
+        (
+            vec!["run", s(&program), "--mem", s(&fifo), "--timeout", "1"],
+            1,
+        ),
+        (vec!["diff", s(&fifo), "--timeout", "1"], 2),
+        (vec!["run", s(&fifo), "--timeout", "1", "--json"], 1),
+    ];
+    for (args, status) in cases {
+        let started = Instant::now();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_gpu16"))
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // A child that never ends is killed after 30 s and fails the test.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while child.try_wait().unwrap().is_none() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if child.try_wait().unwrap().is_none() {
+            child.kill().unwrap();
+        }
+        let out = child.wait_with_output().unwrap();
+        assert!(started.elapsed() < Duration::from_secs(20), "{args:?}");
+        assert_eq!(
+            out.status.code(),
+            Some(status),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+        assert!(
+            stderr(&out).starts_with("error: timeout: the inputs of "),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+        if args.contains(&"--json") {
+            let v: serde_json::Value =
+                serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap();
+            assert_eq!(v["stage"], "load");
+        }
+    }
+}

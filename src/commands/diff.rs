@@ -34,8 +34,9 @@ pub struct DiffArgs {
     pub machine: MachineArgs,
     /// Wall-clock limit in seconds for the whole comparison (a decimal number, at most
     /// 1e9). Past it the runs stop and there is no verdict: status 2, with a message saying
-    /// so. A limit passed while the cycle of a divergence already found is being located
-    /// keeps the verdict (status 1), without that cycle.
+    /// so; also while an input blocks as it is opened or read (a FIFO no one writes). A
+    /// limit passed while the cycle of a divergence already found is being located keeps
+    /// the verdict (status 1), without that cycle.
     #[arg(long, value_name = "SECS", value_parser = gpu16::stop::parse_timeout)]
     pub timeout: Option<Duration>,
     /// Print one JSON object on stdout instead of text, with the same status.
@@ -64,11 +65,13 @@ pub fn diff(args: DiffArgs) -> Result<Finished, CliError> {
     let usage = |e: String| refuse(json, "usage", CliError::usage(e), None);
     let config = args.machine.checked_config().map_err(usage)?;
     args.memory.check_stdin(&args.program).map_err(usage)?;
+    let loading = super::run::loading_deadline(args.timeout, json, &args.program, 2);
     let (program, data) = load(&args)?;
     let memory = args
         .memory
         .load_for(&args.program, data)
         .map_err(|e| refuse(json, "load", CliError::cannot_compare(&e), Some(&e.path)))?;
+    drop(loading);
     let (a, b) = (
         args.machine.runner(args.backends[0].0),
         args.machine.runner(args.backends[1].0),

@@ -29,7 +29,7 @@ use gpu16::{BackendKind, ProgramInput, Runner};
 use serde_json::{json, Value};
 use std::io::{self, BufWriter};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 #[derive(Clone, Copy, ValueEnum)]
 pub enum Tasks {
@@ -72,7 +72,9 @@ pub struct RunArgs {
     pub quiet: bool,
     /// Wall-clock limit in seconds (a decimal number, at most 1e9): past it the run ends
     /// like the watchdog, at the cycle it reached, with every unfinished core listed, and
-    /// exits 1, also while a program read from stdin waits for input. Ctrl-C (or SIGTERM, SIGHUP) ends a run the same way, and exits 130; a second
+    /// exits 1, also while a program read from stdin waits for input; an input that blocks
+    /// as it is opened or read (a FIFO no one writes) is a load error at the limit (status
+    /// 1). Ctrl-C (or SIGTERM, SIGHUP) ends a run the same way, and exits 130; a second
     /// one, or one once the run is over (while outputs are written), exits 130 at once,
     /// leaving the files named as they were.
     #[arg(long, value_name = "SECS", value_parser = gpu16::stop::parse_timeout)]
@@ -132,6 +134,7 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
     .collect::<Vec<_>>();
     one_stdin_reader(&stdin_readers)
         .map_err(|e| refuse(json, "usage", CliError::usage(e), None))?;
+    let loading = loading_deadline(args.timeout, json, &args.program, 1);
     let dialect = args.machine.dialect();
     let format = program_format(&args.program, args.format.map(|f| f.0)).map_err(loaded)?;
     let see = args.see.clone().options();
@@ -174,6 +177,7 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
         Some(p) => Some(load_register_dump(p).map_err(loaded)?),
         None => None,
     };
+    drop(loading);
     let mut expected_files = Vec::new();
     if let Some(dump) = &expect_mem {
         for f in &dump.files {
@@ -490,6 +494,35 @@ type Refusal = (&'static str, CliError, Option<PathBuf>);
 
 /// The files this run writes, checked against its inputs and each other and prepared, before
 /// it starts.
+/// With `--timeout`, a guard under which the limit also ends the loading of the inputs:
+/// an open or a read that blocks (a FIFO no one writes) is a load error naming the
+/// timeout, exit `status` (the command's for a load error; with `--json`, after its
+/// `{"error", "stage": "load"}` object), where no run polls the stop signal yet.
+pub(super) fn loading_deadline(
+    timeout: Option<Duration>,
+    json: bool,
+    program: &std::path::Path,
+    status: i32,
+) -> Option<gpu16::stop::Deadline> {
+    let limit = timeout?;
+    let program = program.to_path_buf();
+    Some(gpu16::stop::deadline(limit, move || {
+        let message = format!(
+            "timeout: the inputs of {} were not read within --timeout {}s (an input that is \
+             a FIFO no one writes blocks its reader)",
+            gpu16::output::shown::path(&program),
+            limit.as_secs_f64()
+        );
+        if json {
+            let v = gpu16::output::json::not_run("load", &message, Some(&program));
+            let _ = super::emit(&format!("{v}\n"));
+        }
+        stderr_line!("error: {message}");
+        gpu16::output::file::remove_staged();
+        std::process::exit(status);
+    }))
+}
+
 fn plan(args: &RunArgs, see: &SeeOptions, expected: Vec<Named>) -> Result<Vec<Planned>, Refusal> {
     let wanted: Vec<(&'static str, RunFile, &PathBuf)> = [
         ("--dump-mem", RunFile::MemoryDump, args.dump_mem.as_ref()),
