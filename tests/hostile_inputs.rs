@@ -258,7 +258,8 @@ fn a_timeout_ends_a_run_waiting_for_stdin() {
 
 /// A FIFO no one writes, as the program or as `--mem`: opening it blocks, and `--timeout`
 /// ends `run` (status 1) and `diff` (status 2, no verdict) all the same, naming the
-/// timeout, with `--json`'s load object too.
+/// timeout, with `--json`'s load object too. A FIFO no one reads, as an output, blocks its
+/// writer: `--timeout` holds once more from the run's end.
 #[cfg(unix)]
 #[test]
 fn a_timeout_ends_a_command_blocked_opening_a_fifo() {
@@ -268,16 +269,31 @@ fn a_timeout_ends_a_command_blocked_opening_a_fifo() {
     assert!(made.success());
     let program = dir.join("p.s");
     std::fs::write(&program, ".cf mask=1\n.if\n    ready\n").unwrap();
-    let cases: [(Vec<&str>, i32); 4] = [
-        (vec!["run", s(&fifo), "--timeout", "1"], 1),
+    let inputs = "error: timeout: the inputs of ";
+    let cases: [(Vec<&str>, i32, &str); 5] = [
+        (vec!["run", s(&fifo), "--timeout", "1"], 1, inputs),
         (
             vec!["run", s(&program), "--mem", s(&fifo), "--timeout", "1"],
             1,
+            inputs,
         ),
-        (vec!["diff", s(&fifo), "--timeout", "1"], 2),
-        (vec!["run", s(&fifo), "--timeout", "1", "--json"], 1),
+        (vec!["diff", s(&fifo), "--timeout", "1"], 2, inputs),
+        (vec!["run", s(&fifo), "--timeout", "1", "--json"], 1, inputs),
+        (
+            vec![
+                "run",
+                s(&program),
+                "--dump-mem",
+                s(&fifo),
+                "-q",
+                "--timeout",
+                "1",
+            ],
+            1,
+            "error: timeout: the outputs were not written",
+        ),
     ];
-    for (args, status) in cases {
+    for (args, status, says) in cases {
         let started = Instant::now();
         let mut child = Command::new(env!("CARGO_BIN_EXE_gpu16"))
             .args(&args)
@@ -301,11 +317,7 @@ fn a_timeout_ends_a_command_blocked_opening_a_fifo() {
             "{args:?}: {}",
             stderr(&out)
         );
-        assert!(
-            stderr(&out).starts_with("error: timeout: the inputs of "),
-            "{args:?}: {}",
-            stderr(&out)
-        );
+        assert!(stderr(&out).starts_with(says), "{args:?}: {}", stderr(&out));
         if args.contains(&"--json") {
             let v: serde_json::Value =
                 serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap();

@@ -74,7 +74,8 @@ pub struct RunArgs {
     /// like the watchdog, at the cycle it reached, with every unfinished core listed, and
     /// exits 1, also while a program read from stdin waits for input; an input that blocks
     /// as it is opened or read (a FIFO no one writes) is a load error at the limit (status
-    /// 1). Ctrl-C (or SIGTERM, SIGHUP) ends a run the same way, and exits 130; a second
+    /// 1), and an output that blocks (a FIFO no one reads) is given the limit once more
+    /// from the run's end. Ctrl-C (or SIGTERM, SIGHUP) ends a run the same way, and exits 130; a second
     /// one, or one once the run is over (while outputs are written), exits 130 at once,
     /// leaving the files named as they were.
     #[arg(long, value_name = "SECS", value_parser = gpu16::stop::parse_timeout)]
@@ -279,7 +280,26 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
         }
     }
     let wall = started.elapsed();
+    // An output that blocks as it is opened (a FIFO no one reads) is given --timeout once
+    // more, from here: the run may have used the first up.
+    let writing = args.timeout.map(|limit| {
+        gpu16::stop::deadline(limit, move || {
+            let message = format!(
+                "timeout: the outputs were not written within --timeout {}s after the run \
+                 (an output that is a FIFO no one reads blocks its writer)",
+                limit.as_secs_f64()
+            );
+            if json {
+                let v = gpu16::output::json::not_run("output", &message, None);
+                let _ = super::emit(&format!("{v}\n"));
+            }
+            stderr_line!("error: {message}");
+            gpu16::output::file::remove_staged();
+            std::process::exit(1);
+        })
+    });
     let written = run_files::write(&planned, &mut events, exec_log.as_ref(), &outcome);
+    drop(writing);
     let mut unwritten: Vec<String> = written
         .iter()
         .filter_map(|w| w.result.as_ref().err().map(ToString::to_string))
