@@ -6,7 +6,7 @@
 //! begins (every instruction of earlier cycles executed, none of N); going on raises the
 //! limit. Neither moves anything, so a run paused anywhere gives an unpaused run's results
 //! (`tests/live.rs` checks that on generated programs of every profile, in both dialects).
-//! A fault or a livelock reports the state as its cycle began, taken as [`crate::run`]
+//! A fault or a livelock reports the state as its cycle began, taken as [`crate::run()`]
 //! takes it: from a second run, which here replays the host's memory writes at the cycles
 //! they were made.
 
@@ -152,7 +152,7 @@ pub trait Live {
     /// included) if that comes first. A cycle at or before the current one does nothing.
     fn run_until(&mut self, cycle: u64) -> Status;
     /// The run's report: while paused, the state so far (`cycles` is the cycle paused
-    /// at); once over, what [`crate::run`] returns for the same run.
+    /// at); once over, what [`crate::run()`] returns for the same run.
     fn report(&mut self) -> Result<RunReport, Box<RunFailure>>;
     /// Every core's registers, `registers()[core][r]` (cheaper than a report, which copies
     /// the task records).

@@ -323,7 +323,7 @@ impl SharedMemory {
         }));
     }
 
-    /// Whether a debugger watches bytes ([`SharedMemory::watch`]).
+    /// Whether a debugger watches bytes (see `SharedMemory::watch`).
     pub fn watching(&self) -> bool {
         self.watch.is_some()
     }
