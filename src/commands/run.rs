@@ -135,7 +135,13 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
     .collect::<Vec<_>>();
     one_stdin_reader(&stdin_readers)
         .map_err(|e| refuse(json, "usage", CliError::usage(e), None))?;
-    let loading = loading_deadline(args.timeout, json, &args.program, 1);
+    let inputs = [
+        Some(&args.program),
+        args.memory.mem.as_ref(),
+        args.expect_mem.as_ref(),
+        args.expect_regs.as_ref(),
+    ];
+    let loading = loading_deadline(args.timeout, json, &args.program, &inputs, 1);
     let dialect = args.machine.dialect();
     let format = program_format(&args.program, args.format.map(|f| f.0)).map_err(loaded)?;
     let see = args.see.clone().options();
@@ -282,7 +288,8 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
     let wall = started.elapsed();
     // An output that blocks as it is opened (a FIFO no one reads) is given --timeout once
     // more, from here: the run may have used the first up.
-    let writing = args.timeout.map(|limit| {
+    let outputs: Vec<&Path> = planned.iter().map(|p| p.output.path()).collect();
+    let writing = args.timeout.filter(|_| any_fifo(&outputs)).map(|limit| {
         gpu16::stop::deadline(limit, move || {
             let message = format!(
                 "timeout: the outputs were not written within --timeout {}s after the run \
@@ -514,16 +521,39 @@ type Refusal = (&'static str, CliError, Option<PathBuf>);
 
 /// The files this run writes, checked against its inputs and each other and prepared, before
 /// it starts.
-/// With `--timeout`, a guard under which the limit also ends the loading of the inputs:
-/// an open or a read that blocks (a FIFO no one writes) is a load error naming the
-/// timeout, exit `status` (the command's for a load error; with `--json`, after its
-/// `{"error", "stage": "load"}` object), where no run polls the stop signal yet.
+/// Whether one of `paths` is a FIFO, whose open blocks until the other end opens (a
+/// regular file's never does; looking does not open it).
+pub(super) fn any_fifo<P: AsRef<Path>>(paths: &[P]) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        paths
+            .iter()
+            .any(|p| std::fs::metadata(p.as_ref()).is_ok_and(|m| m.file_type().is_fifo()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = paths;
+        false
+    }
+}
+
+/// With `--timeout` and an input that is a FIFO, a guard under which the limit also ends
+/// the loading: an open or a read that blocks (a FIFO no one writes) is a load error naming
+/// the timeout, exit `status` (the command's for a load error; with `--json`, after its
+/// `{"error", "stage": "load"}` object), where no run polls the stop signal yet. Regular
+/// files load as long as they take, as before: the limit is the run's.
 pub(super) fn loading_deadline(
     timeout: Option<Duration>,
     json: bool,
-    program: &std::path::Path,
+    program: &Path,
+    inputs: &[Option<&PathBuf>],
     status: i32,
 ) -> Option<gpu16::stop::Deadline> {
+    let given: Vec<&PathBuf> = inputs.iter().flatten().copied().collect();
+    if !any_fifo(&given) {
+        return None;
+    }
     let limit = timeout?;
     let program = program.to_path_buf();
     Some(gpu16::stop::deadline(limit, move || {
