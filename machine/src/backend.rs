@@ -498,6 +498,9 @@ impl<'m> Port<'m> {
     /// it again): where `ip` is one of [`Port::stops`], the port notes the earliest.
     #[inline]
     pub fn came_to_stop(&mut self, core: u8, ip: u8, cycle: u64) {
+        if self.stops == 0 {
+            return;
+        }
         let key = EventKey::new(cycle, core).raw();
         if self.stops >> (ip & 0xF) & 1 != 0
             && cycle >= self.stops_from
