@@ -16,6 +16,7 @@ mod held;
 pub mod isa;
 pub mod live;
 mod livelock;
+mod lock_wait;
 pub mod mcst;
 pub mod memory;
 pub mod observe;
