@@ -1434,3 +1434,39 @@ fn when_names_the_last_instruction_that_wrote_a_byte_or_a_register() {
     // As cycle 8 begins the store has not run.
     assert_eq!(a[7], json!({"when": "0x010", "written": false}));
 }
+
+/// A frame with a label after its last instruction as well as a branch target.
+const LABELS: &str = "\
+.cf mask=0x0001
+.if
+    set_const 2, r1
+again:
+    sub r1, r2, r1
+    bnz again, r1
+done:
+";
+
+#[test]
+fn disasm_names_the_sources_labels_instead_of_l_numbers() {
+    let p = write("disasm_labels", "labels.s", LABELS);
+    let (out, status) = debug(&p, &[], "disasm 1\n");
+    assert_eq!(status, 0, "{out}");
+    assert!(out.contains("again: sub r1, r2, r1"), "{out}");
+    assert!(out.contains("bnz again, r1"), "{out}");
+    assert!(out.contains("done:"), "{out}");
+    assert!(!out.contains("L1"), "{out}");
+    let a = answers(&p, &[], "disasm 1\nbreak 1:done\n");
+    let lines = a[0]["lines"].as_array().unwrap();
+    assert_eq!(lines[1]["label"], "again");
+    assert_eq!(lines[2]["text"], "bnz again, r1");
+    assert_eq!(lines[3]["label"], "done");
+    assert_eq!(lines[3]["text"], "done: ready");
+    assert_eq!(a[1]["locations"], json!([{"frame": 1, "ip": 3}]));
+    // A program without a source (an image) keeps the L<ip> names.
+    let bin = p.with_extension("bin");
+    let o = common::gpu16(&["asm", s(&p), "-o", s(&bin)]);
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    let (out, _) = debug(&bin, &[], "disasm 1\n");
+    assert!(out.contains("L1:   sub r1, r2, r1"), "{out}");
+    assert!(out.contains("bnz L1, r1"), "{out}");
+}

@@ -1848,15 +1848,38 @@ impl Session {
                 "control"
             }
             FrameKind::Instr { .. } => {
-                let decoded = gpu16_asm::frame_lines_in(
+                let slots = self.map.as_ref().and_then(|m| m.frames.get(frame));
+                // The source's labels name the lines and the branches' targets (L<ip>
+                // where the program has no source).
+                let labels = slots.map_or(&[][..], |f| f.labels.as_slice());
+                let decoded = gpu16_asm::frame_lines_labelled(
                     &self.program.instr(frame).words,
                     self.program.dialect(),
+                    labels,
                 );
-                let slots = self.map.as_ref().and_then(|m| m.frames.get(frame));
-                let used = decoded.len().max(slots.map_or(0, |f| f.slots.len()));
+                let labelled = labels
+                    .iter()
+                    .map(|&(_, ip)| ip + 1)
+                    .filter(|&n| n <= 16)
+                    .max()
+                    .unwrap_or(0);
+                let used = decoded
+                    .len()
+                    .max(slots.map_or(0, |f| f.slots.len()))
+                    .max(labelled);
                 for ip in 0..used {
-                    let text = decoded.get(ip).map_or("ready", |t| t.trim());
+                    let label = labels.iter().find(|(_, at)| *at == ip).map(|(n, _)| n);
+                    let text = match decoded.get(ip) {
+                        Some(t) => t.trim().to_string(),
+                        None => match label {
+                            Some(n) => format!("{n}: ready"),
+                            None => "ready".to_string(),
+                        },
+                    };
                     let mut v = json!({"ip": ip, "text": text});
+                    if let Some(n) = label {
+                        v["label"] = json!(n);
+                    }
                     if let Some(cores) = at.get(ip).filter(|c| !c.is_empty()) {
                         v["cores"] = json!(cores);
                     }
@@ -1938,10 +1961,14 @@ fn merge(into: &mut Value, from: Value) {
     }
 }
 
-/// The IP of `label` in `frame`: the slot whose line starts with `label:`, or the first slot
-/// after a line that is only that label (read from the source file).
+/// The IP of `label` in `frame`: the assembler's record of it, or (a map made without
+/// labels) the slot whose line starts with `label:`, or the first slot after a line that is
+/// only that label (read from the source file).
 fn label_ip(map: &SourceMap, frame: usize, label: &str) -> Option<u8> {
     let source = map.frames.get(frame)?;
+    if let Some(&(_, slot)) = source.labels.iter().find(|(n, _)| n == label) {
+        return u8::try_from(slot).ok().filter(|&ip| ip < 16);
+    }
     let defines = |text: &str| {
         text.trim_start()
             .strip_prefix(label)
