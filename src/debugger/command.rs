@@ -114,6 +114,8 @@ pub enum Command {
     Where,
     /// `disasm [F]`.
     Disasm(Option<usize>),
+    /// `source FILE`: the file's commands, one a line, as if typed.
+    Source(String),
     /// `help`.
     Help,
     /// `quit`.
@@ -327,6 +329,8 @@ pub fn parse(line: &str) -> Result<Option<Command>, String> {
         ("where", _) => no_args(Command::Where)?,
         ("disasm", []) => Command::Disasm(None),
         ("disasm", [f]) => Command::Disasm(Some(frame(f)?)),
+        ("source", []) => return Err("source wants a file".to_string()),
+        ("source", _) => Command::Source(rest(line)),
         ("help" | "h" | "?", _) => Command::Help,
         ("quit" | "q" | "exit", _) => no_args(Command::Quit)?,
         (
@@ -401,6 +405,7 @@ locks                   locks held
 tasks                   the task timeline
 where                   each core's frame, IP and state
 disasm [F]              a frame's source
+source FILE             run FILE's commands, one a line, as if typed (nested at most 16 deep)
 help             h, ?   this list
 quit             q, exit  leave
 At most 10000 breakpoints and watchpoints; a line is at most 4096 bytes.";
@@ -493,6 +498,21 @@ mod tests {
             "continue now",
         ] {
             assert!(parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn every_command_the_completer_offers_is_a_command_help_lists() {
+        for name in crate::debugger::complete::COMMANDS {
+            if let Err(e) = parse(name) {
+                assert!(!e.starts_with("unknown command"), "{name}: {e}");
+            }
+            assert!(
+                HELP.lines().any(|l| l
+                    .split(|c: char| c.is_whitespace() || c == ',')
+                    .any(|w| w == *name)),
+                "help does not list {name}"
+            );
         }
     }
 

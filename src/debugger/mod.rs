@@ -16,7 +16,9 @@
 //! of the program or the watchdog (`--max-cycles`).
 
 pub mod command;
+pub mod complete;
 pub mod expr;
+pub mod history;
 pub mod search;
 
 use crate::live::{Live, Status as LiveStatus};
@@ -87,6 +89,18 @@ impl Snapshot {
 /// The most breakpoints and watchpoints a session holds at once.
 pub const MAX_POINTS: usize = 10_000;
 
+/// The deepest `source` files nest (a file that sources itself stops there).
+pub const MAX_SOURCE_DEPTH: usize = 16;
+
+/// The largest file `source` reads.
+pub const MAX_SOURCE_BYTES: u64 = 1 << 20;
+
+/// The most lines one `source` (with the files it sources) runs.
+pub const MAX_SOURCED_LINES: usize = 10_000;
+
+/// The longest line of a sourced file, as of a typed command.
+pub const MAX_SOURCE_LINE: usize = 4096;
+
 /// What the session answered to one line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Reply {
@@ -139,6 +153,12 @@ pub struct Session {
     /// from instead of running from the start (`None` until the first, and after a move
     /// back or an interrupted one).
     live: Option<Box<dyn Live>>,
+    /// How deep the `source` files being run nest.
+    source_depth: usize,
+    /// The lines the outermost `source` has run.
+    sourced_lines: usize,
+    /// The FILE:LINE of the sourced line being run, for the errors of a `source` there.
+    sourcing_at: Option<String>,
 }
 
 /// A run was interrupted (Ctrl-C): the session stays where it was.
@@ -204,6 +224,9 @@ impl Session {
             next_display: 1,
             last_move: None,
             live: None,
+            source_depth: 0,
+            sourced_lines: 0,
+            sourcing_at: None,
         };
         if let Ok(state) = s.run_to(0) {
             s.state = state;
@@ -261,6 +284,7 @@ impl Session {
                     quit: true,
                 }
             }
+            Command::Source(file) => return self.source(Path::new(&file)),
             Command::Help => line(self.json, json!({"help": command::HELP}), || {
                 command::HELP.to_string()
             }),
@@ -340,6 +364,131 @@ impl Session {
             text
         };
         self.reply(text)
+    }
+
+    /// What the session's command line can be completed with (its program's labels and
+    /// source files): the terminal's tab completion.
+    pub fn completer(&self) -> complete::Completer {
+        complete::Completer::new(self.map.as_ref())
+    }
+
+    /// Run the commands of file `path`, one a line, as if typed (`source FILE`, `gpu16 debug
+    /// -x FILE`): blank lines and `#` comments are skipped (a blank line does not repeat a
+    /// command), `delete` does not ask, and an error names the file and line
+    /// (`FILE:LINE: message`). The answer is the commands' answers, in text one after the
+    /// other, in JSON one object `{"source": FILE, "replies": [...]}`. Bounded: a file
+    /// larger than [`MAX_SOURCE_BYTES`], a line longer than [`MAX_SOURCE_LINE`], nesting
+    /// deeper than [`MAX_SOURCE_DEPTH`] and more than [`MAX_SOURCED_LINES`] lines in all
+    /// are errors; `quit` in the file ends the session; Ctrl-C stops the file.
+    pub fn source(&mut self, path: &Path) -> Reply {
+        let name = path.display().to_string();
+        // The line that sources this file, if a file's: its errors name it.
+        let caller = self.sourcing_at.take();
+        let at = caller.as_ref().map_or(String::new(), |a| format!("{a}: "));
+        if self.source_depth >= MAX_SOURCE_DEPTH {
+            return self.reply(self.error(&format!(
+                "{at}source {name}: files nest more than {MAX_SOURCE_DEPTH} deep (one that \
+                 sources itself?); not run"
+            )));
+        }
+        let text = match read_command_file(path) {
+            Ok(t) => t,
+            Err(e) => return self.reply(self.error(&format!("{at}source {name}: {e}"))),
+        };
+        if self.source_depth == 0 {
+            self.sourced_lines = 0;
+        }
+        self.source_depth += 1;
+        let confirm = std::mem::replace(&mut self.confirm, false);
+        let mut replies: Vec<Value> = Vec::new();
+        let mut out = String::new();
+        let mut quit = false;
+        for (i, l) in text.lines().enumerate() {
+            let at = format!("{name}:{}", i + 1);
+            let trimmed = l.trim();
+            if trimmed.is_empty() || trimmed.starts_with('#') {
+                continue;
+            }
+            let reply = if self.sourced_lines > MAX_SOURCED_LINES {
+                // Said already, in the file that came to the limit.
+                break;
+            } else if self.sourced_lines == MAX_SOURCED_LINES {
+                self.sourced_lines += 1;
+                let e = format!(
+                    "{at}: more than {MAX_SOURCED_LINES} sourced lines in all; the rest is \
+                     not run"
+                );
+                self.push_reply(&mut replies, &mut out, self.error(&e), None);
+                break;
+            } else if l.len() > MAX_SOURCE_LINE {
+                Reply {
+                    text: self.error(&format!(
+                        "a command line is at most {MAX_SOURCE_LINE} bytes"
+                    )),
+                    quit: false,
+                }
+            } else {
+                self.sourced_lines += 1;
+                self.sourcing_at = Some(at.clone());
+                let reply = self.execute(l);
+                self.sourcing_at = None;
+                reply
+            };
+            // A nested `source` names the lines of its errors itself.
+            let nested = command_name(l) == "source";
+            self.push_reply(
+                &mut replies,
+                &mut out,
+                reply.text,
+                (!nested).then_some(&*at),
+            );
+            if reply.quit {
+                quit = true;
+                break;
+            }
+            if self.interrupt.raised() {
+                let e = self.error(&format!("{at}: interrupted; the rest of {name} is not run"));
+                self.push_reply(&mut replies, &mut out, e, None);
+                break;
+            }
+        }
+        self.confirm = confirm;
+        self.source_depth -= 1;
+        let text = if self.json {
+            format!("{}\n", json!({"source": name, "replies": replies}))
+        } else {
+            out
+        };
+        Reply { text, quit }
+    }
+
+    /// Add one answer of a sourced line to the JSON list and the text, its error (if it is
+    /// one) prefixed with `at` (FILE:LINE).
+    fn push_reply(
+        &self,
+        replies: &mut Vec<Value>,
+        out: &mut String,
+        text: String,
+        at: Option<&str>,
+    ) {
+        if self.json {
+            for l in text.lines() {
+                let mut v: Value = serde_json::from_str(l).unwrap_or_else(|_| json!({"text": l}));
+                if let (Some(at), Some(e)) = (at, v.get("error").and_then(Value::as_str)) {
+                    v["error"] = json!(format!("{at}: {e}"));
+                }
+                replies.push(v);
+            }
+        } else {
+            for l in text.split_inclusive('\n') {
+                match (at, l.strip_prefix("error: ")) {
+                    (Some(at), Some(e)) => {
+                        let _ = write!(out, "error: {at}: {e}");
+                    }
+                    _ => out.push_str(l),
+                }
+            }
+        }
     }
 
     /// A stop's answer with the `display` expressions' values: in JSON a `display` key of
@@ -1923,6 +2072,29 @@ impl Session {
             s
         })
     }
+}
+
+/// The text of a command file for `source`: at most [`MAX_SOURCE_BYTES`], no NUL byte.
+fn read_command_file(path: &Path) -> Result<String, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    if file.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err("is a directory".to_string());
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_SOURCE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_SOURCE_BYTES {
+        return Err(format!(
+            "larger than {} MiB: no command file",
+            MAX_SOURCE_BYTES >> 20
+        ));
+    }
+    if bytes.contains(&0) {
+        return Err("it holds a NUL byte: no command file".to_string());
+    }
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// The first word of a command line.
