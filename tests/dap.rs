@@ -746,3 +746,99 @@ fn a_conditional_line_breakpoint_stops_where_its_condition_holds() {
     assert_eq!(stopped["reason"], "breakpoint");
     dap.disconnect();
 }
+
+/// ADD's task, then a second task of core 0: core 0's part of the first ends with its
+/// `ready` in cycle 10, before the program does.
+const TWO: &str = "\
+.cf mask=0x0001
+.if
+    set_const 2, r8
+    set_const 3, r9
+    add r8, r9, r3
+    set_const 0x10, r10
+    st [r10, r1], r3
+    ready
+.cf mask=0x0001
+.if
+    set_const 1, r1
+    ready
+";
+
+#[test]
+fn step_out_set_variable_and_source_requests() {
+    let p = write("step_out", "two.s", TWO);
+    let path = s(&p).to_string();
+    let mut dap = Dap::start();
+    let caps = dap.ok("initialize", json!({"adapterID": "gpu16"}));
+    assert_eq!(caps["supportsSetVariable"], true);
+    dap.ok(
+        "launch",
+        json!({"program": path, "backend": "interp", "stopOnEntry": true}),
+    );
+    dap.event("initialized");
+    dap.ok("configurationDone", json!({}));
+    assert_eq!(dap.event("stopped")["reason"], "entry");
+    // The source text is served for the program's own files, and no other.
+    let body = dap.ok("source", json!({"source": {"path": path}}));
+    assert_eq!(body["content"], TWO);
+    let other = p.with_file_name("other.s");
+    std::fs::write(&other, "secret").unwrap();
+    let message = dap.fails("source", json!({"source": {"path": s(&other)}}));
+    assert!(
+        message.contains("is not a source file of the program"),
+        "{message}"
+    );
+    assert!(dap
+        .fails("source", json!({"sourceReference": 7}))
+        .contains("source.path"));
+    // At cycle 0 a byte of memory can be set: the run starts with it.
+    let bank0 = 32;
+    let set = dap.ok(
+        "setVariable",
+        json!({"variablesReference": bank0, "name": "0x010", "value": "0x2a"}),
+    );
+    assert_eq!(set, json!({"value": "42 (0x2a)", "variablesReference": 0}));
+    assert_eq!(value(&variables(&mut dap, bank0), "0x010"), "42 (0x2a)");
+    assert!(dap
+        .fails(
+            "setVariable",
+            json!({"variablesReference": bank0 + 1, "name": "0x010", "value": "1"}),
+        )
+        .contains("not in this bank"));
+    assert!(dap
+        .fails(
+            "setVariable",
+            json!({"variablesReference": bank0, "name": "0x010", "value": "256"}),
+        )
+        .contains("out of range"));
+    // Registers cannot be set: the failure says why.
+    let message = dap.fails(
+        "setVariable",
+        json!({"variablesReference": 1, "name": "r3", "value": "1"}),
+    );
+    assert!(message.contains("core 0 r3 cannot be set"), "{message}");
+    // Stop at the add (cycle 7), then step out: core 0's part ends with its ready in
+    // cycle 10, so the stop is when cycle 11 begins.
+    dap.ok(
+        "setBreakpoints",
+        json!({"source": {"path": path}, "breakpoints": [{"line": 5}]}),
+    );
+    dap.ok("continue", json!({"threadId": 1}));
+    let (line, stopped) = dap.stop();
+    assert!(line.starts_with("cycle 7: breakpoint 1"), "{line}");
+    assert_eq!(stopped["reason"], "breakpoint");
+    // Past cycle 0, memory cannot be set.
+    let message = dap.fails(
+        "setVariable",
+        json!({"variablesReference": bank0, "name": "0x010", "value": "1"}),
+    );
+    assert!(message.contains("only at cycle 0"), "{message}");
+    dap.ok("stepOut", json!({"threadId": 1}));
+    let (line, stopped) = dap.stop();
+    assert_eq!(line, "cycle 11, core 0\n");
+    assert_eq!(stopped["reason"], "step");
+    assert_eq!(stopped["threadId"], 1);
+    // The store wrote the sum over the byte set at cycle 0.
+    assert_eq!(value(&variables(&mut dap, bank0), "0x010"), "5 (0x05)");
+    dap.disconnect();
+}

@@ -1707,3 +1707,26 @@ fn history_lives_in_the_state_directory_and_is_bounded() {
     std::fs::write(dir.join("plain"), "").unwrap();
     assert!(history::save(&dir.join("plain/debug_history"), &entries).is_err());
 }
+
+#[test]
+fn set_changes_a_byte_at_cycle_0_and_says_why_not_elsewhere() {
+    let p = write("set", "add.s", ADD);
+    let a = answers(
+        &p,
+        &[],
+        "set [0x11] = 0x2a\nx/2 0x10\nset r3 = 1\nstep 10\nset [0x11] = 1\nrun\nmem 0x11 1\n\
+         set [0x11] = 256\nset 0x11 = 1\n",
+    );
+    assert_eq!(a[0], json!({"set": 17, "value": 42}));
+    assert_eq!(a[1], json!({"addr": 16, "bytes": "002a"}));
+    assert!(a[2]["error"]
+        .as_str()
+        .unwrap()
+        .contains("core 0 r3 cannot be set"));
+    // The run starts with the byte set: the store at 0x010 leaves 0x011 alone.
+    assert_eq!(a[3]["cycle"], 10);
+    assert!(a[4]["error"].as_str().unwrap().contains("only at cycle 0"));
+    assert_eq!(a[6], json!({"addr": 17, "bytes": "2a"}));
+    assert!(a[7]["error"].as_str().unwrap().contains("out of range"));
+    assert!(a[8]["error"].as_str().unwrap().starts_with("set wants"));
+}

@@ -30,6 +30,7 @@ pub const COMMANDS: &[&str] = &[
     "reverse-step",
     "reverse-stepi",
     "run",
+    "set",
     "source",
     "step",
     "stepi",

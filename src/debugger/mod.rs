@@ -285,6 +285,14 @@ impl Session {
                 }
             }
             Command::Source(file) => return self.source(Path::new(&file)),
+            Command::SetMemory(addr, byte) => self.moved(|s| s.set_memory(addr, byte)),
+            Command::SetRegister(core, r) => {
+                let k = core.unwrap_or(self.current);
+                self.error(&format!(
+                    "core {k} r{r} cannot be set: every stop is a re-execution from cycle 0, \
+                     and a core's registers come only from its program; nothing was changed"
+                ))
+            }
             Command::Help => line(self.json, json!({"help": command::HELP}), || {
                 command::HELP.to_string()
             }),
@@ -1481,6 +1489,43 @@ impl Session {
             json!({"event": "step", "cycle": c}),
             || format!("stopped at cycle {c}"),
         ))
+    }
+
+    /// `set [ADDR] = BYTE`: the byte of shared memory the run starts with. Only before
+    /// cycle 0: every stop is a re-execution from cycle 0, which would not see a write
+    /// made later (so later the answer is an error, and nothing changes).
+    fn set_memory(&mut self, addr: u16, byte: u8) -> Result<String, Interrupted> {
+        if self.cycle != 0 {
+            return Ok(self.error(&format!(
+                "memory can be set only at cycle 0 (say run first): every stop re-executes \
+                 from cycle 0, so a write at cycle {} would be lost; nothing was changed",
+                self.cycle
+            )));
+        }
+        let a = usize::from(addr);
+        if self.memory.len() <= a {
+            self.memory.resize(a + 1, 0);
+        }
+        self.memory[a] = byte;
+        self.live = None;
+        self.go(0)?;
+        Ok(line(self.json, json!({"set": addr, "value": byte}), || {
+            format!("0x{addr:03x} = {byte} (0x{byte:02x}) from cycle 0")
+        }))
+    }
+
+    /// The source files the program was assembled from, as the assembler named them
+    /// (none for an image).
+    pub fn source_files(&self) -> Vec<String> {
+        let mut files: Vec<String> = Vec::new();
+        for f in self.map.iter().flat_map(|m| &m.frames) {
+            for span in std::iter::once(&f.span).chain(&f.slots) {
+                if !files.iter().any(|x| **x == *span.file) {
+                    files.push(span.file.to_string());
+                }
+            }
+        }
+        files
     }
 
     /// `run`: back before cycle 0, the breakpoints and watchpoints kept.
