@@ -842,3 +842,45 @@ fn step_out_set_variable_and_source_requests() {
     assert_eq!(value(&variables(&mut dap, bank0), "0x010"), "5 (0x05)");
     dap.disconnect();
 }
+
+#[test]
+fn mcst_threads_and_frames_say_what_a_core_waits_for() {
+    // examples/mcst_bank0.s under mcst-rtl when cycle 12 begins (worked in
+    // tests/debugger.rs): core 3 at its ready, cores 1 and 2 idle, the others waiting for
+    // bank 0.
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/mcst_bank0.s")
+        .canonicalize()
+        .unwrap();
+    let mut dap = Dap::start();
+    dap.launch(
+        json!({"program": s(&p), "backend": "interp", "dialect": "mcst",
+                      "timing": "mcst-rtl", "stopOnEntry": true}),
+    );
+    dap.ok("configurationDone", json!({}));
+    dap.event("stopped");
+    dap.ok(
+        "evaluate",
+        json!({"expression": "step 12", "context": "repl"}),
+    );
+    dap.stop();
+    let threads = dap.ok("threads", json!({}));
+    let names: Vec<&str> = threads["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names[0], "core 0 (waits for bank 0)");
+    assert_eq!(
+        &names[1..5],
+        ["core 1", "core 2", "core 3", "core 4 (waits for bank 0)"]
+    );
+    let frame = frame_of(&mut dap, 4);
+    assert_eq!(frame["name"], "core 4: frame 1 IP 1 (waits for bank 0)");
+    let regs = variables(&mut dap, 1 + 4);
+    assert_eq!(value(&regs, "state"), "bank_conflict");
+    assert_eq!(value(&regs, "bank"), "0");
+    assert_eq!(value(&regs, "waits_for"), "round_robin");
+    dap.disconnect();
+}

@@ -1730,3 +1730,62 @@ fn set_changes_a_byte_at_cycle_0_and_says_why_not_elsewhere() {
     assert!(a[7]["error"].as_str().unwrap().contains("out of range"));
     assert!(a[8]["error"].as_str().unwrap().starts_with("set wants"));
 }
+
+/// examples/mcst_bank0.s under `--timing mcst-rtl`, worked by hand: the CF in cycle 0, the
+/// IF broadcast from cycle 1, every core's first slot (set_const) in cycle 1 + 7 = 8, the
+/// 16 stores to bank 0 from cycle 9, granted one a cycle in round-robin order from core 1
+/// (core 1 in cycle 9, core 2 in 10, core 3 in 11, ... core 0 last, in 24); a core's ready
+/// follows its grant. When cycle 12 begins: cores 1 and 2 are idle, core 3 is at its ready,
+/// and cores 4..15 and 0 wait for bank 0's grant, their turn.
+#[test]
+fn mcst_cores_say_what_they_wait_for() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mcst_bank0.s");
+    let flags = ["--dialect", "mcst", "--timing", "mcst-rtl"];
+    let a = answers(&p, &flags, "step 9\nwhere\nstep 3\nwhere\nregs 5\n");
+    // Cycle 9: the stores start; none has asked for its bank before this cycle.
+    let cores = a[1]["cores"].as_array().unwrap();
+    assert_eq!(cores.len(), 16);
+    assert!(cores
+        .iter()
+        .all(|c| c["state"] == "running" && c["ip"] == 1));
+    let cores = a[3]["cores"].as_array().unwrap();
+    let listed: Vec<u64> = cores.iter().map(|c| c["core"].as_u64().unwrap()).collect();
+    assert_eq!(listed, [0, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
+    assert_eq!(
+        pick(&cores[1], &["core", "ip", "state"]),
+        json!({"core": 3, "ip": 2, "state": "running"})
+    );
+    for c in cores.iter().filter(|c| c["core"] != 3) {
+        assert_eq!(
+            pick(c, &["ip", "state", "bank", "waits_for"]),
+            json!({"ip": 1, "state": "bank_conflict", "bank": 0, "waits_for": "round_robin"}),
+            "{c}"
+        );
+    }
+    assert_eq!(a[4]["waits_for"], "round_robin");
+    let (out, _) = debug(&p, &flags, "step 12\nwhere\n");
+    assert!(
+        out.contains(
+            "\ncore 4: frame 1, IP 1, bank_conflict: waits for bank 0's grant (its round-robin \
+             turn) ("
+        ),
+        "{out}"
+    );
+    // A load may also wait for a bank switch: the state says both.
+    let text = std::fs::read_to_string(&p)
+        .unwrap()
+        .replace("st [r8, r0], r8", "ld [r8, r0], r9");
+    let ld = write("mcst_ld", "mcst_ld.s", &text);
+    let a = answers(&ld, &flags, "step 12\nregs 5\n");
+    assert_eq!(
+        pick(&a[1], &["state", "bank", "waits_for"]),
+        json!({"state": "bank_conflict", "bank": 0, "waits_for": "round_robin_or_bank_switch"})
+    );
+    // The spec's dialect keeps its states as they were.
+    let a = answers(&counter(), &[], "step 20\nwhere\n");
+    assert!(a[1]["cores"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c.get("waits_for").is_none()));
+}

@@ -210,7 +210,13 @@ impl<W: Write> Server<W> {
                 Ok(json!({}))
             }
             "setExceptionBreakpoints" => Ok(json!({"breakpoints": []})),
-            "threads" => Ok(views::threads()),
+            "threads" => match self.session {
+                Some(_) => {
+                    let cores = self.ask("where")?;
+                    Ok(views::threads(Some(&cores)))
+                }
+                None => Ok(views::threads(None)),
+            },
             _ if self.session.is_none() && NEED_SESSION.contains(&command) => {
                 Err(format!("`{command}` needs a launched program"))
             }

@@ -1775,6 +1775,9 @@ impl Session {
                 v["location"] = l.json();
             }
         }
+        if v["state"] == "bank_conflict" && self.program.dialect() == gpu16_machine::Dialect::Mcst {
+            self.mcst_wait(&mut v);
+        }
         // The faulting core stands before its faulting instruction when the fault's cycle
         // begins; it is shown as `faulted` there.
         if let Snapshot::Failed { failure, .. } = &self.state {
@@ -1791,6 +1794,34 @@ impl Session {
             }
         }
         v
+    }
+
+    /// What a core of the MCST dialect's machine in state `bank_conflict` waits for: its
+    /// `ld`/`st` slot asked for its bank in an earlier cycle and has not been granted (the
+    /// machine's report says no more). The bank is the instruction's bank register's low
+    /// nibble; a store waits for its round-robin turn (another core was granted the bank),
+    /// a load for that or a bank switch (a grant in its start cycle that did not count).
+    /// Adds `bank` and `waits_for` (`round_robin`, `round_robin_or_bank_switch`) to `v`.
+    fn mcst_wait(&self, v: &mut Value) {
+        let (Some(frame), Some(ip), Some(core)) =
+            (v["frame"].as_u64(), v["ip"].as_u64(), v["core"].as_u64())
+        else {
+            return;
+        };
+        let frame = frame as usize;
+        if frame >= self.program.len()
+            || !matches!(self.program.kind(frame), FrameKind::Instr { .. })
+        {
+            return;
+        }
+        if let Instr::Mem { op, hi, .. } = self.program.instr(frame).instrs[ip as usize & 0xF] {
+            let regs = &self.state.report().registers[core as usize & 0xF];
+            v["bank"] = json!(regs[usize::from(hi & 0xF)] & 0xF);
+            v["waits_for"] = json!(match op {
+                MemOp::Ld => "round_robin_or_bank_switch",
+                _ => "round_robin",
+            });
+        }
     }
 
     fn state_text(v: &Value) -> String {
@@ -1811,6 +1842,13 @@ impl Session {
             }
             "not_started" => {
                 let _ = write!(s, " (starts in cycle {})", v["start"]);
+            }
+            "bank_conflict" if v.get("bank").is_some() => {
+                let why = match v["waits_for"].as_str() {
+                    Some("round_robin") => "its round-robin turn",
+                    _ => "its round-robin turn or a bank switch",
+                };
+                let _ = write!(s, ": waits for bank {}'s grant ({why})", v["bank"]);
             }
             _ => {}
         }
