@@ -884,3 +884,32 @@ fn mcst_threads_and_frames_say_what_a_core_waits_for() {
     assert_eq!(value(&regs, "waits_for"), "round_robin");
     dap.disconnect();
 }
+
+#[test]
+fn a_sourced_command_file_reports_its_last_stop_and_x_is_refused_at_launch() {
+    let p = write("sourced", "add.s", ADD);
+    let path = s(&p).to_string();
+    let cmds = p.with_file_name("cmds.gdb");
+    std::fs::write(&cmds, "break add.s:5\ncontinue\nprint r8\n").unwrap();
+    let mut dap = Dap::start();
+    dap.ok("initialize", json!({"adapterID": "gpu16"}));
+    let message = dap.fails("launch", json!({"program": path, "args": ["-x", s(&cmds)]}));
+    assert!(
+        message.starts_with("-x/--command is for gpu16 debug"),
+        "{message}"
+    );
+    dap.ok("launch", json!({"program": path, "stopOnEntry": true}));
+    dap.event("initialized");
+    dap.ok("configurationDone", json!({}));
+    dap.event("stopped");
+    let body = dap.ok(
+        "evaluate",
+        json!({"expression": format!("source {}", cmds.display()), "context": "repl"}),
+    );
+    let result: Value = serde_json::from_str(body["result"].as_str().unwrap()).unwrap();
+    assert_eq!(result["replies"].as_array().unwrap().len(), 3);
+    let (line, stopped) = dap.stop();
+    assert!(line.starts_with("cycle 7: breakpoint 1, core 0"), "{line}");
+    assert_eq!(stopped["reason"], "breakpoint");
+    dap.disconnect();
+}

@@ -581,8 +581,9 @@ impl<W: Write> Server<W> {
             return Err("end the session with the editor's stop button (disconnect)".into());
         }
         let v = self.ask(&expression)?;
-        if v.get("event").is_some() {
-            self.report(&v, self.focus);
+        if let Some(event) = last_event(&v) {
+            let event = event.clone();
+            self.report(&event, self.focus);
         }
         let result = match &v["help"] {
             Value::String(help) => help.clone(),
@@ -665,6 +666,16 @@ impl<W: Write> Server<W> {
             "details": {"message": error["message"], "typeName": error["rule"]},
         }))
     }
+}
+
+/// The session event a reply carries: the reply itself, or for `source FILE` the last
+/// event among the replies of its commands (of the files it sources too), where the
+/// session moved to last.
+fn last_event(v: &Value) -> Option<&Value> {
+    if v.get("event").is_some() {
+        return Some(v);
+    }
+    v["replies"].as_array()?.iter().rev().find_map(last_event)
 }
 
 /// The thread a request names (`threadId`), core 0's thread if none.
