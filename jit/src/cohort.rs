@@ -14,7 +14,8 @@
 use crate::cache::CohortCode;
 use crate::exits::CohortExit;
 use crate::lanes::lanes_of;
-use gpu16_machine::isa::{address, execute, Instr, MemOp, FRAME_INSTRS};
+use gpu16_machine::isa::{address, Instr, MemOp, FRAME_INSTRS};
+use gpu16_machine::semantics::execute;
 use gpu16_machine::Effect;
 use gpu16_machine::{CoreExit, CoreState, GroupExit, Port, PortAccess};
 use std::any::Any;

@@ -10,6 +10,7 @@
 //! of decisions.md exact while a lone core runs at native speed.
 
 use crate::config::INSTRUCTION_CYCLES;
+pub use crate::event_key::EventKey;
 use crate::frame::InstrFrame;
 use crate::isa::{Flow, MemOp, FRAME_INSTRS};
 use crate::lock_wait::LockWaits;
@@ -32,65 +33,6 @@ pub struct CoreState {
     /// The core's id, 0..15: its bit in a task mask and its place in the (cycle, core id)
     /// order.
     pub id: u8,
-}
-
-/// A point in the event order of decisions.md: earlier cycle first, then lower core id.
-/// Packed into one integer (`cycle * 16 + core`) so that comparing keys, and taking the
-/// minimum of many, is one machine instruction; [`EventKey::NEVER`] is later than any.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct EventKey(u64);
-
-impl EventKey {
-    /// Later than every event: no event at all.
-    pub const NEVER: EventKey = EventKey(u64::MAX);
-
-    /// The key of core `core`'s action in `cycle` (`cycle` below 2^60).
-    #[inline]
-    pub fn new(cycle: u64, core: u8) -> EventKey {
-        EventKey((cycle << 4) | u64::from(core & 0xF))
-    }
-
-    /// The key as its packed integer, for tables compiled code or a minimum scan reads.
-    #[inline]
-    pub fn raw(self) -> u64 {
-        self.0
-    }
-
-    /// The key a packed integer stands for.
-    #[inline]
-    pub fn from_raw(raw: u64) -> EventKey {
-        EventKey(raw)
-    }
-
-    /// The cycle of the event.
-    #[inline]
-    pub fn cycle(self) -> u64 {
-        self.0 >> 4
-    }
-
-    /// The core of the event.
-    #[inline]
-    pub fn core(self) -> u8 {
-        (self.0 & 0xF) as u8
-    }
-
-    /// Whether this is [`EventKey::NEVER`].
-    #[inline]
-    pub fn is_never(self) -> bool {
-        self == EventKey::NEVER
-    }
-
-    /// The first cycle in which `core` acts at or after this key: `core`'s actions in
-    /// earlier cycles come before it, and those from this cycle on do not.
-    #[inline]
-    pub fn first_cycle_at_or_past(self, core: u8) -> u64 {
-        let id = u64::from(core & 0xF);
-        if self.0 <= id {
-            0
-        } else {
-            (self.0 - id - 1) / 16 + 1
-        }
-    }
 }
 
 /// Why a backend stopped running a core.
@@ -120,20 +62,6 @@ pub enum PortAccess {
     Slept,
     /// Not now: the core parks before the instruction, as for [`Port::access`]'s `None`.
     Parked,
-}
-
-/// One stretch of cycles a running core slept on a lock, from its stalled attempt up to
-/// (not including) the retry its wake-up gave it; the run loop counts it as stalls.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LockStall {
-    /// The core that slept.
-    pub core: u8,
-    /// The cycle of its stalled attempt, the first stalled cycle.
-    pub from: u64,
-    /// The cycle of its retry (exclusive): `to - from` stalled cycles.
-    pub to: u64,
-    /// The byte address (0..4095) whose lock it waited for.
-    pub addr: u16,
 }
 
 /// A backend's failure that is not the program's fault, e.g. a frame the JIT could not
@@ -277,7 +205,7 @@ pub trait Backend {
 
     /// For the MCST dialect's slot engine: code that runs a core's register-only slots of
     /// the frame whose instruction words are `words` ahead of the engine's clock (see
-    /// [`crate::mcst::SlotRun`]), or `None` to have the engine step them one slot at a
+    /// [`crate::slot_run::SlotRun`]), or `None` to have the engine step them one slot at a
     /// time. `asked` counts the times the engine has wanted such code for this frame in
     /// this run (it asks again at powers of two while the answer is `None`), so a backend
     /// can wait until the frame is hot. The default: `None`, the reference behaviour.
@@ -288,7 +216,7 @@ pub trait Backend {
 }
 
 /// A backend's compiled register-only slots of one frame ([`Backend::slot_code`]).
-pub type SlotCode = std::rc::Rc<dyn crate::mcst::SlotRun>;
+pub type SlotCode = std::rc::Rc<dyn crate::slot_run::SlotRun>;
 
 /// What compiled code needs to perform a plain `ld` or `st` itself: for each bank, the
 /// first cycle from which such an access by the running core might stall, fault, conflict

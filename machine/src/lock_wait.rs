@@ -10,10 +10,24 @@
 //! holds a bank's sequence, who is queued on it, whom its close wakes and when each retries)
 //! is the memory's: [`SharedMemory`] and [`Wakes`].
 
-use crate::backend::{EventKey, LockStall};
 use crate::config::INSTRUCTION_CYCLES;
+use crate::event_key::EventKey;
 use crate::isa::MemOp;
 use crate::memory::{bank_of, Attempt, SharedMemory, Stall, Wakes, BANKS};
+
+/// One stretch of cycles a running core slept on a lock, from its stalled attempt up to
+/// (not including) the retry its wake-up gave it; charged to it as stalls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LockStall {
+    /// The core that slept.
+    pub core: u8,
+    /// The cycle of its stalled attempt, the first stalled cycle.
+    pub from: u64,
+    /// The cycle of its retry (exclusive): `to - from` stalled cycles.
+    pub to: u64,
+    /// The byte address (0..4095) whose lock it waited for.
+    pub addr: u16,
+}
 
 /// Every core's lock wait and the stall ledger; see the module docs.
 #[derive(Debug)]

@@ -4,8 +4,8 @@
 //! access, a deferred fault, the watchdog), so every backend sees the same interleaving.
 
 use crate::backend::{
-    retire, shares_banks, Backend, CoreExit, DirectBounds, EventKey, GroupExit, GroupShape,
-    LockStall, Port, PortEnd,
+    retire, shares_banks, Backend, CoreExit, DirectBounds, EventKey, GroupExit, GroupShape, Port,
+    PortEnd,
 };
 use crate::config::{Config, TaskLog, INSTRUCTION_CYCLES, MAX_CYCLE_LIMIT};
 use crate::cores::{CoreTable, Mode, Part};
@@ -13,13 +13,14 @@ use crate::dialect::Dialect;
 use crate::frame::{InstrFrame, Program};
 use crate::frame_table::FrameTable;
 use crate::held::Held;
-use crate::isa::{execute, Flow, MemOp};
+use crate::isa::{Flow, MemOp};
 use crate::livelock::{FrameLoops, LoopWatch, MachineWatch};
-use crate::lock_wait::LockWaits;
+use crate::lock_wait::{LockStall, LockWaits};
 use crate::memory::{bank_of, FaultRule, Refusal, SharedMemory, Stall, Wakes, BANKS};
 use crate::observe::{Event, Executed, Observer, Progress, StallCause, StopCause, StopNote, Stops};
 use crate::report::{CoreCounters, CoreWait, RunError, RunFailure, RunReport, UnfinishedCore};
 use crate::scheduler::{Step, TaskScheduler, Wait};
+use crate::semantics::execute;
 use crate::semantics::{Access, Concrete, Effect};
 use crate::task_memory::{FrameSource, ProgramFrames, TaskMemory};
 
