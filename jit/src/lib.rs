@@ -17,13 +17,13 @@ mod slots_compile;
 mod worker;
 
 pub use auto::{
-    Auto, AutoCode, Cold, CompileMode, Hotness, DEFAULT_HOT_INSTRUCTIONS, DEFAULT_HOT_ISSUES,
+    Auto, AutoCode, CompileMode, Hotness, DEFAULT_HOT_INSTRUCTIONS, DEFAULT_HOT_ISSUES,
     MAX_PENDING_COMPILES,
 };
 pub use cache::{CacheStats, CompiledFrame, FrameKey};
 pub use compile::OptLevel;
 pub use error::JitError;
-pub use hot_table::HOT_TABLE_FRAMES;
+pub use hot_table::{Cold, HOT_TABLE_FRAMES};
 
 use cache::Cache;
 use compile::{Compiler, MachineCode};
