@@ -2,13 +2,13 @@
 //! (cached by the frame's bytes), and [`Auto`] interprets a frame until it is hot, then runs
 //! it compiled. Both behave exactly like the reference interpreter, `gpu16_interp`.
 
+mod abi;
 mod auto;
 mod cache;
 mod cohort;
 mod cohort_compile;
 mod compile;
 mod error;
-mod exits;
 mod hot_table;
 mod lanes;
 mod lanes_compile;
@@ -26,7 +26,7 @@ pub use error::JitError;
 pub use hot_table::{Cold, HOT_TABLE_FRAMES};
 
 use cache::Cache;
-use compile::{Compiler, MachineCode};
+use compile::{Compiler, Form, MachineCode};
 use gpu16_machine::isa::{Instr, FRAME_INSTRS};
 use gpu16_machine::{
     Backend, BackendError, CoreExit, CoreState, GroupExit, GroupShape, InstrFrame, Port, SlotCode,
@@ -119,7 +119,7 @@ impl Jit {
 
     /// A JIT with `options`, or why Cranelift cannot start on this host.
     pub fn with_options(options: JitOptions) -> Result<Jit, JitError> {
-        let compiler = Compiler::new(options.opt_level)?;
+        let compiler = Compiler::new(options.opt_level, runtime::callbacks())?;
         Ok(Jit {
             cache: Cache::new(compiler, options.frames_per_module, options.max_modules),
             engine: options.engine,
@@ -184,7 +184,7 @@ impl Jit {
     ) -> Result<Rc<CompiledFrame>, JitError> {
         let frame = self.cache.frame(key, instrs);
         for code in made {
-            if code.lockstep {
+            if code.form == Form::Lanes {
                 self.cache.lanes_from(&frame, Some(code))?;
             } else {
                 self.cache.scalar_from(&frame, Some(code))?;
