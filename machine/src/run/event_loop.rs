@@ -1,28 +1,30 @@
-//! The run loop: drives the task scheduler and a backend's cores in the (cycle, core id)
-//! order of decisions.md. Cores run natively until a memory instruction that another core
-//! could observe; the loop then always serves the earliest pending event (a parked memory
-//! access, a deferred fault, the watchdog), so every backend sees the same interleaving.
+//! The spec dialect's run loop, `Run`: the coordinator that always serves the earliest
+//! pending event in the (cycle, core id) order of decisions.md. Its parts are their own
+//! types: the scheduler driver, the livelock proofs, the telemetry and the lock waits.
 
+use super::driver::Driver;
+use super::proofs::Proofs;
+use super::telemetry::Telemetry;
 use crate::backend::{
     retire, shares_banks, Backend, CoreExit, DirectBounds, EventKey, GroupExit, GroupShape, Port,
     PortEnd,
 };
 use crate::config::{Config, TaskLog, INSTRUCTION_CYCLES, MAX_CYCLE_LIMIT};
 use crate::cores::{CoreTable, Mode, Part};
-use crate::dialect::Dialect;
-use crate::frame::{InstrFrame, Program};
+
+use crate::frame::InstrFrame;
 use crate::frame_table::FrameTable;
 use crate::held::Held;
 use crate::isa::{Flow, MemOp};
-use crate::livelock::{FrameLoops, LoopWatch, MachineWatch};
+use crate::livelock::FrameLoops;
 use crate::lock_wait::{LockStall, LockWaits};
 use crate::memory::{bank_of, FaultRule, Refusal, SharedMemory, Stall, Wakes, BANKS};
-use crate::observe::{Event, Executed, Observer, Progress, StallCause, StopCause, StopNote, Stops};
+use crate::observe::{Event, Executed, Observer, Progress, StallCause, StopCause};
 use crate::report::{CoreCounters, CoreWait, RunError, RunFailure, RunReport, UnfinishedCore};
 use crate::scheduler::{Step, TaskScheduler, Wait};
 use crate::semantics::execute;
 use crate::semantics::{Access, Concrete, Effect};
-use crate::task_memory::{FrameSource, ProgramFrames, TaskMemory};
+use crate::task_memory::{FrameSource, TaskMemory};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum SchedulerState {
@@ -43,198 +45,9 @@ struct SchedulerBound {
     state: SchedulerState,
 }
 
-/// Run `program` on a machine whose shared memory starts as `memory` (zero past its end).
-pub fn run<B: Backend>(
-    backend: &mut B,
-    program: &Program,
-    memory: &[u8],
-    config: &Config,
-) -> Result<RunReport, Box<RunFailure>> {
-    run_observed(backend, program, memory, config, &mut ())
-}
-
-/// [`run`], reporting every [`Event`] to `observer` as it happens.
-pub fn run_observed<B: Backend, O: Observer>(
-    backend: &mut B,
-    program: &Program,
-    memory: &[u8],
-    config: &Config,
-    observer: &mut O,
-) -> Result<RunReport, Box<RunFailure>> {
-    if program.dialect() == Dialect::Mcst {
-        let mut outcome = crate::mcst::run_observed(backend, program, memory, config, observer);
-        if O::WANTS_TASKS && config.tasks == TaskLog::All {
-            let state = match &mut outcome {
-                Ok(report) => report,
-                Err(failure) => &mut failure.state,
-            };
-            for record in std::mem::take(&mut state.tasks) {
-                observer.task(&record);
-            }
-        }
-        return outcome;
-    }
-    run_stream_observed(
-        backend,
-        &mut ProgramFrames::new(program),
-        memory,
-        config,
-        observer,
-    )
-}
-
-/// [`run_observed`] over a program read frame by frame from `source` as the scheduler
-/// reaches it (task memory fed by the host as it drains), in the spec dialect: a stream of
-/// any length costs the scheduler's window, not its size. A malformed stream, or one that
-/// cannot be read, fails as [`RunError::Load`] with the error the whole image would have
-/// given; so does a run that fails before reading a malformed rest (the rest is read and
-/// checked). A fault reads the stream again from its start ([`FrameSource::rewind`]).
-pub fn run_stream_observed<B: Backend, O: Observer>(
-    backend: &mut B,
-    source: &mut dyn FrameSource,
-    memory: &[u8],
-    config: &Config,
-    observer: &mut O,
-) -> Result<RunReport, Box<RunFailure>> {
-    let (mut failure, delivered) = match run_once(backend, source, memory, config, observer) {
-        Ok(report) => return Ok(report),
-        Err(failed) => failed,
-    };
-    let config = bounded(config);
-    // The tasks an observer took as the run went are the first of the log a rerun gives
-    // (each ended before every event still to come, so before the failure's cycle).
-    let own_tasks = std::mem::take(&mut failure.state.tasks);
-    let mut rerun_tasks = None;
-    if let Some(cycle) = rewind_cycle(&failure.error, config.max_cycles) {
-        if let Some(stop) =
-            state_when_cycle_began(backend, source, memory, &config, cycle, observer)
-        {
-            adopt_state(&mut failure, stop);
-            rerun_tasks = Some(std::mem::take(&mut failure.state.tasks));
-        }
-    }
-    let streams_tasks = O::WANTS_TASKS && config.tasks == TaskLog::All;
-    let tasks = match rerun_tasks {
-        Some(mut all) if streams_tasks => all.split_off(delivered.min(all.len())),
-        Some(all) => all,
-        None => own_tasks,
-    };
-    if streams_tasks {
-        for record in &tasks {
-            observer.task(record);
-        }
-    } else {
-        failure.state.tasks = tasks;
-    }
-    Err(failure)
-}
-
-/// The cycle as it began which a failure's state is taken again from a second run (see
-/// [`state_when_cycle_began`]): a fault's below the watchdog, or where a livelock was
-/// proven.
-pub(crate) fn rewind_cycle(error: &RunError, max_cycles: u64) -> Option<u64> {
-    match *error {
-        RunError::Fault { cycle, .. } if max_cycles > cycle => Some(cycle),
-        RunError::Livelock { cycle, .. } => Some(cycle),
-        _ => None,
-    }
-}
-
-/// Give `failure` the state of `stop`, the watchdog stop of a second run when the
-/// failure's cycle began. Cores other than a looping one may have run past the checkpoint
-/// when it was proven, so a livelock's unfinished cores are listed as they stood then too.
-pub(crate) fn adopt_state(failure: &mut RunFailure, stop: RunFailure) {
-    if let (
-        RunError::Livelock {
-            cores, next_frame, ..
-        },
-        RunError::Watchdog {
-            cores: at,
-            next_frame: next,
-            ..
-        },
-    ) = (&mut failure.error, stop.error)
-    {
-        *cores = at;
-        *next_frame = next;
-    }
-    failure.state = stop.state;
-}
-
-/// The machine as it was when `cycle` began: every instruction of the earlier cycles
-/// executed, none of `cycle` and later. How far cores had run ahead when a fault showed
-/// depends on the engine (one core at a time, or groups in lockstep), so the state a fault
-/// leaves is taken from a second run that stops at the fault's cycle, which every engine
-/// reaches exactly; that run's watchdog failure is returned, and its events are reported
-/// to `observer` in place of the first run's ([`Observer::rewind_events`]). `None` if that
-/// run does not stop there as the watchdog (it always should).
-fn state_when_cycle_began<B: Backend, O: Observer>(
-    backend: &mut B,
-    source: &mut dyn FrameSource,
-    memory: &[u8],
-    config: &Config,
-    cycle: u64,
-    observer: &mut O,
-) -> Option<RunFailure> {
-    let stop = Config {
-        max_cycles: cycle,
-        ..*config
-    };
-    source.rewind().ok()?;
-    let rerun = if O::WANTS_EVENTS {
-        let mut rewound = Rewound {
-            sink: observer,
-            cycle,
-        };
-        run_once(backend, source, memory, &stop, &mut rewound)
-    } else {
-        run_once(backend, source, memory, &stop, &mut ())
-    };
-    match rerun {
-        Err((mut f, _)) if matches!(f.error, RunError::Watchdog { .. }) => {
-            f.state.config = *config;
-            Some(*f)
-        }
-        _ => None,
-    }
-}
-
-/// What a failed run's second run reports to an observer that wants events: one type for
-/// every observer, so the run loop is compiled once more per backend, not once per observer.
-trait EventSink {
-    fn rewind_events(&mut self, cycle: u64);
-    fn event(&mut self, event: Event);
-}
-
-impl<O: Observer> EventSink for O {
-    fn rewind_events(&mut self, cycle: u64) {
-        Observer::rewind_events(self, cycle);
-    }
-    fn event(&mut self, event: Event) {
-        Observer::event(self, event);
-    }
-}
-
-/// The observer of a failed run's second run ([`state_when_cycle_began`]): it has the
-/// first run's observer forget that run's events and hands it the second run's, and
-/// nothing else (the first run reported its progress, instructions and tasks).
-struct Rewound<'a> {
-    sink: &'a mut dyn EventSink,
-    cycle: u64,
-}
-
-impl Observer for Rewound<'_> {
-    fn start(&mut self, _config: &Config) {
-        self.sink.rewind_events(self.cycle);
-    }
-    fn event(&mut self, event: Event) {
-        self.sink.event(event);
-    }
-}
-
 /// The limits a run works within: the watchdog at most [`MAX_CYCLE_LIMIT`], checkpoints at
 /// least a cycle apart.
-fn bounded(config: &Config) -> Config {
+pub(super) fn bounded(config: &Config) -> Config {
     Config {
         max_cycles: config.max_cycles.min(MAX_CYCLE_LIMIT),
         checkpoint_cycles: config.checkpoint_cycles.max(1),
@@ -245,7 +58,7 @@ fn bounded(config: &Config) -> Config {
 /// One run of the machine, to its end or its failure. A failure comes with the number of
 /// task records the observer took as the run went, and with the state as the run left it,
 /// which for a fault or a livelock is not yet the state as its cycle began.
-fn run_once<B: Backend, O: Observer>(
+pub(super) fn run_once<B: Backend, O: Observer>(
     backend: &mut B,
     source: &mut dyn FrameSource,
     memory: &[u8],
@@ -284,35 +97,17 @@ impl<'a, B: Backend, O: Observer> Run<'a, B, O> {
         }
         let executed_from = observer.executed_from();
         Run {
-            ts: TaskScheduler::new(TaskMemory::new(source), &config),
+            driver: Driver::new(TaskScheduler::new(TaskMemory::new(source), &config)),
             backend,
             config,
             memory: shared,
-            observer,
+            tele: Telemetry::new(observer, stops, executed_from, config.max_cycles),
             cores: CoreTable::new(),
-            lb: [0; 16],
             counters: [CoreCounters::default(); 16],
-            last_core_cycle: None,
-            frames_done: 0,
-            ends: 0,
             bounds: DirectBounds::default(),
             frame_table: FrameTable::new(),
             waits: LockWaits::new(O::WANTS_EVENTS),
-            watch: [LoopWatch::default(); 16],
-            machine_watch: MachineWatch::default(),
-            machine_checked: None,
-            stopped: None,
-            asked_limit: config.max_cycles,
-            pending_polls: 0,
-            stepping: O::WANTS_EXECUTED,
-            executed: Vec::new(),
-            progress_cycle: 0,
-            next_checkpoint: 0,
-            tasks_delivered: 0,
-            stops,
-            stop_noted: u64::MAX,
-            executed_from,
-            began_steps: false,
+            proofs: Proofs::default(),
         }
     }
 
@@ -331,6 +126,7 @@ impl<'a, B: Backend, O: Observer> Run<'a, B, O> {
         let mut before_fault = Vec::new();
         if let Err(RunError::Fault { cycle, core, .. }) = &outcome {
             before_fault = run
+                .tele
                 .executed
                 .iter()
                 .filter(|e| e.cycle == *cycle && e.core < *core)
@@ -339,12 +135,12 @@ impl<'a, B: Backend, O: Observer> Run<'a, B, O> {
             before_fault.sort_unstable_by_key(|e| e.core);
         }
         if let Err(RunError::Fault { cycle, .. } | RunError::Livelock { cycle, .. }) = &outcome {
-            run.executed.retain(|e| e.cycle < *cycle);
+            run.tele.executed.retain(|e| e.cycle < *cycle);
         }
-        run.report_executed();
-        if run.stepping {
+        run.tele.report_executed();
+        if run.tele.stepping {
             for e in &before_fault {
-                run.observer.executed_before_fault(e);
+                run.tele.observer.executed_before_fault(e);
             }
         }
         let streams_tasks = O::WANTS_TASKS && config.tasks == TaskLog::All;
@@ -353,7 +149,7 @@ impl<'a, B: Backend, O: Observer> Run<'a, B, O> {
                 let mut report = run.report();
                 if streams_tasks {
                     for record in std::mem::take(&mut report.tasks) {
-                        run.observer.task(&record);
+                        run.tele.observer.task(&record);
                     }
                 }
                 return Ok(report);
@@ -374,69 +170,37 @@ impl<'a, B: Backend, O: Observer> Run<'a, B, O> {
                     RunError::Stopped { .. } | RunError::TaskLogFull { .. } | RunError::Load(_) => {
                         error
                     }
-                    _ => run.ts.load_error().map_or(error, RunError::Load),
+                    _ => run.driver.ts.load_error().map_or(error, RunError::Load),
                 };
                 let mut state = run.report();
                 state.cycles = cycle;
                 Box::new(RunFailure { error, state })
             }
         };
-        Err((failure, run.tasks_delivered))
+        Err((failure, run.tele.tasks_delivered))
     }
 }
 
+/// The spec dialect's run: a coordinator of the machine's parts, each in a type of its own.
 pub(crate) struct Run<'a, B: Backend, O: Observer> {
     backend: Held<'a, B>,
-    observer: Held<'a, O>,
     config: Config,
-    ts: TaskScheduler<'a>,
+    /// The task scheduler and what the loop keeps to drive it ([`Driver`]).
+    driver: Driver<'a>,
     memory: SharedMemory,
     cores: CoreTable<B::Code>,
-    /// For a core running a task: a lower bound on the cycle of its last instruction.
-    lb: [u64; 16],
     counters: [CoreCounters; 16],
-    last_core_cycle: Option<u64>,
-    frames_done: u64,
-    /// Core parts ended so far: a change tells the loop the scheduler may act.
-    ends: u64,
     /// The per-bank bounds compiled code reads; lent to each port.
     bounds: DirectBounds,
     /// Every distinct instruction frame issued, decoded and prepared once.
     frame_table: FrameTable<B::Code>,
     /// Every core's lock wait and the stall ledger; lent to each port.
     waits: LockWaits,
-    /// Each core's watch for a loop that can never end, over the checkpoints.
-    watch: [LoopWatch; 16],
-    /// The frozen-memory watch over all cores together, and the checkpoint it last saw.
-    machine_watch: MachineWatch,
-    machine_checked: Option<u64>,
-    /// Why the run was stopped from outside, once it was; the watchdog limit is then lowered
-    /// to the cycle the run had reached, and `asked_limit` keeps the one the config asked.
-    stopped: Option<StopCause>,
-    asked_limit: u64,
-    /// Progress reports since the observer was last asked whether to stop.
-    pending_polls: u32,
-    /// Every run of cores executes one instruction each, reported to the observer
-    /// ([`Observer::executed`]), until it has enough.
-    stepping: bool,
-    /// The instructions of the latest cycle executed, not yet reported: groups of one cycle
-    /// run in the order of their lowest cores, so the cycle's instructions are put in core
-    /// order before they are reported.
-    executed: Vec<Executed>,
-    /// The last checkpoint reported to the progress bar.
-    progress_cycle: u64,
-    /// No event before this cycle is at a checkpoint.
-    next_checkpoint: u64,
-    /// Task records handed to the observer as the run went ([`Observer::WANTS_TASKS`]).
-    tasks_delivered: usize,
-    /// A debugger's stops ([`Observer::stops`]), and the earliest (cycle, core) a core came
-    /// to one, as a raw event key.
-    stops: Option<Box<Stops>>,
-    stop_noted: u64,
-    /// The first cycle whose instructions the observer wants ([`Observer::executed_from`]),
-    /// and whether the run has come to it.
-    executed_from: u64,
-    began_steps: bool,
+    /// Loop watches and checkpoints: the livelock proofs ([`Proofs`]).
+    proofs: Proofs,
+    /// What the observer hears and asks: events, progress, stops, executed instructions
+    /// ([`Telemetry`]).
+    tele: Telemetry<'a, O>,
 }
 
 impl<B: Backend, O: Observer> Run<'_, B, O> {
@@ -450,7 +214,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             // The scheduler's bound stays valid as cores advance (it is a lower bound on its
             // next decision); it is recomputed when a core's end may let it act, or when the
             // earliest core event reaches it.
-            if O::WANTS_PROGRESS && self.stopped.is_none() && self.poll_stop() {
+            if O::WANTS_PROGRESS && self.tele.stopped.is_none() && self.poll_stop() {
                 ts_fresh = false;
             }
             let mut earliest = self.cores.earliest(None);
@@ -468,7 +232,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                     SchedulerState::Done => Ok(()),
                     SchedulerState::Limit => Err(self.limit_reached()),
                     SchedulerState::Blocked | SchedulerState::Pending => Err(RunError::Internal {
-                        frame: self.ts.next_frame(),
+                        frame: self.driver.ts.next_frame(),
                         message: "the scheduler waits on no running core".into(),
                     }),
                 };
@@ -483,7 +247,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             // Every event of a checkpoint cycle offers the checkpoint, since a core may come
             // to it (a task starting there) after the first; past it, the next one is due.
             let cycle = key.cycle();
-            if cycle >= self.next_checkpoint {
+            if cycle >= self.proofs.next_checkpoint {
                 let every = self.config.checkpoint_cycles;
                 if cycle % every == 0 {
                     if ts.state == SchedulerState::Pending {
@@ -493,7 +257,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                         continue;
                     }
                 } else {
-                    self.next_checkpoint = (cycle / every + 1).saturating_mul(every);
+                    self.proofs.next_checkpoint = (cycle / every + 1).saturating_mul(every);
                 }
             }
             let i = usize::from(key.core());
@@ -502,7 +266,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                 "event {key:?} at or past the scheduler bound {:?}, fresh {ts_fresh}",
                 ts.before[i]
             );
-            let ends = self.ends;
+            let ends = self.driver.ends;
             match self.cores.mode(i) {
                 Mode::Faulted { rule, cycle } => return Err(self.fault(i, rule, cycle, None)),
                 Mode::Looping { period, polls } => return Err(self.livelock(i, period, polls)),
@@ -533,7 +297,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                     })
                 }
             }
-            if self.ends != ends {
+            if self.driver.ends != ends {
                 ts_fresh = false;
             }
         }
@@ -548,24 +312,26 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         self.refresh_bounds();
         if O::WANTS_TASKS && self.config.tasks == TaskLog::All {
             let before = self.cores.earliest(None).map_or(u64::MAX, |k| k.cycle());
-            while let Some(record) = self.ts.pop_final(before) {
-                self.observer.task(&record);
-                self.tasks_delivered += 1;
+            while let Some(record) = self.driver.ts.pop_final(before) {
+                self.tele.observer.task(&record);
+                self.tele.tasks_delivered += 1;
             }
         }
         loop {
-            let step = self.ts.step(&self.lb);
+            let step = self.driver.ts.step(&self.driver.lb);
             if O::WANTS_PROGRESS && matches!(step, Step::Control { .. } | Step::Issue { .. }) {
-                self.frames_done += 1;
+                self.driver.frames_done += 1;
                 let progress = self.progress();
-                self.observer.progress(progress);
-                self.pending_polls += 1;
+                self.tele.observer.progress(progress);
+                self.tele.pending_polls += 1;
             }
             match step {
                 Step::Control { frame, cycle, wait } => {
                     self.observe_wait(frame, wait);
-                    self.observer.event(Event::ControlFrame { frame, cycle });
-                    let cf = *self.ts.frames().group_control(frame);
+                    self.tele
+                        .observer
+                        .event(Event::ControlFrame { frame, cycle });
+                    let cf = *self.driver.ts.frames().group_control(frame);
                     let m = cf.r0_init_mask();
                     for c in 0..16 {
                         if m & (1 << c) != 0 {
@@ -582,16 +348,16 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                 } => {
                     self.observe_wait(frame, wait);
                     if start > issue {
-                        self.observer.event(Event::Broadcast {
+                        self.tele.observer.event(Event::Broadcast {
                             frame,
                             mask,
-                            fence: self.ts.frames().group_control(frame).fence,
+                            fence: self.driver.ts.frames().group_control(frame).fence,
                             from: issue,
                             to: start - 1,
                         });
                     }
-                    let bytes = *self.ts.frames().raw(frame);
-                    let dialect = self.ts.frames().dialect();
+                    let bytes = *self.driver.ts.frames().raw(frame);
+                    let dialect = self.driver.ts.frames().dialect();
                     let entry = self.frame_table.entry(&bytes, |b| {
                         InstrFrame::decode_in(b, dialect)
                             .expect("instruction frames are checked as they are read")
@@ -617,7 +383,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                         frame_banks.as_ref().map_or(0, |b| b.for_core(id, regs))
                     });
                     for c in lanes_of(mask) {
-                        self.lb[c] = start;
+                        self.driver.lb[c] = start;
                         self.counters[c].tasks += 1;
                         self.counters[c].ran = true;
                     }
@@ -629,7 +395,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                     // or a checkpoint reads the scheduler).
                     let unobserved = !O::WANTS_EVENTS && !O::WANTS_EXECUTED;
                     if unobserved && !settle {
-                        if let Some(bound) = self.ts.next_start_bound() {
+                        if let Some(bound) = self.driver.ts.next_start_bound() {
                             // The bound must be ahead of the next event, as a step's is.
                             if self.cores.earliest(None).is_some_and(|k| k < bound) {
                                 return Ok(SchedulerBound {
@@ -649,11 +415,11 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                 Step::Unreadable => {
                     // A source that gave up waiting for input because the run was stopped:
                     // the stop, where the run had come, not a load error.
-                    if let Some(cause) = self.ts.frames().stopped() {
+                    if let Some(cause) = self.driver.ts.frames().stopped() {
                         self.stop_where_reached(cause);
                         return Err(self.limit_reached());
                     }
-                    return Err(match self.ts.load_error() {
+                    return Err(match self.driver.ts.load_error() {
                         Some(e) => RunError::Load(e),
                         None => RunError::Internal {
                             frame: None,
@@ -679,7 +445,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
 
     fn observe_wait(&mut self, frame: usize, wait: Option<Wait>) {
         if let Some(w) = wait {
-            self.observer.event(Event::SchedulerWait {
+            self.tele.observer.event(Event::SchedulerWait {
                 frame,
                 from: w.from,
                 to: w.to,
@@ -692,7 +458,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     fn observe_locks(&mut self) {
         if let Some(log) = &mut self.memory.closed {
             for (core, addr, from, to) in log.drain(..) {
-                self.observer.event(Event::LockHeld {
+                self.tele.observer.event(Event::LockHeld {
                     core,
                     addr,
                     from,
@@ -706,9 +472,9 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     /// an event ends no earlier than it; a sleeper wakes no earlier than the lock holder's
     /// next event (only the holder's st_sync wakes it).
     fn refresh_bounds(&mut self) {
-        self.lb = [0; 16];
+        self.driver.lb = [0; 16];
         for i in lanes_of(self.cores.busy()) {
-            self.lb[i] = match self.cores.mode(i) {
+            self.driver.lb[i] = match self.cores.mode(i) {
                 Mode::Idle => 0,
                 Mode::Runnable
                 | Mode::Parked { .. }
@@ -871,8 +637,8 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     fn run_cores(&mut self, cores: u16, lead: usize, together: bool, ts: &SchedulerBound) {
         // A parked retry that runs is no longer the loop's to settle.
         self.waits.run(cores);
-        if self.steps(self.cores.state[lead].cycle) {
-            self.begin_steps();
+        if self.tele.steps(self.cores.state[lead].cycle) {
+            self.tele.begin_steps(&self.memory);
         }
         let ts_bound = lanes_of(cores)
             .map(|j| ts.before[j])
@@ -890,10 +656,10 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             let cycle = self.cores.state[lead].cycle;
             limit = limit.min((cycle / every + 1).saturating_mul(every));
         }
-        let stepped = self.steps(self.cores.state[lead].cycle);
-        if O::WANTS_EXECUTED && self.stepping && !stepped {
+        let stepped = self.tele.steps(self.cores.state[lead].cycle);
+        if O::WANTS_EXECUTED && self.tele.stepping && !stepped {
             // Full speed up to the first cycle the observer wants, one at a time from it.
-            limit = limit.min(self.executed_from);
+            limit = limit.min(self.tele.executed_from);
         }
         let before = if stepped {
             limit = limit.min(self.cores.state[lead].cycle + INSTRUCTION_CYCLES);
@@ -910,7 +676,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             cores,
             &mut self.waits,
         );
-        if let Some(stops) = &self.stops {
+        if let Some(stops) = &self.tele.stops {
             let frame = self.cores.part(lead).frame;
             let mask = stops.breaks.get(&frame).copied().unwrap_or(0);
             port.set_stops(mask, stops.from, stops.skip);
@@ -931,13 +697,14 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             stopped_at,
             stopped_ip,
         } = port.finish();
-        if self.stops.is_some() {
+        if self.tele.stops.is_some() {
             let frame = self.cores.part(lead).frame;
             if stopped_at != u64::MAX {
                 let key = EventKey::from_raw(stopped_at);
-                self.note_stop(key.cycle(), Some((key.core(), frame, stopped_ip)));
+                self.tele
+                    .note_stop(key.cycle(), Some((key.core(), frame, stopped_ip)));
             }
-            self.note_stop(self.memory.first_watched_write(), None);
+            self.tele.note_stop(self.memory.first_watched_write(), None);
         }
         if let Some(before) = before {
             for j in lanes_of(cores) {
@@ -956,7 +723,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             addr,
         } in self.waits.drain_log()
         {
-            self.observer.event(Event::Stall {
+            self.tele.observer.event(Event::Stall {
                 core,
                 from,
                 to,
@@ -1035,22 +802,23 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             if end == first {
                 together |= 1 << i;
             } else {
-                self.ts.cores_ended(1 << i, end);
+                self.driver.ts.cores_ended(1 << i, end);
             }
             last = last.max(end);
             let start = self.cores.part(i).start;
             self.counters[i].busy += end + 1 - start;
-            self.observer.event(Event::CorePart {
+            self.tele.observer.event(Event::CorePart {
                 core: i as u8,
                 frame: self.cores.part(i).frame,
                 start,
                 end,
             });
         }
-        self.ts.cores_ended(together, first);
+        self.driver.ts.cores_ended(together, first);
         self.cores.end(ending);
-        self.ends += 1;
-        self.last_core_cycle = Some(self.last_core_cycle.map_or(last, |l| l.max(last)));
+        self.driver.ends += 1;
+        self.driver.last_core_cycle =
+            Some(self.driver.last_core_cycle.map_or(last, |l| l.max(last)));
     }
 
     /// The access of the memory instruction parked core `i` stopped at. Executing a memory
@@ -1075,12 +843,12 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     fn perform_parked(&mut self, i: usize) -> Result<(), RunError> {
         let access = self.parked_access(i)?;
         let cycle = self.cores.state[i].cycle;
-        let before = self.steps(cycle).then(|| self.cores.state[i].clone());
+        let before = self.tele.steps(cycle).then(|| self.cores.state[i].clone());
         if before.is_some() {
-            self.begin_steps();
+            self.tele.begin_steps(&self.memory);
         }
         self.waits.run(1 << i);
-        if let Some(stops) = &self.stops {
+        if let Some(stops) = &self.tele.stops {
             let mask = stops
                 .breaks
                 .get(&self.cores.part(i).frame)
@@ -1089,7 +857,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             let ip = self.cores.state[i].ip & 0xF;
             if mask >> ip & 1 != 0 && cycle >= stops.from && Some(cycle) != stops.skip {
                 let frame = self.cores.part(i).frame;
-                self.note_stop(cycle, Some((i as u8, frame, ip)));
+                self.tele.note_stop(cycle, Some((i as u8, frame, ip)));
             }
         }
         let addr = access.address();
@@ -1114,8 +882,8 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                 if access.op == MemOp::LdSync {
                     self.settle(bank_of(addr));
                 }
-                if self.stops.is_some() {
-                    self.note_stop(self.memory.first_watched_write(), None);
+                if self.tele.stops.is_some() {
+                    self.tele.note_stop(self.memory.first_watched_write(), None);
                 }
                 self.observe_locks();
             }
@@ -1123,7 +891,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             Err(Refusal::Stall(Stall::BankConflict)) => {
                 self.counters[i].stalls += 1;
                 self.counters[i].bank_stalls += 1;
-                self.observer.event(Event::Stall {
+                self.tele.observer.event(Event::Stall {
                     core: i as u8,
                     from: cycle,
                     to: cycle + 1,
@@ -1135,37 +903,6 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             Err(Refusal::Fault(rule)) => return Err(self.fault(i, rule, cycle, Some(addr))),
         }
         Ok(())
-    }
-
-    /// Whether instructions of `cycle` are reported one at a time to the observer.
-    fn steps(&self, cycle: u64) -> bool {
-        O::WANTS_EXECUTED && self.stepping && cycle >= self.executed_from
-    }
-
-    /// Before the first instruction reported: memory as its cycle begins, since every
-    /// core has run up to that cycle (the earliest event) and none past it.
-    fn begin_steps(&mut self) {
-        if !self.began_steps {
-            self.began_steps = true;
-            let memory = self.memory.bytes();
-            self.observer.executed_memory(&memory);
-        }
-    }
-
-    /// A core came to a debugger's breakpoint in `cycle` (`at`: the core, frame and IP), or
-    /// a watched byte was written (`at` is `None`; `cycle` is `u64::MAX` where none was):
-    /// tell the observer of the earliest in (cycle, core) order, and ask it soon whether to
-    /// stop.
-    fn note_stop(&mut self, cycle: u64, at: Option<(u8, usize, u8)>) {
-        if cycle == u64::MAX {
-            return;
-        }
-        let key = EventKey::new(cycle, at.map_or(0, |(core, _, _)| core)).raw();
-        if key < self.stop_noted {
-            self.stop_noted = key;
-            self.observer.stop_noted(StopNote { cycle, at });
-            self.pending_polls += 1;
-        }
     }
 
     /// Report core `i`'s instruction since `before`, if it executed one.
@@ -1180,20 +917,15 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             before,
             &self.cores.state[i],
         );
-        if self.executed.first().is_some_and(|f| f.cycle != e.cycle) {
-            self.report_executed();
+        if self
+            .tele
+            .executed
+            .first()
+            .is_some_and(|f| f.cycle != e.cycle)
+        {
+            self.tele.report_executed();
         }
-        self.executed.push(e);
-    }
-
-    /// Report the buffered instructions of one cycle in core order.
-    fn report_executed(&mut self) {
-        self.executed.sort_unstable_by_key(|e| e.core);
-        for e in std::mem::take(&mut self.executed) {
-            if self.stepping && !self.observer.executed(&e) {
-                self.stepping = false;
-            }
-        }
+        self.tele.executed.push(e);
     }
 
     /// Core `i`'s access in `cycle` to `addr` stalled on a lock: it sleeps from `cycle` until
@@ -1253,7 +985,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                 to,
                 addr,
             } = self.waits.wake_to_retry(w as u8, at);
-            self.observer.event(Event::Stall {
+            self.tele.observer.event(Event::Stall {
                 core,
                 from,
                 to,
@@ -1281,11 +1013,11 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     /// progress bar the cycle. Returns whether a core was proven to loop for ever; it is then
     /// [`Mode::Looping`], and reported when it is the earliest event.
     fn checkpoint(&mut self, cycle: u64) -> bool {
-        if O::WANTS_PROGRESS && cycle > self.progress_cycle {
-            self.progress_cycle = cycle;
+        if O::WANTS_PROGRESS && cycle > self.tele.progress_cycle {
+            self.tele.progress_cycle = cycle;
             let progress = self.progress();
-            self.observer.progress(progress);
-            self.pending_polls += 1;
+            self.tele.observer.progress(progress);
+            self.tele.pending_polls += 1;
         }
         let mut proven = false;
         for j in 0..16 {
@@ -1300,7 +1032,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             {
                 continue;
             }
-            if let Some(p) = self.watch[j].checkpoint(
+            if let Some(p) = self.proofs.watch[j].checkpoint(
                 &part.instrs,
                 (part.frame, part.start),
                 state.id,
@@ -1326,12 +1058,12 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     /// event of the checkpoint, when every running core of a frame that can loop stands at
     /// it and none has acted in it.
     fn frozen_checkpoint(&mut self, cycle: u64) -> bool {
-        if self.machine_checked == Some(cycle) {
+        if self.proofs.machine_checked == Some(cycle) {
             return false;
         }
-        self.machine_checked = Some(cycle);
+        self.proofs.machine_checked = Some(cycle);
         let mut running = Vec::new();
-        let mut frozen = self.ts.next_frame().is_none();
+        let mut frozen = self.driver.ts.next_frame().is_none();
         for j in 0..16 {
             if !frozen {
                 break;
@@ -1351,7 +1083,11 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         }
         frozen &= !running.is_empty();
         let every = self.config.checkpoint_cycles;
-        let Some(period) = self.machine_watch.checkpoint(frozen, running, cycle, every) else {
+        let Some(period) = self
+            .proofs
+            .machine_watch
+            .checkpoint(frozen, running, cycle, every)
+        else {
             return false;
         };
         let first = (0..16)
@@ -1370,10 +1106,10 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     /// Where the run stands, for the progress bar.
     fn progress(&self) -> Progress {
         Progress {
-            frames: self.frames_done,
-            tasks: self.ts.summary.tasks,
+            frames: self.driver.frames_done,
+            tasks: self.driver.ts.summary.tasks,
             instructions: self.cores.state.iter().map(|c| c.instructions).sum(),
-            cycle: self.progress_cycle,
+            cycle: self.tele.progress_cycle,
         }
     }
 
@@ -1402,11 +1138,11 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     /// core or the scheduler has already acted in. Asked only where the observer hears of
     /// progress, so at most once a frame or a checkpoint.
     fn poll_stop(&mut self) -> bool {
-        if !O::WANTS_PROGRESS || self.pending_polls == 0 {
+        if !O::WANTS_PROGRESS || self.tele.pending_polls == 0 {
             return false;
         }
-        self.pending_polls = 0;
-        let Some(cause) = self.observer.stop_requested() else {
+        self.tele.pending_polls = 0;
+        let Some(cause) = self.tele.observer.stop_requested() else {
             return false;
         };
         self.stop_where_reached(cause);
@@ -1422,22 +1158,22 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                 reached = reached.max(self.cores.state[j].cycle);
             }
         }
-        if let Some(t) = self.ts.last_activity() {
+        if let Some(t) = self.driver.ts.last_activity() {
             reached = reached.max(t + 1);
         }
-        if let Some(c) = self.last_core_cycle {
+        if let Some(c) = self.driver.last_core_cycle {
             reached = reached.max(c + 1);
         }
         let limit = self.config.max_cycles.min(reached);
         self.config.max_cycles = limit;
-        self.ts.lower_limit(limit);
-        self.stopped = Some(cause);
+        self.driver.ts.lower_limit(limit);
+        self.tele.stopped = Some(cause);
     }
 
     /// The run reached its watchdog limit: the watchdog, or the stop that lowered it.
     fn limit_reached(&mut self) -> RunError {
         let watchdog = self.watchdog();
-        match (self.stopped, watchdog) {
+        match (self.tele.stopped, watchdog) {
             (
                 Some(cause),
                 RunError::Watchdog {
@@ -1490,12 +1226,12 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         RunError::Watchdog {
             limit: self.config.max_cycles,
             cores,
-            next_frame: self.ts.next_frame(),
+            next_frame: self.driver.ts.next_frame(),
         }
     }
 
     fn end_cycle(&self) -> u64 {
-        let last = match (self.ts.last_activity(), self.last_core_cycle) {
+        let last = match (self.driver.ts.last_activity(), self.driver.last_core_cycle) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
         };
@@ -1517,19 +1253,19 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         RunReport {
             backend: self.backend.name().to_string(),
             config: Config {
-                max_cycles: self.asked_limit,
+                max_cycles: self.tele.asked_limit,
                 ..self.config
             },
-            dialect: self.ts.frames().dialect(),
+            dialect: self.driver.ts.frames().dialect(),
             cycles: self.end_cycle(),
             registers: std::array::from_fn(|i| self.cores.state[i].regs),
             memory: self.memory.bytes(),
             tasks: if keep {
-                self.ts.records()
+                self.driver.ts.records()
             } else {
-                self.ts.take_records()
+                self.driver.ts.take_records()
             },
-            task_summary: self.ts.summary.clone(),
+            task_summary: self.driver.ts.summary.clone(),
             instructions: counters.iter().map(|c| c.instructions).sum(),
             stalls: counters.iter().map(|c| c.stalls).sum(),
             cores: counters,
@@ -1546,15 +1282,15 @@ impl<'a, B: Backend, O: Observer> Run<'a, B, O> {
     /// and the scheduler before any decision at or past it; raising the limit again
     /// leaves the run as it would have been, so paused runs give an unpaused run's results.
     pub(crate) fn run_until(&mut self, cycle: u64) -> Result<(), RunError> {
-        let limit = cycle.min(self.asked_limit);
+        let limit = cycle.min(self.tele.asked_limit);
         self.config.max_cycles = limit;
-        self.ts.set_limit(limit);
+        self.driver.ts.set_limit(limit);
         self.go()
     }
 
     /// The watchdog the config asked for.
     pub(crate) fn asked_limit(&self) -> u64 {
-        self.asked_limit
+        self.tele.asked_limit
     }
 
     /// The state so far (registers, memory, counters, tasks kept), with `cycles` the cycle
@@ -1597,12 +1333,12 @@ impl<'a, B: Backend, O: Observer> Run<'a, B, O> {
 
     /// The observer, to take what it kept.
     pub(crate) fn observer_mut(&mut self) -> &mut O {
-        &mut self.observer
+        &mut self.tele.observer
     }
 
     /// The backend and the observer, the run over.
     pub(crate) fn into_parts(self) -> (Held<'a, B>, Held<'a, O>) {
-        (self.backend, self.observer)
+        (self.backend, self.tele.observer)
     }
 }
 

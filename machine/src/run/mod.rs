@@ -1,0 +1,114 @@
+//! The run loop: drives the task scheduler and a backend's cores in the (cycle, core id)
+//! order of decisions.md. Cores run natively until a memory instruction that another core
+//! could observe; the loop then always serves the earliest pending event (a parked memory
+//! access, a deferred fault, the watchdog), so every backend sees the same interleaving.
+
+//!
+//! The loop itself is `event_loop.rs` (`Run`); its parts are `driver.rs` (the task
+//! scheduler and the loop's view of it), `proofs.rs` (livelock watches), `telemetry.rs`
+//! (what the observer hears and asks) and `rerun.rs` (a failed run's second run).
+
+mod driver;
+mod event_loop;
+mod proofs;
+mod rerun;
+mod telemetry;
+
+pub(crate) use event_loop::Run;
+pub(crate) use rerun::{adopt_state, rewind_cycle};
+
+use crate::backend::Backend;
+use crate::config::{Config, TaskLog};
+use crate::dialect::Dialect;
+use crate::frame::Program;
+use crate::observe::Observer;
+use crate::report::{RunFailure, RunReport};
+use crate::task_memory::{FrameSource, ProgramFrames};
+use event_loop::{bounded, run_once};
+use rerun::state_when_cycle_began;
+
+/// Run `program` on a machine whose shared memory starts as `memory` (zero past its end).
+pub fn run<B: Backend>(
+    backend: &mut B,
+    program: &Program,
+    memory: &[u8],
+    config: &Config,
+) -> Result<RunReport, Box<RunFailure>> {
+    run_observed(backend, program, memory, config, &mut ())
+}
+
+/// [`run`], reporting every [`Event`] to `observer` as it happens.
+pub fn run_observed<B: Backend, O: Observer>(
+    backend: &mut B,
+    program: &Program,
+    memory: &[u8],
+    config: &Config,
+    observer: &mut O,
+) -> Result<RunReport, Box<RunFailure>> {
+    if program.dialect() == Dialect::Mcst {
+        let mut outcome = crate::mcst::run_observed(backend, program, memory, config, observer);
+        if O::WANTS_TASKS && config.tasks == TaskLog::All {
+            let state = match &mut outcome {
+                Ok(report) => report,
+                Err(failure) => &mut failure.state,
+            };
+            for record in std::mem::take(&mut state.tasks) {
+                observer.task(&record);
+            }
+        }
+        return outcome;
+    }
+    run_stream_observed(
+        backend,
+        &mut ProgramFrames::new(program),
+        memory,
+        config,
+        observer,
+    )
+}
+
+/// [`run_observed`] over a program read frame by frame from `source` as the scheduler
+/// reaches it (task memory fed by the host as it drains), in the spec dialect: a stream of
+/// any length costs the scheduler's window, not its size. A malformed stream, or one that
+/// cannot be read, fails as [`RunError::Load`] with the error the whole image would have
+/// given; so does a run that fails before reading a malformed rest (the rest is read and
+/// checked). A fault reads the stream again from its start ([`FrameSource::rewind`]).
+pub fn run_stream_observed<B: Backend, O: Observer>(
+    backend: &mut B,
+    source: &mut dyn FrameSource,
+    memory: &[u8],
+    config: &Config,
+    observer: &mut O,
+) -> Result<RunReport, Box<RunFailure>> {
+    let (mut failure, delivered) = match run_once(backend, source, memory, config, observer) {
+        Ok(report) => return Ok(report),
+        Err(failed) => failed,
+    };
+    let config = bounded(config);
+    // The tasks an observer took as the run went are the first of the log a rerun gives
+    // (each ended before every event still to come, so before the failure's cycle).
+    let own_tasks = std::mem::take(&mut failure.state.tasks);
+    let mut rerun_tasks = None;
+    if let Some(cycle) = rewind_cycle(&failure.error, config.max_cycles) {
+        if let Some(stop) =
+            state_when_cycle_began(backend, source, memory, &config, cycle, observer)
+        {
+            adopt_state(&mut failure, stop);
+            rerun_tasks = Some(std::mem::take(&mut failure.state.tasks));
+        }
+    }
+    let streams_tasks = O::WANTS_TASKS && config.tasks == TaskLog::All;
+    let tasks = match rerun_tasks {
+        Some(mut all) if streams_tasks => all.split_off(delivered.min(all.len())),
+        Some(all) => all,
+        None => own_tasks,
+    };
+    if streams_tasks {
+        for record in &tasks {
+            observer.task(record);
+        }
+    } else {
+        failure.state.tasks = tasks;
+    }
+    Err(failure)
+}
