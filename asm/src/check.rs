@@ -54,21 +54,13 @@ pub fn lint(program: &Program) -> Vec<Finding> {
                     }
                 }
             }
-            FrameKind::Control => {
-                control(program, f, &mut out);
-                let last = f + usize::from(program.control(f).if_num);
-                if last >= TASK_MEMORY_FRAMES && !past_tm_reported {
-                    past_tm_reported = true;
-                    out.push(Finding {
-                        frame: f,
-                        slot: None,
-                        message: format!(
-                            "this group runs to frame {last}, past the {TASK_MEMORY_FRAMES}-frame task memory: the program ({} frames) is a stream the host must keep feeding",
-                            program.len()
-                        ),
-                    });
-                }
-            }
+            FrameKind::Control => spec_control(
+                program,
+                f,
+                (0, program.len()),
+                &mut past_tm_reported,
+                &mut out,
+            ),
             FrameKind::Instr { .. } => instr_frame(&program.instr(f), f, &mut out),
         }
     }
@@ -77,6 +69,62 @@ pub fn lint(program: &Program) -> Vec<Finding> {
         out.sort_by_key(|f| f.frame);
     }
     out
+}
+
+/// What [`lint`] finds in a spec-dialect program read in parts, so that a program of any
+/// length is checked in the memory of one part: `part` holds whole groups, frames `base`..
+/// of a program of `total` frames, and the findings name frames of the whole program.
+/// `past_tm_reported` is carried from part to part (the group past the task memory is
+/// reported once). Over the parts in order, the findings are [`lint`]'s of the whole.
+pub fn lint_part(
+    part: &Program,
+    base: usize,
+    total: usize,
+    past_tm_reported: &mut bool,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for f in 0..part.len() {
+        match part.kind(f) {
+            FrameKind::Control => spec_control(part, f, (base, total), past_tm_reported, &mut out),
+            FrameKind::Instr { .. } => {
+                let from = out.len();
+                instr_frame(&part.instr(f), f, &mut out);
+                for found in &mut out[from..] {
+                    found.frame += base;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The spec dialect's lints of the control frame at `f` of `program`, which is frames
+/// `base`.. of a program of `total` frames: its own, then (once) a group past the
+/// 64-frame task memory.
+fn spec_control(
+    program: &Program,
+    f: usize,
+    (base, total): (usize, usize),
+    past_tm_reported: &mut bool,
+    out: &mut Vec<Finding>,
+) {
+    let from = out.len();
+    control(program, f, out);
+    for found in &mut out[from..] {
+        found.frame += base;
+    }
+    let at = base + f;
+    let last = at + usize::from(program.control(f).if_num);
+    if last >= TASK_MEMORY_FRAMES && !*past_tm_reported {
+        *past_tm_reported = true;
+        out.push(Finding {
+            frame: at,
+            slot: None,
+            message: format!(
+                "this group runs to frame {last}, past the {TASK_MEMORY_FRAMES}-frame task memory: the program ({total} frames) is a stream the host must keep feeding"
+            ),
+        });
+    }
 }
 
 /// The MCST dialect's lints of one control frame: reserved bits (only header bit 15 and
