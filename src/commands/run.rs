@@ -1,6 +1,7 @@
 //! `gpu16 run`: load a program and a memory image, check and prepare the output files, run,
 //! write the outputs (for a failed run too) and print the report.
 
+use super::deadlines::{loading_deadline, writing_deadline};
 use super::json_out::refuse;
 use super::machine_args::MachineArgs;
 use super::memory_args::MemoryArgs;
@@ -29,7 +30,7 @@ use gpu16::{BackendKind, ProgramInput, Runner};
 use serde_json::{json, Value};
 use std::io::{self, BufWriter};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 #[derive(Clone, Copy, ValueEnum)]
 pub enum Tasks {
@@ -289,22 +290,7 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
     // An output that blocks as it is opened (a FIFO no one reads) is given --timeout once
     // more, from here: the run may have used the first up.
     let outputs: Vec<&Path> = planned.iter().map(|p| p.output.path()).collect();
-    let writing = args.timeout.filter(|_| any_fifo(&outputs)).map(|limit| {
-        gpu16::stop::deadline(limit, move || {
-            let message = format!(
-                "timeout: the outputs were not written within --timeout {}s after the run \
-                 (an output that is a FIFO no one reads blocks its writer)",
-                limit.as_secs_f64()
-            );
-            if json {
-                let v = gpu16::output::json::not_run("output", &message, None);
-                let _ = super::emit(&format!("{v}\n"));
-            }
-            stderr_line!("error: {message}");
-            gpu16::output::file::remove_staged();
-            std::process::exit(1);
-        })
-    });
+    let writing = writing_deadline(args.timeout, json, &outputs, " after the run", 1);
     let written = run_files::write(&planned, &mut events, exec_log.as_ref(), &outcome);
     drop(writing);
     let mut unwritten: Vec<String> = written
@@ -521,58 +507,6 @@ type Refusal = (&'static str, CliError, Option<PathBuf>);
 
 /// The files this run writes, checked against its inputs and each other and prepared, before
 /// it starts.
-/// Whether one of `paths` is a FIFO, whose open blocks until the other end opens (a
-/// regular file's never does; looking does not open it).
-pub(super) fn any_fifo<P: AsRef<Path>>(paths: &[P]) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        paths
-            .iter()
-            .any(|p| std::fs::metadata(p.as_ref()).is_ok_and(|m| m.file_type().is_fifo()))
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = paths;
-        false
-    }
-}
-
-/// With `--timeout` and an input that is a FIFO, a guard under which the limit also ends
-/// the loading: an open or a read that blocks (a FIFO no one writes) is a load error naming
-/// the timeout, exit `status` (the command's for a load error; with `--json`, after its
-/// `{"error", "stage": "load"}` object), where no run polls the stop signal yet. Regular
-/// files load as long as they take, as before: the limit is the run's.
-pub(super) fn loading_deadline(
-    timeout: Option<Duration>,
-    json: bool,
-    program: &Path,
-    inputs: &[Option<&PathBuf>],
-    status: i32,
-) -> Option<gpu16::stop::Deadline> {
-    let given: Vec<&PathBuf> = inputs.iter().flatten().copied().collect();
-    if !any_fifo(&given) {
-        return None;
-    }
-    let limit = timeout?;
-    let program = program.to_path_buf();
-    Some(gpu16::stop::deadline(limit, move || {
-        let message = format!(
-            "timeout: the inputs of {} were not read within --timeout {}s (an input that is \
-             a FIFO no one writes blocks its reader)",
-            gpu16::output::shown::path(&program),
-            limit.as_secs_f64()
-        );
-        if json {
-            let v = gpu16::output::json::not_run("load", &message, Some(&program));
-            let _ = super::emit(&format!("{v}\n"));
-        }
-        stderr_line!("error: {message}");
-        gpu16::output::file::remove_staged();
-        std::process::exit(status);
-    }))
-}
-
 fn plan(args: &RunArgs, see: &SeeOptions, expected: Vec<Named>) -> Result<Vec<Planned>, Refusal> {
     let wanted: Vec<(&'static str, RunFile, &PathBuf)> = [
         ("--dump-mem", RunFile::MemoryDump, args.dump_mem.as_ref()),
