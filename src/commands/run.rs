@@ -240,13 +240,24 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
         (None, Some(stream)) => ProgramInput::Stream(stream),
         (None, None) => unreachable!("a program is loaded whole or streamed"),
     };
-    // `--json --tasks all` writes its object as the run goes, keeping no task (issue 12),
-    // unless the execution log is to come before it on stdout (clap keeps the timeline,
-    // the other text that would, from --json).
-    let streams_json =
-        json && config.tasks == TaskLog::All && args.exec_log.as_deref() != Some(Path::new("-"));
-    let mut json_stream =
-        streams_json.then(|| JsonStream::new(BufWriter::with_capacity(1 << 16, io::stdout())));
+    // `--json --tasks all` writes its object as the run goes, keeping no task (issue 12).
+    // Where the execution log is to come before it on stdout, the object goes to an
+    // unnamed temporary file instead and is copied out after the log (issue 33: kept in
+    // memory, a long run's tasks took gigabytes); without one, it is kept whole as before.
+    // (Clap keeps the timeline, the other text that would come first, from --json.)
+    let json_out = if json && config.tasks == TaskLog::All {
+        if args.exec_log.as_deref() == Some(Path::new("-")) {
+            JsonOut::spool()
+        } else {
+            Some(JsonOut::Stdout(BufWriter::with_capacity(
+                1 << 16,
+                io::stdout(),
+            )))
+        }
+    } else {
+        None
+    };
+    let mut json_stream = json_out.map(JsonStream::new);
     // The human report's task table goes to a temporary file as the run goes, so a long
     // stream's table is never held (without one, the report keeps it as before).
     let mut task_spool = (!json && config.tasks == TaskLog::All)
@@ -433,12 +444,66 @@ fn observed<O: Observer>(
     }
 }
 
-/// Print the `--json` object `v`: after the tasks `stream` wrote during the run, or whole.
-fn print_json(out: &mut Stdout, stream: Option<JsonStream<BufWriter<io::Stdout>>>, v: Value) {
-    match stream {
-        Some(stream) => out.wrote(stream.finish(v)),
-        None => out.print(&format!("{v}\n")),
+/// Where `run --json --tasks all` writes its object as the run goes: stdout, or an unnamed
+/// temporary file copied to stdout once the run is over (when the execution log comes
+/// first there).
+enum JsonOut {
+    /// Stdout, buffered.
+    Stdout(BufWriter<io::Stdout>),
+    /// The temporary file, buffered, and a second handle on it to read it back.
+    Spool(BufWriter<std::fs::File>, std::fs::File),
+}
+
+impl JsonOut {
+    /// A spool in a new unnamed temporary file; `None` if none can be made (the object is
+    /// then kept in memory, as it was before there was a spool).
+    fn spool() -> Option<JsonOut> {
+        let file = gpu16::scratch::unnamed_file("json").ok()?;
+        let reader = file.try_clone().ok()?;
+        Some(JsonOut::Spool(
+            BufWriter::with_capacity(1 << 16, file),
+            reader,
+        ))
     }
+}
+
+impl io::Write for JsonOut {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            JsonOut::Stdout(w) => w.write(buf),
+            JsonOut::Spool(w, _) => w.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            JsonOut::Stdout(w) => w.flush(),
+            JsonOut::Spool(w, _) => w.flush(),
+        }
+    }
+}
+
+/// Print the `--json` object `v`: after the tasks `stream` wrote during the run (copied
+/// from its spool, if it has one), or whole.
+fn print_json(out: &mut Stdout, stream: Option<JsonStream<JsonOut>>, v: Value) {
+    let Some(mut stream) = stream else {
+        return out.print(&format!("{v}\n"));
+    };
+    let spool = match stream.writer() {
+        JsonOut::Spool(_, reader) => reader.try_clone().map(Some),
+        JsonOut::Stdout(_) => Ok(None),
+    };
+    let finished = stream.finish(v);
+    out.wrote(finished.and(spool).and_then(|spool| match spool {
+        Some(mut file) => {
+            use std::io::Seek;
+            file.seek(io::SeekFrom::Start(0))?;
+            let mut stdout = io::stdout().lock();
+            io::copy(&mut file, &mut stdout)?;
+            io::Write::flush(&mut stdout)
+        }
+        None => Ok(()),
+    }));
 }
 
 /// The wall-time line that ends the human report, unless `quiet`.
