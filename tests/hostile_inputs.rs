@@ -545,3 +545,41 @@ fn check_and_disasm_read_an_image_in_parts_as_they_read_it_whole() {
     assert!(!written.exists());
     assert_eq!(staged_files(&dir), Vec::<(String, u64)>::new());
 }
+
+/// Two frame syncs whose NextCF point at each other and no task (issue 33): `check` and
+/// `run` warn that only the watchdog ends such a run (before, `check` took any stop frame
+/// for a halt and `run` said nothing); here `--max-cycles 1000` is that watchdog.
+#[test]
+fn a_loop_of_frame_syncs_is_named_a_run_without_end() {
+    let dir = scratch("hostile", "frame_syncs");
+    let program = dir.join("loop.s");
+    std::fs::write(&program, ".cf mask=1 stop next=1\n.cf mask=1 stop next=0\n").unwrap();
+    let out = common::gpu16(&["check", "--dialect", "mcst", s(&program)]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        common::stdout(&out).contains("never reaches a halt")
+            && common::stdout(&out).contains("1 warning"),
+        "{}",
+        common::stdout(&out)
+    );
+    let args = [
+        "run",
+        "--dialect",
+        "mcst",
+        s(&program),
+        "-q",
+        "--max-cycles",
+        "1000",
+    ];
+    let out = common::gpu16(&args);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stderr(&out);
+    assert!(
+        text.starts_with(&format!(
+            "warning: {}: the task scheduler reaches only stop frames that are frame syncs",
+            s(&program)
+        )),
+        "{text}"
+    );
+    assert!(text.contains("watchdog"), "{text}");
+}

@@ -31,7 +31,7 @@ pub fn lint(program: &Program) -> Vec<Finding> {
     let mut out = Vec::new();
     let mut past_tm_reported = false;
     if dialect == Dialect::Mcst {
-        scheduler_walk(program, &mut out);
+        let _ = scheduler_walk(program, &mut out);
     }
     for f in 0..program.len() {
         match program.kind(f) {
@@ -176,7 +176,9 @@ fn mcst_control(cf: &ControlFrame, f: usize, out: &mut Vec<Finding>) {
 /// at the next frame or, from a stop frame, at NextCF. Findings: frames it reads as control
 /// frames that the image lays out as instruction frames, frames it never reaches, and a
 /// walk that never reaches a halt.
-fn scheduler_walk(program: &Program, out: &mut Vec<Finding>) {
+/// Returns whether the walk may end the run (a halt, or a frame sync on a walk that runs
+/// a task).
+fn scheduler_walk(program: &Program, out: &mut Vec<Finding>) -> bool {
     let len = program.len();
     let header = |p: usize| -> u16 {
         if p < len {
@@ -190,6 +192,10 @@ fn scheduler_walk(program: &Program, out: &mut Vec<Finding>) {
     let mut as_if = [false; TASK_MEMORY_FRAMES];
     let mut came_from: [Option<usize>; TASK_MEMORY_FRAMES] = [None; TASK_MEMORY_FRAMES];
     let mut halts = false;
+    // A stop frame with no instruction frames and another NextCF (a frame sync) ends the
+    // run only where the scheduler waits there for a busy core or comes by a group's
+    // NextCF jump: never on a walk that runs no task, whose cores are always idle.
+    let (mut frame_sync, mut runs_a_task) = (false, false);
     let mut past_end = false;
     let mut p = 0usize;
     // One successor a frame: the walk is a path that ends at a halt or in a cycle.
@@ -206,15 +212,14 @@ fn scheduler_walk(program: &Program, out: &mut Vec<Finding>) {
         for k in 1..=n {
             as_if[(p + k) % TASK_MEMORY_FRAMES] = true;
         }
+        // A group with a mask of 0 runs on no core.
+        runs_a_task |= n > 0 && p < len && program.raw(p)[2..4] != [0, 0];
         let next = if stop {
             if n == 0 && next_cf == p {
                 halts = true;
                 break;
             }
-            if n == 0 {
-                // A frame sync may end the run here too.
-                halts = true;
-            }
+            frame_sync |= n == 0;
             next_cf
         } else {
             (p + n + 1) % TASK_MEMORY_FRAMES
@@ -231,8 +236,14 @@ fn scheduler_walk(program: &Program, out: &mut Vec<Finding>) {
             message,
         })
     };
+    // A frame sync on a walk that runs a task may end the run.
+    halts |= frame_sync && runs_a_task;
     if !halts {
-        let past = if past_end {
+        let past = if frame_sync {
+            ", and its stop frames without instruction frames end a run only where the \
+             scheduler waits there for a core or comes by a group's NextCF, which a walk that \
+             runs no task never does"
+        } else if past_end {
             ", and reads the zero frames past the program's end as empty control frames"
         } else {
             ""
@@ -273,6 +284,16 @@ fn scheduler_walk(program: &Program, out: &mut Vec<Finding>) {
         };
         say(start, msg);
     }
+    halts
+}
+
+/// Whether a run of `program` may end other than at the watchdog: always in the spec
+/// dialect; in the MCST dialect, where the task scheduler's walk reaches a halt, or a frame
+/// sync on a walk that runs a task (the lint of a walk that never does is [`lint`]'s). A
+/// finer test than `Program::can_end`, for which any stop frame without instruction frames
+/// counts.
+pub fn may_end(program: &Program) -> bool {
+    program.dialect() != Dialect::Mcst || scheduler_walk(program, &mut Vec::new())
 }
 
 fn control(program: &Program, f: usize, out: &mut Vec<Finding>) {

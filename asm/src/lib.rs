@@ -25,7 +25,7 @@ mod report;
 mod source;
 
 pub use assemble::{Assembly, FrameSource, SourceMap, MAX_GROUP};
-pub use check::{check, lint, lint_part, lint_set_const, warnings, Finding};
+pub use check::{check, lint, lint_part, lint_set_const, may_end, warnings, Finding};
 /// The expression language's binary operators: how tightly each binds, and its value.
 pub use cursor::{binary, precedence};
 pub use diagnostics::{Diagnostic, Diagnostics, Expansion, Severity, Span};

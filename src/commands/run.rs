@@ -169,6 +169,18 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
             gpu16::output::shown::path(&args.program)
         );
     }
+    // Stop frames that are frame syncs on a walk that runs no task never end it either.
+    if program
+        .as_ref()
+        .is_some_and(|p| p.can_end() && !gpu16_asm::may_end(p))
+    {
+        stderr_line!(
+            "warning: {}: the task scheduler reaches only stop frames that are frame syncs \
+             (no .halt) and runs no task, so no core is ever busy for one of them to wait on: \
+             the run goes on until the watchdog (--max-cycles) ends it",
+            gpu16::output::shown::path(&args.program)
+        );
+    }
     let memory = args.memory.load_for(&args.program, data).map_err(loaded)?;
     let expect_mem = match &args.expect_mem {
         Some(p) => Some(
