@@ -583,3 +583,26 @@ fn a_loop_of_frame_syncs_is_named_a_run_without_end() {
     );
     assert!(text.contains("watchdog"), "{text}");
 }
+
+/// `--dump-mem /proc/self/fd/1 > so.txt` (issue 33): the output names the file stdout is,
+/// so it is written to stdout like `--dump-mem -` and the report moves to stderr; before,
+/// the dump replaced so.txt and the report, printed to the replaced file, was lost.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_output_naming_the_file_stdout_is_goes_to_stdout_and_keeps_the_report() {
+    let dir = scratch("hostile", "proc_self_fd_1");
+    let program = dir.join("p.s");
+    std::fs::write(&program, ".cf mask=1\n.if\n    ready\n").unwrap();
+    let so = dir.join("so.txt");
+    let out = Command::new(env!("CARGO_BIN_EXE_gpu16"))
+        .args(["run", s(&program), "-q", "--dump-mem", "/proc/self/fd/1"])
+        .stdout(std::fs::File::create(&so).unwrap())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // The program changes no byte: the dump is 4096 zeros.
+    assert_eq!(std::fs::read(&so).unwrap(), vec![0u8; 4096]);
+    assert!(stderr(&out).starts_with("cycles "), "{}", stderr(&out));
+    assert_eq!(staged_files(&dir), Vec::<(String, u64)>::new());
+}

@@ -19,7 +19,7 @@ use gpu16::output;
 use gpu16::output::events::Recorder;
 use gpu16::output::exec_log::ExecLog;
 use gpu16::output::expect::{self, Writers};
-use gpu16::output::file::{is_stdout, OutputFile};
+use gpu16::output::file::{is_stdout, names_stdout, OutputFile};
 use gpu16::output::json_stream::JsonStream;
 use gpu16::output::run_files::{self, Planned, RunFile, Written};
 use gpu16::output::see::{Outcome, SeeOptions};
@@ -608,7 +608,7 @@ fn plan(args: &RunArgs, see: &SeeOptions, expected: Vec<Named>) -> Result<Vec<Pl
     }
     // An output on stdout: the data has stdout, so the report moves to stderr; with
     // --json or `--exec-log -` stdout is taken already.
-    if let Some((flag, _, _)) = wanted.iter().find(|(_, _, p)| is_stdout(p)) {
+    if let Some((flag, _, _)) = wanted.iter().find(|(_, _, p)| names_stdout(p)) {
         let taken = if args.json {
             Some("--json")
         } else if args.exec_log.as_deref().is_some_and(is_stdout) {
