@@ -8,6 +8,7 @@ pub mod dump;
 mod hex;
 pub mod limits;
 pub mod memory;
+pub mod parts;
 pub mod stream;
 
 pub use hex::{parse_hex_words, parse_memory_text, MAX_PROGRAM_WORDS};

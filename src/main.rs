@@ -75,6 +75,9 @@ fn main() -> ExitCode {
     // temporary files of outputs being written; `run` and `debug` stop their work first.
     // Without the handler a signal kills the process, which is no worse.
     let _ = gpu16::stop::handle_signals();
+    // A source read again for the files it includes must give the same text: a FIFO or a
+    // pipe would not (issue 33).
+    gpu16::input::limits::read_each_input_once();
     commands::status::exit(match cli.command {
         Command::Run(args) => commands::run::run(*args),
         Command::Asm(args) => commands::asm::asm(args),

@@ -43,6 +43,7 @@ fn a_clean_assemble() {
         json!({
             "source": "p.s",
             "output": "p.bin",
+            "mem_out": null,
             "format": "bin",
             "frames": 2,
             "errors": 0,
@@ -100,6 +101,7 @@ fn a_source_with_errors() {
         json!({
             "source": "bad.s",
             "output": null,
+            "mem_out": null,
             "format": "bin",
             "frames": null,
             "errors": 2,
@@ -186,6 +188,7 @@ fn an_assemble_with_a_warning() {
         json!({
             "source": "w.s",
             "output": "w.bin",
+            "mem_out": null,
             "format": "bin",
             "frames": 2,
             "errors": 0,
@@ -238,6 +241,44 @@ fn a_check_of_a_binary_has_frames_not_lines() {
             "instruction": 0,
         })
     );
+}
+
+/// `--mem-out` under `--json`: the object names the memory file beside the image (issue
+/// 33); a source that does not assemble writes neither and names neither. `.data 0x20, 7`
+/// puts 7 at byte 0x20 of 4096, every other byte 0.
+#[test]
+fn an_assemble_with_mem_out_names_the_memory_file() {
+    let d = scratch("mem_out");
+    std::fs::write(
+        d.join("p.s"),
+        format!(".data 0x20, 7\n{}", common::TWO_STORES),
+    )
+    .unwrap();
+    let o = gpu16_in(&d, &["asm", "p.s", "--mem-out", "m.bin", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+    assert_eq!(
+        object(&o),
+        json!({
+            "source": "p.s",
+            "output": "p.bin",
+            "mem_out": "m.bin",
+            "format": "bin",
+            "frames": 2,
+            "errors": 0,
+            "warnings": 0,
+            "diagnostics": [],
+        })
+    );
+    let mut memory = vec![0u8; 4096];
+    memory[0x20] = 7;
+    assert_eq!(std::fs::read(d.join("m.bin")).unwrap(), memory);
+    std::fs::write(d.join("bad.s"), TWO_ERRORS).unwrap();
+    let o = gpu16_in(&d, &["asm", "bad.s", "--mem-out", "bad.mem", "--json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v = object(&o);
+    assert_eq!((&v["output"], &v["mem_out"]), (&Value::Null, &Value::Null));
+    assert!(!d.join("bad.mem").exists() && !d.join("bad.bin").exists());
 }
 
 #[test]

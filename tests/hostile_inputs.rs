@@ -325,3 +325,284 @@ fn a_timeout_ends_a_command_blocked_opening_a_fifo() {
         }
     }
 }
+
+/// Run `args` with a piped stdin that stays open and unwritten (a writer that stalls); a
+/// child that never ends is killed after 30 s. The output and the time it took.
+fn ended_with_stdin_open(args: &[&str]) -> (std::process::Output, Duration) {
+    let started = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpu16"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pipe = child.stdin.take().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    if child.try_wait().unwrap().is_none() {
+        child.kill().unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    drop(pipe);
+    (out, started.elapsed())
+}
+
+/// `asm`, `check` and `disasm` with `--timeout` (issue 33): an input that is a FIFO no one
+/// writes (or stdin, a pipe no one writes) and an output that is a FIFO no one reads end
+/// the command at the limit, status 1, with run's messages, `--json`'s object, and no file
+/// written or staged beside the outputs.
+#[cfg(unix)]
+#[test]
+fn asm_check_and_disasm_end_at_their_timeout_on_a_blocked_fifo() {
+    let dir = scratch("hostile", "fifo_asm");
+    let fifo = dir.join("nobody.bin");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let source_fifo = dir.join("nobody.s");
+    let made = Command::new("mkfifo").arg(&source_fifo).status().unwrap();
+    assert!(made.success());
+    let program = dir.join("p.s");
+    std::fs::write(&program, ".data 0, 1\n.cf mask=1\n.if\n    ready\n").unwrap();
+    let image = dir.join("p.bin");
+    std::fs::write(&image, [0u8; 32]).unwrap();
+    let (built, mem) = (dir.join("built.bin"), dir.join("m.bin"));
+    let inputs = "error: timeout: the inputs of ";
+    let outputs = "error: timeout: the outputs were not written within --timeout 1s";
+    let cases: Vec<(Vec<&str>, &str, Option<&str>)> = vec![
+        (vec!["asm", s(&source_fifo), "-o", s(&built)], inputs, None),
+        (
+            vec!["asm", s(&source_fifo), "-o", s(&built), "--json"],
+            inputs,
+            Some("load"),
+        ),
+        (vec!["asm", "-", "-o", s(&built)], inputs, None),
+        (vec!["check", s(&fifo)], inputs, None),
+        (vec!["check", s(&fifo), "--json"], inputs, Some("load")),
+        (vec!["check", "-"], inputs, None),
+        (vec!["disasm", s(&fifo)], inputs, None),
+        (vec!["disasm", "-"], inputs, None),
+        (vec!["asm", s(&program), "-o", s(&fifo)], outputs, None),
+        (
+            vec!["asm", s(&program), "-o", s(&built), "--mem-out", s(&fifo)],
+            outputs,
+            None,
+        ),
+        (
+            vec!["asm", s(&program), "-o", s(&fifo), "--json"],
+            outputs,
+            Some("output"),
+        ),
+        (vec!["disasm", s(&image), "-o", s(&fifo)], outputs, None),
+    ];
+    for (mut args, says, stage) in cases {
+        args.extend(["--timeout", "1"]);
+        let (out, took) = ended_with_stdin_open(&args);
+        assert!(took < Duration::from_secs(20), "{args:?}: {took:?}");
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).starts_with(says), "{args:?}: {}", stderr(&out));
+        if let Some(stage) = stage {
+            let v: serde_json::Value =
+                serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap();
+            assert_eq!(v["stage"], stage, "{args:?}");
+        }
+        assert!(!built.exists() && !mem.exists(), "{args:?}");
+        assert_eq!(staged_files(&dir), Vec::<(String, u64)>::new(), "{args:?}");
+    }
+}
+
+/// A source that is a FIFO someone writes once, and `.include "/dev/stdin"` with stdin a
+/// pipe (issue 33): each is read once, so a command that writes files (and so reads the
+/// source again for the files it includes) neither blocks on a second open nor assembles
+/// an empty include. `.cf mask=1` and one `.if` with `ready` are 2 frames, 64 bytes.
+#[cfg(unix)]
+#[test]
+fn a_fifo_source_and_an_included_stdin_are_read_once() {
+    let dir = scratch("hostile", "read_once");
+    let text = ".cf mask=1\n.if\n    ready\n";
+    let plain = dir.join("p.s");
+    std::fs::write(&plain, text).unwrap();
+    let fifo = dir.join("once.s");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let (image, dump) = (dir.join("p.bin"), dir.join("m.bin"));
+    let cases: [Vec<&str>; 2] = [
+        vec!["asm", s(&fifo), "-o", s(&image)],
+        vec!["run", s(&fifo), "--dump-mem", s(&dump), "-q"],
+    ];
+    for args in cases {
+        // One writer, which writes the source once and closes the FIFO.
+        let mut writer = Command::new("sh")
+            .arg("-c")
+            .arg(format!("cat '{}' > '{}'", s(&plain), s(&fifo)))
+            .spawn()
+            .unwrap();
+        let mut args = args.clone();
+        args.extend(["--timeout", "10"]);
+        let (out, took) = ended_with_stdin_open(&args);
+        let _ = writer.kill();
+        let _ = writer.wait();
+        assert!(took < Duration::from_secs(20), "{args:?}: {took:?}");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+    }
+    assert_eq!(std::fs::read(&image).unwrap().len(), 64);
+    assert_eq!(std::fs::read(&dump).unwrap().len(), 4096);
+    let including = dir.join("inc.s");
+    std::fs::write(&including, ".include \"/dev/stdin\"\n").unwrap();
+    let out = gpu16_with_stdin(
+        &["asm", s(&including), "-o", s(&image)],
+        text.as_bytes().to_vec(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let expected = dir.join("expected.bin");
+    let direct = common::gpu16(&["asm", s(&plain), "-o", s(&expected)]);
+    assert!(direct.status.success());
+    let built = std::fs::read(&image).unwrap();
+    assert_eq!(built.len(), 64);
+    assert_eq!(built, std::fs::read(&expected).unwrap());
+}
+
+/// An image of 40,000 groups of `.cf mask=0x0001` and one frame of `ready`s (80,000
+/// frames, 2.5 MiB), the control frame at `zero_mask` having mask 0.
+fn groups_image(zero_mask: usize) -> Vec<u8> {
+    let mut image = Vec::with_capacity(80_000 * 32);
+    for g in 0..40_000 {
+        let mask = u8::from(2 * g != zero_mask);
+        image.extend([1, 0, mask, 0]);
+        image.extend([0; 28]);
+        image.extend([0x00, 0xf0].repeat(16));
+    }
+    image
+}
+
+/// `check` and `disasm` read a raw image in parts (issue 33: a 1 GiB image took 21 GB and
+/// `disasm | head -2` built all its text first), and say what they said of it whole: the
+/// findings of every part in frame order with the frames of the whole image, each group's
+/// text, and a load error in the last part as the only output (nothing written).
+#[test]
+fn check_and_disasm_read_an_image_in_parts_as_they_read_it_whole() {
+    let dir = scratch("hostile", "parts");
+    let image = dir.join("groups.bin");
+    std::fs::write(&image, groups_image(70_000)).unwrap();
+    let out = common::gpu16(&["check", s(&image)]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let name = s(&image);
+    assert_eq!(
+        common::stdout(&out),
+        format!(
+            "{name}: frame 64: warning: this group runs to frame 65, past the 64-frame task \
+             memory: the program (80000 frames) is a stream the host must keep feeding\n\
+             {name}: frame 70000: warning: mask is 0: the 1 instruction frame of this group \
+             run on no core\n\
+             {name}: 80000 frames, no errors, 2 warnings\n"
+        )
+    );
+    let out = common::gpu16(&["check", s(&image), "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["frames"].as_u64(), v["warnings"].as_u64()),
+        (Some(80_000), Some(2))
+    );
+    assert_eq!(v["diagnostics"][1]["frame"], 70_000);
+    let out = common::gpu16(&["disasm", s(&image)]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = common::stdout(&out);
+    assert!(text.starts_with("; gpu16 program, 80000 frames\n\n.cf mask=0x0001"));
+    assert_eq!(text.lines().count(), 1 + 3 * 40_000);
+    let cf = ".cf mask=0x0000 fence=no";
+    let around = format!(
+        "\n.if{:45} ; frame 69999\n\n{cf:<48} ; frame 70000, 1 instruction frame\n.if{:45} \
+         ; frame 70001\n\n",
+        "", ""
+    );
+    assert!(text.contains(&around), "{around}");
+    // A fence of 3 in the last group's control frame: an error, no text, no file.
+    let mut bad = groups_image(70_000);
+    bad[79_998 * 32] |= 0xC0;
+    std::fs::write(&image, bad).unwrap();
+    let error = format!("{name}: frame 79998: control frame has the reserved fence value 3");
+    let out = common::gpu16(&["check", s(&image)]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        (common::stdout(&out), stderr(&out)),
+        (String::new(), format!("{error}\n1 error\n"))
+    );
+    let written = dir.join("groups.s");
+    for args in [
+        vec!["disasm", s(&image)],
+        vec!["disasm", s(&image), "-o", s(&written)],
+    ] {
+        let out = common::gpu16(&args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(common::stdout(&out), "", "{args:?}");
+        assert!(stderr(&out).contains(&error), "{args:?}: {}", stderr(&out));
+    }
+    assert!(!written.exists());
+    assert_eq!(staged_files(&dir), Vec::<(String, u64)>::new());
+}
+
+/// Two frame syncs whose NextCF point at each other and no task (issue 33): `check` and
+/// `run` warn that only the watchdog ends such a run (before, `check` took any stop frame
+/// for a halt and `run` said nothing); here `--max-cycles 1000` is that watchdog.
+#[test]
+fn a_loop_of_frame_syncs_is_named_a_run_without_end() {
+    let dir = scratch("hostile", "frame_syncs");
+    let program = dir.join("loop.s");
+    std::fs::write(&program, ".cf mask=1 stop next=1\n.cf mask=1 stop next=0\n").unwrap();
+    let out = common::gpu16(&["check", "--dialect", "mcst", s(&program)]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        common::stdout(&out).contains("never reaches a halt")
+            && common::stdout(&out).contains("1 warning"),
+        "{}",
+        common::stdout(&out)
+    );
+    let args = [
+        "run",
+        "--dialect",
+        "mcst",
+        s(&program),
+        "-q",
+        "--max-cycles",
+        "1000",
+    ];
+    let out = common::gpu16(&args);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stderr(&out);
+    assert!(
+        text.starts_with(&format!(
+            "warning: {}: the task scheduler reaches only stop frames that are frame syncs",
+            s(&program)
+        )),
+        "{text}"
+    );
+    assert!(text.contains("watchdog"), "{text}");
+}
+
+/// `--dump-mem /proc/self/fd/1 > so.txt` (issue 33): the output names the file stdout is,
+/// so it is written to stdout like `--dump-mem -` and the report moves to stderr; before,
+/// the dump replaced so.txt and the report, printed to the replaced file, was lost.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_output_naming_the_file_stdout_is_goes_to_stdout_and_keeps_the_report() {
+    let dir = scratch("hostile", "proc_self_fd_1");
+    let program = dir.join("p.s");
+    std::fs::write(&program, ".cf mask=1\n.if\n    ready\n").unwrap();
+    let so = dir.join("so.txt");
+    let out = Command::new(env!("CARGO_BIN_EXE_gpu16"))
+        .args(["run", s(&program), "-q", "--dump-mem", "/proc/self/fd/1"])
+        .stdout(std::fs::File::create(&so).unwrap())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // The program changes no byte: the dump is 4096 zeros.
+    assert_eq!(std::fs::read(&so).unwrap(), vec![0u8; 4096]);
+    assert!(stderr(&out).starts_with("cycles "), "{}", stderr(&out));
+    assert_eq!(staged_files(&dir), Vec::<(String, u64)>::new());
+}

@@ -31,7 +31,7 @@ pub fn lint(program: &Program) -> Vec<Finding> {
     let mut out = Vec::new();
     let mut past_tm_reported = false;
     if dialect == Dialect::Mcst {
-        scheduler_walk(program, &mut out);
+        let _ = scheduler_walk(program, &mut out);
     }
     for f in 0..program.len() {
         match program.kind(f) {
@@ -54,21 +54,13 @@ pub fn lint(program: &Program) -> Vec<Finding> {
                     }
                 }
             }
-            FrameKind::Control => {
-                control(program, f, &mut out);
-                let last = f + usize::from(program.control(f).if_num);
-                if last >= TASK_MEMORY_FRAMES && !past_tm_reported {
-                    past_tm_reported = true;
-                    out.push(Finding {
-                        frame: f,
-                        slot: None,
-                        message: format!(
-                            "this group runs to frame {last}, past the {TASK_MEMORY_FRAMES}-frame task memory: the program ({} frames) is a stream the host must keep feeding",
-                            program.len()
-                        ),
-                    });
-                }
-            }
+            FrameKind::Control => spec_control(
+                program,
+                f,
+                (0, program.len()),
+                &mut past_tm_reported,
+                &mut out,
+            ),
             FrameKind::Instr { .. } => instr_frame(&program.instr(f), f, &mut out),
         }
     }
@@ -77,6 +69,62 @@ pub fn lint(program: &Program) -> Vec<Finding> {
         out.sort_by_key(|f| f.frame);
     }
     out
+}
+
+/// What [`lint`] finds in a spec-dialect program read in parts, so that a program of any
+/// length is checked in the memory of one part: `part` holds whole groups, frames `base`..
+/// of a program of `total` frames, and the findings name frames of the whole program.
+/// `past_tm_reported` is carried from part to part (the group past the task memory is
+/// reported once). Over the parts in order, the findings are [`lint`]'s of the whole.
+pub fn lint_part(
+    part: &Program,
+    base: usize,
+    total: usize,
+    past_tm_reported: &mut bool,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for f in 0..part.len() {
+        match part.kind(f) {
+            FrameKind::Control => spec_control(part, f, (base, total), past_tm_reported, &mut out),
+            FrameKind::Instr { .. } => {
+                let from = out.len();
+                instr_frame(&part.instr(f), f, &mut out);
+                for found in &mut out[from..] {
+                    found.frame += base;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The spec dialect's lints of the control frame at `f` of `program`, which is frames
+/// `base`.. of a program of `total` frames: its own, then (once) a group past the
+/// 64-frame task memory.
+fn spec_control(
+    program: &Program,
+    f: usize,
+    (base, total): (usize, usize),
+    past_tm_reported: &mut bool,
+    out: &mut Vec<Finding>,
+) {
+    let from = out.len();
+    control(program, f, out);
+    for found in &mut out[from..] {
+        found.frame += base;
+    }
+    let at = base + f;
+    let last = at + usize::from(program.control(f).if_num);
+    if last >= TASK_MEMORY_FRAMES && !*past_tm_reported {
+        *past_tm_reported = true;
+        out.push(Finding {
+            frame: at,
+            slot: None,
+            message: format!(
+                "this group runs to frame {last}, past the {TASK_MEMORY_FRAMES}-frame task memory: the program ({total} frames) is a stream the host must keep feeding"
+            ),
+        });
+    }
 }
 
 /// The MCST dialect's lints of one control frame: reserved bits (only header bit 15 and
@@ -128,7 +176,9 @@ fn mcst_control(cf: &ControlFrame, f: usize, out: &mut Vec<Finding>) {
 /// at the next frame or, from a stop frame, at NextCF. Findings: frames it reads as control
 /// frames that the image lays out as instruction frames, frames it never reaches, and a
 /// walk that never reaches a halt.
-fn scheduler_walk(program: &Program, out: &mut Vec<Finding>) {
+/// Returns whether the walk may end the run (a halt, or a frame sync on a walk that runs
+/// a task).
+fn scheduler_walk(program: &Program, out: &mut Vec<Finding>) -> bool {
     let len = program.len();
     let header = |p: usize| -> u16 {
         if p < len {
@@ -142,6 +192,10 @@ fn scheduler_walk(program: &Program, out: &mut Vec<Finding>) {
     let mut as_if = [false; TASK_MEMORY_FRAMES];
     let mut came_from: [Option<usize>; TASK_MEMORY_FRAMES] = [None; TASK_MEMORY_FRAMES];
     let mut halts = false;
+    // A stop frame with no instruction frames and another NextCF (a frame sync) ends the
+    // run only where the scheduler waits there for a busy core or comes by a group's
+    // NextCF jump: never on a walk that runs no task, whose cores are always idle.
+    let (mut frame_sync, mut runs_a_task) = (false, false);
     let mut past_end = false;
     let mut p = 0usize;
     // One successor a frame: the walk is a path that ends at a halt or in a cycle.
@@ -158,15 +212,14 @@ fn scheduler_walk(program: &Program, out: &mut Vec<Finding>) {
         for k in 1..=n {
             as_if[(p + k) % TASK_MEMORY_FRAMES] = true;
         }
+        // A group with a mask of 0 runs on no core.
+        runs_a_task |= n > 0 && p < len && program.raw(p)[2..4] != [0, 0];
         let next = if stop {
             if n == 0 && next_cf == p {
                 halts = true;
                 break;
             }
-            if n == 0 {
-                // A frame sync may end the run here too.
-                halts = true;
-            }
+            frame_sync |= n == 0;
             next_cf
         } else {
             (p + n + 1) % TASK_MEMORY_FRAMES
@@ -183,8 +236,14 @@ fn scheduler_walk(program: &Program, out: &mut Vec<Finding>) {
             message,
         })
     };
+    // A frame sync on a walk that runs a task may end the run.
+    halts |= frame_sync && runs_a_task;
     if !halts {
-        let past = if past_end {
+        let past = if frame_sync {
+            ", and its stop frames without instruction frames end a run only where the \
+             scheduler waits there for a core or comes by a group's NextCF, which a walk that \
+             runs no task never does"
+        } else if past_end {
             ", and reads the zero frames past the program's end as empty control frames"
         } else {
             ""
@@ -225,6 +284,16 @@ fn scheduler_walk(program: &Program, out: &mut Vec<Finding>) {
         };
         say(start, msg);
     }
+    halts
+}
+
+/// Whether a run of `program` may end other than at the watchdog: always in the spec
+/// dialect; in the MCST dialect, where the task scheduler's walk reaches a halt, or a frame
+/// sync on a walk that runs a task (the lint of a walk that never does is [`lint`]'s). A
+/// finer test than `Program::can_end`, for which any stop frame without instruction frames
+/// counts.
+pub fn may_end(program: &Program) -> bool {
+    program.dialect() != Dialect::Mcst || scheduler_walk(program, &mut Vec::new())
 }
 
 fn control(program: &Program, f: usize, out: &mut Vec<Finding>) {

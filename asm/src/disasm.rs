@@ -158,15 +158,31 @@ pub fn frame_lines_labelled(
 /// Source text for `program`, in its dialect ([`Program::dialect`]; assemble an MCST
 /// program's text with `--dialect mcst`).
 pub fn disassemble(program: &Program) -> String {
-    let dialect = program.dialect();
-    let mut out = match dialect {
-        Dialect::Spec => format!("; gpu16 program, {} frames\n", program.len()),
-        d => format!("; gpu16 program ({d} dialect), {} frames\n", program.len()),
-    };
-    for f in 0..program.len() {
-        match program.kind(f) {
+    let mut out = disassembly_header(program.dialect(), program.len());
+    out += &disassemble_part(program, 0, program.len());
+    out
+}
+
+/// The first line of [`disassemble`]'s text for a program of `frames` frames.
+pub fn disassembly_header(dialect: Dialect, frames: usize) -> String {
+    match dialect {
+        Dialect::Spec => format!("; gpu16 program, {frames} frames\n"),
+        d => format!("; gpu16 program ({d} dialect), {frames} frames\n"),
+    }
+}
+
+/// The text of [`disassemble`] after its header, for `part`: whole groups, frames `base`..
+/// of a program of `total` frames (frame numbers are the whole program's). A program read
+/// in parts is disassembled in the memory of one part: the header, then each part's text
+/// in order, is [`disassemble`]'s text of the whole.
+pub fn disassemble_part(part: &Program, base: usize, total: usize) -> String {
+    let dialect = part.dialect();
+    let mut out = String::new();
+    for p in 0..part.len() {
+        let f = base + p;
+        match part.kind(p) {
             FrameKind::Control => {
-                let Ok(cf) = ControlFrame::decode(program.raw(f)) else {
+                let Ok(cf) = ControlFrame::decode(part.raw(p)) else {
                     // Only the MCST dialect loads such a frame: one its scheduler never
                     // reads as a control frame. The syntax has no way to write it.
                     writeln!(
@@ -182,7 +198,7 @@ pub fn disassemble(program: &Program) -> String {
                 }
                 let mut line = control_line_in(&cf, dialect);
                 // A group that runs past the image's end (MCST: into the zero frames).
-                if f + usize::from(cf.if_num) >= program.len() {
+                if f + usize::from(cf.if_num) >= total {
                     write!(line, " if_num={}", cf.if_num).unwrap();
                 }
                 let n = cf.if_num;
@@ -195,7 +211,7 @@ pub fn disassemble(program: &Program) -> String {
             }
             FrameKind::Instr { .. } => {
                 writeln!(out, "{:<48} ; frame {f}", ".if").unwrap();
-                for line in frame_lines_in(&program.instr(f).words, dialect) {
+                for line in frame_lines_in(&part.instr(p).words, dialect) {
                     writeln!(out, "    {line}").unwrap();
                 }
             }

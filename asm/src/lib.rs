@@ -25,12 +25,13 @@ mod report;
 mod source;
 
 pub use assemble::{Assembly, FrameSource, SourceMap, MAX_GROUP};
-pub use check::{check, lint, lint_set_const, warnings, Finding};
+pub use check::{check, lint, lint_part, lint_set_const, may_end, warnings, Finding};
 /// The expression language's binary operators: how tightly each binds, and its value.
 pub use cursor::{binary, precedence};
 pub use diagnostics::{Diagnostic, Diagnostics, Expansion, Severity, Span};
 pub use disasm::{
-    control_line, control_line_in, disassemble, frame_lines, frame_lines_in, frame_lines_labelled,
+    control_line, control_line_in, disassemble, disassemble_part, disassembly_header, frame_lines,
+    frame_lines_in, frame_lines_labelled,
 };
 pub use excerpt::escape;
 pub use gpu16_machine::Dialect;

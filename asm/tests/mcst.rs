@@ -361,3 +361,36 @@ fn the_examples_of_docs_assembly_md() {
     assert_eq!(u16::from_le_bytes([img[64], img[65]]), 0x4200);
     assert!(img[66..96].iter().all(|&b| b == 0));
 }
+
+/// Issue 33: two stop frames without instruction frames whose NextCF point at each other
+/// (frame syncs, not halts) on a walk that runs no task: every core is always idle, so
+/// each jumps on in one cycle and the run ends only at the watchdog. A frame sync after a
+/// group may still end the run (the scheduler waits there for the group's cores).
+#[test]
+fn a_loop_of_frame_syncs_that_runs_no_task_never_halts() {
+    let lints =
+        |src: &str| -> Vec<String> { lint(&mcst(src)).into_iter().map(|f| f.message).collect() };
+    let w = lints(".cf mask=1 stop next=1\n.cf mask=1 stop next=0\n");
+    assert_eq!(
+        w,
+        [
+            "the task scheduler never reaches a halt (`.halt`: a stop control frame with no \
+          instruction frames whose NextCF is its own index), and its stop frames without \
+          instruction frames end a run only where the scheduler waits there for a core or \
+          comes by a group's NextCF, which a walk that runs no task never does: the run ends \
+          only at the watchdog"
+        ]
+    );
+    // A group of mask 0 runs no task either.
+    let w = lints(".cf mask=0 stop next=2\n.if\n.cf mask=1 stop next=0\n");
+    assert!(
+        w.iter().any(|m| m.contains("never reaches a halt")),
+        "{w:?}"
+    );
+    // With a task on the walk, the frame sync may end the run: no warning of that.
+    let w = lints(".cf mask=1\n.if\nready\n.cf mask=1 stop next=0\n");
+    assert!(
+        !w.iter().any(|m| m.contains("never reaches a halt")),
+        "{w:?}"
+    );
+}

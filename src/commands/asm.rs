@@ -2,6 +2,7 @@
 //! choose files and formats, print diagnostics and set the exit status. Each takes
 //! `--dialect spec|mcst`: how source is assembled and images are read.
 
+use super::deadlines::{loading_deadline, writing_deadline};
 use super::json_out::{self, errors_text, refuse, refuse_output, warnings_text};
 use super::outputs::{check_distinct, source_inputs, write_together, Named};
 use super::value_enums::{DialectArg, FormatArg};
@@ -9,12 +10,13 @@ use super::{emit, CliError, Finished};
 use clap::{Args, ValueEnum};
 use gpu16::input::limits::{read_text, SOURCE};
 use gpu16::input::memory::{encode_memory, written_format};
+use gpu16::input::parts::{for_each_part, PartsError};
 use gpu16::input::{assemble_source, load_program_as, program_format, ProgramFormat, SourceError};
-use gpu16::machine::Program;
+use gpu16::machine::{Dialect, Program};
 use gpu16::output::file::{is_stdout, OutputFile};
 use gpu16_asm::{Assembly, Diagnostic, Diagnostics, Severity};
 use serde_json::{json, Value};
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 /// The arguments of `gpu16 asm`.
@@ -40,8 +42,8 @@ pub struct AsmArgs {
     pub mem_out: Option<PathBuf>,
     /// Print one JSON object on stdout instead of text (the image must go to a file).
     ///
-    /// Keys: `source` (SOURCE as given), `output` (the file written, or null), `format`
-    /// (`bin` or `hex`), `frames` (null if the source did not assemble), `errors`,
+    /// Keys: `source` (SOURCE as given), `output` (the file written, or null), `mem_out`
+    /// (the --mem-out file written, or null), `format` (`bin` or `hex`), `frames` (null if the source did not assemble), `errors`,
     /// `warnings` and `diagnostics`: one object each, `{"severity", "file", "line",
     /// "column", "message", "notes": [...]}` (line and column from 1, null for a problem
     /// of the whole file), with `frame` and `instruction` for a lint warning. Errors in the
@@ -51,6 +53,11 @@ pub struct AsmArgs {
     /// being `load`, `output` or `usage`, with the same status as without --json.
     #[arg(long)]
     pub json: bool,
+    /// Give up after SECS (status 1, and --json's `load` or `output` object) while SOURCE
+    /// (or stdin) is a FIFO or pipe no one writes, or an output a FIFO no one reads: either
+    /// blocks this command where nothing else would end it, as with `run --timeout`.
+    #[arg(long, value_name = "SECS", value_parser = gpu16::stop::parse_timeout)]
+    pub timeout: Option<std::time::Duration>,
 }
 
 /// The arguments of `gpu16 disasm`.
@@ -68,6 +75,11 @@ pub struct DisasmArgs {
     /// The ISA dialect the image is read in (its source re-assembles in the same one).
     #[arg(long, value_enum, default_value = "spec")]
     pub dialect: DialectArg,
+    /// Give up after SECS (status 1) while IMAGE (or stdin) is a FIFO or pipe no one
+    /// writes, or the output a FIFO no one reads: either blocks this command where nothing
+    /// else would end it, as with `run --timeout`.
+    #[arg(long, value_name = "SECS", value_parser = gpu16::stop::parse_timeout)]
+    pub timeout: Option<std::time::Duration>,
 }
 
 /// The arguments of `gpu16 check`.
@@ -94,6 +106,20 @@ pub struct CheckArgs {
     /// "load", "file"}` as `run --json` does (status 1).
     #[arg(long)]
     pub json: bool,
+    /// Give up after SECS (status 1, and --json's `load` object) while PROGRAM (or stdin)
+    /// is a FIFO or pipe no one writes: it blocks this command where nothing else would end
+    /// it, as with `run --timeout`.
+    #[arg(long, value_name = "SECS", value_parser = gpu16::stop::parse_timeout)]
+    pub timeout: Option<std::time::Duration>,
+}
+
+/// The file an input path reads, for [`loading_deadline`]: `-` is stdin, which blocks as
+/// a FIFO does when it is a pipe no one writes.
+fn read_from(path: &Path) -> PathBuf {
+    match is_stdout(path) {
+        true => PathBuf::from("/dev/stdin"),
+        false => path.to_path_buf(),
+    }
 }
 
 /// Report diagnostics on stderr with a count; the exit status says they were errors.
@@ -140,6 +166,10 @@ fn write(file: &OutputFile, bytes: &[u8]) -> Result<(), CliError> {
 /// the object) and change neither the status nor the image.
 pub fn asm(args: AsmArgs) -> Result<Finished, CliError> {
     let json = args.json;
+    // Armed before the outputs are checked: that reads the source for the files it
+    // includes (once: the loader is given the same text).
+    let source = read_from(&args.source);
+    let loading = loading_deadline(args.timeout, json, &args.source, &[Some(&source)], 1);
     let from_stdin = is_stdout(&args.source);
     let out = match (&args.output, args.hex) {
         (None, true) => None,
@@ -191,7 +221,9 @@ pub fn asm(args: AsmArgs) -> Result<Finished, CliError> {
     };
     let name = args.source.display().to_string();
     let format = if args.hex { "hex" } else { "bin" };
-    let assembly = match assemble(&args.source, args.dialect) {
+    let assembled = assemble(&args.source, args.dialect);
+    drop(loading);
+    let assembly = match assembled {
         Ok(a) => a,
         Err(Stopped::Load(e)) if json => {
             return Err(refuse(json, "load", CliError::failed(&e), Some(&e.path)));
@@ -199,7 +231,7 @@ pub fn asm(args: AsmArgs) -> Result<Finished, CliError> {
         Err(Stopped::Load(e)) => return Ok(fail(&unreadable(e))),
         Err(Stopped::Diagnostics(d)) if json => {
             let list = d.0.iter().map(|d| json_out::diagnostic(d, &name)).collect();
-            let mut v = asm_json(&args, format, None, None, &d, list);
+            let mut v = asm_json(&args, format, [None, None], None, &d, list);
             v["error"] = json!(format!("{name}: {}", errors_text(d.errors())));
             v["stage"] = json!("assemble");
             json_out::print(&v)?;
@@ -216,6 +248,12 @@ pub fn asm(args: AsmArgs) -> Result<Finished, CliError> {
     let memory = mem_file
         .as_ref()
         .map(|m| memory_out(&assembly, m, &name, json));
+    let outputs: Vec<&Path> = [file.as_ref(), mem_file.as_ref()]
+        .into_iter()
+        .flatten()
+        .map(OutputFile::path)
+        .collect();
+    let _writing = writing_deadline(args.timeout, json, &outputs, "", 1);
     let Some(file) = file else {
         if let (Some(m), Some(bytes)) = (&mem_file, &memory) {
             write(m, bytes).map_err(|e| refuse(json, "output", e, Some(m.path())))?;
@@ -242,7 +280,7 @@ pub fn asm(args: AsmArgs) -> Result<Finished, CliError> {
         let v = asm_json(
             &args,
             format,
-            Some(file.path()),
+            [Some(file.path()), mem_file.as_ref().map(OutputFile::path)],
             Some(program.len()),
             &warnings,
             list,
@@ -302,11 +340,12 @@ fn assemble(path: &Path, dialect: DialectArg) -> Result<Assembly, Stopped> {
     })
 }
 
-/// The `asm --json` object (see [`AsmArgs::json`]) with the objects `list` of `diags`.
+/// The `asm --json` object (see [`AsmArgs::json`]) with the objects `list` of `diags`;
+/// `[output, mem_out]` are the files written.
 fn asm_json(
     args: &AsmArgs,
     format: &str,
-    output: Option<&Path>,
+    [output, mem_out]: [Option<&Path>; 2],
     frames: Option<usize>,
     diags: &Diagnostics,
     list: Vec<Value>,
@@ -314,6 +353,7 @@ fn asm_json(
     json!({
         "source": args.source.display().to_string(),
         "output": output.map(|p| p.display().to_string()),
+        "mem_out": mem_out.map(|p| p.display().to_string()),
         "format": format,
         "frames": frames,
         "errors": diags.errors(),
@@ -325,6 +365,8 @@ fn asm_json(
 /// `gpu16 disasm`: status 0, 1 for a bad image or an output it cannot write, 2 for an
 /// output naming the image.
 pub fn disasm(args: DisasmArgs) -> Result<Finished, CliError> {
+    let image = read_from(&args.image);
+    let loading = loading_deadline(args.timeout, false, &args.image, &[Some(&image)], 1);
     let file = match &args.output {
         Some(p) => Some(output_file(
             &source_inputs("IMAGE", &args.image),
@@ -333,14 +375,106 @@ pub fn disasm(args: DisasmArgs) -> Result<Finished, CliError> {
         None => None,
     };
     let format = program_format(&args.image, args.format.map(|f| f.0)).map_err(CliError::failed)?;
+    if in_parts(&args.image, format, args.dialect) {
+        drop(loading);
+        return disasm_in_parts(&args, file);
+    }
     let (program, _) =
         load_program_as(&args.image, format, args.dialect.0).map_err(CliError::failed)?;
+    drop(loading);
     let text = gpu16_asm::disassemble(&program);
+    let outputs: Vec<&Path> = file.iter().map(OutputFile::path).collect();
+    let _writing = writing_deadline(args.timeout, false, &outputs, "", 1);
     match &file {
         Some(file) => write(file, text.as_bytes())?,
         None => emit(&text).map_err(CliError::failed)?,
     }
     Ok(Finished::Success)
+}
+
+/// Whether the program at `path` is read in parts ([`gpu16::input::parts`]) rather than
+/// whole: a raw spec-dialect image in a regular file. (An MCST image has at most 64
+/// frames; stdin, a FIFO or a device have no length to give the header.)
+fn in_parts(path: &Path, format: ProgramFormat, dialect: DialectArg) -> bool {
+    format == ProgramFormat::Binary
+        && dialect.0 == Dialect::Spec
+        && gpu16::input::parts::frames_of(path).is_some()
+}
+
+/// [`disasm`] of an image read in parts, in memory independent of its size: the image is
+/// read once to check it loads (so a bad one writes nothing), then again to write its
+/// text part by part. On stdout a closed pipe (`| head`) ends the second read at once.
+fn disasm_in_parts(args: &DisasmArgs, file: Option<OutputFile>) -> Result<Finished, CliError> {
+    let path = &args.image;
+    let load = |e: PartsError<std::io::Error>| match e {
+        PartsError::Load(e) => CliError::failed(&e),
+        PartsError::Stopped(e) => CliError::failed(e),
+    };
+    for_each_part(path, |_, _, _| Ok::<(), std::io::Error>(())).map_err(load)?;
+    let total = gpu16::input::parts::frames_of(path).unwrap_or(0);
+    let write_text = |w: &mut dyn Write| -> Result<(), PartsError<std::io::Error>> {
+        w.write_all(gpu16_asm::disassembly_header(Dialect::Spec, total).as_bytes())
+            .map_err(PartsError::Stopped)?;
+        for_each_part(path, |part, base, total| {
+            w.write_all(gpu16_asm::disassemble_part(part, base, total).as_bytes())
+        })?;
+        w.flush().map_err(PartsError::Stopped)
+    };
+    match file {
+        Some(file) => {
+            let outputs = [file.path()];
+            let _writing = writing_deadline(args.timeout, false, &outputs, "", 1);
+            let staged = file
+                .stage(|w| {
+                    write_text(w).map_err(|e| match e {
+                        PartsError::Load(e) => e.to_string(),
+                        PartsError::Stopped(e) => e.to_string(),
+                    })
+                })
+                .map_err(CliError::failed)?;
+            staged.commit().map_err(CliError::failed)?;
+        }
+        None => {
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+            match write_text(&mut out) {
+                Ok(()) => {}
+                Err(PartsError::Stopped(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+                Err(PartsError::Stopped(e)) => {
+                    return Err(CliError::failed(super::stdout::StdoutError(e)))
+                }
+                Err(e) => return Err(load(e)),
+            }
+        }
+    }
+    Ok(Finished::Success)
+}
+
+/// [`check`]'s lints of an image read in parts, in memory independent of its size: the
+/// image is read once to check it loads, then again for its lints, the text ones printed
+/// part by part. `None` where the image does not load (the error is the one loading it
+/// whole gives), else the findings as `--json` objects (only when `json`) and their count.
+fn check_in_parts(
+    path: &Path,
+    name: &str,
+    json: bool,
+) -> Result<(Vec<Value>, usize, usize), PartsError<CliError>> {
+    for_each_part(path, |_, _, _| Ok::<(), CliError>(()))?;
+    let (mut list, mut count, mut frames) = (Vec::new(), 0, 0);
+    let mut past_tm_reported = false;
+    for_each_part(path, |part, base, total| {
+        frames = total;
+        let findings = gpu16_asm::lint_part(part, base, total, &mut past_tm_reported);
+        let diags = gpu16_asm::warnings(findings.clone(), None, name);
+        count += diags.warnings();
+        if json {
+            list.extend(
+                (diags.0.iter().zip(&findings)).map(|(d, f)| json_out::finding(d, f, name)),
+            );
+            return Ok(());
+        }
+        emit(&diags.to_string()).map_err(CliError::failed)
+    })?;
+    Ok((list, count, frames))
 }
 
 /// `gpu16 check`: status 0 with or without warnings, 1 for load errors or a stdout it
@@ -363,6 +497,33 @@ pub fn check(args: CheckArgs) -> Result<Finished, CliError> {
     let format_name = FormatArg(format)
         .to_possible_value()
         .map_or(String::new(), |v| v.get_name().to_string());
+    let input = read_from(&args.program);
+    let loading = loading_deadline(args.timeout, json, &args.program, &[Some(&input)], 1);
+    if in_parts(&args.program, format, args.dialect) {
+        drop(loading);
+        let (list, warnings, frames) = match check_in_parts(&args.program, &name, json) {
+            Ok(found) => found,
+            Err(PartsError::Load(e)) => return load_failed(e),
+            Err(PartsError::Stopped(e)) => return Err(e),
+        };
+        if json {
+            json_out::print(&json!({
+                "program": name,
+                "format": format_name,
+                "frames": frames,
+                "errors": 0,
+                "warnings": warnings,
+                "diagnostics": list,
+            }))?;
+        } else {
+            emit(&format!(
+                "{name}: {frames} frames, no errors, {}\n",
+                warnings_text(warnings)
+            ))
+            .map_err(CliError::failed)?;
+        }
+        return Ok(Finished::Success);
+    }
     let (program, map) = if format == ProgramFormat::Assembly {
         match assemble(&args.program, args.dialect) {
             Ok(a) => (a.program, Some(a.source_map)),
@@ -390,6 +551,7 @@ pub fn check(args: CheckArgs) -> Result<Finished, CliError> {
             Err(e) => return load_failed(e),
         }
     };
+    drop(loading);
     if json {
         let findings = gpu16_asm::lint(&program);
         let diags = gpu16_asm::warnings(findings.clone(), map.as_ref(), &name);

@@ -66,7 +66,7 @@ pub fn diff(args: DiffArgs) -> Result<Finished, CliError> {
     let config = args.machine.checked_config().map_err(usage)?;
     args.memory.check_stdin(&args.program).map_err(usage)?;
     let inputs = [Some(&args.program), args.memory.mem.as_ref()];
-    let loading = super::run::loading_deadline(args.timeout, json, &args.program, &inputs, 2);
+    let loading = super::deadlines::loading_deadline(args.timeout, json, &args.program, &inputs, 2);
     let (program, data) = load(&args)?;
     let memory = args
         .memory

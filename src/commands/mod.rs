@@ -4,6 +4,7 @@
 pub mod asm;
 pub mod bounds;
 pub mod dap;
+pub mod deadlines;
 pub mod debug;
 pub mod diff;
 pub mod diff_json;

@@ -1,6 +1,7 @@
 //! `gpu16 run`: load a program and a memory image, check and prepare the output files, run,
 //! write the outputs (for a failed run too) and print the report.
 
+use super::deadlines::{loading_deadline, writing_deadline};
 use super::json_out::refuse;
 use super::machine_args::MachineArgs;
 use super::memory_args::MemoryArgs;
@@ -18,7 +19,7 @@ use gpu16::output;
 use gpu16::output::events::Recorder;
 use gpu16::output::exec_log::ExecLog;
 use gpu16::output::expect::{self, Writers};
-use gpu16::output::file::{is_stdout, OutputFile};
+use gpu16::output::file::{is_stdout, names_stdout, OutputFile};
 use gpu16::output::json_stream::JsonStream;
 use gpu16::output::run_files::{self, Planned, RunFile, Written};
 use gpu16::output::see::{Outcome, SeeOptions};
@@ -29,7 +30,7 @@ use gpu16::{BackendKind, ProgramInput, Runner};
 use serde_json::{json, Value};
 use std::io::{self, BufWriter};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 #[derive(Clone, Copy, ValueEnum)]
 pub enum Tasks {
@@ -168,6 +169,18 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
             gpu16::output::shown::path(&args.program)
         );
     }
+    // Stop frames that are frame syncs on a walk that runs no task never end it either.
+    if program
+        .as_ref()
+        .is_some_and(|p| p.can_end() && !gpu16_asm::may_end(p))
+    {
+        stderr_line!(
+            "warning: {}: the task scheduler reaches only stop frames that are frame syncs \
+             (no .halt) and runs no task, so no core is ever busy for one of them to wait on: \
+             the run goes on until the watchdog (--max-cycles) ends it",
+            gpu16::output::shown::path(&args.program)
+        );
+    }
     let memory = args.memory.load_for(&args.program, data).map_err(loaded)?;
     let expect_mem = match &args.expect_mem {
         Some(p) => Some(
@@ -239,13 +252,24 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
         (None, Some(stream)) => ProgramInput::Stream(stream),
         (None, None) => unreachable!("a program is loaded whole or streamed"),
     };
-    // `--json --tasks all` writes its object as the run goes, keeping no task (issue 12),
-    // unless the execution log is to come before it on stdout (clap keeps the timeline,
-    // the other text that would, from --json).
-    let streams_json =
-        json && config.tasks == TaskLog::All && args.exec_log.as_deref() != Some(Path::new("-"));
-    let mut json_stream =
-        streams_json.then(|| JsonStream::new(BufWriter::with_capacity(1 << 16, io::stdout())));
+    // `--json --tasks all` writes its object as the run goes, keeping no task (issue 12).
+    // Where the execution log is to come before it on stdout, the object goes to an
+    // unnamed temporary file instead and is copied out after the log (issue 33: kept in
+    // memory, a long run's tasks took gigabytes); without one, it is kept whole as before.
+    // (Clap keeps the timeline, the other text that would come first, from --json.)
+    let json_out = if json && config.tasks == TaskLog::All {
+        if args.exec_log.as_deref() == Some(Path::new("-")) {
+            JsonOut::spool()
+        } else {
+            Some(JsonOut::Stdout(BufWriter::with_capacity(
+                1 << 16,
+                io::stdout(),
+            )))
+        }
+    } else {
+        None
+    };
+    let mut json_stream = json_out.map(JsonStream::new);
     // The human report's task table goes to a temporary file as the run goes, so a long
     // stream's table is never held (without one, the report keeps it as before).
     let mut task_spool = (!json && config.tasks == TaskLog::All)
@@ -289,22 +313,7 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
     // An output that blocks as it is opened (a FIFO no one reads) is given --timeout once
     // more, from here: the run may have used the first up.
     let outputs: Vec<&Path> = planned.iter().map(|p| p.output.path()).collect();
-    let writing = args.timeout.filter(|_| any_fifo(&outputs)).map(|limit| {
-        gpu16::stop::deadline(limit, move || {
-            let message = format!(
-                "timeout: the outputs were not written within --timeout {}s after the run \
-                 (an output that is a FIFO no one reads blocks its writer)",
-                limit.as_secs_f64()
-            );
-            if json {
-                let v = gpu16::output::json::not_run("output", &message, None);
-                let _ = super::emit(&format!("{v}\n"));
-            }
-            stderr_line!("error: {message}");
-            gpu16::output::file::remove_staged();
-            std::process::exit(1);
-        })
-    });
+    let writing = writing_deadline(args.timeout, json, &outputs, " after the run", 1);
     let written = run_files::write(&planned, &mut events, exec_log.as_ref(), &outcome);
     drop(writing);
     let mut unwritten: Vec<String> = written
@@ -447,12 +456,66 @@ fn observed<O: Observer>(
     }
 }
 
-/// Print the `--json` object `v`: after the tasks `stream` wrote during the run, or whole.
-fn print_json(out: &mut Stdout, stream: Option<JsonStream<BufWriter<io::Stdout>>>, v: Value) {
-    match stream {
-        Some(stream) => out.wrote(stream.finish(v)),
-        None => out.print(&format!("{v}\n")),
+/// Where `run --json --tasks all` writes its object as the run goes: stdout, or an unnamed
+/// temporary file copied to stdout once the run is over (when the execution log comes
+/// first there).
+enum JsonOut {
+    /// Stdout, buffered.
+    Stdout(BufWriter<io::Stdout>),
+    /// The temporary file, buffered, and a second handle on it to read it back.
+    Spool(BufWriter<std::fs::File>, std::fs::File),
+}
+
+impl JsonOut {
+    /// A spool in a new unnamed temporary file; `None` if none can be made (the object is
+    /// then kept in memory, as it was before there was a spool).
+    fn spool() -> Option<JsonOut> {
+        let file = gpu16::scratch::unnamed_file("json").ok()?;
+        let reader = file.try_clone().ok()?;
+        Some(JsonOut::Spool(
+            BufWriter::with_capacity(1 << 16, file),
+            reader,
+        ))
     }
+}
+
+impl io::Write for JsonOut {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            JsonOut::Stdout(w) => w.write(buf),
+            JsonOut::Spool(w, _) => w.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            JsonOut::Stdout(w) => w.flush(),
+            JsonOut::Spool(w, _) => w.flush(),
+        }
+    }
+}
+
+/// Print the `--json` object `v`: after the tasks `stream` wrote during the run (copied
+/// from its spool, if it has one), or whole.
+fn print_json(out: &mut Stdout, stream: Option<JsonStream<JsonOut>>, v: Value) {
+    let Some(mut stream) = stream else {
+        return out.print(&format!("{v}\n"));
+    };
+    let spool = match stream.writer() {
+        JsonOut::Spool(_, reader) => reader.try_clone().map(Some),
+        JsonOut::Stdout(_) => Ok(None),
+    };
+    let finished = stream.finish(v);
+    out.wrote(finished.and(spool).and_then(|spool| match spool {
+        Some(mut file) => {
+            use std::io::Seek;
+            file.seek(io::SeekFrom::Start(0))?;
+            let mut stdout = io::stdout().lock();
+            io::copy(&mut file, &mut stdout)?;
+            io::Write::flush(&mut stdout)
+        }
+        None => Ok(()),
+    }));
 }
 
 /// The wall-time line that ends the human report, unless `quiet`.
@@ -521,58 +584,6 @@ type Refusal = (&'static str, CliError, Option<PathBuf>);
 
 /// The files this run writes, checked against its inputs and each other and prepared, before
 /// it starts.
-/// Whether one of `paths` is a FIFO, whose open blocks until the other end opens (a
-/// regular file's never does; looking does not open it).
-pub(super) fn any_fifo<P: AsRef<Path>>(paths: &[P]) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        paths
-            .iter()
-            .any(|p| std::fs::metadata(p.as_ref()).is_ok_and(|m| m.file_type().is_fifo()))
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = paths;
-        false
-    }
-}
-
-/// With `--timeout` and an input that is a FIFO, a guard under which the limit also ends
-/// the loading: an open or a read that blocks (a FIFO no one writes) is a load error naming
-/// the timeout, exit `status` (the command's for a load error; with `--json`, after its
-/// `{"error", "stage": "load"}` object), where no run polls the stop signal yet. Regular
-/// files load as long as they take, as before: the limit is the run's.
-pub(super) fn loading_deadline(
-    timeout: Option<Duration>,
-    json: bool,
-    program: &Path,
-    inputs: &[Option<&PathBuf>],
-    status: i32,
-) -> Option<gpu16::stop::Deadline> {
-    let given: Vec<&PathBuf> = inputs.iter().flatten().copied().collect();
-    if !any_fifo(&given) {
-        return None;
-    }
-    let limit = timeout?;
-    let program = program.to_path_buf();
-    Some(gpu16::stop::deadline(limit, move || {
-        let message = format!(
-            "timeout: the inputs of {} were not read within --timeout {}s (an input that is \
-             a FIFO no one writes blocks its reader)",
-            gpu16::output::shown::path(&program),
-            limit.as_secs_f64()
-        );
-        if json {
-            let v = gpu16::output::json::not_run("load", &message, Some(&program));
-            let _ = super::emit(&format!("{v}\n"));
-        }
-        stderr_line!("error: {message}");
-        gpu16::output::file::remove_staged();
-        std::process::exit(status);
-    }))
-}
-
 fn plan(args: &RunArgs, see: &SeeOptions, expected: Vec<Named>) -> Result<Vec<Planned>, Refusal> {
     let wanted: Vec<(&'static str, RunFile, &PathBuf)> = [
         ("--dump-mem", RunFile::MemoryDump, args.dump_mem.as_ref()),
@@ -597,7 +608,7 @@ fn plan(args: &RunArgs, see: &SeeOptions, expected: Vec<Named>) -> Result<Vec<Pl
     }
     // An output on stdout: the data has stdout, so the report moves to stderr; with
     // --json or `--exec-log -` stdout is taken already.
-    if let Some((flag, _, _)) = wanted.iter().find(|(_, _, p)| is_stdout(p)) {
+    if let Some((flag, _, _)) = wanted.iter().find(|(_, _, p)| names_stdout(p)) {
         let taken = if args.json {
             Some("--json")
         } else if args.exec_log.as_deref().is_some_and(is_stdout) {

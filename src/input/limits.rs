@@ -9,6 +9,7 @@
 use super::{err, InputError};
 use std::io::Read;
 use std::path::Path;
+use std::sync::{Mutex, PoisonError};
 
 /// The most bytes one kind of input file may have.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -187,12 +188,65 @@ pub fn check(name: &Path, limit: Limit, len: u64) -> Result<(), InputError> {
     Ok(())
 }
 
-/// [`read`], as UTF-8 text.
+/// [`read`], as UTF-8 text. Once [`read_each_input_once`] was called, an input that
+/// cannot be read twice is read once and its text (or error) given again.
 pub fn read_text(path: &Path, limit: Limit) -> Result<String, InputError> {
+    let Some(key) = once_key(path) else {
+        return read_text_now(path, limit);
+    };
+    let mut kept = KEPT.lock().unwrap_or_else(PoisonError::into_inner);
+    let Some(kept) = kept.as_mut() else {
+        return read_text_now(path, limit);
+    };
+    if let Some((_, text)) = kept.iter().find(|(k, _)| *k == key) {
+        // The error names the path given this time.
+        return text.clone().map_err(|e| err(path, e.message));
+    }
+    let text = read_text_now(path, limit);
+    kept.push((key, text.clone()));
+    text
+}
+
+fn read_text_now(path: &Path, limit: Limit) -> Result<String, InputError> {
     String::from_utf8(read(path, limit)?).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         err(path, not_utf8(e.as_bytes(), at))
     })
+}
+
+/// The text inputs read once so far, by the device and inode of what was read; `None`
+/// until [`read_each_input_once`].
+type Kept = Vec<((u64, u64), Result<String, InputError>)>;
+
+static KEPT: Mutex<Option<Kept>> = Mutex::new(None);
+
+/// From now on, in this process, [`read_text`] reads each input that cannot be read twice
+/// (stdin, a FIFO, `/dev/stdin`, a device) once, however often it is asked for: the command
+/// line reads a source again to find the files it includes, which a FIFO or a pipe would
+/// not give again (one read would block or come back empty). Inputs are known by the file
+/// they are, so `-` and `/dev/stdin` are one input. Not for a long-lived process (the
+/// Python module): a FIFO given again there is meant to be read again.
+pub fn read_each_input_once() {
+    let mut kept = KEPT.lock().unwrap_or_else(PoisonError::into_inner);
+    kept.get_or_insert_with(Vec::new);
+}
+
+/// The device and inode of the input at `path` if it cannot be read twice (`-`, or
+/// anything but a regular file); `None` for a regular file or a path that names nothing.
+fn once_key(path: &Path) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let stdin = path == Path::new("-");
+        let looked = if stdin { Path::new("/dev/stdin") } else { path };
+        let meta = std::fs::metadata(looked).ok()?;
+        (stdin || !meta.is_file()).then(|| (meta.dev(), meta.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
 }
 
 /// The message for `bytes` that are UTF-8 up to byte `at` and not at it: the line and

@@ -155,7 +155,18 @@ impl FrameSource for FrameStream {
                 // Past the spool: reading stdin again, and keeping what it gives.
                 *replay = None;
                 match fill(stdin, &mut frame) {
-                    Ok(FRAME_BYTES) => spool.push(&frame).map(|()| FRAME_BYTES),
+                    // A failed write is the spool's, not stdin's (issue 33: a full
+                    // $TMPDIR read as an unreadable input frame).
+                    Ok(FRAME_BYTES) => spool.push(&frame).map(|()| FRAME_BYTES).map_err(|e| {
+                        io::Error::new(
+                            e.kind(),
+                            format!(
+                                "the temporary file stdin is kept in, in $TMPDIR ({}), cannot \
+                                 take it: {e}",
+                                std::env::temp_dir().display()
+                            ),
+                        )
+                    }),
                     other => other,
                 }
             }

@@ -81,7 +81,7 @@ impl OutputFile {
             path: path.to_path_buf(),
             message,
         };
-        if is_stdout(path) {
+        if names_stdout(path) {
             return Ok(OutputFile {
                 shown: path.to_path_buf(),
                 target: path.to_path_buf(),
@@ -268,6 +268,28 @@ fn fill<E: fmt::Display>(
 /// Whether `path` is `-`, stdout.
 pub fn is_stdout(path: &Path) -> bool {
     path.as_os_str() == "-"
+}
+
+/// Whether `path` names the process's stdout: `-`, or (on Unix) the very file stdout is,
+/// such as `/proc/self/fd/1` or `/dev/stdout` with stdout redirected to a file. Replacing
+/// that file would lose what goes to stdout (issue 33: `--dump-mem /proc/self/fd/1 >
+/// so.txt` lost the report), so such an output is written to stdout, in place.
+pub fn names_stdout(path: &Path) -> bool {
+    if is_stdout(path) {
+        return true;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let (Ok(named), Ok(stdout)) = (fs::metadata(path), fs::metadata("/dev/stdout")) else {
+            return false;
+        };
+        stdout.is_file() && named.dev() == stdout.dev() && named.ino() == stdout.ino()
+    }
+    #[cfg(not(unix))]
+    {
+        false
+    }
 }
 
 /// The process's stdout as a file of its own (what was printed through [`io::stdout`] is

@@ -68,6 +68,11 @@ impl<W: Write> JsonStream<W> {
         });
     }
 
+    /// The writer the object goes to.
+    pub fn writer(&mut self) -> &mut W {
+        &mut self.out
+    }
+
     /// Whether the object has begun on the writer (a task has arrived).
     pub fn opened(&self) -> bool {
         self.opened
