@@ -18,7 +18,7 @@ use crate::output::{json as run_json, png, trace, vcd};
 use crate::stop::StopSignal;
 use crate::ProgramInput;
 use gpu16_asm::{Assembly, Diagnostics, SourceMap};
-use gpu16_machine::{Dialect, Program};
+use gpu16_machine::{Dialect, Observer, Program, StopCause};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -199,12 +199,17 @@ impl Play {
         };
         let stop = StopSignal::new();
         stop.arm_timeout(self.options.timeout);
+        // `POST /api/stop` stops the whole run too.
+        let stopped = Arc::new(AtomicBool::new(false));
+        if let Ok(mut slot) = self.slot.lock() {
+            *slot = Some(stopped.clone());
+        }
         let (outcome, events) = see.run(
             machine.runner,
             ProgramInput::Whole(&program),
             &memory,
             &machine.config,
-            &mut stop.clone(),
+            &mut Stoppable(stop, stopped),
         );
         let session = Session::new(
             program,
@@ -322,6 +327,9 @@ impl Play {
     /// `GET /api/download/WHAT`: the whole run's Perfetto trace (`trace`), waveform
     /// (`vcd`), memory picture (`png`) or `run --json` object (`json`).
     pub fn download(&mut self, what: &str) -> Reply {
+        if !["trace", "vcd", "png", "json"].contains(&what) {
+            return error(404, "downloads are trace, vcd, png and json");
+        }
         let Some(c) = self.current.as_mut() else {
             return error(409, "no program is open: POST /api/open first");
         };
@@ -361,6 +369,21 @@ impl Play {
             body: bytes,
             download: Some(name.into()),
         }
+    }
+}
+
+/// The whole run's observer: stopped at `--timeout` or by `POST /api/stop`.
+struct Stoppable(StopSignal, Arc<AtomicBool>);
+
+impl Observer for Stoppable {
+    const WANTS_EVENTS: bool = false;
+    const WANTS_PROGRESS: bool = true;
+
+    fn stop_requested(&mut self) -> Option<StopCause> {
+        if self.1.load(Ordering::Relaxed) {
+            return Some(StopCause::Interrupt);
+        }
+        self.0.cause()
     }
 }
 

@@ -1,0 +1,533 @@
+//! `gpu16 serve`, the playground, through the built binary: its HTTP API over a plain
+//! `TcpStream` (diagnostics, the session's stops against `gpu16 debug --json` and
+//! `gpu16 run --json`, bad requests, paths that must not reach the disk, downloads, the
+//! time bound and `stop`), and the page itself in headless Chromium driven over WebDriver
+//! (`the_page_in_a_browser`), which skips only where chromedriver is absent and
+//! `GPU16_BROWSER_TESTS` is not set.
+
+mod common;
+
+use common::{s, scratch, stdout, BUSY};
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A running `gpu16 serve`, ended when dropped.
+struct Served {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Start `gpu16 serve --port 0 ARGS` and read the address it prints.
+fn serve(args: &[&str]) -> Served {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpu16"))
+        .args(["serve", "--port", "0"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the binary runs");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line
+        .split("127.0.0.1:")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no address in {line:?}"));
+    Served { child, port }
+}
+
+/// An HTTP reply: status and body.
+struct Http {
+    status: u16,
+    body: Vec<u8>,
+}
+
+impl Http {
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&self.body)))
+    }
+}
+
+/// One HTTP/1.1 request to 127.0.0.1:`port` (`Connection: close`), with a raw `path` and
+/// `host` as given.
+fn http_raw(port: u16, method: &str, path: &str, host: &str, body: &[u8]) -> Http {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    // The server may answer before the whole of an oversized body is sent.
+    let _ = stream.write_all(body);
+    let mut reply = Vec::new();
+    let _ = stream.read_to_end(&mut reply);
+    let split = reply
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or_else(|| panic!("no HTTP reply: {}", String::from_utf8_lossy(&reply)));
+    let head = String::from_utf8_lossy(&reply[..split]).into_owned();
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    let mut body = reply[split + 4..].to_vec();
+    if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        body = unchunk(&body);
+    }
+    Http { status, body }
+}
+
+fn unchunk(mut b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let end = b.windows(2).position(|w| w == b"\r\n").unwrap();
+        let n = usize::from_str_radix(std::str::from_utf8(&b[..end]).unwrap().trim(), 16).unwrap();
+        if n == 0 {
+            return out;
+        }
+        out.extend_from_slice(&b[end + 2..end + 2 + n]);
+        b = &b[end + 4 + n..];
+    }
+}
+
+fn get(port: u16, path: &str) -> Http {
+    http_raw(port, "GET", path, &format!("127.0.0.1:{port}"), b"")
+}
+
+fn post(port: u16, path: &str, body: &Value) -> Http {
+    let body = body.to_string();
+    http_raw(
+        port,
+        "POST",
+        path,
+        &format!("127.0.0.1:{port}"),
+        body.as_bytes(),
+    )
+}
+
+/// `POST /api/command`, expecting 200: `{"reply", "state"}`.
+fn command(port: u16, line: &str) -> Value {
+    let r = post(port, "/api/command", &json!({ "line": line }));
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    r.json()
+}
+
+fn example(name: &str) -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("examples")
+            .join(name),
+    )
+    .unwrap()
+}
+
+/// The replies of `gpu16 debug --json PROGRAM ARGS` to `script`, one a line, run in the
+/// program's directory (so source locations name it `program.s`, as the page's do).
+fn debug_json(program: &Path, args: &[&str], script: &str) -> Vec<Value> {
+    let name = program.file_name().unwrap().to_str().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpu16"))
+        .args(["debug", "--json", name])
+        .args(args)
+        .current_dir(program.parent().unwrap())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(script.as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The registers of every core in a `regs` reply.
+fn registers(regs: &Value) -> Vec<Value> {
+    regs["cores"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["registers"].clone())
+        .collect()
+}
+
+#[test]
+fn the_page_and_its_assets_are_served_and_nothing_else() {
+    let srv = serve(&[]);
+    let p = srv.port;
+    let page = get(p, "/");
+    assert_eq!(page.status, 200);
+    let html = String::from_utf8_lossy(&page.body);
+    assert!(html.contains("<script src=\"/app.js\">"), "{html}");
+    assert_eq!(get(p, "/app.js").status, 200);
+    assert_eq!(get(p, "/style.css").status, 200);
+    for path in [
+        "/../Cargo.toml",
+        "/%2e%2e/Cargo.toml",
+        "/%2e%2e/",
+        "/assets/app.js",
+        "/src/serve/assets/app.js",
+        "/examples/counter.s",
+        "/api/example?name=../Cargo.toml",
+        "/api/example?name=%2e%2e%2fCargo.toml",
+        "/api/example?name=/etc/passwd",
+        "/api/download/../../Cargo.toml",
+        "//etc/passwd",
+    ] {
+        let r = get(p, path);
+        assert_eq!(
+            r.status,
+            404,
+            "{path}: {}",
+            String::from_utf8_lossy(&r.body)
+        );
+    }
+    // No FILE was given: there is none to read.
+    assert_eq!(get(p, "/api/file").status, 404);
+    // Another site's name for this address is refused.
+    let r = http_raw(p, "GET", "/", "evil.example:80", b"");
+    assert_eq!(r.status, 403);
+    // The examples are the bundled ones, byte for byte.
+    let list = get(p, "/api/examples").json();
+    assert!(list["examples"].as_array().unwrap().len() >= 10, "{list}");
+    let v = get(p, "/api/example?name=dot_product.s").json();
+    assert_eq!(v["source"], example("dot_product.s"));
+    assert_eq!(v["memory"], example("dot_product.mem.hex"));
+}
+
+#[test]
+fn the_users_file_is_served_and_includes_are_refused() {
+    let d = scratch("serve", "file");
+    let file = d.join("mine.s");
+    std::fs::write(&file, example("counter.s")).unwrap();
+    let srv = serve(&[s(&file)]);
+    let v = get(srv.port, "/api/file").json();
+    assert_eq!(v["name"], "mine.s");
+    assert_eq!(v["source"], example("counter.s"));
+    // `.include` would read another file: refused, with the line.
+    let v = post(
+        srv.port,
+        "/api/assemble",
+        &json!({"source": format!(".include \"{}\"\n", s(&file))}),
+    )
+    .json();
+    assert_eq!(v["errors"], 1, "{v}");
+    assert_eq!(v["diagnostics"][0]["line"], 1, "{v}");
+    assert!(
+        v["diagnostics"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("reads no other files"),
+        "{v}"
+    );
+}
+
+#[test]
+fn assembling_an_error_gives_a_structured_diagnostic() {
+    let srv = serve(&[]);
+    let source = ".cf mask=0x1\n.if\n    set_const 1, r1\n    ad r1, r1, r2\n";
+    let v = post(srv.port, "/api/assemble", &json!({ "source": source })).json();
+    assert_eq!(v["errors"], 1, "{v}");
+    let d = &v["diagnostics"][0];
+    assert_eq!(d["severity"], "error");
+    assert_eq!(d["file"], "program.s");
+    assert_eq!(d["line"], 4);
+    assert_eq!(d["column"], 5);
+    assert!(d["message"].as_str().unwrap().contains("ad"), "{d}");
+    // Opening it gives the same diagnostics and no session.
+    let v = post(srv.port, "/api/open", &json!({ "source": source })).json();
+    assert_eq!(v["ok"], false);
+    assert_eq!(v["diagnostics"][0]["line"], 4);
+    assert_eq!(
+        post(srv.port, "/api/command", &json!({"line": "regs"})).status,
+        409
+    );
+    // Fixed, it assembles.
+    let fixed = source.replace(" ad ", " add ");
+    let v = post(srv.port, "/api/assemble", &json!({ "source": fixed })).json();
+    assert_eq!(v["errors"], 0, "{v}");
+}
+
+#[test]
+fn break_step_reverse_and_the_end_agree_with_the_cli() {
+    let srv = serve(&[]);
+    let p = srv.port;
+    let d = scratch("serve", "agree");
+    let file = d.join("program.s");
+    std::fs::write(&file, example("counter.s")).unwrap();
+    let v = post(
+        p,
+        "/api/open",
+        &json!({"source": example("counter.s"), "machine": {"backend": "interp"}}),
+    )
+    .json();
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(v["state"]["cycle"], 0);
+    let b = command(p, "break program.s:14");
+    assert_eq!(b["reply"]["breakpoint"], 1, "{b}");
+    let script =
+        "break program.s:14\ncontinue\nregs\nmem 0 4096\nlocks\nstep 7\nregs\nmem 0 4096\n\
+                  reverse-step 3\nregs\nmem 0 4096\nlocks\nwhere\n";
+    let cli = debug_json(&file, &["--backend", "interp"], script);
+    assert_eq!(cli.len(), 13, "{cli:?}");
+    let stop = command(p, "continue");
+    assert_eq!(stop["reply"], cli[1]);
+    assert_eq!(stop["reply"]["event"], "break");
+    assert_eq!(registers(&stop["state"]["regs"]), registers(&cli[2]));
+    assert_eq!(stop["state"]["memory"], cli[3]["bytes"]);
+    assert_eq!(stop["state"]["locks"], cli[4]);
+    let step = command(p, "step 7");
+    assert_eq!(step["reply"], cli[5]);
+    assert_eq!(step["state"]["regs"], cli[6]);
+    assert_eq!(step["state"]["memory"], cli[7]["bytes"]);
+    let back = command(p, "reverse-step 3");
+    assert_eq!(back["reply"], cli[8]);
+    assert_eq!(back["reply"]["reverse"], true);
+    assert_eq!(back["state"]["regs"], cli[9]);
+    assert_eq!(back["state"]["memory"], cli[10]["bytes"]);
+    assert_eq!(back["state"]["locks"], cli[11]);
+    assert_eq!(back["state"]["where"], cli[12]);
+    // To the end: the final registers and memory of `gpu16 run --json`.
+    command(p, "delete all");
+    let end = command(p, "continue");
+    assert_eq!(end["reply"]["event"], "end", "{end}");
+    let o = common::gpu16(&["run", "--json", "--backend", "interp", s(&file)]);
+    let run: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        registers(&end["state"]["regs"]),
+        registers(
+            &json!({"cores": run["registers"].as_array().unwrap().iter().map(|r| json!({"registers": r})).collect::<Vec<_>>()})
+        )
+    );
+    assert_eq!(end["state"]["memory"], run["memory"]);
+    assert_eq!(end["reply"]["cycle"], run["cycles"]);
+    // The whole run the page was given at open: the same statistics.
+    assert_eq!(v["run"]["cycles"], run["cycles"]);
+    assert_eq!(v["run"]["stats"], run["stats"]);
+    assert!(!v["run"]["events"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn a_memory_image_and_machine_choices_are_the_clis() {
+    let srv = serve(&[]);
+    let p = srv.port;
+    let d = scratch("serve", "memory");
+    let (prog, mem) = (d.join("program.s"), d.join("m.hex"));
+    std::fs::write(&prog, example("dot_product.s")).unwrap();
+    std::fs::write(&mem, example("dot_product.mem.hex")).unwrap();
+    let v = post(
+        p,
+        "/api/open",
+        &json!({"source": example("dot_product.s"), "memory": example("dot_product.mem.hex"),
+                "machine": {"backend": "jit", "timing": "broadcast=2", "issue": "lookahead"}}),
+    )
+    .json();
+    assert_eq!(v["ok"], true, "{v}");
+    let end = command(p, "continue");
+    let o = common::gpu16(&[
+        "run",
+        "--json",
+        "--backend",
+        "jit",
+        "--timing",
+        "broadcast=2",
+        "--issue",
+        "lookahead",
+        "--mem",
+        s(&mem),
+        s(&prog),
+    ]);
+    let run: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(end["state"]["memory"], run["memory"]);
+    assert_eq!(end["reply"]["cycle"], run["cycles"]);
+    // Choices the command line refuses are refused, with its message.
+    for (machine, says) in [
+        (json!({"max_cycles": "288230376151711745"}), "max-cycles"),
+        (json!({"backend": "gpu"}), "gpu"),
+        (json!({"timing": "nonsense=1"}), "nonsense"),
+        (json!({"bank_conflicts": "yes"}), "bank_conflicts"),
+        (json!("interp"), "machine"),
+    ] {
+        let r = post(
+            p,
+            "/api/open",
+            &json!({"source": example("counter.s"), "machine": machine}),
+        );
+        assert_eq!(r.status, 400, "{machine}");
+        let e = r.json()["error"].as_str().unwrap().to_string();
+        assert!(e.contains(says), "{machine}: {e}");
+    }
+    // A bad memory image is the program's error, not the request's.
+    let v = post(
+        p,
+        "/api/open",
+        &json!({"source": example("counter.s"), "memory": "zz not hex"}),
+    )
+    .json();
+    assert_eq!(v["ok"], false, "{v}");
+}
+
+#[test]
+fn bad_requests_get_4xx_with_a_message() {
+    let srv = serve(&[]);
+    let p = srv.port;
+    let host = format!("127.0.0.1:{p}");
+    let big = vec![b' '; (1 << 20) + 1];
+    let r = http_raw(p, "POST", "/api/assemble", &host, &big);
+    assert_eq!(r.status, 413);
+    for (body, says) in [
+        (&b"{not json"[..], "not JSON"),
+        (b"[1, 2]", "object"),
+        (b"{}", "`source`"),
+        (b"{\"source\": 5}", "`source`"),
+        (b"\xff\xfe", "not JSON"),
+    ] {
+        let r = http_raw(p, "POST", "/api/assemble", &host, body);
+        assert_eq!(r.status, 400, "{}", String::from_utf8_lossy(body));
+        assert!(
+            r.json()["error"].as_str().unwrap().contains(says),
+            "{}",
+            String::from_utf8_lossy(&r.body)
+        );
+    }
+    assert_eq!(get(p, "/api/open").status, 405);
+    assert_eq!(http_raw(p, "DELETE", "/app.js", &host, b"").status, 405);
+    assert_eq!(get(p, "/api/download/trace").status, 409);
+    let v = post(p, "/api/open", &json!({"source": example("counter.s")})).json();
+    assert_eq!(v["ok"], true);
+    for line in ["regs\nregs", "step\r"] {
+        assert_eq!(
+            post(p, "/api/command", &json!({ "line": line })).status,
+            400
+        );
+    }
+    let long = "x".repeat(4097);
+    assert_eq!(
+        post(p, "/api/command", &json!({ "line": long })).status,
+        400
+    );
+    assert_eq!(get(p, "/api/download/core").status, 404);
+    // A bad command is the session's error reply, and the session goes on.
+    let v = command(p, "frobnicate");
+    assert!(v["reply"]["error"].is_string(), "{v}");
+    assert_eq!(command(p, "step 2")["state"]["cycle"], 2);
+}
+
+#[test]
+fn downloads_are_the_run_commands_files() {
+    let srv = serve(&[]);
+    let p = srv.port;
+    let d = scratch("serve", "downloads");
+    let prog = d.join("program.s");
+    std::fs::write(&prog, example("counter.s")).unwrap();
+    let v = post(p, "/api/open", &json!({"source": example("counter.s")})).json();
+    assert_eq!(v["ok"], true);
+    let (trace, vcd, png) = (d.join("t.json"), d.join("w.vcd"), d.join("m.png"));
+    let o = common::gpu16(&[
+        "run",
+        "--json",
+        "--trace",
+        s(&trace),
+        "--vcd",
+        s(&vcd),
+        "--mem-png",
+        s(&png),
+        "--png-scale",
+        "4",
+        s(&prog),
+    ]);
+    let run: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let t = get(p, "/api/download/trace");
+    assert_eq!(t.status, 200);
+    let ours: Value = serde_json::from_slice(&t.body).unwrap();
+    let theirs: Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
+    assert_eq!(ours["traceEvents"], theirs["traceEvents"]);
+    assert_eq!(
+        get(p, "/api/download/vcd").body,
+        std::fs::read(&vcd).unwrap()
+    );
+    assert_eq!(
+        get(p, "/api/download/png").body,
+        std::fs::read(&png).unwrap()
+    );
+    let j = get(p, "/api/download/json").json();
+    for key in ["cycles", "registers", "memory", "stats", "tasks"] {
+        assert_eq!(j[key], run[key], "{key}");
+    }
+}
+
+#[test]
+fn a_run_is_bounded_in_time_and_can_be_stopped() {
+    // --timeout bounds the whole run made at open and every command.
+    let srv = serve(&["--timeout", "0.5"]);
+    let p = srv.port;
+    let started = Instant::now();
+    let v = post(p, "/api/open", &json!({ "source": BUSY })).json();
+    assert_eq!(v["ok"], true, "{v}");
+    assert!(v["run"]["error"].is_object(), "{}", v["run"]);
+    let c = command(p, "continue");
+    assert!(
+        c["reply"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("interrupted"),
+        "{c}"
+    );
+    assert_eq!(c["state"]["cycle"], 0);
+    assert!(started.elapsed() < Duration::from_secs(20));
+    drop(srv);
+    // POST /api/stop stops a run under way; the session stays where it was.
+    let srv = serve(&["--timeout", "60"]);
+    let p = srv.port;
+    let opener = std::thread::spawn(move || {
+        post(
+            p,
+            "/api/open",
+            &json!({ "source": BUSY, "machine": {"max_cycles": 100000000000u64} }),
+        )
+        .json()
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let started = Instant::now();
+    assert_eq!(post(p, "/api/stop", &json!({})).status, 200);
+    let v = opener.join().unwrap();
+    assert_eq!(v["ok"], true, "{v}");
+    command(p, "step 3");
+    let runner = std::thread::spawn(move || command(p, "continue"));
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(post(p, "/api/stop", &json!({})).json()["stopped"], true);
+    let c = runner.join().unwrap();
+    assert!(
+        c["reply"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("interrupted"),
+        "{c}"
+    );
+    assert_eq!(c["state"]["cycle"], 3);
+    assert!(started.elapsed() < Duration::from_secs(20));
+}
