@@ -78,19 +78,44 @@ fn http_raw(port: u16, method: &str, path: &str, host: &str, body: &[u8]) -> Htt
     stream.write_all(head.as_bytes()).unwrap();
     // The server may answer before the whole of an oversized body is sent.
     let _ = stream.write_all(body);
+    // Read the head, then as many bytes as it says: a server may keep the connection
+    // open whatever the request asked (chromedriver does).
     let mut reply = Vec::new();
-    let _ = stream.read_to_end(&mut reply);
-    let split = reply
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .unwrap_or_else(|| panic!("no HTTP reply: {}", String::from_utf8_lossy(&reply)));
-    let head = String::from_utf8_lossy(&reply[..split]).into_owned();
+    let mut buf = [0u8; 8192];
+    let split = loop {
+        if let Some(i) = reply.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i;
+        }
+        let n = stream.read(&mut buf).unwrap_or(0);
+        if n == 0 {
+            panic!("no HTTP reply: {}", String::from_utf8_lossy(&reply));
+        }
+        reply.extend_from_slice(&buf[..n]);
+    };
+    let head = String::from_utf8_lossy(&reply[..split]).to_ascii_lowercase();
     let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    let length = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .map(|n| n.trim().parse::<usize>().unwrap());
+    let chunked = head.contains("transfer-encoding: chunked");
     let mut body = reply[split + 4..].to_vec();
-    if head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
+    loop {
+        let done = match length {
+            Some(n) => body.len() >= n,
+            None if chunked => body.ends_with(b"0\r\n\r\n"),
+            None => false,
+        };
+        if done {
+            break;
+        }
+        let n = stream.read(&mut buf).unwrap_or(0);
+        if n == 0 {
+            break;
+        }
+        body.extend_from_slice(&buf[..n]);
+    }
+    if chunked {
         body = unchunk(&body);
     }
     Http { status, body }
@@ -530,4 +555,388 @@ fn a_run_is_bounded_in_time_and_can_be_stopped() {
     );
     assert_eq!(c["state"]["cycle"], 3);
     assert!(started.elapsed() < Duration::from_secs(20));
+}
+
+// ---- the page in a browser ------------------------------------------------------------
+
+/// The program the browser test types, with an error on line 5 (`ad`).
+const TYPED: &str =
+    ".cf mask=0x000f\n.if\n    set_const 0, r1\n    set_const 5, r2\n    ad r1, r2, r3\n    \
+                     st [r2, r1], r3\n    add r3, r2, r4\n    st [r4, r1], r4\n";
+
+/// Where chromedriver is: on PATH, or Debian's place.
+fn chromedriver() -> Option<PathBuf> {
+    let on_path = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join("chromedriver"))
+            .find(|p| p.is_file())
+    });
+    on_path.or_else(|| {
+        let p = PathBuf::from("/usr/bin/chromedriver");
+        p.is_file().then_some(p)
+    })
+}
+
+/// A chromedriver and one headless Chromium session, both ended when dropped.
+struct Browser {
+    driver: Child,
+    port: u16,
+    session: String,
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let path = format!("/session/{}", self.session);
+        let _ = std::panic::catch_unwind(|| {
+            http_raw(self.port, "DELETE", &path, "127.0.0.1", b"");
+        });
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}
+
+impl Browser {
+    fn start(driver: &Path, downloads: &Path) -> Browser {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new(driver)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("chromedriver starts");
+        let mut browser = Browser {
+            driver: child,
+            port,
+            session: String::new(),
+        };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "chromedriver did not listen");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let mut options = json!({
+            "args": ["--headless=new", "--no-sandbox", "--disable-gpu",
+                     "--disable-dev-shm-usage", "--window-size=1500,1250"],
+            "prefs": {"download.default_directory": s(downloads),
+                      "download.prompt_for_download": false},
+        });
+        for chromium in ["/usr/bin/chromium", "/usr/bin/chromium-browser"] {
+            if Path::new(chromium).is_file() {
+                options["binary"] = json!(chromium);
+                break;
+            }
+        }
+        let caps = json!({"capabilities": {"alwaysMatch": {
+            "browserName": "chrome", "goog:chromeOptions": options}}});
+        let v = browser.raw("POST", "/session", &caps);
+        browser.session = v["value"]["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no WebDriver session: {v}"))
+            .to_string();
+        browser
+    }
+
+    fn raw(&self, method: &str, path: &str, body: &Value) -> Value {
+        let body = if method == "GET" {
+            Vec::new()
+        } else {
+            body.to_string().into_bytes()
+        };
+        let r = http_raw(self.port, method, path, "127.0.0.1", &body);
+        r.json()
+    }
+
+    /// A WebDriver command of the session; its `value`, or a panic with the error.
+    fn call(&self, method: &str, path: &str, body: &Value) -> Value {
+        if std::env::var_os("GPU16_WEBDRIVER_LOG").is_some() {
+            println!("webdriver {method} {path}");
+        }
+        let v = self.raw(method, &format!("/session/{}/{path}", self.session), body);
+        if v["value"]["error"].is_string() {
+            panic!("WebDriver {path}: {}", v["value"]);
+        }
+        v["value"].clone()
+    }
+
+    fn go(&self, url: &str) {
+        self.call("POST", "url", &json!({ "url": url }));
+    }
+
+    fn find(&self, css: &str) -> String {
+        let v = self.call(
+            "POST",
+            "element",
+            &json!({"using": "css selector", "value": css}),
+        );
+        v.as_object()
+            .and_then(|o| o.values().next())
+            .and_then(Value::as_str)
+            .unwrap()
+            .to_string()
+    }
+
+    fn click(&self, css: &str) {
+        let e = self.find(css);
+        self.call("POST", &format!("element/{e}/click"), &json!({}));
+    }
+
+    fn type_into(&self, css: &str, text: &str) {
+        let e = self.find(css);
+        self.call("POST", &format!("element/{e}/clear"), &json!({}));
+        self.call(
+            "POST",
+            &format!("element/{e}/value"),
+            &json!({ "text": text }),
+        );
+    }
+
+    fn js(&self, script: &str) -> Value {
+        self.call(
+            "POST",
+            "execute/sync",
+            &json!({"script": script, "args": []}),
+        )
+    }
+
+    /// Wait (10 s at most) until `script` returns something truthy, and give it.
+    fn wait(&self, script: &str, what: &str) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let v = self.js(script);
+            let truthy =
+                !matches!(&v, Value::Null | Value::Bool(false)) && v != json!(0) && v != json!("");
+            if truthy {
+                return v;
+            }
+            assert!(Instant::now() < deadline, "waited in vain for {what}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn screenshot(&self, path: &Path) {
+        let v = self.call("GET", "screenshot", &Value::Null);
+        std::fs::write(path, base64(v.as_str().unwrap())).unwrap();
+    }
+}
+
+fn base64(text: &str) -> Vec<u8> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        _ => 63,
+    };
+    let digits: Vec<u8> = text
+        .bytes()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == b'+' || *c == b'/')
+        .map(value)
+        .collect();
+    let mut out = Vec::with_capacity(digits.len() * 3 / 4);
+    for chunk in digits.chunks(4) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, &d)| n | u32::from(d) << (18 - 6 * i));
+        out.extend_from_slice(&n.to_be_bytes()[1..chunk.len()]);
+    }
+    out
+}
+
+/// The page's registers (16 cores x 16) and memory (4096 bytes), read from its cells.
+fn page_machine(b: &Browser) -> (Value, Value) {
+    let regs = b.js(
+        "const o = []; for (let k = 0; k < 16; k++) { const r = []; \
+         for (let n = 0; n < 16; n++) r.push(Number(document.getElementById(`reg-${k}-${n}`).dataset.value)); \
+         o.push(r); } return o;",
+    );
+    let mem = b.js(
+        "let h = ''; for (let a = 0; a < 4096; a++) \
+         h += Number(document.getElementById('mem-' + a).dataset.value).toString(16).padStart(2, '0'); \
+         return h;",
+    );
+    (regs, mem)
+}
+
+#[test]
+fn the_page_in_a_browser() {
+    let Some(driver) = chromedriver() else {
+        if std::env::var_os("GPU16_BROWSER_TESTS").is_some() {
+            panic!("GPU16_BROWSER_TESTS is set but chromedriver is not installed");
+        }
+        println!(
+            "SKIPPED the_page_in_a_browser: chromedriver is not installed (apt-get install \
+             chromium chromium-driver); set GPU16_BROWSER_TESTS=1 to make this a failure"
+        );
+        return;
+    };
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).parent().unwrap();
+    let shots = target.join("serve-screenshots");
+    let _ = std::fs::remove_dir_all(&shots);
+    std::fs::create_dir_all(&shots).unwrap();
+    let shot = |b: &Browser, name: &str| b.screenshot(&shots.join(format!("{name}.png")));
+    let d = scratch("serve", "browser");
+    let downloads = d.join("downloads");
+    std::fs::create_dir_all(&downloads).unwrap();
+    let srv = serve(&[]);
+    let b = Browser::start(&driver, &downloads);
+    b.go(&format!("http://127.0.0.1:{}/", srv.port));
+    b.wait(
+        "return document.getElementById('editor').value.includes('counter.s') \
+         && document.getElementById('examples').options.length > 10",
+        "the first example and the menu",
+    );
+    shot(&b, "00-loaded");
+
+    // A program with an error: the diagnostic, and the caret's message on its line.
+    b.type_into("#editor", TYPED);
+    b.wait(
+        "return document.querySelector('#diagnostics li.error[data-line=\"5\"]')",
+        "the diagnostic of line 5",
+    );
+    assert!(
+        b.js("return document.querySelector('#gutter .ln[data-line=\"5\"]').classList.contains('err')")
+            == json!(true)
+    );
+    b.click("#diagnostics li.error");
+    let message = b.wait(
+        "return document.getElementById('caret-msg').textContent",
+        "the caret's message",
+    );
+    assert!(
+        message
+            .as_str()
+            .unwrap()
+            .starts_with("line 5:5: error: unknown instruction"),
+        "{message}"
+    );
+    shot(&b, "01-diagnostic");
+
+    // Fixed: no diagnostic.
+    let e = b.find("#editor");
+    b.call("POST", &format!("element/{e}/clear"), &json!({}));
+    let fixed = TYPED.replace(" ad ", " add ");
+    b.call(
+        "POST",
+        &format!("element/{e}/value"),
+        &json!({ "text": fixed }),
+    );
+    b.wait(
+        "return document.getElementById('diagnostics').dataset.errors === '0'",
+        "no errors",
+    );
+    assert_eq!(
+        b.js("return document.getElementById('caret-msg').className"),
+        json!("")
+    );
+
+    // A breakpoint by clicking line 8's number, then run to it.
+    b.click("#gutter .ln[data-line=\"8\"]");
+    b.wait(
+        "return document.querySelector('#gutter .ln[data-line=\"8\"]').classList.contains('bp')",
+        "the breakpoint mark",
+    );
+    shot(&b, "02-fixed-with-a-breakpoint");
+    b.click("#run");
+    b.wait(
+        "return document.getElementById('status').dataset.event === 'break'",
+        "the stop at the breakpoint",
+    );
+    let file = d.join("program.s");
+    std::fs::write(&file, &fixed).unwrap();
+    let cli = debug_json(
+        &file,
+        &[],
+        "break program.s:8\ncontinue\nregs\nmem 0 4096\nreverse-step\nregs\nmem 0 4096\n\
+         run\nstep 2\nregs\n",
+    );
+    let cycle = cli[1]["cycle"].as_u64().unwrap();
+    assert_eq!(
+        b.js("return Number(document.getElementById('status').dataset.cycle)"),
+        json!(cycle)
+    );
+    // The IP of the cores is marked on the line.
+    assert_eq!(
+        b.js("return document.querySelector('#gutter .ln[data-line=\"8\"]').classList.contains('ip')"),
+        json!(true)
+    );
+    let (regs, mem) = page_machine(&b);
+    assert_eq!(regs, json!(registers(&cli[2])));
+    assert_eq!(mem, cli[3]["bytes"]);
+    assert_ne!(
+        mem.as_str().unwrap(),
+        "0".repeat(8192),
+        "the stores are seen"
+    );
+    assert!(
+        b.js("return document.querySelectorAll('#memory-grid .written').length")
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+    shot(&b, "03-stopped-at-the-breakpoint");
+
+    // Back one cycle.
+    b.click("#rstep");
+    b.wait(
+        &format!(
+            "return document.getElementById('status').dataset.cycle === '{}'",
+            cycle - 1
+        ),
+        "the reverse step",
+    );
+    let (regs, mem) = page_machine(&b);
+    assert_eq!(regs, json!(registers(&cli[5])));
+    assert_eq!(mem, cli[6]["bytes"]);
+    shot(&b, "04-reverse-step");
+
+    // The timeline: zoom in, then click cycle 2 to go there.
+    let zoom = b.js("return Number(document.getElementById('timeline').dataset.zoom)");
+    b.click("#zoom-in");
+    let zoomed = b.js("return Number(document.getElementById('timeline').dataset.zoom)");
+    assert_eq!(zoomed.as_f64().unwrap(), zoom.as_f64().unwrap() * 2.0);
+    b.js(
+        "const c = document.getElementById('timeline'); const r = c.getBoundingClientRect(); \
+         const z = Number(c.dataset.zoom); c.scrollIntoView(); \
+         const r2 = c.getBoundingClientRect(); \
+         c.dispatchEvent(new MouseEvent('click', {clientX: r2.left + 46 + 2.5 * z, \
+         clientY: r2.top + 40, bubbles: true})); return r.width;",
+    );
+    b.wait(
+        "return document.getElementById('status').dataset.cycle === '2' \
+         && document.getElementById('timeline').dataset.cursor === '2'",
+        "the click on cycle 2",
+    );
+    let (regs, _) = page_machine(&b);
+    assert_eq!(regs, json!(registers(&cli[9])));
+    shot(&b, "05-timeline-zoomed-at-cycle-2");
+
+    // The trace of the whole run, downloaded.
+    b.click("#dl-trace");
+    let trace = downloads.join("trace.json");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let text = loop {
+        if let Ok(text) = std::fs::read_to_string(&trace) {
+            if let Ok(v) = serde_json::from_str::<Value>(&text) {
+                break v;
+            }
+        }
+        assert!(Instant::now() < deadline, "no trace.json downloaded");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(!text["traceEvents"].as_array().unwrap().is_empty());
+    // The whole page, for the README when asked.
+    if let Some(out) = std::env::var_os("GPU16_PLAYGROUND_PNG") {
+        b.click("#continue");
+        b.wait(
+            "return document.getElementById('status').dataset.event === 'end'",
+            "the end",
+        );
+        b.screenshot(Path::new(&out));
+    }
+    shot(&b, "06-downloaded");
 }
