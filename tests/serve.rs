@@ -929,14 +929,28 @@ fn the_page_in_a_browser() {
         std::thread::sleep(Duration::from_millis(100));
     };
     assert!(!text["traceEvents"].as_array().unwrap().is_empty());
+    // The breakpoint removed by a second click, on to the end: the statistics' cycles.
+    b.click("#gutter .ln[data-line=\"8\"]");
+    b.wait(
+        "return !document.querySelector('#gutter .ln[data-line=\"8\"]').classList.contains('bp')",
+        "the breakpoint removed",
+    );
+    b.click("#continue");
+    b.wait(
+        "return document.getElementById('status').dataset.event === 'end'",
+        "the end",
+    );
+    let run = common::gpu16(&["run", "--json", s(&file)]);
+    let run: Value = serde_json::from_str(&stdout(&run)).unwrap();
+    assert_eq!(
+        b.js("return Number(document.getElementById('stat-cycles').textContent)"),
+        run["cycles"]
+    );
+    assert_eq!(page_machine(&b).1, run["memory"]);
     // The whole page, for the README when asked.
     if let Some(out) = std::env::var_os("GPU16_PLAYGROUND_PNG") {
-        b.click("#continue");
-        b.wait(
-            "return document.getElementById('status').dataset.event === 'end'",
-            "the end",
-        );
+        b.js("window.scrollTo(0, 0); return 1;");
         b.screenshot(Path::new(&out));
     }
-    shot(&b, "06-downloaded");
+    shot(&b, "06-downloaded-and-ended");
 }
