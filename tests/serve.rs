@@ -953,4 +953,44 @@ fn the_page_in_a_browser() {
         b.screenshot(Path::new(&out));
     }
     shot(&b, "06-downloaded-and-ended");
+
+    // An example from the menu on the interpreter: a lock held, its waiters, a stalled
+    // core and the locked byte, as `gpu16 debug` shows them.
+    b.click("#examples option[value=\"counter.s\"]");
+    b.wait(
+        "return document.getElementById('editor').value.startsWith('; counter.s')",
+        "the example in the editor",
+    );
+    b.click("#backend option[value=\"interp\"]");
+    b.type_into("#step-n", "2");
+    b.click("#gutter .ln[data-line=\"14\"]");
+    b.click("#run");
+    b.wait(
+        "return document.getElementById('status').dataset.event === 'break'",
+        "the stop in counter.s",
+    );
+    b.click("#step");
+    b.wait(
+        "return document.getElementById('status').dataset.cycle === '11'",
+        "two cycles on",
+    );
+    let locks = b.js("return document.getElementById('locks').textContent");
+    assert!(
+        locks
+            .as_str()
+            .unwrap()
+            .starts_with("0x000: held by core 0 since cycle 9; waiting: core 1, 2, 3"),
+        "{locks}"
+    );
+    let core1 = b.js("return document.querySelector('#core-1 .state').textContent");
+    assert_eq!(core1, "stalled on lock 0x000 held by core 0 since 9");
+    assert_eq!(
+        b.js("return document.getElementById('mem-0').classList.contains('locked')"),
+        json!(true)
+    );
+    assert_eq!(
+        b.js("return document.getElementById('stat-backend').textContent"),
+        "interp"
+    );
+    shot(&b, "07-counter-locks");
 }
