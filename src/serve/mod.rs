@@ -84,7 +84,7 @@ pub fn run(server: Server, port: u16, options: Options) -> Result<(), String> {
         .spawn(move || {
             let mut play = play::Play::new(options, worker_slot);
             for request in rx {
-                routes::handle(&mut play, request, port);
+                routes::handle(&mut play, request);
             }
         })
         .map_err(|e| format!("cannot start the worker thread: {e}"))?;

@@ -87,8 +87,7 @@ pub fn host_allowed(request: &Request, port: u16) -> bool {
 }
 
 /// Answer one request.
-pub fn handle(play: &mut Play, mut request: Request, port: u16) {
-    let _ = port;
+pub fn handle(play: &mut Play, mut request: Request) {
     let url = request.url().to_string();
     let (path, query) = url.split_once('?').unwrap_or((&url, ""));
     let reply = match (request.method().clone(), path) {
