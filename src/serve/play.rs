@@ -15,14 +15,14 @@ use crate::input::memory::{memory_image_from, MemoryFormat};
 use crate::output::events::Recorder;
 use crate::output::see::{state_of, Outcome, SeeOptions};
 use crate::output::{json as run_json, png, trace, vcd};
-use crate::stop::StopSignal;
 use crate::ProgramInput;
 use gpu16_asm::{Assembly, Diagnostics, SourceMap};
 use gpu16_machine::{Dialect, Observer, Program, StopCause};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 /// The name the page's source has in diagnostics, source locations and `break FILE:LINE`.
 pub const SOURCE_NAME: &str = "program.s";
@@ -43,6 +43,8 @@ pub struct Play {
     /// Where the accepting thread finds the current session's interrupt flag.
     slot: Arc<Mutex<Option<Arc<AtomicBool>>>>,
     current: Option<Current>,
+    /// Times each command and whole run.
+    watchdog: Watchdog,
 }
 
 /// An opened program.
@@ -70,6 +72,7 @@ impl Play {
             options,
             slot,
             current: None,
+            watchdog: Watchdog::new(),
         }
     }
 
@@ -197,20 +200,21 @@ impl Play {
             vcd: Some("run.vcd".into()),
             vcd_regs: false,
         };
-        let stop = StopSignal::new();
-        stop.arm_timeout(self.options.timeout);
         // `POST /api/stop` stops the whole run too.
         let stopped = Arc::new(AtomicBool::new(false));
         if let Ok(mut slot) = self.slot.lock() {
             *slot = Some(stopped.clone());
         }
+        let timed_out = Arc::new(AtomicBool::new(false));
+        self.watchdog.arm(self.options.timeout, timed_out.clone());
         let (outcome, events) = see.run(
             machine.runner,
             ProgramInput::Whole(&program),
             &memory,
             &machine.config,
-            &mut Stoppable(stop, stopped),
+            &mut Stoppable(timed_out, stopped),
         );
+        self.watchdog.disarm();
         let session = Session::new(
             program,
             Some(map.clone()),
@@ -277,11 +281,9 @@ impl Play {
             return json!({"error": "no program is open"});
         };
         c.interrupt.store(false, Ordering::Relaxed);
-        let flag = c.interrupt.clone();
-        let _deadline = crate::stop::deadline(self.options.timeout, move || {
-            flag.store(true, Ordering::Relaxed)
-        });
+        self.watchdog.arm(self.options.timeout, c.interrupt.clone());
         let reply = c.session.execute(line);
+        self.watchdog.disarm();
         serde_json::from_str(reply.text.trim())
             .unwrap_or_else(|_| json!({"error": reply.text.trim()}))
     }
@@ -372,8 +374,9 @@ impl Play {
     }
 }
 
-/// The whole run's observer: stopped at `--timeout` or by `POST /api/stop`.
-struct Stoppable(StopSignal, Arc<AtomicBool>);
+/// The whole run's observer: stopped when its first flag is raised (`--timeout`) or its
+/// second (`POST /api/stop`).
+struct Stoppable(Arc<AtomicBool>, Arc<AtomicBool>);
 
 impl Observer for Stoppable {
     const WANTS_EVENTS: bool = false;
@@ -381,9 +384,75 @@ impl Observer for Stoppable {
 
     fn stop_requested(&mut self) -> Option<StopCause> {
         if self.1.load(Ordering::Relaxed) {
-            return Some(StopCause::Interrupt);
+            Some(StopCause::Interrupt)
+        } else if self.0.load(Ordering::Relaxed) {
+            Some(StopCause::Timeout)
+        } else {
+            None
         }
-        self.0.cause()
+    }
+}
+
+/// What the watchdog waits for: the flag to raise and when, or nothing.
+type Armed = Mutex<Option<(Instant, Arc<AtomicBool>)>>;
+
+/// One thread for the whole server that raises a flag when `--timeout` has passed since it
+/// was armed, unless it was disarmed first: one command or run at a time is timed, so the
+/// threads stay one however many commands come and however long the limit.
+struct Watchdog(Arc<(Armed, Condvar)>);
+
+impl Watchdog {
+    fn new() -> Watchdog {
+        let shared: Arc<(Armed, Condvar)> = Arc::default();
+        let theirs = shared.clone();
+        let started = std::thread::Builder::new()
+            .name("serve-watchdog".into())
+            .spawn(move || {
+                let (armed, wake) = &*theirs;
+                let Ok(mut guard) = armed.lock() else { return };
+                loop {
+                    let wait = match &*guard {
+                        None => None,
+                        Some((at, flag)) => match at.checked_duration_since(Instant::now()) {
+                            Some(left) if !left.is_zero() => Some(left),
+                            _ => {
+                                flag.store(true, Ordering::Relaxed);
+                                *guard = None;
+                                None
+                            }
+                        },
+                    };
+                    guard = match wait {
+                        None => match wake.wait(guard) {
+                            Ok(g) => g,
+                            Err(_) => return,
+                        },
+                        Some(left) => match wake.wait_timeout(guard, left) {
+                            Ok((g, _)) => g,
+                            Err(_) => return,
+                        },
+                    };
+                }
+            });
+        // Without the thread nothing is timed; the watchdog of cycles and `stop` still hold.
+        drop(started);
+        Watchdog(shared)
+    }
+
+    /// Raise `flag` once `limit` has passed (never, for a limit past the clock's range).
+    fn arm(&self, limit: Duration, flag: Arc<AtomicBool>) {
+        let at = Instant::now().checked_add(limit);
+        if let Ok(mut armed) = self.0 .0.lock() {
+            *armed = at.map(|at| (at, flag));
+        }
+        self.0 .1.notify_one();
+    }
+
+    fn disarm(&self) {
+        if let Ok(mut armed) = self.0 .0.lock() {
+            *armed = None;
+        }
+        self.0 .1.notify_one();
     }
 }
 
