@@ -993,4 +993,28 @@ fn the_page_in_a_browser() {
         "interp"
     );
     shot(&b, "07-counter-locks");
+
+    // A run that would go on for long, stopped by the stop button (the page's run is an
+    // open, whose whole run the first click stops, then a continue).
+    b.type_into("#editor", BUSY);
+    b.type_into("#max-cycles", "100000000000");
+    let started = Instant::now();
+    b.click("#run");
+    loop {
+        std::thread::sleep(Duration::from_millis(300));
+        b.click("#stop");
+        let status = b.js("return document.getElementById('status').textContent");
+        if status.as_str().unwrap().contains("interrupted") {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(8),
+            "the stop button did not stop the run: {status}"
+        );
+    }
+    assert_eq!(
+        b.js("return document.getElementById('status').dataset.cycle"),
+        "0"
+    );
+    shot(&b, "08-stopped");
 }
