@@ -536,15 +536,22 @@ fn a_run_is_bounded_in_time_and_can_be_stopped() {
         )
         .json()
     });
-    std::thread::sleep(Duration::from_millis(500));
     let started = Instant::now();
-    assert_eq!(post(p, "/api/stop", &json!({})).status, 200);
+    // Stop until it is stopped: a stop before the run has begun stops nothing.
+    let stop_until = |done: &dyn Fn() -> bool| {
+        while !done() {
+            std::thread::sleep(Duration::from_millis(300));
+            let r = post(p, "/api/stop", &json!({}));
+            assert_eq!(r.status, 200);
+            assert!(started.elapsed() < Duration::from_secs(20), "not stopped");
+        }
+    };
+    stop_until(&|| opener.is_finished());
     let v = opener.join().unwrap();
     assert_eq!(v["ok"], true, "{v}");
     command(p, "step 3");
     let runner = std::thread::spawn(move || command(p, "continue"));
-    std::thread::sleep(Duration::from_millis(500));
-    assert_eq!(post(p, "/api/stop", &json!({})).json()["stopped"], true);
+    stop_until(&|| runner.is_finished());
     let c = runner.join().unwrap();
     assert!(
         c["reply"]["error"]
