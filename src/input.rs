@@ -30,12 +30,7 @@ pub struct InputError {
 
 impl fmt::Display for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}: {}",
-            crate::output::shown::path(&self.path),
-            self.message
-        )
+        write!(f, "{}: {}", crate::shown::path(&self.path), self.message)
     }
 }
 

@@ -44,9 +44,9 @@ pub fn handle_signals() -> Result<(), String> {
 
 /// End the process now with status 130 (128 + SIGINT, as a shell reports Ctrl-C), after
 /// removing the temporary files of outputs being written
-/// ([`crate::output::file::remove_staged`]).
+/// ([`crate::scratch::remove_staged`]).
 pub fn exit_at_once() -> ! {
-    crate::output::file::remove_staged();
+    crate::scratch::remove_staged();
     std::process::exit(130)
 }
 

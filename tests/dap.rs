@@ -746,3 +746,170 @@ fn a_conditional_line_breakpoint_stops_where_its_condition_holds() {
     assert_eq!(stopped["reason"], "breakpoint");
     dap.disconnect();
 }
+
+/// ADD's task, then a second task of core 0: core 0's part of the first ends with its
+/// `ready` in cycle 10, before the program does.
+const TWO: &str = "\
+.cf mask=0x0001
+.if
+    set_const 2, r8
+    set_const 3, r9
+    add r8, r9, r3
+    set_const 0x10, r10
+    st [r10, r1], r3
+    ready
+.cf mask=0x0001
+.if
+    set_const 1, r1
+    ready
+";
+
+#[test]
+fn step_out_set_variable_and_source_requests() {
+    let p = write("step_out", "two.s", TWO);
+    let path = s(&p).to_string();
+    let mut dap = Dap::start();
+    let caps = dap.ok("initialize", json!({"adapterID": "gpu16"}));
+    assert_eq!(caps["supportsSetVariable"], true);
+    dap.ok(
+        "launch",
+        json!({"program": path, "backend": "interp", "stopOnEntry": true}),
+    );
+    dap.event("initialized");
+    dap.ok("configurationDone", json!({}));
+    assert_eq!(dap.event("stopped")["reason"], "entry");
+    // The source text is served for the program's own files, and no other.
+    let body = dap.ok("source", json!({"source": {"path": path}}));
+    assert_eq!(body["content"], TWO);
+    let other = p.with_file_name("other.s");
+    std::fs::write(&other, "secret").unwrap();
+    let message = dap.fails("source", json!({"source": {"path": s(&other)}}));
+    assert!(
+        message.contains("is not a source file of the program"),
+        "{message}"
+    );
+    assert!(dap
+        .fails("source", json!({"sourceReference": 7}))
+        .contains("source.path"));
+    // At cycle 0 a byte of memory can be set: the run starts with it.
+    let bank0 = 32;
+    let set = dap.ok(
+        "setVariable",
+        json!({"variablesReference": bank0, "name": "0x010", "value": "0x2a"}),
+    );
+    assert_eq!(set, json!({"value": "42 (0x2a)", "variablesReference": 0}));
+    assert_eq!(value(&variables(&mut dap, bank0), "0x010"), "42 (0x2a)");
+    assert!(dap
+        .fails(
+            "setVariable",
+            json!({"variablesReference": bank0 + 1, "name": "0x010", "value": "1"}),
+        )
+        .contains("not in this bank"));
+    assert!(dap
+        .fails(
+            "setVariable",
+            json!({"variablesReference": bank0, "name": "0x010", "value": "256"}),
+        )
+        .contains("out of range"));
+    // Registers cannot be set: the failure says why.
+    let message = dap.fails(
+        "setVariable",
+        json!({"variablesReference": 1, "name": "r3", "value": "1"}),
+    );
+    assert!(message.contains("core 0 r3 cannot be set"), "{message}");
+    // Stop at the add (cycle 7), then step out: core 0's part ends with its ready in
+    // cycle 10, so the stop is when cycle 11 begins.
+    dap.ok(
+        "setBreakpoints",
+        json!({"source": {"path": path}, "breakpoints": [{"line": 5}]}),
+    );
+    dap.ok("continue", json!({"threadId": 1}));
+    let (line, stopped) = dap.stop();
+    assert!(line.starts_with("cycle 7: breakpoint 1"), "{line}");
+    assert_eq!(stopped["reason"], "breakpoint");
+    // Past cycle 0, memory cannot be set.
+    let message = dap.fails(
+        "setVariable",
+        json!({"variablesReference": bank0, "name": "0x010", "value": "1"}),
+    );
+    assert!(message.contains("only at cycle 0"), "{message}");
+    dap.ok("stepOut", json!({"threadId": 1}));
+    let (line, stopped) = dap.stop();
+    assert_eq!(line, "cycle 11, core 0\n");
+    assert_eq!(stopped["reason"], "step");
+    assert_eq!(stopped["threadId"], 1);
+    // The store wrote the sum over the byte set at cycle 0.
+    assert_eq!(value(&variables(&mut dap, bank0), "0x010"), "5 (0x05)");
+    dap.disconnect();
+}
+
+#[test]
+fn mcst_threads_and_frames_say_what_a_core_waits_for() {
+    // examples/mcst_bank0.s under mcst-rtl when cycle 12 begins (worked in
+    // tests/debugger.rs): core 3 at its ready, cores 1 and 2 idle, the others waiting for
+    // bank 0.
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/mcst_bank0.s")
+        .canonicalize()
+        .unwrap();
+    let mut dap = Dap::start();
+    dap.launch(
+        json!({"program": s(&p), "backend": "interp", "dialect": "mcst",
+                      "timing": "mcst-rtl", "stopOnEntry": true}),
+    );
+    dap.ok("configurationDone", json!({}));
+    dap.event("stopped");
+    dap.ok(
+        "evaluate",
+        json!({"expression": "step 12", "context": "repl"}),
+    );
+    dap.stop();
+    let threads = dap.ok("threads", json!({}));
+    let names: Vec<&str> = threads["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names[0], "core 0 (waits for bank 0)");
+    assert_eq!(
+        &names[1..5],
+        ["core 1", "core 2", "core 3", "core 4 (waits for bank 0)"]
+    );
+    let frame = frame_of(&mut dap, 4);
+    assert_eq!(frame["name"], "core 4: frame 1 IP 1 (waits for bank 0)");
+    let regs = variables(&mut dap, 1 + 4);
+    assert_eq!(value(&regs, "state"), "bank_conflict");
+    assert_eq!(value(&regs, "bank"), "0");
+    assert_eq!(value(&regs, "waits_for"), "round_robin");
+    dap.disconnect();
+}
+
+#[test]
+fn a_sourced_command_file_reports_its_last_stop_and_x_is_refused_at_launch() {
+    let p = write("sourced", "add.s", ADD);
+    let path = s(&p).to_string();
+    let cmds = p.with_file_name("cmds.gdb");
+    std::fs::write(&cmds, "break add.s:5\ncontinue\nprint r8\n").unwrap();
+    let mut dap = Dap::start();
+    dap.ok("initialize", json!({"adapterID": "gpu16"}));
+    let message = dap.fails("launch", json!({"program": path, "args": ["-x", s(&cmds)]}));
+    assert!(
+        message.starts_with("-x/--command is for gpu16 debug"),
+        "{message}"
+    );
+    dap.ok("launch", json!({"program": path, "stopOnEntry": true}));
+    dap.event("initialized");
+    dap.ok("configurationDone", json!({}));
+    dap.event("stopped");
+    let body = dap.ok(
+        "evaluate",
+        json!({"expression": format!("source {}", cmds.display()), "context": "repl"}),
+    );
+    let result: Value = serde_json::from_str(body["result"].as_str().unwrap()).unwrap();
+    assert_eq!(result["replies"].as_array().unwrap().len(), 3);
+    let (line, stopped) = dap.stop();
+    assert!(line.starts_with("cycle 7: breakpoint 1, core 0"), "{line}");
+    assert_eq!(stopped["reason"], "breakpoint");
+    dap.disconnect();
+}

@@ -1434,3 +1434,358 @@ fn when_names_the_last_instruction_that_wrote_a_byte_or_a_register() {
     // As cycle 8 begins the store has not run.
     assert_eq!(a[7], json!({"when": "0x010", "written": false}));
 }
+
+/// A frame with a label after its last instruction as well as a branch target.
+const LABELS: &str = "\
+.cf mask=0x0001
+.if
+    set_const 2, r1
+again:
+    sub r1, r2, r1
+    bnz again, r1
+done:
+";
+
+#[test]
+fn disasm_names_the_sources_labels_instead_of_l_numbers() {
+    let p = write("disasm_labels", "labels.s", LABELS);
+    let (out, status) = debug(&p, &[], "disasm 1\n");
+    assert_eq!(status, 0, "{out}");
+    assert!(out.contains("again: sub r1, r2, r1"), "{out}");
+    assert!(out.contains("bnz again, r1"), "{out}");
+    assert!(out.contains("done:"), "{out}");
+    assert!(!out.contains("L1"), "{out}");
+    let a = answers(&p, &[], "disasm 1\nbreak 1:done\n");
+    let lines = a[0]["lines"].as_array().unwrap();
+    assert_eq!(lines[1]["label"], "again");
+    assert_eq!(lines[2]["text"], "bnz again, r1");
+    assert_eq!(lines[3]["label"], "done");
+    assert_eq!(lines[3]["text"], "done: ready");
+    assert_eq!(a[1]["locations"], json!([{"frame": 1, "ip": 3}]));
+    // A program without a source (an image) keeps the L<ip> names.
+    let bin = p.with_extension("bin");
+    let o = common::gpu16(&["asm", s(&p), "-o", s(&bin)]);
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    let (out, _) = debug(&bin, &[], "disasm 1\n");
+    assert!(out.contains("L1:   sub r1, r2, r1"), "{out}");
+    assert!(out.contains("bnz L1, r1"), "{out}");
+}
+
+#[test]
+fn tab_completion_offers_commands_subjects_labels_files_and_paths() {
+    use gpu16::debugger::complete::Completer;
+    let a = gpu16_asm::assemble(LABELS, "dir/labels.s").unwrap();
+    let c = Completer::new(Some(&a.source_map));
+    let words = |line: &str| c.complete(line, line.len());
+    assert_eq!(
+        words("rev"),
+        (
+            0,
+            vec![
+                "reverse-continue".into(),
+                "reverse-finish".into(),
+                "reverse-step".into(),
+                "reverse-stepi".into()
+            ]
+        )
+    );
+    assert_eq!(words("wh"), (0, vec!["when".into(), "where".into()]));
+    assert_eq!(words("info c"), (5, vec!["cores".into()]));
+    assert_eq!(words("i  b"), (3, vec!["breakpoints".into()]));
+    assert_eq!(words("break 1:a"), (6, vec!["1:again".into()]));
+    assert_eq!(words("b 1:"), (2, vec!["1:again".into(), "1:done".into()]));
+    // Source files by their name as given and by their last component; `cycle`.
+    assert_eq!(
+        words("break "),
+        (
+            6,
+            vec![
+                "1:again".into(),
+                "1:done".into(),
+                "cycle".into(),
+                "dir/labels.s:".into(),
+                "labels.s:".into()
+            ]
+        )
+    );
+    assert_eq!(words("break lab"), (6, vec!["labels.s:".into()]));
+    assert_eq!(words("break 1:again c"), (14, vec!["core".into()]));
+    assert_eq!(words("break cycle "), (12, vec![]));
+    // The cursor in the middle of the line: the word before it.
+    assert_eq!(c.complete("inf cores", 3), (0, vec!["info".into()]));
+    // An image has no labels; a word of no command gets nothing; a cut UTF-8 character is
+    // no panic.
+    let none = Completer::new(None);
+    assert_eq!(none.complete("break 1:", 8), (6, vec![]));
+    assert_eq!(c.complete("zzz", 3), (0, vec![]));
+    assert_eq!(c.complete("é", 1).0, 0);
+    // File names after `source`, a directory with a slash.
+    let dir = scratch("debugger", "completion");
+    std::fs::create_dir_all(dir.join("cmds.d")).unwrap();
+    std::fs::write(dir.join("cmds.gdb"), "step\n").unwrap();
+    let prefix = format!("{}/cmd", dir.display());
+    let (start, found) = c.complete(&format!("source {prefix}"), 7 + prefix.len());
+    assert_eq!(start, 7);
+    assert_eq!(
+        found,
+        vec![
+            format!("{}/cmds.d/", dir.display()),
+            format!("{}/cmds.gdb", dir.display())
+        ]
+    );
+}
+
+#[test]
+fn source_and_x_run_a_files_commands_with_errors_at_file_and_line() {
+    let p = write("source", "add.s", ADD);
+    let dir = p.parent().unwrap().to_path_buf();
+    let cmds = dir.join("cmds.gdb");
+    std::fs::write(
+        &cmds,
+        "# a comment\nbreak add.s:5\n\ncontinue\nfrobnicate\nprint r8\n",
+    )
+    .unwrap();
+    // -x FILE before stdin, as if typed; a blank line in the file repeats nothing.
+    let (out, status) = debug(&p, &["-x", s(&cmds)], "print r9\n");
+    assert_eq!(status, 0, "{out}");
+    let file = cmds.display();
+    assert_eq!(
+        out,
+        format!(
+            "breakpoint 1 at frame 1, IP 2 ({}:5:5)\n\
+             stopped at cycle 7 before core 0 runs frame 1 IP 2 (breakpoint 1, {}:5:5)\n\
+             error: {file}:5: unknown command \"frobnicate\"; try help\n\
+             r8 = 2 (0x2)\n\
+             r9 = 3 (0x3)\n",
+            p.display(),
+            p.display()
+        )
+    );
+    // `source` with JSON: one object holding the answers.
+    let a = answers(&p, &[], &format!("source {file}\nwhere\n"));
+    assert_eq!(a.len(), 2);
+    assert_eq!(a[0]["source"], json!(file.to_string()));
+    let replies = a[0]["replies"].as_array().unwrap();
+    assert_eq!(replies.len(), 4);
+    assert_eq!(replies[1]["event"], "break");
+    assert_eq!(
+        replies[2]["error"],
+        json!(format!(
+            "{file}:5: unknown command \"frobnicate\"; try help"
+        ))
+    );
+    assert_eq!(replies[3]["value"], 2);
+    assert_eq!(a[1]["cycle"], 7);
+    // A missing file is an error and the session goes on.
+    let a = answers(&p, &[], "source /nonexistent/x.gdb\nstep\n");
+    assert!(a[0]["error"]
+        .as_str()
+        .unwrap()
+        .starts_with("source /nonexistent/x.gdb: "));
+    assert_eq!(a[1]["cycle"], 1);
+    // `quit` in a file ends the session.
+    let quits = dir.join("quits.gdb");
+    std::fs::write(&quits, "step\nquit\nstep\n").unwrap();
+    let (out, status) = debug(&p, &["-x", s(&quits)], "step\n");
+    assert_eq!((out.as_str(), status), ("stopped at cycle 1\n", 0));
+}
+
+#[test]
+fn a_file_that_sources_itself_stops_at_the_depth_limit() {
+    let p = counter();
+    let dir = scratch("debugger", "source_loop");
+    let me = dir.join("me.gdb");
+    std::fs::write(&me, format!("step\nsource {}\n", me.display())).unwrap();
+    let (out, status) = debug(&p, &["-x", s(&me)], "step\n");
+    assert_eq!(status, 0);
+    // 16 files deep, a step each; the 17th is refused, naming the line that asked; the
+    // session goes on.
+    assert_eq!(out.matches("stopped at cycle").count(), 17, "{out}");
+    assert!(out.contains("stopped at cycle 16\n"), "{out}");
+    assert!(
+        out.contains(&format!(
+            "\nerror: {0}:2: source {0}: files nest more than 16 deep",
+            me.display()
+        )),
+        "{out}"
+    );
+    assert!(out.ends_with("stopped at cycle 17\n"), "{out}");
+    // Each level sourcing itself twice would run 2^16 files: the lines in all are bounded.
+    let twice = dir.join("twice.gdb");
+    std::fs::write(&twice, format!("source {0}\nsource {0}\n", twice.display())).unwrap();
+    let started = std::time::Instant::now();
+    let (out, status) = debug(&p, &["-x", s(&twice)], "step\n");
+    assert_eq!(status, 0);
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    assert_eq!(out.matches("sourced lines in all").count(), 1);
+    assert!(
+        out.ends_with("stopped at cycle 1\n"),
+        "{}",
+        &out[out.len().saturating_sub(500)..]
+    );
+    // A file over 1 MiB, or with a NUL byte, is no command file.
+    let big = dir.join("big.gdb");
+    std::fs::write(&big, "step\n".repeat(300_000)).unwrap();
+    let nul = dir.join("nul.gdb");
+    std::fs::write(&nul, b"step\0\n").unwrap();
+    let a = answers(
+        &p,
+        &[],
+        &format!("source {}\nsource {}\n", big.display(), nul.display()),
+    );
+    assert!(
+        a[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("larger than 1 MiB"),
+        "{}",
+        a[0]
+    );
+    assert!(
+        a[1]["error"].as_str().unwrap().contains("NUL byte"),
+        "{}",
+        a[1]
+    );
+}
+
+#[test]
+fn history_lives_in_the_state_directory_and_is_bounded() {
+    use gpu16::debugger::history;
+    use std::ffi::OsString;
+    let env = |pairs: &'static [(&'static str, &'static str)]| {
+        move |k: &str| {
+            pairs
+                .iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| OsString::from(v))
+        }
+    };
+    assert_eq!(
+        history::path_in(env(&[("HOME", "/home/u")])),
+        Some(PathBuf::from("/home/u/.local/state/gpu16/debug_history"))
+    );
+    assert_eq!(
+        history::path_in(env(&[("HOME", "/home/u"), ("XDG_STATE_HOME", "/st")])),
+        Some(PathBuf::from("/st/gpu16/debug_history"))
+    );
+    // A relative XDG_STATE_HOME is ignored, as the XDG rules say.
+    assert_eq!(
+        history::path_in(env(&[("HOME", "/home/u"), ("XDG_STATE_HOME", "st")])),
+        Some(PathBuf::from("/home/u/.local/state/gpu16/debug_history"))
+    );
+    assert_eq!(
+        history::path_in(env(&[("HOME", "/home/u"), ("GPU16_HISTORY", "/h/f")])),
+        Some(PathBuf::from("/h/f"))
+    );
+    assert_eq!(
+        history::path_in(env(&[("HOME", "/home/u"), ("GPU16_HISTORY", "")])),
+        None
+    );
+    assert_eq!(history::path_in(env(&[])), None);
+
+    let dir = scratch("debugger", "history");
+    let _ = std::fs::remove_dir_all(&dir);
+    let file = dir.join("state/gpu16/debug_history");
+    assert_eq!(history::load(&file).unwrap(), Vec::<String>::new());
+    let entries: Vec<String> = (0..1500).map(|i| format!("step {i}")).collect();
+    history::save(&file, &entries).unwrap();
+    let back = history::load(&file).unwrap();
+    assert_eq!(back.len(), history::MAX_ENTRIES);
+    assert_eq!(back[0], "step 500");
+    assert_eq!(back[999], "step 1499");
+    // Blank and over-long lines in the file are left out.
+    std::fs::write(
+        &file,
+        format!("break 1:2\n\n{}\ncontinue\n", "x".repeat(5000)),
+    )
+    .unwrap();
+    assert_eq!(
+        history::load(&file).unwrap(),
+        vec!["break 1:2".to_string(), "continue".to_string()]
+    );
+    // A file that cannot be written is an error to warn about, not a panic.
+    std::fs::write(dir.join("plain"), "").unwrap();
+    assert!(history::save(&dir.join("plain/debug_history"), &entries).is_err());
+}
+
+#[test]
+fn set_changes_a_byte_at_cycle_0_and_says_why_not_elsewhere() {
+    let p = write("set", "add.s", ADD);
+    let a = answers(
+        &p,
+        &[],
+        "set [0x11] = 0x2a\nx/2 0x10\nset r3 = 1\nstep 10\nset [0x11] = 1\nrun\nmem 0x11 1\n\
+         set [0x11] = 256\nset 0x11 = 1\n",
+    );
+    assert_eq!(a[0], json!({"set": 17, "value": 42}));
+    assert_eq!(a[1], json!({"addr": 16, "bytes": "002a"}));
+    assert!(a[2]["error"]
+        .as_str()
+        .unwrap()
+        .contains("core 0 r3 cannot be set"));
+    // The run starts with the byte set: the store at 0x010 leaves 0x011 alone.
+    assert_eq!(a[3]["cycle"], 10);
+    assert!(a[4]["error"].as_str().unwrap().contains("only at cycle 0"));
+    assert_eq!(a[6], json!({"addr": 17, "bytes": "2a"}));
+    assert!(a[7]["error"].as_str().unwrap().contains("out of range"));
+    assert!(a[8]["error"].as_str().unwrap().starts_with("set wants"));
+}
+
+/// examples/mcst_bank0.s under `--timing mcst-rtl`, worked by hand: the CF in cycle 0, the
+/// IF broadcast from cycle 1, every core's first slot (set_const) in cycle 1 + 7 = 8, the
+/// 16 stores to bank 0 from cycle 9, granted one a cycle in round-robin order from core 1
+/// (core 1 in cycle 9, core 2 in 10, core 3 in 11, ... core 0 last, in 24); a core's ready
+/// follows its grant. When cycle 12 begins: cores 1 and 2 are idle, core 3 is at its ready,
+/// and cores 4..15 and 0 wait for bank 0's grant, their turn.
+#[test]
+fn mcst_cores_say_what_they_wait_for() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mcst_bank0.s");
+    let flags = ["--dialect", "mcst", "--timing", "mcst-rtl"];
+    let a = answers(&p, &flags, "step 9\nwhere\nstep 3\nwhere\nregs 5\n");
+    // Cycle 9: the stores start; none has asked for its bank before this cycle.
+    let cores = a[1]["cores"].as_array().unwrap();
+    assert_eq!(cores.len(), 16);
+    assert!(cores
+        .iter()
+        .all(|c| c["state"] == "running" && c["ip"] == 1));
+    let cores = a[3]["cores"].as_array().unwrap();
+    let listed: Vec<u64> = cores.iter().map(|c| c["core"].as_u64().unwrap()).collect();
+    assert_eq!(listed, [0, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
+    assert_eq!(
+        pick(&cores[1], &["core", "ip", "state"]),
+        json!({"core": 3, "ip": 2, "state": "running"})
+    );
+    for c in cores.iter().filter(|c| c["core"] != 3) {
+        assert_eq!(
+            pick(c, &["ip", "state", "bank", "waits_for"]),
+            json!({"ip": 1, "state": "bank_conflict", "bank": 0, "waits_for": "round_robin"}),
+            "{c}"
+        );
+    }
+    assert_eq!(a[4]["waits_for"], "round_robin");
+    let (out, _) = debug(&p, &flags, "step 12\nwhere\n");
+    assert!(
+        out.contains(
+            "\ncore 4: frame 1, IP 1, bank_conflict: waits for bank 0's grant (its round-robin \
+             turn) ("
+        ),
+        "{out}"
+    );
+    // A load may also wait for a bank switch: the state says both.
+    let text = std::fs::read_to_string(&p)
+        .unwrap()
+        .replace("st [r8, r0], r8", "ld [r8, r0], r9");
+    let ld = write("mcst_ld", "mcst_ld.s", &text);
+    let a = answers(&ld, &flags, "step 12\nregs 5\n");
+    assert_eq!(
+        pick(&a[1], &["state", "bank", "waits_for"]),
+        json!({"state": "bank_conflict", "bank": 0, "waits_for": "round_robin_or_bank_switch"})
+    );
+    // The spec's dialect keeps its states as they were.
+    let a = answers(&counter(), &[], "step 20\nwhere\n");
+    assert!(a[1]["cores"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c.get("waits_for").is_none()));
+}

@@ -23,6 +23,9 @@ pub struct FrameSource {
     /// The instruction written for each slot, in IP order; slots past its end are `ready`
     /// fill. Empty for a control frame.
     pub slots: Vec<Span>,
+    /// The frame's labels, (name, slot), in slot order (then name order): a label after the
+    /// last instruction names the slot past it. Empty for a control frame.
+    pub labels: Vec<(String, usize)>,
 }
 
 /// Frame index -> source, for every frame of an assembled program.
@@ -165,6 +168,7 @@ impl Builder<'_> {
                 self.map.frames.push(FrameSource {
                     span,
                     slots: Vec::new(),
+                    labels: Vec::new(),
                 });
             }
             Item::If { span } => {
@@ -207,6 +211,7 @@ impl Builder<'_> {
                 self.map.frames.push(FrameSource {
                     span,
                     slots: Vec::new(),
+                    labels: Vec::new(),
                 });
             }
             Item::Label { name, span } => {
@@ -288,6 +293,13 @@ impl Builder<'_> {
         for (i, w) in words.iter().enumerate() {
             frame[2 * i..2 * i + 2].copy_from_slice(&w.to_le_bytes());
         }
+        let mut labels: Vec<(String, usize)> = open
+            .labels
+            .into_iter()
+            .map(|(name, (slot, _))| (name, slot))
+            .collect();
+        labels.sort_by(|a, b| (a.1, &a.0).cmp(&(b.1, &b.0)));
+        self.map.frames[open.frame].labels = labels;
         self.map.frames[open.frame].slots = open
             .slots
             .into_iter()

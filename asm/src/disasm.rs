@@ -83,6 +83,23 @@ pub fn frame_lines(words: &[u16; FRAME_INSTRS]) -> Vec<String> {
 /// The instruction lines of one frame's words as `dialect` reads them (trailing `ready`
 /// fill left out).
 pub fn frame_lines_in(words: &[u16; FRAME_INSTRS], dialect: Dialect) -> Vec<String> {
+    frame_lines_labelled(words, dialect, &[])
+}
+
+/// [`frame_lines_in`] with the source's label names, (name, slot) as
+/// [`FrameSource::labels`](crate::FrameSource::labels) lists them: a slot with a label is
+/// marked with its first name, and a `bnz` to it names it, instead of `L<slot>`.
+pub fn frame_lines_labelled(
+    words: &[u16; FRAME_INSTRS],
+    dialect: Dialect,
+    labels: &[(String, usize)],
+) -> Vec<String> {
+    let name = |slot: usize| {
+        labels
+            .iter()
+            .find(|(_, s)| *s == slot)
+            .map(|(n, _)| n.as_str())
+    };
     let used = words.iter().rposition(|&w| w != READY).map_or(0, |i| i + 1);
     let decoded: Vec<Option<Instr>> = words
         .iter()
@@ -102,12 +119,18 @@ pub fn frame_lines_in(words: &[u16; FRAME_INSTRS], dialect: Dialect) -> Vec<Stri
     }
     (0..used)
         .map(|slot| {
-            let label = if targets[slot] {
-                format!("L{slot}:")
-            } else {
-                String::new()
+            let label = match name(slot) {
+                Some(n) => format!("{n}:"),
+                None if targets[slot] => format!("L{slot}:"),
+                None => String::new(),
             };
             let text = match decoded[slot] {
+                Some(Instr::Bnz { a, target }) if name(usize::from(target)).is_some() => {
+                    format!(
+                        "bnz {}, r{a}",
+                        name(usize::from(target)).unwrap_or_default()
+                    )
+                }
                 Some(Instr::Bnz { a, target }) if targets[usize::from(target)] => {
                     format!("bnz L{target}, r{a}")
                 }
@@ -123,7 +146,11 @@ pub fn frame_lines_in(words: &[u16; FRAME_INSTRS], dialect: Dialect) -> Vec<Stri
                     }
                 }
             };
-            format!("{label:<6}{text}")
+            if label.len() < 6 {
+                format!("{label:<6}{text}")
+            } else {
+                format!("{label} {text}")
+            }
         })
         .collect()
 }

@@ -29,7 +29,9 @@ pub use check::{check, lint, lint_set_const, warnings, Finding};
 /// The expression language's binary operators: how tightly each binds, and its value.
 pub use cursor::{binary, precedence};
 pub use diagnostics::{Diagnostic, Diagnostics, Expansion, Severity, Span};
-pub use disasm::{control_line, control_line_in, disassemble, frame_lines, frame_lines_in};
+pub use disasm::{
+    control_line, control_line_in, disassemble, frame_lines, frame_lines_in, frame_lines_labelled,
+};
 pub use excerpt::escape;
 pub use gpu16_machine::Dialect;
 

@@ -191,3 +191,30 @@ fn generated_sources_assemble_to_the_table_and_round_trip() {
         round_trip(&img);
     }
 }
+
+/// The source map keeps each frame's labels, and the labelled disassembly uses them; it
+/// re-assembles to the same words.
+#[test]
+fn labels_are_kept_and_named_by_the_labelled_lines() {
+    let src =
+        ".cf mask=1\n.if\n  set_const 2, r1\nagain:\n  sub r1, r2, r1\n  bnz again, r1\nend:\n";
+    let a = assemble(src, "l.s").unwrap();
+    assert!(a.source_map.frames[0].labels.is_empty());
+    let labels = &a.source_map.frames[1].labels;
+    assert_eq!(labels, &[("again".to_string(), 1), ("end".to_string(), 3)]);
+    let words = &a.program.instr(1).words;
+    let lines = gpu16_asm::frame_lines_labelled(words, gpu16_machine::Dialect::Spec, labels);
+    assert_eq!(
+        lines,
+        [
+            "      set_const 0x02, r1",
+            "again: sub r1, r2, r1",
+            "      bnz again, r1"
+        ]
+    );
+    let text = format!(".cf mask=1\n.if\n{}\n", lines.join("\n"));
+    assert_eq!(
+        assemble(&text, "l2.s").unwrap().program.instr(1).words,
+        *words
+    );
+}

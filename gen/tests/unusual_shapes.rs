@@ -7,7 +7,7 @@
 
 use gpu16_gen::{generate, generate_violating, Profile, Violation};
 use gpu16_interp::Interpreter;
-use gpu16_machine::isa::execute;
+use gpu16_machine::semantics::execute;
 use gpu16_machine::{run, Config, Instr, IssuePolicy, Program, TaskLog};
 
 const SEEDS: u64 = 3000;

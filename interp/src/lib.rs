@@ -6,7 +6,8 @@
 #![forbid(unsafe_code)]
 
 use gpu16_machine::isa::Flow;
-use gpu16_machine::isa::{execute, Instr, FRAME_INSTRS};
+use gpu16_machine::isa::{Instr, FRAME_INSTRS};
+use gpu16_machine::semantics::execute;
 use gpu16_machine::semantics::Concrete;
 use gpu16_machine::{
     retire, Backend, BackendError, CoreExit, CoreState, Effect, GroupExit, GroupShape, InstrFrame,

@@ -14,17 +14,16 @@
 //! looks again soon), its code taking over at the frame's next issue or run once ready. A frame the JIT cannot compile is interpreted instead, with one
 //! warning on stderr.
 
-use crate::cache::{CompiledFrame, FrameKey};
+use crate::cache::CompiledFrame;
 use crate::error::JitError;
-use crate::hot_table::{self, HotTable};
+use crate::hot_table::{self, Cold, HotTable, State};
 use crate::worker::{Done, Gone, Request, Worker};
 use crate::{Engine, Jit, JitOptions};
 use gpu16_interp::{interpret, interpret_group};
-use gpu16_machine::isa::{Instr, FRAME_INSTRS};
+use gpu16_machine::isa::FRAME_INSTRS;
 use gpu16_machine::{
     Backend, BackendError, CoreExit, CoreState, GroupExit, GroupShape, InstrFrame, Port, SlotCode,
 };
-use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 /// Issues after which a frame is compiled regardless of how little it ran.
@@ -44,57 +43,6 @@ pub const MAX_PENDING_COMPILES: usize = 16;
 /// look again at the run loop's next checkpoint (2^18 cycles). 4096 cycles of 16 cores are
 /// ~0.2 ms of interpreting, about a compile's time, against microseconds of rescheduling.
 const PENDING_SLICE: u64 = 4096;
-
-/// A frame not compiled yet, shared by every core running it: its counters, and its code
-/// once compiled (cores that were handed this entry find it here).
-#[derive(Debug)]
-pub struct Cold {
-    pub(crate) key: FrameKey,
-    instrs: [Instr; FRAME_INSTRS],
-    pub(crate) issues: Cell<u32>,
-    interpreted: Cell<u64>,
-    /// Its last interpreted run was a group's (lockstep) rather than one core's.
-    grouped: Cell<bool>,
-    state: Cell<State>,
-    compiled: RefCell<Option<Rc<CompiledFrame>>>,
-}
-
-/// Where a frame is on its way from interpreted to compiled.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum State {
-    /// Interpreted and counted.
-    Counting,
-    /// Hot, being compiled in the background; interpreted meanwhile.
-    Pending,
-    /// Compiled: `compiled` holds its code.
-    Compiled,
-    /// The JIT could not compile it: interpreted for good (results are the same).
-    Failed,
-}
-
-impl Cold {
-    pub(crate) fn new(key: FrameKey, instrs: [Instr; FRAME_INSTRS]) -> Cold {
-        Cold {
-            key,
-            instrs,
-            issues: Cell::new(0),
-            interpreted: Cell::new(0),
-            grouped: Cell::new(false),
-            state: Cell::new(State::Counting),
-            compiled: RefCell::new(None),
-        }
-    }
-
-    /// Times the frame was issued while counted here.
-    pub fn issues(&self) -> u32 {
-        self.issues.get()
-    }
-
-    /// Instructions interpreted in the frame while counted here.
-    pub fn interpreted(&self) -> u64 {
-        self.interpreted.get()
-    }
-}
 
 /// A frame as `Auto` runs it.
 #[derive(Clone, Debug)]
@@ -565,6 +513,7 @@ mod tests {
     use gpu16_interp::Interpreter;
     use gpu16_machine::frame::{ControlFrame, Fence};
     use gpu16_machine::isa::AluOp;
+    use gpu16_machine::isa::Instr;
     use gpu16_machine::{run, Config, Program, RunReport};
     use std::sync::Arc;
 

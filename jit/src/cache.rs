@@ -3,11 +3,9 @@
 //! so when the cache is full the oldest generation leaves the map, and its module is freed
 //! as soon as no `Code` handle (held by cores still running it) points into it.
 
-use crate::cohort::CohortEntryFn;
-use crate::compile::{self, Compiler, MachineCode};
+use crate::abi::{CohortEntryFn, EntryFn, LaneEntryFn, SlotEntryFn};
+use crate::compile::{self, Compiler, Form, MachineCode};
 use crate::error::JitError;
-use crate::lanes::LaneEntryFn;
-use crate::runtime::{EntryFn, SlotEntryFn};
 use cranelift_jit::JITModule;
 use gpu16_machine::isa::{Instr, MemOp, FRAME_INSTRS};
 use std::cell::{Cell, RefCell};
@@ -227,9 +225,9 @@ impl Cache {
         frame: &Rc<CompiledFrame>,
         made: Option<&MachineCode>,
     ) -> Result<Rc<ScalarCode>, JitError> {
-        if made.is_some_and(|m| m.lockstep) {
+        if made.is_some_and(|m| m.form != Form::Scalar) {
             return Err(JitError::Codegen(
-                "lockstep code offered as per-core".into(),
+                "code of another form offered as per-core".into(),
             ));
         }
         let (code, fresh) = self.form(
@@ -261,9 +259,9 @@ impl Cache {
         frame: &Rc<CompiledFrame>,
         made: Option<&MachineCode>,
     ) -> Result<Rc<LaneCode>, JitError> {
-        if made.is_some_and(|m| !m.lockstep) {
+        if made.is_some_and(|m| m.form != Form::Lanes) {
             return Err(JitError::Codegen(
-                "per-core code offered as lockstep".into(),
+                "code of another form offered as lockstep".into(),
             ));
         }
         let (code, fresh) = self.form(

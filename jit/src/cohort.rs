@@ -4,27 +4,20 @@
 //! that IP under a mask, then hands the cycle's memory instructions to [`cohort_access`],
 //! which performs them in ascending core id through the port, puts lanes that stall in
 //! their turn on a lock held by another lane to sleep, and retries woken lanes in the cycle
-//! the spec gives. This file owns the cohort's file, the two callbacks, and turning the
+//! the spec gives. This file owns the two callbacks (the file they work on is `abi`'s), and turning the
 //! code's exit back into each core's state; the translation is `cohort_compile.rs`.
 //!
 //! Contract: [`run`] is `gpu16_interp::interpret_cohort` compiled: the same cores, cycles,
 //! registers, memory, sleeps and exits. It never hands back for quiet (the interpreter's
 //! `QUIET_CYCLES` tuning): compiled, the cores run on until they converge, stop or park.
 
+use crate::abi::{lanes_of, CohortAccess, CohortCtx, CohortExit, CohortFile};
 use crate::cache::CohortCode;
-use crate::exits::CohortExit;
-use crate::lanes::lanes_of;
-use gpu16_machine::isa::{address, execute, Instr, MemOp, FRAME_INSTRS};
+use gpu16_machine::isa::{address, Instr, MemOp, FRAME_INSTRS};
+use gpu16_machine::semantics::execute;
 use gpu16_machine::Effect;
 use gpu16_machine::{CoreExit, CoreState, GroupExit, Port, PortAccess};
-use std::any::Any;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-
-/// Where no more lanes than this are awake (a contended lock: one holder, the rest
-/// asleep), the vector step's fixed cost per cycle (every live IP tested, the memory
-/// phase) outweighs its work, and the cohort is interpreted: a contended counter ran 1.8x
-/// slower compiled.
-pub(crate) const SPARSE_LANES: u32 = 2;
 
 /// What became of a cohort run compiled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,66 +30,6 @@ pub(crate) enum Cohort {
     /// cycle or, some, the next) and those `asleep` in the port.
     Sparse { awake: u16, asleep: u16 },
 }
-
-/// The state compiled cohort code reads and writes.
-#[repr(C, align(16))]
-pub(crate) struct CohortFile {
-    /// `regs[r][k]` is register r of core k (first, at the offset the shared register
-    /// store of `lanes_compile` is given).
-    pub(crate) regs: [[u8; 16]; 16],
-    /// Each lane's IP: where it executes next, or the instruction that ended its part.
-    pub(crate) ips: [u8; 16],
-    /// 0xFF in the lanes that execute in the next cycle the code starts; the callbacks
-    /// take out lanes that sleep or end and put back lanes that wake.
-    pub(crate) awake: [u8; 16],
-    /// 0xFF in lanes that join from the cycle after the next (a cohort's cores a cycle
-    /// behind its first); merged into `awake` at the end of each cycle.
-    pub(crate) join: [u8; 16],
-    /// The cycle's memory instructions, lane by lane: low address byte, bank, stored byte
-    /// and `MemOp`. A sleeping lane's entries stay as they were, for its retry.
-    pub(crate) row: [u8; 16],
-    pub(crate) bank: [u8; 16],
-    pub(crate) value: [u8; 16],
-    pub(crate) op: [u8; 16],
-    /// The bytes [`cohort_access`] loaded, and 0xFF in the lanes it performed.
-    pub(crate) loaded: [u8; 16],
-    pub(crate) performed: [u8; 16],
-    /// The cycle the code is in (on `Parked`), or starts next.
-    pub(crate) cycle: u64,
-    /// Lanes asleep on a lock.
-    pub(crate) asleep: u32,
-    /// On `Parked`: the lanes that completed their instruction of `cycle`.
-    pub(crate) executed: u32,
-    /// On `Parked`: the lane that parked.
-    pub(crate) parked: u32,
-    /// Lanes [`cohort_access`] retried in the cycle they were woken in (they were not
-    /// awake when it began).
-    pub(crate) retried: u32,
-    /// Lanes whose parts ended, and those of them that ended by `ready`.
-    pub(crate) ended: u32,
-    pub(crate) by_ready: u32,
-}
-
-/// `fn(file, ctx, limit) -> CohortExit`, the signature `cohort_compile` emits.
-pub(crate) type CohortEntryFn =
-    unsafe extern "C" fn(*mut CohortFile, *mut CohortCtx<'_, '_>, u64) -> u32;
-
-/// What the callbacks need; lives on the Rust stack for one entry.
-pub(crate) struct CohortCtx<'p, 'm> {
-    port: *mut Port<'m>,
-    cores: *mut [CoreState; 16],
-    _borrows: std::marker::PhantomData<(&'p mut Port<'m>, &'p mut [CoreState; 16])>,
-    /// The cycle from which each lane has been awake: its instructions since are counted
-    /// when it sleeps, ends, or the entry ends (one per cycle awake).
-    awake_from: [u64; 16],
-    /// A panic caught in a callback, re-raised once compiled code has returned.
-    panic: Option<Box<dyn Any + Send>>,
-}
-
-/// `cohort_access`'s answer: every lane offered performed or slept.
-pub(crate) const ACCESS_DONE: u32 = 0;
-/// `cohort_access`'s answer: a lane parked (`CohortFile::parked`); later lanes did not act.
-pub(crate) const ACCESS_PARKED: u32 = 1;
 
 /// Perform the memory instructions of `lanes` in `cycle` for compiled code, in ascending
 /// core id, as `interpret_cohort` does: a lane that stalls in its turn on a lock another
@@ -114,7 +47,7 @@ pub(crate) extern "C" fn cohort_access(
     // touch while it is suspended in this call.
     let (ctx, file) = unsafe { (&mut *ctx, &mut *file) };
     if ctx.panic.is_some() {
-        return ACCESS_PARKED;
+        return CohortAccess::Parked.code();
     }
     // SAFETY: `ctx.port` and `ctx.cores` come from the exclusive borrows `run` holds for
     // the whole entry; compiled code touches neither, so these are the only references.
@@ -125,7 +58,7 @@ pub(crate) extern "C" fn cohort_access(
         let (mut awake, mut loaded, mut performed) = (file.awake, file.loaded, [0u8; 16]);
         file.retried = 0;
         let mut todo = lanes as u16;
-        let mut status = ACCESS_DONE;
+        let mut status = CohortAccess::Done.code();
         while todo != 0 {
             let l = todo.trailing_zeros() as usize;
             let op = MemOp::from_u8(file.op[l]).expect("compiled code stores a MemOp");
@@ -176,7 +109,7 @@ pub(crate) extern "C" fn cohort_access(
                 }
                 PortAccess::Parked => {
                     file.parked = l as u32;
-                    status = ACCESS_PARKED;
+                    status = CohortAccess::Parked.code();
                     break;
                 }
             }
@@ -204,7 +137,7 @@ pub(crate) extern "C" fn cohort_access(
     }));
     result.unwrap_or_else(|payload| {
         ctx.panic = Some(payload);
-        ACCESS_PARKED
+        CohortAccess::Parked.code()
     })
 }
 

@@ -10,17 +10,23 @@
 //! then move: the next instruction, a `bnz`'s target lane by lane, or no move for a lane
 //! that waits, sleeps or ends (`cohort::cohort_end` takes the last).
 
-use crate::cohort::{CohortFile, ACCESS_DONE, SPARSE_LANES};
+use crate::abi::CohortExit;
+use crate::abi::{
+    signature, Callbacks, CohortAccess, CohortAccessFn, CohortEndFn, CohortEntryFn, CohortFile,
+    SPARSE_LANES,
+};
 use crate::compile::dispatch_on_ip;
-use crate::exits::CohortExit;
+use crate::compile::{Compiler, Form};
+use crate::error::JitError;
 use crate::lanes_compile::{load_registers, store_written, vector, zeros, VectorLowering};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
-    types, Block, BlockArg, ConstantData, InstBuilder, MemFlagsData, Signature, Value,
+    types, Block, BlockArg, ConstantData, InstBuilder, MemFlagsData, Value,
 };
 use cranelift_codegen::isa::TargetFrontendConfig;
 use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
+use cranelift_jit::JITModule;
 use gpu16_machine::isa::{Instr, FRAME_INSTRS};
 use gpu16_machine::semantics::{step, Access, Effect};
 use std::mem::offset_of;
@@ -28,13 +34,12 @@ use std::mem::offset_of;
 const V: types::Type = types::I8X16;
 
 /// Emit the cohort form of `instrs`: `fn(file, ctx, limit) -> CohortExit`, calling
-/// `cohort_access` through `access_sig` and `cohort_end` through `end_sig`.
+/// `cohort_access` and `cohort_end` through `callbacks`.
 pub(crate) fn build(
     ctx: &mut Context,
     fctx: &mut FunctionBuilderContext,
     instrs: &[Instr; FRAME_INSTRS],
-    access_sig: Signature,
-    end_sig: Signature,
+    callbacks: Callbacks,
     module_config: TargetFrontendConfig,
 ) {
     let ptr = module_config.pointer_type();
@@ -76,8 +81,9 @@ pub(crate) fn build(
     let mem = b.declare_var(V);
     let ready = b.declare_var(V);
     let core_id = vector(&mut b, std::array::from_fn(|k| k as u8));
-    let access_ref = b.import_signature(access_sig);
-    let end_ref = b.import_signature(end_sig);
+    let call_conv = module_config.default_call_conv;
+    let access_ref = b.import_signature(signature::<CohortAccessFn>(call_conv, ptr));
+    let end_ref = b.import_signature(signature::<CohortEndFn>(call_conv, ptr));
     b.ins().jump(top, &[]);
 
     let to_exit = |b: &mut FunctionBuilder, code: CohortExit| {
@@ -238,15 +244,14 @@ pub(crate) fn build(
     let no_memory = b.create_block();
     b.ins().brif(mem_bits, call, &[], no_memory, &[]);
     b.switch_to_block(no_memory);
-    let done = b.ins().iconst(types::I32, i64::from(ACCESS_DONE));
+    let done = b
+        .ins()
+        .iconst(types::I32, i64::from(CohortAccess::Done.code()));
     b.ins()
         .jump(mid, &[BlockArg::Value(awake), BlockArg::Value(done)]);
 
     b.switch_to_block(call);
-    let f = b.ins().iconst(
-        ptr,
-        crate::cohort::cohort_access as *const () as usize as i64,
-    );
+    let f = b.ins().iconst(ptr, callbacks.cohort_access as usize as i64);
     let inst = b
         .ins()
         .call_indirect(access_ref, f, &[cctx, file, mem_bits, c]);
@@ -319,9 +324,7 @@ pub(crate) fn build(
     let by_ready = b.ins().band(r, ends);
     let ready_bits = b.ins().vhigh_bits(types::I32, by_ready);
     let after = b.ins().iadd_imm_u(c, 1);
-    let f = b
-        .ins()
-        .iconst(ptr, crate::cohort::cohort_end as *const () as usize as i64);
+    let f = b.ins().iconst(ptr, callbacks.cohort_end as usize as i64);
     let inst = b
         .ins()
         .call_indirect(end_ref, f, &[cctx, file, end_bits, ready_bits, after]);
@@ -438,4 +441,21 @@ fn blend_var(b: &mut FunctionBuilder, var: Variable, lanes: Value, value: Value)
     let old = b.use_var(var);
     let new = b.ins().bitselect(lanes, value, old);
     b.def_var(var, new);
+}
+
+impl Compiler {
+    /// Compile the cohort form of `instrs` (see `cohort.rs`) into `module` and return the
+    /// finalized entry address.
+    pub(crate) fn compile_cohort(
+        &mut self,
+        module: &mut JITModule,
+        instrs: &[Instr; FRAME_INSTRS],
+    ) -> Result<*const u8, JitError> {
+        let sig = self.signature_of::<CohortEntryFn>();
+        let (callbacks, config) = (self.callbacks, self.isa.frontend_config());
+        let code = self.codegen(Form::Cohort, sig, |ctx, fctx| {
+            build(ctx, fctx, instrs, callbacks, config)
+        })?;
+        crate::compile::place(module, &code)
+    }
 }

@@ -19,16 +19,16 @@
 //! back, and only on exit. A plain ld or st is performed inline when its cycle is below its
 //! bank's bound in the port's [`DirectAccess`] (nothing could make it stall, fault or be
 //! seen out of order); otherwise, and for every ld_sync and st_sync, the code calls
-//! [`runtime::mem_access`] through a plain function address, so no symbol resolution is
+//! `runtime::mem_access` through a plain function address, so no symbol resolution is
 //! involved.
 
+use crate::abi::ScalarExit;
+use crate::abi::{signature, AbiFn, Callbacks, EntryFn, MemAccessFn};
 use crate::error::JitError;
-use crate::exits::ScalarExit;
-use crate::runtime;
 use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
-    types, AbiParam, Block, BlockArg, InstBuilder, JumpTableData, MemFlagsData, Signature, Value,
+    types, Block, BlockArg, InstBuilder, JumpTableData, MemFlagsData, Signature, Value,
 };
 use cranelift_codegen::isa::{OwnedTargetIsa, TargetFrontendConfig};
 use cranelift_codegen::settings::{self, Configurable};
@@ -59,13 +59,16 @@ pub(crate) fn check_host() -> Result<(), JitError> {
 
 /// Owns the target description and the reusable IR buffers.
 pub(crate) struct Compiler {
-    isa: OwnedTargetIsa,
+    pub(crate) isa: OwnedTargetIsa,
+    /// The runtimes' callbacks the code calls, by address.
+    pub(crate) callbacks: Callbacks,
     ctx: Context,
     fctx: FunctionBuilderContext,
 }
 
 impl Compiler {
-    pub(crate) fn new(opt: OptLevel) -> Result<Compiler, JitError> {
+    /// A compiler for this host whose code calls `callbacks`.
+    pub(crate) fn new(opt: OptLevel, callbacks: Callbacks) -> Result<Compiler, JitError> {
         let mut flags = settings::builder();
         let set = |f: &mut settings::Builder, k: &str, v: &str| {
             f.set(k, v)
@@ -92,6 +95,7 @@ impl Compiler {
             .map_err(|e| JitError::Host(format!("cranelift isa: {e}")))?;
         Ok(Compiler {
             isa,
+            callbacks,
             ctx: Context::new(),
             fctx: FunctionBuilderContext::new(),
         })
@@ -111,17 +115,6 @@ impl Compiler {
         ))
     }
 
-    /// Compile the lockstep form of `instrs` (see `lanes.rs`) into `module` and return the
-    /// finalized entry address.
-    pub(crate) fn compile_lanes(
-        &mut self,
-        module: &mut JITModule,
-        instrs: &[Instr; FRAME_INSTRS],
-    ) -> Result<*const u8, JitError> {
-        let code = self.lanes_code(instrs)?;
-        place(module, &code)
-    }
-
     /// Compile `instrs` into `module` and return the finalized entry address.
     pub(crate) fn compile(
         &mut self,
@@ -132,86 +125,24 @@ impl Compiler {
         place(module, &code)
     }
 
-    /// The machine code of the lockstep form of `instrs`, not yet in any module.
-    pub(crate) fn lanes_code(
-        &mut self,
-        instrs: &[Instr; FRAME_INSTRS],
-    ) -> Result<MachineCode, JitError> {
-        let ptr = self.isa.pointer_type();
-        // fn(*mut LaneFile, *mut LaneCtx, limit) -> exit code
-        let sig = self.signature(&[ptr, ptr, types::I64], Some(types::I32));
-        // lane_access(ctx, file, op, cycle) -> performed lanes
-        let shim = self.signature(&[ptr, ptr, types::I32, types::I64], Some(types::I32));
-        // lane_leave(file, lanes, cycle after, ready's IP)
-        let leave = self.signature(&[ptr, types::I32, types::I64, types::I32], None);
-        let config = self.isa.frontend_config();
-        self.codegen(true, sig, |ctx, fctx| {
-            crate::lanes_compile::build(ctx, fctx, instrs, shim, leave, config)
-        })
-    }
-
-    /// Compile the cohort form of `instrs` (see `cohort.rs`) into `module` and return the
-    /// finalized entry address.
-    pub(crate) fn compile_cohort(
-        &mut self,
-        module: &mut JITModule,
-        instrs: &[Instr; FRAME_INSTRS],
-    ) -> Result<*const u8, JitError> {
-        let ptr = self.isa.pointer_type();
-        let i32 = types::I32;
-        // fn(*mut CohortFile, *mut CohortCtx, limit) -> CohortExit
-        let sig = self.signature(&[ptr, ptr, types::I64], Some(i32));
-        // cohort_access(ctx, file, lanes, cycle) -> ACCESS_DONE or ACCESS_PARKED
-        let access = self.signature(&[ptr, ptr, i32, types::I64], Some(i32));
-        // cohort_end(ctx, file, ended lanes, those by ready, cycle after) -> holds a lock
-        let end = self.signature(&[ptr, ptr, i32, i32, types::I64], Some(i32));
-        let config = self.isa.frontend_config();
-        let code = self.codegen(true, sig, |ctx, fctx| {
-            crate::cohort_compile::build(ctx, fctx, instrs, access, end, config)
-        })?;
-        place(module, &code)
-    }
-
-    /// Compile the MCST slot form of the frame `words` (see `slots_compile.rs`) into
-    /// `module` and return the finalized entry address. Compiled where it runs, never on
-    /// `auto`'s worker thread, so its `MachineCode` is never offered as another form.
-    pub(crate) fn compile_slots(
-        &mut self,
-        module: &mut JITModule,
-        words: &[u16; FRAME_INSTRS],
-    ) -> Result<*const u8, JitError> {
-        // fn(*mut SlotState) -> exit code
-        let sig = self.signature(&[self.isa.pointer_type()], Some(types::I32));
-        let config = self.isa.frontend_config();
-        let code = self.codegen(false, sig, |ctx, fctx| {
-            crate::slots_compile::build(ctx, fctx, words, config)
-        })?;
-        place(module, &code)
-    }
-
     /// The machine code of the per-core form of `instrs`, not yet in any module.
     pub(crate) fn scalar_code(
         &mut self,
         instrs: &[Instr; FRAME_INSTRS],
     ) -> Result<MachineCode, JitError> {
-        let ptr = self.isa.pointer_type();
-        // fn(*mut CoreState, *mut CallCtx, limit, *const DirectAccess) -> exit code
-        let sig = self.signature(&[ptr, ptr, types::I64, ptr], Some(types::I32));
-        // mem_access(ctx, cycle, op, row, bank, value) -> byte or PARK
-        let i32 = types::I32;
-        let shim = self.signature(&[ptr, types::I64, i32, i32, i32, i32], Some(types::I32));
-        let config = self.isa.frontend_config();
-        self.codegen(false, sig, |ctx, fctx| {
-            build(ctx, fctx, instrs, shim, config)
+        let sig = self.signature_of::<EntryFn>();
+        let (mem_access, config) = (self.callbacks.mem_access, self.isa.frontend_config());
+        self.codegen(Form::Scalar, sig, |ctx, fctx| {
+            build(ctx, fctx, instrs, mem_access, config)
         })
     }
 
-    /// A function of signature `sig` whose body `build` writes (`lockstep`: a lockstep
-    /// form's), compiled to machine code that any module of this target can take
-    /// ([`place`]). Needs no module, so it can run on a thread of its own.
-    fn codegen(
+    /// A function of signature `sig` whose body `build` writes (the code of `form`),
+    /// compiled to machine code that any module of this target can take ([`place`]).
+    /// Needs no module, so it can run on a thread of its own.
+    pub(crate) fn codegen(
         &mut self,
-        lockstep: bool,
+        form: Form,
         sig: Signature,
         build: impl FnOnce(&mut Context, &mut FunctionBuilderContext),
     ) -> Result<MachineCode, JitError> {
@@ -227,7 +158,7 @@ impl Compiler {
                     .map(|r| ModuleReloc::from_mach_reloc(r, &self.ctx.func, placeholder()))
                     .collect();
                 Ok(MachineCode {
-                    lockstep,
+                    form,
                     sig,
                     bytes: compiled.code_buffer().to_vec(),
                     alignment: u64::from(compiled.buffer.alignment),
@@ -241,12 +172,10 @@ impl Compiler {
         code
     }
 
-    /// A C signature of this target's calling convention.
-    fn signature(&self, params: &[types::Type], ret: Option<types::Type>) -> Signature {
-        let mut sig = Signature::new(self.isa.default_call_conv());
-        sig.params.extend(params.iter().map(|&t| AbiParam::new(t)));
-        sig.returns.extend(ret.map(AbiParam::new));
-        sig
+    /// The signature of boundary function type `F` (an entry or a callback) on this
+    /// target: derived from the type, so the code and its caller agree.
+    pub(crate) fn signature_of<F: AbiFn>(&self) -> Signature {
+        signature::<F>(self.isa.default_call_conv(), self.isa.pointer_type())
     }
 }
 
@@ -256,11 +185,24 @@ fn placeholder() -> FuncId {
     FuncId::from_u32(u32::MAX - 1)
 }
 
+/// The forms of a frame's code, each with its own entry type in [`crate::abi`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Form {
+    /// One core at a time (this file).
+    Scalar,
+    /// A group of cores at one IP in lockstep (`lanes_compile.rs`).
+    Lanes,
+    /// Cores of one frame, each at its own IP (`cohort_compile.rs`).
+    Cohort,
+    /// An MCST frame's register-only slots (`slots_compile.rs`).
+    Slots,
+}
+
 /// One function's machine code, compiled but in no module yet: what a compiler on another
 /// thread hands to the thread that owns the modules (`Send`, unlike a module).
 pub(crate) struct MachineCode {
-    /// The lockstep form's code (see `lanes.rs`), else the per-core form's.
-    pub(crate) lockstep: bool,
+    /// Which form of a frame's code it is.
+    pub(crate) form: Form,
     sig: Signature,
     bytes: Vec<u8>,
     alignment: u64,
@@ -365,7 +307,7 @@ fn build(
     ctx: &mut Context,
     fctx: &mut FunctionBuilderContext,
     instrs: &[Instr; FRAME_INSTRS],
-    shim: Signature,
+    mem_access: MemAccessFn,
     module_config: TargetFrontendConfig,
 ) {
     let ptr = module_config.pointer_type();
@@ -423,7 +365,10 @@ fn build(
         }
     });
 
-    let shim_ref = b.import_signature(shim);
+    let shim_ref = b.import_signature(signature::<MemAccessFn>(
+        module_config.default_call_conv,
+        ptr,
+    ));
     let to_exit = |b: &mut FunctionBuilder, ip: usize, code: u32, cyc: Value| {
         jump_to_exit(b, exit, ip, code, cyc, &[]);
     };
@@ -507,9 +452,7 @@ fn build(
             }
             b.switch_to_block(call_block);
             let opv = b.ins().iconst(types::I32, i64::from(op as u8));
-            let f = b
-                .ins()
-                .iconst(ptr, runtime::mem_access as *const () as usize as i64);
+            let f = b.ins().iconst(ptr, mem_access as usize as i64);
             // The emulated registers go through the core's state around the call, so none
             // is live across it: the fast paths keep them in caller-saved machine registers
             // instead of the stack.
@@ -851,48 +794,6 @@ impl Semantics for Lowering<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Every form of every frame compiles: a form that does not falls back to the
-    /// interpreter with the same results, so no differential test would notice. Frames of
-    /// random words, plus each instruction kind at every IP, under the verifier in debug
-    /// builds.
-    #[test]
-    fn every_form_of_random_frames_compiles() {
-        let mut compiler = Compiler::new(OptLevel::None).unwrap();
-        let mut module = compiler.new_module();
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut word = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed as u16
-        };
-        let mut frames: Vec<[Instr; FRAME_INSTRS]> = Vec::new();
-        while frames.len() < 300 {
-            let f: [Instr; FRAME_INSTRS] =
-                std::array::from_fn(|_| Instr::decode(word()).unwrap_or(Instr::Nop));
-            frames.push(f);
-        }
-        for w in [
-            0x0000u16, 0x1123, 0x3123, 0x4123, 0x6123, 0xb123, 0xb163, 0xd123, 0xd163,
-        ] {
-            let i = Instr::decode(w).unwrap();
-            for at in 0..FRAME_INSTRS {
-                let mut f = [Instr::Ready; FRAME_INSTRS];
-                f[at] = i;
-                frames.push(f);
-            }
-        }
-        for f in &frames {
-            compiler.compile(&mut module, f).expect("per-core form");
-            compiler
-                .compile_lanes(&mut module, f)
-                .expect("lockstep form");
-            compiler
-                .compile_cohort(&mut module, f)
-                .expect("cohort form");
-        }
-    }
 
     #[test]
     fn segments_end_at_terminators_and_leaders_not_at_memory() {

@@ -3,11 +3,11 @@
 //! bytes. A stream of fresh frames therefore costs a hash, two compares and (once the table
 //! is full) the reuse of an evicted entry's allocation, and never grows the table. A frame
 //! pushed out before it is hot only starts counting again: when a frame compiles can change,
-//! never a result.
+//! never a result. Its entries are the frames' [`Cold`] records.
 
-use crate::auto::Cold;
-use crate::cache::{FastHasher, FrameKey};
+use crate::cache::{CompiledFrame, FastHasher, FrameKey};
 use gpu16_machine::isa::{Instr, FRAME_INSTRS};
+use std::cell::{Cell, RefCell};
 use std::hash::Hasher;
 use std::rc::Rc;
 
@@ -22,6 +22,57 @@ pub(crate) fn hash(key: &FrameKey) -> u64 {
     let mut h = FastHasher::default();
     h.write(key);
     h.finish()
+}
+
+/// A frame not compiled yet, shared by every core running it: its counters, and its code
+/// once compiled (cores that were handed this entry find it here).
+#[derive(Debug)]
+pub struct Cold {
+    pub(crate) key: FrameKey,
+    pub(crate) instrs: [Instr; FRAME_INSTRS],
+    pub(crate) issues: Cell<u32>,
+    pub(crate) interpreted: Cell<u64>,
+    /// Its last interpreted run was a group's (lockstep) rather than one core's.
+    pub(crate) grouped: Cell<bool>,
+    pub(crate) state: Cell<State>,
+    pub(crate) compiled: RefCell<Option<Rc<CompiledFrame>>>,
+}
+
+/// Where a frame is on its way from interpreted to compiled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum State {
+    /// Interpreted and counted.
+    Counting,
+    /// Hot, being compiled in the background; interpreted meanwhile.
+    Pending,
+    /// Compiled: `compiled` holds its code.
+    Compiled,
+    /// The JIT could not compile it: interpreted for good (results are the same).
+    Failed,
+}
+
+impl Cold {
+    pub(crate) fn new(key: FrameKey, instrs: [Instr; FRAME_INSTRS]) -> Cold {
+        Cold {
+            key,
+            instrs,
+            issues: Cell::new(0),
+            interpreted: Cell::new(0),
+            grouped: Cell::new(false),
+            state: Cell::new(State::Counting),
+            compiled: RefCell::new(None),
+        }
+    }
+
+    /// Times the frame was issued while counted here.
+    pub fn issues(&self) -> u32 {
+        self.issues.get()
+    }
+
+    /// Instructions interpreted in the frame while counted here.
+    pub fn interpreted(&self) -> u64 {
+        self.interpreted.get()
+    }
 }
 
 pub(crate) struct HotTable {

@@ -1,6 +1,6 @@
 //! The lockstep engine's runtime: a group of cores (the same frame, IP and cycle) runs as
 //! the lanes of 16-byte vectors, register r of core k being lane k of vector r. This file
-//! owns the lane file compiled code works on, the entry into a frame's lockstep code, the
+//! owns the entry into a frame's lockstep code, the
 //! memory callback that performs one instruction's accesses lane by lane in ascending core
 //! id, and turning the code's exit back into each core's state. The translation itself is
 //! in `lanes_compile.rs`. Where the group's cores part ways on a bank they share, or some
@@ -8,80 +8,17 @@
 //! two or fewer awake, to the interpreter's cohort, and takes them back once they
 //! converge (`gpu16_interp::run_lockstep` drives the two forms).
 
+use crate::abi::SPARSE_LANES;
 use crate::cache::{CohortCode, LaneCode};
-use crate::cohort::{Cohort, SPARSE_LANES};
+use crate::cohort::Cohort;
 use crate::compile::cycles_to_entry;
 use gpu16_interp::{interpret_cohort, interpret_group, run_lockstep};
 use gpu16_machine::isa::{address, Flow, Instr, MemOp, FRAME_INSTRS};
 use gpu16_machine::{retire, CoreExit, CoreState, GroupExit, Port, PortAccess};
-use std::any::Any;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::rc::Rc;
 
-use crate::exits::LaneExit;
-
-/// The state compiled lockstep code reads and writes: the group's registers as vectors, the
-/// operands of a memory instruction's accesses, and where the code stopped.
-#[repr(C, align(16))]
-pub(crate) struct LaneFile {
-    /// `regs[r][k]` is register r of core k.
-    pub(crate) regs: [[u8; 16]; 16],
-    /// 0xFF in the group's lanes.
-    pub(crate) lanes: [u8; 16],
-    /// A memory instruction's low address byte, bank and stored byte, lane by lane.
-    pub(crate) row: [u8; 16],
-    pub(crate) bank: [u8; 16],
-    pub(crate) value: [u8; 16],
-    /// The bytes the callback loaded, and 0xFF in the lanes it performed.
-    pub(crate) loaded: [u8; 16],
-    pub(crate) performed: [u8; 16],
-    /// The group's lowest lane in every byte: a `swizzle` by it broadcasts that lane.
-    pub(crate) lead: [u8; 16],
-    /// The cycle of the instruction at `ip` (or after the last one, on an end).
-    pub(crate) cycle: u64,
-    /// Lanes that left the group by `ready` while it ran on (`lane_leave`): each one's
-    /// cycle after its `ready`, and the `ready`'s IP.
-    pub(crate) left_cycle: [u64; 16],
-    pub(crate) left_ip: [u8; 16],
-    /// `left_regs[k][r]`: register r of lane k as it left (compiled code goes on writing
-    /// every lane, so the lane's column of `regs` no longer holds them).
-    pub(crate) left_regs: [[u8; 16]; 16],
-    pub(crate) left: u32,
-    /// The group as a bit mask.
-    pub(crate) mask: u32,
-    /// On `LaneExit::Parked` and `LaneExit::Split`: the lanes that performed, or took the branch.
-    pub(crate) done: u32,
-    pub(crate) ip: u32,
-    /// Own-bank rows (see `Port::own_bank_rows`): below cycle `rows_until`, a plain access
-    /// in which every lane k of the group reaches bank k, all in one row, is one vector
-    /// load or store of that row, performed by compiled code itself. `rows_done` counts
-    /// such accesses not yet added to the banks' counters (`LaneFile::count_rows`).
-    pub(crate) rows: *mut u8,
-    pub(crate) rows_until: u64,
-    pub(crate) rows_done: u64,
-    /// Shared rows (see `Port::shared_rows_until`): below cycle `shared_until`, a plain
-    /// load in which every lane reads one row, each lane k from bank k + d (a rotation) or
-    /// all from one bank b (a broadcast), is one vector load of that row and a shuffle,
-    /// performed by compiled code itself. It counts such loads in `shared[d]` or
-    /// `shared[16 + b]` (null for a frame without the path, whose code never counts), and
-    /// marks the entries it touched in `shared_used`, until `LaneFile::count_rows`.
-    pub(crate) shared_until: u64,
-    pub(crate) shared: *mut [u64; 32],
-    pub(crate) shared_used: u32,
-    /// Row accesses (own-bank or shared) of each bank, kept here until the entry ends.
-    pub(crate) rows_per_bank: [u64; 16],
-}
-
-/// `fn(file, ctx, limit) -> exit code`, the signature `lanes_compile` emits.
-pub(crate) type LaneEntryFn = unsafe extern "C" fn(*mut LaneFile, *mut LaneCtx<'_, '_>, u64) -> u32;
-
-/// What the memory callback needs; lives on the Rust stack for one entry.
-pub(crate) struct LaneCtx<'p, 'm> {
-    port: *mut Port<'m>,
-    _port: std::marker::PhantomData<&'p mut Port<'m>>,
-    /// A panic caught in the callback, re-raised once compiled code has returned.
-    panic: Option<Box<dyn Any + Send>>,
-}
+use crate::abi::{lanes_of, LaneCtx, LaneExit, LaneFile};
 
 /// Perform one memory instruction of the group for compiled code: lane by lane in
 /// ascending core id, until a lane cannot go now; a lane that stalls on a lock in its turn
@@ -544,18 +481,6 @@ fn enter_once(
         LaneExit::Slow => {}
     }
     None
-}
-
-/// The lanes of a mask, lowest first, one step per lane.
-pub(crate) fn lanes_of(mask: u16) -> impl Iterator<Item = usize> {
-    let mut rest = mask;
-    std::iter::from_fn(move || {
-        (rest != 0).then(|| {
-            let k = rest.trailing_zeros() as usize;
-            rest &= rest - 1;
-            k
-        })
-    })
 }
 
 #[cfg(test)]

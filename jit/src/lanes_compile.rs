@@ -21,16 +21,17 @@
 //!   (`lanes::lane_leave`) and the rest run on; any other split ends the run
 //!   (`LaneExit::Split`), and the run loop regroups the lanes.
 
+use crate::abi::LaneExit;
+use crate::abi::{signature, Callbacks, LaneAccessFn, LaneEntryFn, LaneFile, LaneLeaveFn};
 use crate::compile::{cycles, dispatch_on_ip, jump_to_exit, shape};
-use crate::exits::LaneExit;
-use crate::lanes::LaneFile;
+use crate::compile::{Compiler, Form, MachineCode};
+use crate::error::JitError;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{
-    types, Block, ConstantData, InstBuilder, MemFlagsData, Signature, Value,
-};
+use cranelift_codegen::ir::{types, Block, ConstantData, InstBuilder, MemFlagsData, Value};
 use cranelift_codegen::isa::TargetFrontendConfig;
 use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
+use cranelift_jit::JITModule;
 use gpu16_machine::banks::FrameBanks;
 use gpu16_machine::isa::{Instr, MemOp, FRAME_INSTRS, REGS};
 use gpu16_machine::semantics::{step, Access, Effect, Semantics};
@@ -42,8 +43,7 @@ pub(crate) fn build(
     ctx: &mut Context,
     fctx: &mut FunctionBuilderContext,
     instrs: &[Instr; FRAME_INSTRS],
-    shim: Signature,
-    leave_sig: Signature,
+    callbacks: Callbacks,
     module_config: TargetFrontendConfig,
 ) {
     let ptr = module_config.pointer_type();
@@ -103,8 +103,9 @@ pub(crate) fn build(
         }
     });
 
-    let shim_ref = b.import_signature(shim);
-    let leave_ref = b.import_signature(leave_sig);
+    let call_conv = module_config.default_call_conv;
+    let shim_ref = b.import_signature(signature::<LaneAccessFn>(call_conv, ptr));
+    let leave_ref = b.import_signature(signature::<LaneLeaveFn>(call_conv, ptr));
     let to_exit = |b: &mut FunctionBuilder, ip: usize, code: u32, cyc: Value, done: Value| {
         jump_to_exit(b, exit, ip, code, cyc, &[done]);
     };
@@ -268,9 +269,7 @@ pub(crate) fn build(
                 b.ins().store(flags, v, file, at(field));
             }
             let op = b.ins().iconst(types::I32, i64::from(access.op as u8));
-            let f = b
-                .ins()
-                .iconst(ptr, crate::lanes::lane_access as *const () as usize as i64);
+            let f = b.ins().iconst(ptr, callbacks.lane_access as usize as i64);
             let call = b.ins().call_indirect(shim_ref, f, &[lctx, file, op, when]);
             let done = b.inst_results(call)[0];
             let loaded = b
@@ -351,9 +350,7 @@ pub(crate) fn build(
                     let leaving = b.ins().bxor(mask, bits);
                     let after_ready = b.ins().iadd_imm_u(c1, cycles(1));
                     let ready_ip = b.ins().iconst(types::I32, (end + 1) as i64);
-                    let f = b
-                        .ins()
-                        .iconst(ptr, crate::lanes::lane_leave as *const () as usize as i64);
+                    let f = b.ins().iconst(ptr, callbacks.lane_leave as usize as i64);
                     b.ins()
                         .call_indirect(leave_ref, f, &[file, leaving, after_ready, ready_ip]);
                     b.def_var(lanes_var, taken);
@@ -614,5 +611,30 @@ impl Semantics for VectorLowering<'_, '_> {
     fn shr(&mut self, x: Value, k: u8) -> Value {
         let k = self.b.ins().iconst(types::I32, i64::from(k & 7));
         self.b.ins().ushr(x, k)
+    }
+}
+
+impl Compiler {
+    /// Compile the lockstep form of `instrs` (see `lanes.rs`) into `module` and return the
+    /// finalized entry address.
+    pub(crate) fn compile_lanes(
+        &mut self,
+        module: &mut JITModule,
+        instrs: &[Instr; FRAME_INSTRS],
+    ) -> Result<*const u8, JitError> {
+        let code = self.lanes_code(instrs)?;
+        crate::compile::place(module, &code)
+    }
+
+    /// The machine code of the lockstep form of `instrs`, not yet in any module.
+    pub(crate) fn lanes_code(
+        &mut self,
+        instrs: &[Instr; FRAME_INSTRS],
+    ) -> Result<MachineCode, JitError> {
+        let sig = self.signature_of::<LaneEntryFn>();
+        let (callbacks, config) = (self.callbacks, self.isa.frontend_config());
+        self.codegen(Form::Lanes, sig, |ctx, fctx| {
+            build(ctx, fctx, instrs, callbacks, config)
+        })
     }
 }

@@ -2,13 +2,13 @@
 //! (cached by the frame's bytes), and [`Auto`] interprets a frame until it is hot, then runs
 //! it compiled. Both behave exactly like the reference interpreter, `gpu16_interp`.
 
+mod abi;
 mod auto;
 mod cache;
 mod cohort;
 mod cohort_compile;
 mod compile;
 mod error;
-mod exits;
 mod hot_table;
 mod lanes;
 mod lanes_compile;
@@ -17,16 +17,16 @@ mod slots_compile;
 mod worker;
 
 pub use auto::{
-    Auto, AutoCode, Cold, CompileMode, Hotness, DEFAULT_HOT_INSTRUCTIONS, DEFAULT_HOT_ISSUES,
+    Auto, AutoCode, CompileMode, Hotness, DEFAULT_HOT_INSTRUCTIONS, DEFAULT_HOT_ISSUES,
     MAX_PENDING_COMPILES,
 };
 pub use cache::{CacheStats, CompiledFrame, FrameKey};
 pub use compile::OptLevel;
 pub use error::JitError;
-pub use hot_table::HOT_TABLE_FRAMES;
+pub use hot_table::{Cold, HOT_TABLE_FRAMES};
 
 use cache::Cache;
-use compile::{Compiler, MachineCode};
+use compile::{Compiler, Form, MachineCode};
 use gpu16_machine::isa::{Instr, FRAME_INSTRS};
 use gpu16_machine::{
     Backend, BackendError, CoreExit, CoreState, GroupExit, GroupShape, InstrFrame, Port, SlotCode,
@@ -119,7 +119,7 @@ impl Jit {
 
     /// A JIT with `options`, or why Cranelift cannot start on this host.
     pub fn with_options(options: JitOptions) -> Result<Jit, JitError> {
-        let compiler = Compiler::new(options.opt_level)?;
+        let compiler = Compiler::new(options.opt_level, runtime::callbacks())?;
         Ok(Jit {
             cache: Cache::new(compiler, options.frames_per_module, options.max_modules),
             engine: options.engine,
@@ -184,7 +184,7 @@ impl Jit {
     ) -> Result<Rc<CompiledFrame>, JitError> {
         let frame = self.cache.frame(key, instrs);
         for code in made {
-            if code.lockstep {
+            if code.form == Form::Lanes {
                 self.cache.lanes_from(&frame, Some(code))?;
             } else {
                 self.cache.scalar_from(&frame, Some(code))?;

@@ -1,21 +1,19 @@
-//! The boundary between Rust and compiled frames: the entry ABI, the exit codes, and the
-//! memory callback compiled code calls for every ld/st it does not perform itself. The
-//! crate's `unsafe` lives here (calling into compiled code) and in `cache.rs` (turning a
-//! finalized address into a function, freeing a module's code).
+//! The per-core form's runtime: entering a frame's per-core code for one core, the memory
+//! callback that code calls for every ld/st it does not perform itself, and running MCST
+//! slot code; and the table of every form's callbacks ([`callbacks`]) that compilers are
+//! given. The types of the boundary are `abi`'s. Calls into compiled code are `unsafe`
+//! here and in `lanes.rs` and `cohort.rs`; `cache.rs` turns a finalized address into a
+//! function and frees a module's code.
 
+use crate::abi::{CallCtx, Callbacks, ScalarExit, SlotCodeExit, PARK};
 use crate::cache::{CompiledFrame, ScalarCode, SlotsCode};
 use crate::compile::cycles_to_entry;
-use crate::exits::{ScalarExit, SlotCodeExit};
 use gpu16_interp::interpret;
 use gpu16_machine::config::INSTRUCTION_CYCLES;
 use gpu16_machine::isa::{address, MemOp};
 use gpu16_machine::mcst::{SlotExit, SlotRun, SlotState};
 use gpu16_machine::{CoreExit, CoreState, DirectAccess, Port};
-use std::any::Any;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-
-/// `fn(state) -> exit code`, the signature `compile_slots` emits.
-pub(crate) type SlotEntryFn = unsafe extern "C" fn(*mut SlotState) -> u32;
 
 impl SlotRun for SlotsCode {
     fn run(&self, state: &mut SlotState) -> SlotExit {
@@ -31,22 +29,17 @@ impl SlotRun for SlotsCode {
     }
 }
 
-/// The callback's answer when the port says park.
-const PARK: u32 = 0x100;
-
-/// `fn(core, ctx, limit, direct) -> exit code`, the signature `compile` emits.
-pub(crate) type EntryFn =
-    unsafe extern "C" fn(*mut CoreState, *mut CallCtx<'_, '_>, u64, *const DirectAccess) -> u32;
-
-/// What the memory callback needs; lives on the Rust stack for one `enter`.
-pub(crate) struct CallCtx<'p, 'm> {
-    /// Raw, because compiled code also reaches into the port through the `DirectAccess`
-    /// pointers derived from this same pointer; the two never run at the same time.
-    port: *mut Port<'m>,
-    _port: std::marker::PhantomData<&'p mut Port<'m>>,
-    id: u8,
-    /// A panic caught in the callback, re-raised once compiled code has returned.
-    panic: Option<Box<dyn Any + Send>>,
+/// The callbacks of every form's runtime, for the compiler whose code calls them. Each is
+/// checked here against its type in [`crate::abi`], from which the code's call
+/// signature is derived.
+pub(crate) fn callbacks() -> Callbacks {
+    Callbacks {
+        mem_access,
+        lane_access: crate::lanes::lane_access,
+        lane_leave: crate::lanes::lane_leave,
+        cohort_access: crate::cohort::cohort_access,
+        cohort_end: crate::cohort::cohort_end,
+    }
 }
 
 /// Perform one memory instruction for compiled code: the loaded (or stored) byte, or `PARK`.
@@ -144,6 +137,55 @@ pub(crate) fn enter(
             };
             *handed_over += core.instructions - before;
             exit
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compile::{Compiler, OptLevel};
+    use gpu16_machine::isa::{Instr, FRAME_INSTRS};
+
+    /// Every form of every frame compiles: a form that does not falls back to the
+    /// interpreter with the same results, so no differential test would notice. Frames of
+    /// random words, plus each instruction kind at every IP, under the verifier in debug
+    /// builds.
+    #[test]
+    fn every_form_of_random_frames_compiles() {
+        let mut compiler = Compiler::new(OptLevel::None, callbacks()).unwrap();
+        let mut module = compiler.new_module();
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut word = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed as u16
+        };
+        let mut frames: Vec<[Instr; FRAME_INSTRS]> = Vec::new();
+        while frames.len() < 300 {
+            let f: [Instr; FRAME_INSTRS] =
+                std::array::from_fn(|_| Instr::decode(word()).unwrap_or(Instr::Nop));
+            frames.push(f);
+        }
+        for w in [
+            0x0000u16, 0x1123, 0x3123, 0x4123, 0x6123, 0xb123, 0xb163, 0xd123, 0xd163,
+        ] {
+            let i = Instr::decode(w).unwrap();
+            for at in 0..FRAME_INSTRS {
+                let mut f = [Instr::Ready; FRAME_INSTRS];
+                f[at] = i;
+                frames.push(f);
+            }
+        }
+        for f in &frames {
+            compiler.compile(&mut module, f).expect("per-core form");
+            compiler
+                .compile_lanes(&mut module, f)
+                .expect("lockstep form");
+            compiler
+                .compile_cohort(&mut module, f)
+                .expect("cohort form");
         }
     }
 }

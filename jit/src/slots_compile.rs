@@ -10,13 +10,16 @@
 //! `bnz` the bubbles are added to the cycle and the target's run is entered; a run that
 //! reaches a memory instruction or `ready` stops before it.
 
+use crate::abi::{SlotCodeExit, SlotEntryFn};
 use crate::compile::{dispatch_on_ip, jump_to_exit, Lowering};
-use crate::exits::SlotCodeExit;
+use crate::compile::{Compiler, Form};
+use crate::error::JitError;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, Block, InstBuilder, MemFlagsData, Value};
 use cranelift_codegen::isa::TargetFrontendConfig;
 use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
+use cranelift_jit::JITModule;
 use gpu16_machine::isa::{Instr, FRAME_INSTRS, REGS};
 use gpu16_machine::mcst::SlotState;
 use gpu16_machine::semantics::{step, Effect};
@@ -222,6 +225,24 @@ pub(crate) fn build(
     // Sealing only now: loop heads get their back edges before their phis are fixed.
     b.seal_all_blocks();
     b.finalize(module_config);
+}
+
+impl Compiler {
+    /// Compile the MCST slot form of the frame `words` (see `slots_compile.rs`) into
+    /// `module` and return the finalized entry address. Compiled where it runs, never on
+    /// `auto`'s worker thread, so its `MachineCode` is never offered as another form.
+    pub(crate) fn compile_slots(
+        &mut self,
+        module: &mut JITModule,
+        words: &[u16; FRAME_INSTRS],
+    ) -> Result<*const u8, JitError> {
+        let sig = self.signature_of::<SlotEntryFn>();
+        let config = self.isa.frontend_config();
+        let code = self.codegen(Form::Slots, sig, |ctx, fctx| {
+            build(ctx, fctx, words, config)
+        })?;
+        crate::compile::place(module, &code)
+    }
 }
 
 #[cfg(test)]

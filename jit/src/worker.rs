@@ -123,7 +123,7 @@ impl Drop for Worker {
 
 /// The thread's loop: compile each request until the channel closes or `stop` is set.
 fn serve(opt: OptLevel, inbox: &Receiver<Request>, outbox: &Sender<Done>, stop: &AtomicBool) {
-    let mut compiler = Compiler::new(opt);
+    let mut compiler = Compiler::new(opt, crate::runtime::callbacks());
     while let Ok(request) = inbox.recv() {
         if stop.load(Ordering::Relaxed) {
             return;

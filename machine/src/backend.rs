@@ -10,8 +10,10 @@
 //! of decisions.md exact while a lone core runs at native speed.
 
 use crate::config::INSTRUCTION_CYCLES;
+pub use crate::event_key::EventKey;
 use crate::frame::InstrFrame;
 use crate::isa::{Flow, MemOp, FRAME_INSTRS};
+use crate::lock_wait::LockWaits;
 use crate::memory::{bank_of, holding_bit, Refusal, SharedMemory, Stall, Wakes, BANKS};
 use std::cell::Cell;
 
@@ -31,65 +33,6 @@ pub struct CoreState {
     /// The core's id, 0..15: its bit in a task mask and its place in the (cycle, core id)
     /// order.
     pub id: u8,
-}
-
-/// A point in the event order of decisions.md: earlier cycle first, then lower core id.
-/// Packed into one integer (`cycle * 16 + core`) so that comparing keys, and taking the
-/// minimum of many, is one machine instruction; [`EventKey::NEVER`] is later than any.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct EventKey(u64);
-
-impl EventKey {
-    /// Later than every event: no event at all.
-    pub const NEVER: EventKey = EventKey(u64::MAX);
-
-    /// The key of core `core`'s action in `cycle` (`cycle` below 2^60).
-    #[inline]
-    pub fn new(cycle: u64, core: u8) -> EventKey {
-        EventKey((cycle << 4) | u64::from(core & 0xF))
-    }
-
-    /// The key as its packed integer, for tables compiled code or a minimum scan reads.
-    #[inline]
-    pub fn raw(self) -> u64 {
-        self.0
-    }
-
-    /// The key a packed integer stands for.
-    #[inline]
-    pub fn from_raw(raw: u64) -> EventKey {
-        EventKey(raw)
-    }
-
-    /// The cycle of the event.
-    #[inline]
-    pub fn cycle(self) -> u64 {
-        self.0 >> 4
-    }
-
-    /// The core of the event.
-    #[inline]
-    pub fn core(self) -> u8 {
-        (self.0 & 0xF) as u8
-    }
-
-    /// Whether this is [`EventKey::NEVER`].
-    #[inline]
-    pub fn is_never(self) -> bool {
-        self == EventKey::NEVER
-    }
-
-    /// The first cycle in which `core` acts at or after this key: `core`'s actions in
-    /// earlier cycles come before it, and those from this cycle on do not.
-    #[inline]
-    pub fn first_cycle_at_or_past(self, core: u8) -> u64 {
-        let id = u64::from(core & 0xF);
-        if self.0 <= id {
-            0
-        } else {
-            (self.0 - id - 1) / 16 + 1
-        }
-    }
 }
 
 /// Why a backend stopped running a core.
@@ -119,20 +62,6 @@ pub enum PortAccess {
     Slept,
     /// Not now: the core parks before the instruction, as for [`Port::access`]'s `None`.
     Parked,
-}
-
-/// One stretch of cycles a running core slept on a lock, from its stalled attempt up to
-/// (not including) the retry its wake-up gave it; the run loop counts it as stalls.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LockStall {
-    /// The core that slept.
-    pub core: u8,
-    /// The cycle of its stalled attempt, the first stalled cycle.
-    pub from: u64,
-    /// The cycle of its retry (exclusive): `to - from` stalled cycles.
-    pub to: u64,
-    /// The byte address (0..4095) whose lock it waited for.
-    pub addr: u16,
 }
 
 /// A backend's failure that is not the program's fault, e.g. a frame the JIT could not
@@ -276,7 +205,7 @@ pub trait Backend {
 
     /// For the MCST dialect's slot engine: code that runs a core's register-only slots of
     /// the frame whose instruction words are `words` ahead of the engine's clock (see
-    /// [`crate::mcst::SlotRun`]), or `None` to have the engine step them one slot at a
+    /// [`crate::slot_run::SlotRun`]), or `None` to have the engine step them one slot at a
     /// time. `asked` counts the times the engine has wanted such code for this frame in
     /// this run (it asks again at powers of two while the answer is `None`), so a backend
     /// can wait until the frame is hot. The default: `None`, the reference behaviour.
@@ -287,7 +216,7 @@ pub trait Backend {
 }
 
 /// A backend's compiled register-only slots of one frame ([`Backend::slot_code`]).
-pub type SlotCode = std::rc::Rc<dyn crate::mcst::SlotRun>;
+pub type SlotCode = std::rc::Rc<dyn crate::slot_run::SlotRun>;
 
 /// What compiled code needs to perform a plain `ld` or `st` itself: for each bank, the
 /// first cycle from which such an access by the running core might stall, fault, conflict
@@ -338,51 +267,15 @@ pub struct DirectBounds {
     turn: [Cell<u64>; BANKS],
 }
 
-/// The per-core entries of a [`Port`], kept by the run loop across runs and lent to each
-/// port, so that making a port initializes none of them: an entry is meaningful only for
-/// the cores of the port's mask that names it (`woken`, `asleep`, `stalled`).
-#[derive(Debug)]
-pub(crate) struct PortLog {
-    /// The cycle of each woken core's retry.
-    pub(crate) retry_at: [u64; 16],
-    /// For a sleeper, the cycle of its stalled attempt, and its access (op, address).
-    pub(crate) since: [u64; 16],
-    pub(crate) sleep_access: [(MemOp, u16); 16],
-    /// Cycles each running core slept on locks, up to the retries its wake-ups gave it.
-    pub(crate) stalled: [u64; 16],
-    /// Each such sleep, where the run loop reports events (`None` where it does not); the
-    /// run loop drains it after each run.
-    pub(crate) sleeps: Option<Vec<LockStall>>,
-    /// For each bank, the last herd wake-up ([`Port::wake`]) whose sleepers went back to
-    /// sleep without their entries being brought up to date (the port's `lagging` mask).
-    pub(crate) herd: [Wakes; BANKS],
-}
-
-impl PortLog {
-    /// A log that keeps each sleep if `sleeps`.
-    pub(crate) fn new(sleeps: bool) -> PortLog {
-        PortLog {
-            retry_at: [0; 16],
-            since: [0; 16],
-            sleep_access: [(MemOp::Ld, 0); 16],
-            stalled: [0; 16],
-            sleeps: sleeps.then(Vec::new),
-            herd: [Wakes::default(); BANKS],
-        }
-    }
-}
-
 /// What a [`Port`] leaves for the run loop to settle when its run ends.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct PortEnd {
-    /// Cores outside the run woken by it, each retrying in `PortLog::retry_at`.
+    /// Cores outside the run woken by it, each retrying in [`LockWaits::retry_at`].
     pub(crate) woken: u16,
     /// Banks on which the run opened a sequence.
     pub(crate) opened: u16,
-    /// Running cores asleep on a lock, each since `PortLog::since`.
+    /// Running cores asleep on a lock (each since [`LockWaits::since`]).
     pub(crate) asleep: u16,
-    /// Running cores that slept on locks, each for `PortLog::stalled` cycles.
-    pub(crate) stalled: u16,
     /// The earliest (cycle, core) a core came to a breakpoint, as a raw [`EventKey`]
     /// (`u64::MAX`: none), and the IP.
     pub(crate) stopped_at: u64,
@@ -403,28 +296,17 @@ pub struct Port<'m> {
     bounds: &'m DirectBounds,
     /// Cores woken by a sequence closed through this port, as a mask; a woken core is
     /// outside the running cores, so it cannot sleep again while the port lives. Each
-    /// one's retry cycle is in `log.retry_at`.
+    /// one's retry cycle is in `waits`.
     woken: u16,
     /// Banks on which an access through this port opened a sequence.
     opened: u16,
     /// The cores the backend runs: a sleeper among them is the backend's to retry, so its
     /// wake-up tightens no horizon.
     running: u16,
-    /// Running cores asleep on a lock ([`Port::access_or_sleep`]); each one's stalled
-    /// attempt and access are in `log.since` and `log.sleep_access`.
-    asleep: u16,
-    /// The sleepers of `asleep` whose access is an `ld_sync`.
-    ld_sync_sleepers: u16,
     /// Running sleepers woken since [`Port::take_running_wakes`] last took them.
     running_woken: u16,
-    /// The running cores that slept on locks, each for `log.stalled` cycles.
-    stalled: u16,
-    /// Sleepers that a herd wake-up sent back to sleep and whose `since` and `stalled`
-    /// entries still lack it (and any later herd of their bank): the last such herd is in
-    /// `log.herd`. See [`Port::wake`] and [`Port::finish`].
-    lagging: u16,
-    /// The per-core entries the masks above point into, and the sleeps.
-    log: &'m mut PortLog,
+    /// Every core's lock wait: running cores fall asleep, wake and are charged through it.
+    waits: &'m mut LockWaits,
     /// A debugger's breakpoints in the frame run, as a mask of IPs (see [`Port::stops`]).
     stops: u16,
     /// The cycles whose breakpoints count: from the first, not the second.
@@ -444,7 +326,7 @@ impl<'m> Port<'m> {
         bounds: &'m DirectBounds,
         limit: u64,
         running: u16,
-        log: &'m mut PortLog,
+        waits: &'m mut LockWaits,
     ) -> Port<'m> {
         Port {
             memory,
@@ -456,12 +338,8 @@ impl<'m> Port<'m> {
             woken: 0,
             opened: 0,
             running,
-            asleep: 0,
-            ld_sync_sleepers: 0,
             running_woken: 0,
-            stalled: 0,
-            lagging: 0,
-            log,
+            waits,
             stops: 0,
             stops_from: 0,
             stops_skip: u64::MAX,
@@ -512,39 +390,18 @@ impl<'m> Port<'m> {
         }
     }
 
-    /// End the port's run: bring the entries of sleepers a herd sent back to sleep up to
+    /// End the port's run: bring the charges of sleepers a herd sent back to sleep up to
     /// date, and hand over the masks the run loop settles (see [`PortEnd`]).
     #[inline]
-    pub(crate) fn finish(mut self) -> PortEnd {
-        let mut m = std::mem::take(&mut self.lagging);
-        while m != 0 {
-            let w = m.trailing_zeros() as u8;
-            m &= m - 1;
-            let i = usize::from(w);
-            let herd = self.log.herd[bank_of(self.log.sleep_access[i].1)];
-            self.slept_until(w, herd.retry(w));
-        }
+    pub(crate) fn finish(self) -> PortEnd {
+        self.waits.catch_up();
         PortEnd {
             stopped_at: self.stopped_at,
             stopped_ip: self.stopped_ip,
             woken: self.woken,
             opened: self.opened,
-            asleep: self.asleep,
-            stalled: self.stalled,
+            asleep: self.waits.asleep() & self.running,
         }
-    }
-
-    /// Count core `w`'s sleep from `log.since` up to its retry in cycle `at`, from which it
-    /// is awake (or asleep again).
-    #[inline]
-    fn slept_until(&mut self, w: u8, at: u64) {
-        let i = usize::from(w);
-        if self.stalled & (1 << w) == 0 {
-            self.stalled |= 1 << w;
-            self.log.stalled[i] = 0;
-        }
-        self.log.stalled[i] += at - self.log.since[i];
-        self.log.since[i] = at;
     }
 
     /// Raw views for compiled code running core `id`; see [`DirectAccess`].
@@ -718,13 +575,7 @@ impl<'m> Port<'m> {
             Err(Some(Stall::Lock { holder, .. }))
                 if self.running & (1 << id) != 0 && self.running & (1 << holder) != 0 =>
             {
-                let addr = addr & 0xFFF;
-                self.memory.sleep_on(bank_of(addr), id);
-                self.asleep |= 1 << id;
-                self.ld_sync_sleepers &= !(1 << id);
-                self.ld_sync_sleepers |= u16::from(op == MemOp::LdSync) << id;
-                self.log.since[usize::from(id)] = cycle;
-                self.log.sleep_access[usize::from(id)] = (op, addr);
+                self.waits.sleep(self.memory, id, op, addr & 0xFFF, cycle);
                 PortAccess::Slept
             }
             Err(_) => PortAccess::Parked,
@@ -772,7 +623,7 @@ impl<'m> Port<'m> {
 
     /// The running cores asleep on a lock, as a mask.
     pub fn asleep(&self) -> u16 {
-        self.asleep
+        self.waits.asleep() & self.running
     }
 
     /// The running sleepers woken since the last call, as a mask; each retries in
@@ -783,7 +634,7 @@ impl<'m> Port<'m> {
 
     /// The cycle in which woken core `core` retries its access.
     pub fn retry_cycle(&self, core: u8) -> u64 {
-        self.log.retry_at[usize::from(core & 0xF)]
+        self.waits.retry_at(usize::from(core & 0xF))
     }
 
     /// Whether core `core` holds a lock (ending its part now would fault).
@@ -824,79 +675,26 @@ impl<'m> Port<'m> {
         Ok(performed.value)
     }
 
-    /// Sleepers on a sequence this core closed retry when [`Wakes::iter`] says. One of the
-    /// running cores is the backend's to retry; any other may touch its banks from then on,
-    /// which tightens those banks' horizons.
-    ///
-    /// A herd is served at once: where every core the close wakes is a running core
-    /// waiting to `ld_sync` (with no bank-conflict model, and both retry cycles below the
-    /// limit), the first retry either opens the bank's next sequence or finds one opened
-    /// since, and that sequence cannot close before the last retry (it closes at the
-    /// earliest in the cycle after it opened, from its holder, who acts after every retry
-    /// of that cycle). So every other retry stalls on it, and each of those cores sleeps
-    /// again from its retry cycle now, as it would retrying in turn; only the first retry
-    /// is the backend's to make.
-    ///
-    /// Where no sleep is logged, the cores a herd sends back to sleep are left as they are
-    /// (`lagging`), and the herd is remembered for their bank: a core's stalled cycles add
-    /// up (retry - sleep start) over its sleeps, and each sleep starts where the last
-    /// ended, so the sum is the same if it is taken once, from the first sleep's start to
-    /// the last retry. That is done when the core is woken otherwise, or at
-    /// [`Port::finish`] with the last herd's retry; so a contended lock costs one core's
-    /// work a hand-over, not the whole herd's.
+    /// Sleepers on a sequence this core closed retry when [`Wakes::iter`] says. The running
+    /// ones are the backend's to retry ([`LockWaits::wake_running`], which also serves a
+    /// herd); any other may touch its banks from its retry on, which tightens those banks'
+    /// horizons, and the run loop wakes it when the port ends.
     fn wake(&mut self, wakes: Wakes) {
-        let running = wakes.mask() & self.asleep;
-        if running != 0 {
-            let herd = wakes.mask() & !(self.asleep & self.ld_sync_sleepers) == 0
-                && !self.memory.bank_conflicts()
-                && wakes.cycle() + 1 < self.limit;
-            let again = match wakes.first() {
-                Some(first) if herd => running & !(1 << first),
-                _ => 0,
-            };
-            let lag = if self.log.sleeps.is_none() { again } else { 0 };
-            let mut m = running & !lag;
-            while m != 0 {
-                let w = m.trailing_zeros() as u8;
-                m &= m - 1;
-                let (i, at) = (usize::from(w), wakes.retry(w));
-                if let Some(log) = &mut self.log.sleeps {
-                    log.push(LockStall {
-                        core: w,
-                        from: self.log.since[i],
-                        to: at,
-                        addr: self.log.sleep_access[i].1,
-                    });
-                }
-                self.slept_until(w, at);
-                self.log.retry_at[i] = at;
-            }
-            self.lagging = (self.lagging & !running) | lag;
-            let retrying = running & !again;
-            self.asleep &= !retrying;
-            self.running_woken |= retrying;
-            if again != 0 {
-                let bank = bank_of(self.log.sleep_access[again.trailing_zeros() as usize].1);
-                self.memory.sleep_all_on(bank, again);
-                if lag != 0 {
-                    self.log.herd[bank] = wakes;
-                }
-            }
-        }
-        let mut outside = wakes.mask() & !running;
+        self.running_woken |= self
+            .waits
+            .wake_running(self.memory, wakes, self.running, self.limit);
+        let mut outside = self.waits.note_retries(wakes, self.running);
+        self.woken |= outside;
         while outside != 0 {
             let w = outside.trailing_zeros() as u8;
             outside &= outside - 1;
-            let at = wakes.retry(w);
-            self.log.retry_at[usize::from(w)] = at;
-            let key = EventKey::new(at, w).raw();
+            let key = EventKey::new(wakes.retry(w), w).raw();
             let mut banks = self.banks[usize::from(w)];
             while banks != 0 {
                 let b = banks.trailing_zeros() as usize;
                 banks &= banks - 1;
                 self.horizon[b] = self.horizon[b].min(key);
             }
-            self.woken |= 1 << w;
         }
         self.refresh_until();
     }

@@ -19,8 +19,9 @@ pub(crate) enum Mode {
     /// Stopped before the memory instruction at its IP (or at the cycle limit); the loop
     /// performs the access in its turn. `bank_retry` after a bank-conflict stall.
     Parked { bank_retry: bool },
-    /// Asleep until the open sequence on `bank` closes; stalled since `since` on `addr`.
-    Sleeping { bank: usize, since: u64, addr: u16 },
+    /// Asleep until the open sequence on `bank` closes, stalled on `addr` (since when is
+    /// the lock waits' to know).
+    Sleeping { bank: usize, addr: u16 },
     /// Broke a rule in `cycle`; reported when that is the earliest event.
     Faulted { rule: FaultRule, cycle: u64 },
     /// Proven to repeat its registers and IP every `period` cycles without touching memory

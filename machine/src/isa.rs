@@ -1,10 +1,9 @@
-//! The core's instruction set: decoding and encoding of the 16-bit instruction word, and the
-//! semantics of every instruction that touches only the core's own registers. This is the one
-//! place the instruction table lives; the interpreter executes it, the JIT mirrors it (and the
-//! differential tests hold it to it), and the assembler and disassembler use its names.
+//! The core's instruction set: decoding and encoding of the 16-bit instruction word, and
+//! each instruction's operands and names. This is the one place the instruction table
+//! lives; what each instruction does is [`crate::semantics`]'s (which the interpreter
+//! executes and the JIT mirrors), and the assembler and disassembler use its names.
 
 use crate::dialect::Dialect;
-use crate::semantics::{step, Access, Concrete, Effect};
 use std::fmt;
 
 /// Number of general registers of a core.
@@ -32,24 +31,6 @@ pub enum AluOp {
 }
 
 impl AluOp {
-    /// The operation's result on concrete bytes, as [`crate::semantics::step`] defines it.
-    pub fn apply(self, x: u8, y: u8) -> u8 {
-        let mut regs = [0u8; REGS];
-        regs[0] = x;
-        regs[1] = y;
-        execute(
-            Instr::Alu {
-                op: self,
-                a: 0,
-                b: 1,
-                c: 2,
-            },
-            &mut regs,
-            0,
-        );
-        regs[2]
-    }
-
     /// The instruction's opcode (bits 15:12).
     pub fn opcode(self) -> u8 {
         match self {
@@ -139,14 +120,6 @@ impl MemOp {
 #[inline]
 pub fn address(bank: u8, row: u8) -> u16 {
     (u16::from(bank & 0xF) << 8) | u16::from(row)
-}
-
-impl Access<u8> {
-    /// The address a concrete access reaches.
-    #[inline]
-    pub fn address(&self) -> u16 {
-        address(self.bank, self.row)
-    }
 }
 
 /// A decoded instruction. Register fields are 0..15; `hi` of a memory instruction is 0..3.
@@ -352,20 +325,6 @@ impl Instr {
         }
     }
 
-    /// The bits of this instruction's word that have no effect on what it does: operand
-    /// bits `nop`, `ready` and `bnz` do not use, bit 7 of a shift amount, and the constant
-    /// of a `set_const` that loads the core id.
-    pub fn ignored_bits(&self) -> u16 {
-        match *self {
-            Instr::Nop | Instr::Ready => 0x0FFF,
-            Instr::Bnz { .. } => 0x000F,
-            Instr::Shift { .. } => 0x0080,
-            Instr::SetConst { d, .. } if crate::semantics::loads_core_id(d) => 0x0FF0,
-            Instr::McstSetConst { d, .. } if !crate::semantics::mcst_loads_constant(d) => 0x0FF0,
-            _ => 0,
-        }
-    }
-
     /// Encode with every ignored bit zero. `decode(encode(i)) == i` for every valid `i`.
     pub fn encode(&self) -> u16 {
         let w = |opc: u8, a: u8, b: u8, c: u8| -> u16 {
@@ -463,28 +422,6 @@ pub enum Flow {
     Ready,
 }
 
-impl Effect<u8> {
-    /// The control flow of a concrete effect. A memory access goes on with the next
-    /// instruction once it is performed.
-    #[inline]
-    pub fn flow(self) -> Flow {
-        match self {
-            Effect::Next | Effect::Memory(_) => Flow::Next,
-            Effect::Branch { cond, target } if cond != 0 => Flow::Jump(target),
-            Effect::Branch { .. } => Flow::Next,
-            Effect::Ready => Flow::Ready,
-        }
-    }
-}
-
-/// Execute one instruction on a core's registers with concrete bytes ([`step`] in the
-/// [`Concrete`] domain). A memory instruction comes back as [`Effect::Memory`] for the
-/// caller to perform.
-#[inline]
-pub fn execute(instr: Instr, regs: &mut [u8; REGS], core_id: u8) -> Effect<u8> {
-    step(instr, &mut Concrete { regs, core_id })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -529,49 +466,5 @@ mod tests {
         assert!(Instr::decode(0xb482).is_err()); // bits 7:6 = 2
         assert!(Instr::decode(0xd4c2).is_err()); // bits 7:6 = 3
         assert!(Instr::decode(0xb472).is_ok()); // bits 7:6 = 1: ld_sync
-    }
-
-    #[test]
-    fn alu_edges() {
-        assert_eq!(AluOp::Div.apply(7, 0), 0xFF);
-        assert_eq!(AluOp::Div.apply(200, 7), 28);
-        assert_eq!(AluOp::Sub.apply(1, 2), 0xFF);
-        assert_eq!(AluOp::Cmpge.apply(5, 5), 1);
-        assert_eq!(AluOp::Cmpge.apply(4, 5), 0);
-        let mut r = [0u8; 16];
-        r[1] = 0xFF;
-        r[2] = 0x81;
-        execute(Instr::Mul { a: 1, b: 1, c: 3 }, &mut r, 0);
-        assert_eq!((r[3], r[4]), (0x01, 0xFE));
-        execute(
-            Instr::Shift {
-                left: true,
-                a: 2,
-                k: 1,
-                c: 5,
-            },
-            &mut r,
-            0,
-        );
-        execute(
-            Instr::Shift {
-                left: false,
-                a: 2,
-                k: 9,
-                c: 6,
-            },
-            &mut r,
-            0,
-        );
-        assert_eq!((r[5], r[6]), (0x02, 0x40));
-    }
-
-    #[test]
-    fn mul_into_r15_writes_r0() {
-        let mut r = [0u8; 16];
-        r[1] = 200;
-        r[2] = 3;
-        execute(Instr::Mul { a: 1, b: 2, c: 15 }, &mut r, 0);
-        assert_eq!((r[15], r[0]), (600u16 as u8, (600u16 >> 8) as u8));
     }
 }

@@ -10,12 +10,14 @@ pub mod banks;
 pub mod config;
 mod cores;
 pub mod dialect;
+mod event_key;
 pub mod frame;
 pub mod frame_table;
 mod held;
 pub mod isa;
 pub mod live;
 mod livelock;
+mod lock_wait;
 pub mod mcst;
 pub mod memory;
 pub mod observe;
@@ -23,22 +25,22 @@ pub mod report;
 pub mod run;
 pub mod scheduler;
 pub mod semantics;
+mod slot_run;
+mod stop;
 pub mod task_memory;
 
 pub use backend::{
     retire, Backend, BackendError, CoreExit, CoreState, DirectAccess, DirectBounds, EventKey,
-    GroupExit, GroupShape, LockStall, Port, PortAccess, SlotCode,
+    GroupExit, GroupShape, Port, PortAccess, SlotCode,
 };
 pub use config::{Config, IssuePolicy, SlotTiming, TaskLog, Timing};
 pub use dialect::Dialect;
 pub use frame::{ControlFrame, Fence, FrameKind, InstrFrame, LoadError, Program};
 pub use isa::{AluOp, Flow, Instr, MemOp};
 pub use memory::{FaultRule, Performed, SharedMemory, Wakes};
-pub use observe::{
-    Event, Executed, Observer, Progress, StallCause, StopCause, StopNote, Stops, WaitCause,
-};
+pub use observe::{Event, Executed, Observer, Progress, StallCause, StopCause, StopNote, Stops};
 pub use report::{CoreCounters, CoreWait, RunError, RunFailure, RunReport, UnfinishedCore};
 pub use run::{run, run_observed, run_stream_observed};
-pub use scheduler::{TaskRecord, TaskSummary};
+pub use scheduler::{TaskRecord, TaskSummary, WaitCause};
 pub use semantics::{Access, Effect, Semantics};
 pub use task_memory::{FrameSource, ProgramFrames};

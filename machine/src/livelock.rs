@@ -26,7 +26,8 @@
 //!   checkpoints as in the first proof: equal sets prove that the run repeats for ever. This
 //!   is the core that polls a flag nobody will set.
 
-use crate::isa::{execute, Flow, Instr, MemOp, FRAME_INSTRS};
+use crate::isa::{Flow, Instr, MemOp, FRAME_INSTRS};
+use crate::semantics::execute;
 use crate::semantics::Effect;
 
 /// A core's registers and IP: all that decides a register-only core's future.

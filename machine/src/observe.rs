@@ -6,38 +6,11 @@
 use crate::backend::CoreState;
 use crate::config::Config;
 use crate::frame::Fence;
-use crate::isa::{execute, Instr, MemOp};
-use crate::scheduler::TaskRecord;
+use crate::isa::{Instr, MemOp};
+use crate::scheduler::{TaskRecord, WaitCause};
+use crate::semantics::execute;
 use crate::semantics::Effect;
-
-/// Why the task scheduler waited before processing a frame.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum WaitCause {
-    /// The frame's cores (its mask, or a CF's R0-init cores) were busy.
-    CoresBusy,
-    /// An earlier acq task was unfinished.
-    Acquire,
-    /// The frame is a rel task and earlier tasks were unfinished.
-    Release,
-}
-
-impl WaitCause {
-    /// A short name for reports and charts: `cores busy`, `acq fence` or `rel fence`.
-    pub fn name(self) -> &'static str {
-        match self {
-            WaitCause::CoresBusy => "cores busy",
-            WaitCause::Acquire => "acq fence",
-            WaitCause::Release => "rel fence",
-        }
-    }
-    pub(crate) fn index(self) -> usize {
-        match self {
-            WaitCause::CoresBusy => 0,
-            WaitCause::Acquire => 1,
-            WaitCause::Release => 2,
-        }
-    }
-}
+pub use crate::stop::StopCause;
 
 /// Why a core stalled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -323,25 +296,6 @@ pub trait Observer {
     /// as that cycle begins (by byte address), so that an observer that follows memory
     /// through the reported stores need not see the instructions before.
     fn executed_memory(&mut self, _memory: &[u8; crate::memory::MEMORY_BYTES]) {}
-}
-
-/// Why a run was stopped from outside the machine.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum StopCause {
-    /// Its wall-clock limit passed (`--timeout`).
-    Timeout,
-    /// The user interrupted it (Ctrl-C).
-    Interrupt,
-}
-
-impl StopCause {
-    /// A short stable name: `timeout` or `interrupted`.
-    pub fn name(self) -> &'static str {
-        match self {
-            StopCause::Timeout => "timeout",
-            StopCause::Interrupt => "interrupted",
-        }
-    }
 }
 
 /// An observer lent to a run.

@@ -6,8 +6,8 @@ use crate::config::Config;
 use crate::dialect::Dialect;
 use crate::frame::LoadError;
 use crate::memory::{FaultRule, MemoryStats, MEMORY_BYTES};
-use crate::observe::StopCause;
 use crate::scheduler::{TaskRecord, TaskSummary};
+use crate::stop::StopCause;
 use std::fmt;
 
 /// Per-core counters.

@@ -4,8 +4,8 @@
 //! access, a deferred fault, the watchdog), so every backend sees the same interleaving.
 
 use crate::backend::{
-    retire, shares_banks, Backend, CoreExit, DirectBounds, EventKey, GroupExit, GroupShape,
-    LockStall, Port, PortEnd, PortLog,
+    retire, shares_banks, Backend, CoreExit, DirectBounds, EventKey, GroupExit, GroupShape, Port,
+    PortEnd,
 };
 use crate::config::{Config, TaskLog, INSTRUCTION_CYCLES, MAX_CYCLE_LIMIT};
 use crate::cores::{CoreTable, Mode, Part};
@@ -13,12 +13,14 @@ use crate::dialect::Dialect;
 use crate::frame::{InstrFrame, Program};
 use crate::frame_table::FrameTable;
 use crate::held::Held;
-use crate::isa::{execute, Flow, MemOp};
+use crate::isa::{Flow, MemOp};
 use crate::livelock::{FrameLoops, LoopWatch, MachineWatch};
-use crate::memory::{bank_of, Attempt, FaultRule, Refusal, SharedMemory, Stall, Wakes, BANKS};
+use crate::lock_wait::{LockStall, LockWaits};
+use crate::memory::{bank_of, FaultRule, Refusal, SharedMemory, Stall, Wakes, BANKS};
 use crate::observe::{Event, Executed, Observer, Progress, StallCause, StopCause, StopNote, Stops};
 use crate::report::{CoreCounters, CoreWait, RunError, RunFailure, RunReport, UnfinishedCore};
 use crate::scheduler::{Step, TaskScheduler, Wait};
+use crate::semantics::execute;
 use crate::semantics::{Access, Concrete, Effect};
 use crate::task_memory::{FrameSource, ProgramFrames, TaskMemory};
 
@@ -295,9 +297,7 @@ impl<'a, B: Backend, O: Observer> Run<'a, B, O> {
             ends: 0,
             bounds: DirectBounds::default(),
             frame_table: FrameTable::new(),
-            retrying: 0,
-            retry: [(MemOp::Ld, 0); 16],
-            port_log: PortLog::new(O::WANTS_EVENTS),
+            waits: LockWaits::new(O::WANTS_EVENTS),
             watch: [LoopWatch::default(); 16],
             machine_watch: MachineWatch::default(),
             machine_checked: None,
@@ -403,13 +403,8 @@ pub(crate) struct Run<'a, B: Backend, O: Observer> {
     bounds: DirectBounds,
     /// Every distinct instruction frame issued, decoded and prepared once.
     frame_table: FrameTable<B::Code>,
-    /// Cores woken from a lock and parked to retry their access, which [`Run::settle`]
-    /// may put back to sleep.
-    retrying: u16,
-    /// The access (op, address) each sleeping or retrying core waits to perform.
-    retry: [(MemOp, u16); 16],
-    /// The per-core entries of each port (see [`PortLog`]).
-    port_log: PortLog,
+    /// Every core's lock wait and the stall ledger; lent to each port.
+    waits: LockWaits,
     /// Each core's watch for a loop that can never end, over the checkpoints.
     watch: [LoopWatch; 16],
     /// The frozen-memory watch over all cores together, and the checkpoint it last saw.
@@ -719,7 +714,8 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                 | Mode::Parked { .. }
                 | Mode::Faulted { .. }
                 | Mode::Looping { .. } => self.cores.key(i).cycle(),
-                Mode::Sleeping { bank, since, .. } => {
+                Mode::Sleeping { bank, .. } => {
+                    let since = self.waits.since(i);
                     let wake = self
                         .wake_key(bank)
                         .unwrap_or_else(|| self.first_opener(bank));
@@ -874,7 +870,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     /// have lower ids.
     fn run_cores(&mut self, cores: u16, lead: usize, together: bool, ts: &SchedulerBound) {
         // A parked retry that runs is no longer the loop's to settle.
-        self.retrying &= !cores;
+        self.waits.run(cores);
         if self.steps(self.cores.state[lead].cycle) {
             self.begin_steps();
         }
@@ -912,7 +908,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             &self.bounds,
             limit,
             cores,
-            &mut self.port_log,
+            &mut self.waits,
         );
         if let Some(stops) = &self.stops {
             let frame = self.cores.part(lead).frame;
@@ -932,7 +928,6 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             mut woken,
             opened,
             asleep,
-            stalled,
             stopped_at,
             stopped_ip,
         } = port.finish();
@@ -952,19 +947,14 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         while woken != 0 {
             let w = woken.trailing_zeros() as usize;
             woken &= woken - 1;
-            self.wake(w as u8, self.port_log.retry_at[w]);
-        }
-        // Only the cores run can have slept through the port.
-        for j in lanes_of(stalled) {
-            self.counters[j].stalls += self.port_log.stalled[j];
-            self.counters[j].lock_stalls += self.port_log.stalled[j];
+            self.wake(w as u8, self.waits.retry_at(w));
         }
         for LockStall {
             core,
             from,
             to,
             addr,
-        } in self.port_log.sleeps.iter_mut().flat_map(|s| s.drain(..))
+        } in self.waits.drain_log()
         {
             self.observer.event(Event::Stall {
                 core,
@@ -980,8 +970,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             match exits[j] {
                 Some(CoreExit::Asleep) => {
                     debug_assert!(asleep & (1 << j) != 0, "core {j} exits asleep");
-                    let (op, addr) = self.port_log.sleep_access[j];
-                    self.asleep(j, op, self.port_log.since[j], addr);
+                    self.asleep(j);
                 }
                 Some(CoreExit::Ended { by_ready: r }) => {
                     ended |= 1 << j;
@@ -1090,7 +1079,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         if before.is_some() {
             self.begin_steps();
         }
-        self.retrying &= !(1 << i);
+        self.waits.run(1 << i);
         if let Some(stops) = &self.stops {
             let mask = stops
                 .breaks
@@ -1210,58 +1199,41 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     /// Core `i`'s access in `cycle` to `addr` stalled on a lock: it sleeps from `cycle` until
     /// the sequence closes.
     fn sleep(&mut self, i: usize, op: MemOp, cycle: u64, addr: u16) {
-        self.memory.sleep_on(bank_of(addr), i as u8);
-        self.asleep(i, op, cycle, addr);
+        self.waits.sleep(&mut self.memory, i as u8, op, addr, cycle);
+        self.asleep(i);
     }
 
-    /// Core `i`, already among the sequence's sleepers in memory, sleeps from `cycle` on its
-    /// access `op` of `addr`.
-    fn asleep(&mut self, i: usize, op: MemOp, cycle: u64, addr: u16) {
-        self.retrying &= !(1 << i);
-        self.retry[i] = (op, addr);
+    /// Core `i`, asleep in [`LockWaits`], sleeps in the run loop's view too.
+    fn asleep(&mut self, i: usize) {
+        let addr = self.waits.access(i).1;
         self.cores.set_mode(
             i,
             Mode::Sleeping {
                 bank: bank_of(addr),
-                since: cycle,
                 addr,
             },
         );
     }
 
-    /// A sequence just opened on `bank`. A parked core whose access to the bank comes after
-    /// the `ld_sync` that opened it, yet before the holder's next instruction (the earliest
-    /// the sequence can close), meets the lock as it is now: where the lock blocks it, it
-    /// goes to sleep now, exactly as performing it in its turn would, without an event of
-    /// its own. This is what spares a sequence's waiters, woken together when it closes and
-    /// all but one blocked again by the next holder, one trip each through the loop.
+    /// A sequence just opened on `bank`: the retrying cores it blocks before they retry go
+    /// back to sleep now ([`LockWaits::settle`]).
     fn settle(&mut self, bank: usize) {
         let (Some((holder, _)), Some(opened)) =
             (self.memory.bank_lock(bank), self.memory.opened_in(bank))
         else {
             return;
         };
-        let after = EventKey::new(opened, holder);
-        let before = EventKey::new(opened + INSTRUCTION_CYCLES, holder);
-        let mut retrying = self.retrying;
-        while retrying != 0 {
-            let j = retrying.trailing_zeros() as usize;
-            retrying &= retrying - 1;
-            let (op, addr) = self.retry[j];
-            let key = self.cores.key(j);
-            if bank_of(addr) != bank
-                || !matches!(self.cores.mode(j), Mode::Parked { .. })
-                || key <= after
-                || key >= before
-                || key.cycle() >= self.config.max_cycles
-            {
-                continue;
-            }
-            if let Attempt::Stall(Stall::Lock { .. }) =
-                self.memory.check(j as u8, key.cycle(), op, addr)
-            {
-                self.sleep(j, op, key.cycle(), addr);
-            }
+        let cores = &self.cores;
+        let slept = self
+            .waits
+            .settle(&mut self.memory, bank, holder, opened, |j| {
+                let key = cores.key(j);
+                (matches!(cores.mode(j), Mode::Parked { .. })
+                    && key.cycle() < self.config.max_cycles)
+                    .then_some(key)
+            });
+        for j in lanes_of(slept) {
+            self.asleep(j);
         }
     }
 
@@ -1274,25 +1246,22 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     /// A sleeper retries in `at`; every cycle since its first stalled attempt was a stall.
     fn wake(&mut self, w: u8, at: u64) {
         let w = usize::from(w);
-        if let Mode::Sleeping { since, addr, .. } = self.cores.mode(w) {
-            self.count_lock_stall(w as u8, since, at, addr);
+        if let Mode::Sleeping { .. } = self.cores.mode(w) {
+            let LockStall {
+                core,
+                from,
+                to,
+                addr,
+            } = self.waits.wake_to_retry(w as u8, at);
+            self.observer.event(Event::Stall {
+                core,
+                from,
+                to,
+                cause: StallCause::Lock,
+                addr,
+            });
             self.cores.park_at(w, at, false);
-            self.retrying |= 1 << w;
         }
-    }
-
-    /// Core `core` slept on a lock on `addr` from `from` up to (not including) `to`.
-    fn count_lock_stall(&mut self, core: u8, from: u64, to: u64, addr: u16) {
-        self.observer.event(Event::Stall {
-            core,
-            from,
-            to,
-            cause: StallCause::Lock,
-            addr,
-        });
-        let c = &mut self.counters[usize::from(core)];
-        c.stalls += to - from;
-        c.lock_stalls += to - from;
     }
 
     fn fault(&self, i: usize, rule: FaultRule, cycle: u64, addr: Option<u16>) -> RunError {
@@ -1501,7 +1470,8 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                 | Mode::Faulted { .. }
                 | Mode::Looping { .. } => CoreWait::Running,
                 Mode::Parked { bank_retry: true } => CoreWait::BankConflict,
-                Mode::Sleeping { bank, since, .. } => {
+                Mode::Sleeping { bank, .. } => {
+                    let since = self.waits.since(i);
                     let (holder, addr) = self.memory.bank_lock(bank).unwrap_or((i as u8, 0));
                     CoreWait::Lock {
                         addr,
@@ -1539,8 +1509,10 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     /// The run's report; with `keep`, the task records stay for a later report.
     fn report_tasks(&mut self, keep: bool) -> RunReport {
         let mut counters = self.counters;
-        for (c, core) in counters.iter_mut().zip(&self.cores.state) {
+        for (i, (c, core)) in counters.iter_mut().zip(&self.cores.state).enumerate() {
             c.instructions = core.instructions;
+            c.lock_stalls = self.waits.charged(i);
+            c.stalls += c.lock_stalls;
         }
         RunReport {
             backend: self.backend.name().to_string(),

@@ -7,12 +7,40 @@
 //! A decision that depends on an unknown end returns `Blocked` with a lower bound on the
 //! cycle of the next decision, and the run loop runs cores until the end is known.
 
-use crate::backend::EventKey;
 use crate::config::{Config, IssuePolicy, TaskLog, Timing, MAX_CYCLE_LIMIT};
+use crate::event_key::EventKey;
 use crate::frame::{Fence, FrameKind, LoadError};
-use crate::observe::WaitCause;
 use crate::task_memory::TaskMemory;
 use std::collections::VecDeque;
+
+/// Why the task scheduler waited before processing a frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WaitCause {
+    /// The frame's cores (its mask, or a CF's R0-init cores) were busy.
+    CoresBusy,
+    /// An earlier acq task was unfinished.
+    Acquire,
+    /// The frame is a rel task and earlier tasks were unfinished.
+    Release,
+}
+
+impl WaitCause {
+    /// A short name for reports and charts: `cores busy`, `acq fence` or `rel fence`.
+    pub fn name(self) -> &'static str {
+        match self {
+            WaitCause::CoresBusy => "cores busy",
+            WaitCause::Acquire => "acq fence",
+            WaitCause::Release => "rel fence",
+        }
+    }
+    pub(crate) fn index(self) -> usize {
+        match self {
+            WaitCause::CoresBusy => 0,
+            WaitCause::Acquire => 1,
+            WaitCause::Release => 2,
+        }
+    }
+}
 
 /// One issued task as the report shows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

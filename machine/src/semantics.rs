@@ -4,7 +4,7 @@
 //! the core id into, how `div` treats zero, which bits of the high-address register count,
 //! and what decides a `bnz`. Every consumer is an implementation of the domain, not another
 //! copy of the rules:
-//! - concrete bytes ([`Concrete`]): the interpreter, through [`crate::isa::execute`];
+//! - concrete bytes ([`Concrete`]): the interpreter, through [`execute`];
 //! - Cranelift values: the JIT (`gpu16-jit`);
 //! - symbolic values: the bank analysis ([`crate::banks`]);
 //! - the register footprint ([`Instr::reads`], [`Instr::writes`]): the generator, the JIT's
@@ -15,7 +15,7 @@
 //! A table-driven test (`machine/tests/semantics.rs`, `jit/tests/semantics.rs`) holds every
 //! implementation to the concrete one over exhaustive 8-bit operands.
 
-use crate::isa::{AluOp, Instr, MemOp, REGS};
+use crate::isa::{AluOp, Flow, Instr, MemOp, REGS};
 
 /// A value domain in which instructions can be executed, together with the register file
 /// the instructions read and write.
@@ -408,6 +408,72 @@ impl Instr {
     }
 }
 
+impl Access<u8> {
+    /// The address a concrete access reaches.
+    #[inline]
+    pub fn address(&self) -> u16 {
+        crate::isa::address(self.bank, self.row)
+    }
+}
+
+impl Effect<u8> {
+    /// The control flow of a concrete effect. A memory access goes on with the next
+    /// instruction once it is performed.
+    #[inline]
+    pub fn flow(self) -> Flow {
+        match self {
+            Effect::Next | Effect::Memory(_) => Flow::Next,
+            Effect::Branch { cond, target } if cond != 0 => Flow::Jump(target),
+            Effect::Branch { .. } => Flow::Next,
+            Effect::Ready => Flow::Ready,
+        }
+    }
+}
+
+impl AluOp {
+    /// The operation's result on concrete bytes, as [`step`] defines it.
+    pub fn apply(self, x: u8, y: u8) -> u8 {
+        let mut regs = [0u8; REGS];
+        regs[0] = x;
+        regs[1] = y;
+        execute(
+            Instr::Alu {
+                op: self,
+                a: 0,
+                b: 1,
+                c: 2,
+            },
+            &mut regs,
+            0,
+        );
+        regs[2]
+    }
+}
+
+impl Instr {
+    /// The bits of this instruction's word that have no effect on what it does: operand
+    /// bits `nop`, `ready` and `bnz` do not use, bit 7 of a shift amount, and the constant
+    /// of a `set_const` that loads the core id.
+    pub fn ignored_bits(&self) -> u16 {
+        match *self {
+            Instr::Nop | Instr::Ready => 0x0FFF,
+            Instr::Bnz { .. } => 0x000F,
+            Instr::Shift { .. } => 0x0080,
+            Instr::SetConst { d, .. } if loads_core_id(d) => 0x0FF0,
+            Instr::McstSetConst { d, .. } if !mcst_loads_constant(d) => 0x0FF0,
+            _ => 0,
+        }
+    }
+}
+
+/// Execute one instruction on a core's registers with concrete bytes ([`step`] in the
+/// [`Concrete`] domain). A memory instruction comes back as [`Effect::Memory`] for the
+/// caller to perform.
+#[inline]
+pub fn execute(instr: Instr, regs: &mut [u8; REGS], core_id: u8) -> Effect<u8> {
+    step(instr, &mut Concrete { regs, core_id })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -474,5 +540,49 @@ mod tests {
         );
         assert_eq!(e, Effect::Next);
         assert_eq!(regs[2], 14);
+    }
+
+    #[test]
+    fn alu_edges() {
+        assert_eq!(AluOp::Div.apply(7, 0), 0xFF);
+        assert_eq!(AluOp::Div.apply(200, 7), 28);
+        assert_eq!(AluOp::Sub.apply(1, 2), 0xFF);
+        assert_eq!(AluOp::Cmpge.apply(5, 5), 1);
+        assert_eq!(AluOp::Cmpge.apply(4, 5), 0);
+        let mut r = [0u8; 16];
+        r[1] = 0xFF;
+        r[2] = 0x81;
+        execute(Instr::Mul { a: 1, b: 1, c: 3 }, &mut r, 0);
+        assert_eq!((r[3], r[4]), (0x01, 0xFE));
+        execute(
+            Instr::Shift {
+                left: true,
+                a: 2,
+                k: 1,
+                c: 5,
+            },
+            &mut r,
+            0,
+        );
+        execute(
+            Instr::Shift {
+                left: false,
+                a: 2,
+                k: 9,
+                c: 6,
+            },
+            &mut r,
+            0,
+        );
+        assert_eq!((r[5], r[6]), (0x02, 0x40));
+    }
+
+    #[test]
+    fn mul_into_r15_writes_r0() {
+        let mut r = [0u8; 16];
+        r[1] = 200;
+        r[2] = 3;
+        execute(Instr::Mul { a: 1, b: 2, c: 15 }, &mut r, 0);
+        assert_eq!((r[15], r[0]), (600u16 as u8, (600u16 >> 8) as u8));
     }
 }

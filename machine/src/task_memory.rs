@@ -9,7 +9,7 @@ use crate::dialect::Dialect;
 use crate::frame::{ControlFrame, FrameKind, InstrFrame, LoadError, Program, FRAME_BYTES};
 use crate::frame_table::FrameHasher;
 use crate::held::Held;
-use crate::observe::StopCause;
+use crate::stop::StopCause;
 use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::hash::Hasher;

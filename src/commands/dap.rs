@@ -53,6 +53,13 @@ fn launch(args: &Value) -> Result<Session, String> {
             first.strip_prefix("error: ").unwrap_or(first)
         )
     })?;
+    if !launch.debug.command_files.is_empty() {
+        return Err(
+            "-x/--command is for gpu16 debug: an editor sets its breakpoints itself, \
+                    and the debug console's evaluate runs `source FILE`"
+                .into(),
+        );
+    }
     if launch.debug.memory.mem.as_deref() == Some(Path::new("-")) {
         return Err("memory `-`: stdin carries the protocol, so the memory must be a file".into());
     }

@@ -31,14 +31,16 @@ const MAX_TOO_LONG_IN_A_ROW: u32 = 16;
 Commands, one a line (`help` lists them):
   break F:I | break cycle N | break FILE:LINE | break F:LABEL
   watch ADDR | delete [N|all] | continue | step [N] | stepi CORE
-  regs [CORE] | mem ADDR [LEN] | locks | tasks | where | disasm [F] | help | quit
+  regs [CORE] | mem ADDR [LEN] | locks | tasks | where | disasm [F] | source FILE
+  help | quit (`help` lists them all)
 Aliases: b w d c s si r m h ? q exit. docs/debugger.md has the grammar, the JSON
 replies and the stop rules.
 
 Each stop is a deterministic re-run from the start, so every backend gives the same
 answers. With --json every line gets one JSON object on its own line; a stop is
 {\"event\": \"break\"|\"watch\"|\"step\"|\"end\"|\"fault\", \"cycle\": C, ...}.
-On a terminal the prompt has line editing and history; Ctrl-D leaves. Ctrl-C stops the
+On a terminal the prompt has line editing, Tab completion (commands, labels, files) and a
+history kept across sessions (see --no-history); Ctrl-D leaves. Ctrl-C stops the
 command under way and the session stays where it was (SIGTERM and SIGHUP too); a second
 one ends the process (status 130).
 
@@ -59,6 +61,15 @@ pub struct DebugArgs {
     /// Answer every command with one JSON object on its own line.
     #[arg(long)]
     pub json: bool,
+    /// Run FILE's commands, one a line, as if typed (`source FILE`) before reading stdin;
+    /// may be given more than once.
+    #[arg(short = 'x', long = "command", value_name = "FILE")]
+    pub command_files: Vec<PathBuf>,
+    /// Keep no history across sessions (at a terminal, commands are otherwise remembered in
+    /// $GPU16_HISTORY, or $XDG_STATE_HOME/gpu16/debug_history, or
+    /// ~/.local/state/gpu16/debug_history; GPU16_HISTORY= turns it off too).
+    #[arg(long)]
+    pub no_history: bool,
 }
 
 /// `gpu16 debug`: status 0 when the session ends (`quit` or the end of stdin), 1 if the
@@ -93,9 +104,44 @@ pub fn debug(args: DebugArgs) -> Result<Finished, CliError> {
     // A person at a terminal confirms `delete` with no argument; scripts and --json
     // clients do not (they may say `delete all`).
     session.confirm_delete_all(!args.json && stdin.is_terminal());
+    // The -x files first, as if sourced.
+    for file in &args.command_files {
+        interrupt.store(false, Ordering::Relaxed);
+        let reply = session.source(file);
+        emit(&reply.text).map_err(CliError::failed)?;
+        if reply.quit {
+            return Ok(Finished::Success);
+        }
+    }
     let mut lines = if stdin.is_terminal() && std::io::stdout().is_terminal() && !args.json {
-        match rustyline::DefaultEditor::new() {
-            Ok(editor) => Lines::Editor(Box::new(editor)),
+        match rustyline::Editor::new() {
+            Ok(mut editor) => {
+                editor.set_helper(Some(Helper(session.completer())));
+                let history = if args.no_history {
+                    None
+                } else {
+                    gpu16::debugger::history::path()
+                };
+                let mut kept = Vec::new();
+                if let Some(path) = &history {
+                    match gpu16::debugger::history::load(path) {
+                        Ok(entries) => kept = entries,
+                        Err(e) => stderr_line!(
+                            "gpu16 debug: cannot read the history {}: {e}",
+                            path.display()
+                        ),
+                    }
+                    for e in &kept {
+                        let _ = editor.add_history_entry(e.as_str());
+                    }
+                }
+                Lines::Editor(Box::new(Terminal {
+                    editor,
+                    history,
+                    kept,
+                    warned: false,
+                }))
+            }
             Err(_) => Lines::Plain(stdin.lock()),
         }
     } else {
@@ -176,9 +222,77 @@ pub fn open_session(args: &DebugArgs, json: bool) -> Result<Session, Unopened> {
 /// Where the commands come from: a terminal with line editing and history, or plain lines
 /// (a script, a pipe, or a terminal the editor cannot drive).
 enum Lines<'a> {
-    Editor(Box<rustyline::DefaultEditor>),
+    Editor(Box<Terminal>),
     Plain(std::io::StdinLock<'a>),
 }
+
+/// The terminal's line editor, with tab completion, and the history kept across sessions.
+struct Terminal {
+    editor: rustyline::Editor<Helper, rustyline::history::DefaultHistory>,
+    /// The history file (`None`: none is kept).
+    history: Option<PathBuf>,
+    /// The commands of the history, oldest first: the file's, then this session's.
+    kept: Vec<String>,
+    /// Whether the history file could not be written once already (warned about once).
+    warned: bool,
+}
+
+impl Terminal {
+    /// Remember `line` in the editor's history and the file's.
+    fn remember(&mut self, line: &str) {
+        if line.trim().is_empty() {
+            return;
+        }
+        let _ = self.editor.add_history_entry(line);
+        let Some(path) = &self.history else { return };
+        if self.kept.last().map(String::as_str) == Some(line) {
+            return;
+        }
+        self.kept.push(line.to_string());
+        let extra = self
+            .kept
+            .len()
+            .saturating_sub(gpu16::debugger::history::MAX_ENTRIES);
+        self.kept.drain(..extra);
+        if let Err(e) = gpu16::debugger::history::save(path, &self.kept) {
+            if !std::mem::replace(&mut self.warned, true) {
+                stderr_line!(
+                    "gpu16 debug: cannot write the history {}: {e}; the session goes on \
+                     without it",
+                    path.display()
+                );
+            }
+        }
+    }
+}
+
+/// The line editor's helper: tab completion from the session's [`Completer`].
+///
+/// [`Completer`]: gpu16::debugger::complete::Completer
+struct Helper(gpu16::debugger::complete::Completer);
+
+impl rustyline::completion::Completer for Helper {
+    type Candidate = String;
+
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _: &rustyline::Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<String>)> {
+        Ok(self.0.complete(line, pos))
+    }
+}
+
+impl rustyline::hint::Hinter for Helper {
+    type Hint = String;
+}
+
+impl rustyline::highlight::Highlighter for Helper {}
+
+impl rustyline::validate::Validator for Helper {}
+
+impl rustyline::Helper for Helper {}
 
 /// One line read.
 enum Line {
@@ -199,13 +313,11 @@ fn unreadable(e: impl std::fmt::Display) -> CliError {
 impl Lines<'_> {
     fn next(&mut self) -> Result<Line, CliError> {
         match self {
-            Lines::Editor(editor) => loop {
-                match editor.readline("(gpu16) ") {
+            Lines::Editor(terminal) => loop {
+                match terminal.editor.readline("(gpu16) ") {
                     Ok(line) if line.len() > MAX_LINE as usize => return Ok(Line::TooLong),
                     Ok(line) => {
-                        if !line.trim().is_empty() {
-                            let _ = editor.add_history_entry(line.as_str());
-                        }
+                        terminal.remember(&line);
                         return Ok(Line::Text(line));
                     }
                     // Ctrl-C at the prompt drops the line being typed.

@@ -26,6 +26,9 @@ pub type Launcher = Box<dyn FnMut(&Value) -> Result<Session, String>>;
 /// The longest expression `evaluate` passes to the session (the debugger's line limit).
 const MAX_EXPRESSION: usize = 4096;
 
+/// The largest source file the `source` request serves.
+const MAX_SOURCE: u64 = 4 << 20;
+
 /// How many messages may wait while the main thread runs a command: the reader blocks
 /// past it, so a flood of requests costs bounded memory.
 const QUEUE: usize = 16;
@@ -45,6 +48,9 @@ const NEED_SESSION: &[&str] = &[
     "next",
     "stepIn",
     "stepBack",
+    "stepOut",
+    "setVariable",
+    "source",
     "reverseContinue",
     "restart",
     "pause",
@@ -204,7 +210,13 @@ impl<W: Write> Server<W> {
                 Ok(json!({}))
             }
             "setExceptionBreakpoints" => Ok(json!({"breakpoints": []})),
-            "threads" => Ok(views::threads()),
+            "threads" => match self.session {
+                Some(_) => {
+                    let cores = self.ask("where")?;
+                    Ok(views::threads(Some(&cores)))
+                }
+                None => Ok(views::threads(None)),
+            },
             _ if self.session.is_none() && NEED_SESSION.contains(&command) => {
                 Err(format!("`{command}` needs a launched program"))
             }
@@ -246,6 +258,14 @@ impl<W: Write> Server<W> {
                 };
                 self.go(&line, thread(args)).map(|_| json!({}))
             }
+            "stepOut" => {
+                // `finish` of the thread's core: on to where its part of the task ends.
+                let core = views::core_of(thread(args)).ok_or("no such thread")?;
+                self.ask(&format!("core {core}"))?;
+                self.go("finish", thread(args)).map(|_| json!({}))
+            }
+            "setVariable" => self.set_variable(args),
+            "source" => self.source(args),
             "reverseContinue" => self.go("reverse-continue", thread(args)).map(|_| json!({})),
             "restart" => {
                 self.ask("run")?;
@@ -331,6 +351,7 @@ impl<W: Write> Server<W> {
             (Some(core), Some(file)) => {
                 format!(", core {core} at {file}:{}", v["location"]["line"])
             }
+            (Some(core), None) if v["frame"].is_null() => format!(", core {core}"),
             (Some(core), None) => format!(", core {core} at {}:{}", v["frame"], v["ip"]),
             _ => String::new(),
         };
@@ -365,7 +386,7 @@ impl<W: Write> Server<W> {
                     Some(&v["watchpoint"]),
                 );
             }
-            "step" | "restart" => {
+            "step" | "restart" | "finish" | "until" => {
                 let reason = if event == "restart" { "entry" } else { "step" };
                 self.console(&format!("cycle {cycle}{at}{back}"));
                 self.stopped(reason, thread, None, None);
@@ -560,14 +581,77 @@ impl<W: Write> Server<W> {
             return Err("end the session with the editor's stop button (disconnect)".into());
         }
         let v = self.ask(&expression)?;
-        if v.get("event").is_some() {
-            self.report(&v, self.focus);
+        if let Some(event) = last_event(&v) {
+            let event = event.clone();
+            self.report(&event, self.focus);
         }
         let result = match &v["help"] {
             Value::String(help) => help.clone(),
             _ => v.to_string(),
         };
         Ok(json!({"result": result, "variablesReference": 0}))
+    }
+
+    /// `setVariable`: a byte of a memory bank (the session's `set [ADDR] = BYTE`, which
+    /// only cycle 0 allows) or a register (which the session cannot set: the response
+    /// says why).
+    fn set_variable(&mut self, args: &Value) -> Answer {
+        let reference = args["variablesReference"].as_i64().unwrap_or(0);
+        let name = args["name"].as_str().unwrap_or("");
+        let text = args["value"].as_str().unwrap_or("").trim();
+        // A value as shown (`5 (0x05)`) or as typed (`5`, `0x05`).
+        let value = text.split_whitespace().next().unwrap_or("");
+        if value.len() > MAX_EXPRESSION || value.contains(['\n', '\r', '\0']) {
+            return Err("a value is a byte: 0..255 or 0x00..0xff".into());
+        }
+        if (views::BANK..views::BANK + 16).contains(&reference) {
+            let addr = views::address(name).ok_or("no such byte: rows are named by address")?;
+            if i64::from(addr >> 8) != reference - views::BANK {
+                return Err(format!("{addr:#05x} is not in this bank"));
+            }
+            let v = self.ask(&format!("set [{addr:#05x}] = {value}"))?;
+            let b = v["value"].as_u64().unwrap_or(0);
+            return Ok(json!({"value": views::byte(b), "variablesReference": 0}));
+        }
+        match (
+            views::core_of(reference - views::REGISTERS + 1),
+            views::register(name),
+        ) {
+            (Some(core), Some(r)) => self
+                .ask(&format!("set c{core}.r{r} = {value}"))
+                .map(|_| json!({})),
+            _ => Err(format!(
+                "`{name}` cannot be set: only bytes of memory (at cycle 0) can"
+            )),
+        }
+    }
+
+    /// `source`: the text of a source file of the program (the only files served).
+    fn source(&mut self, args: &Value) -> Answer {
+        let Some(path) = args["source"]["path"].as_str() else {
+            return Err("the sources of gpu16 programs are files: give source.path".into());
+        };
+        let files = self
+            .session
+            .as_ref()
+            .map(Session::source_files)
+            .unwrap_or_default();
+        let same = |f: &String| {
+            let (a, b) = (std::path::Path::new(f), std::path::Path::new(path));
+            a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+        };
+        if !files.iter().any(same) {
+            return Err(format!("{path} is not a source file of the program"));
+        }
+        let file = std::fs::File::open(path).map_err(|e| format!("{path}: {e}"))?;
+        let mut bytes = Vec::new();
+        file.take(MAX_SOURCE + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| format!("{path}: {e}"))?;
+        if bytes.len() as u64 > MAX_SOURCE {
+            return Err(format!("{path} is larger than {} MiB", MAX_SOURCE >> 20));
+        }
+        Ok(json!({"content": String::from_utf8_lossy(&bytes), "mimeType": "text/x-gpu16-asm"}))
     }
 
     fn exception_info(&mut self) -> Answer {
@@ -582,6 +666,16 @@ impl<W: Write> Server<W> {
             "details": {"message": error["message"], "typeName": error["rule"]},
         }))
     }
+}
+
+/// The session event a reply carries: the reply itself, or for `source FILE` the last
+/// event among the replies of its commands (of the files it sources too), where the
+/// session moved to last.
+fn last_event(v: &Value) -> Option<&Value> {
+    if v.get("event").is_some() {
+        return Some(v);
+    }
+    v["replies"].as_array()?.iter().rev().find_map(last_event)
 }
 
 /// The thread a request names (`threadId`), core 0's thread if none.
@@ -602,7 +696,7 @@ fn capabilities() -> Value {
         "supportsExceptionInfoRequest": true,
         "supportsTerminateRequest": true,
         "supportsSteppingGranularity": true,
-        "supportsSetVariable": false,
+        "supportsSetVariable": true,
         "exceptionBreakpointFilters": [],
     })
 }

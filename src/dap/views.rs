@@ -25,12 +25,43 @@ pub fn core_of(id: i64) -> Option<u8> {
     (1..=i64::from(CORES)).contains(&id).then(|| (id - 1) as u8)
 }
 
-/// The `threads` body: every core, busy or not, so thread ids never come and go.
-pub fn threads() -> Value {
+/// The `threads` body: every core, busy or not, so thread ids never come and go. With
+/// the session's `where` reply, a core that waits says for what in its name (`core 4
+/// (waits for bank 0)`); a running or idle one is just `core K`.
+pub fn threads(cores: Option<&Value>) -> Value {
     let threads: Vec<Value> = (0..CORES)
-        .map(|k| json!({"id": i64::from(k) + 1, "name": format!("core {k}")}))
+        .map(|k| {
+            let state = cores
+                .and_then(|w| w["cores"].as_array())
+                .and_then(|cs| cs.iter().find(|c| c["core"] == k))
+                .and_then(waiting);
+            let name = match state {
+                Some(why) => format!("core {k} ({why})"),
+                None => format!("core {k}"),
+            };
+            json!({"id": i64::from(k) + 1, "name": name})
+        })
         .collect();
     json!({ "threads": threads })
+}
+
+/// What a core of a `where` or `regs K` reply waits for, in a few words; `None` for a
+/// running or idle core.
+pub fn waiting(core: &Value) -> Option<String> {
+    match core["state"].as_str()? {
+        "stalled" => Some(format!(
+            "stalled on {:#05x}, held by core {}",
+            core["addr"].as_u64().unwrap_or(0),
+            core["holder"]
+        )),
+        "not_started" => Some(format!("starts in cycle {}", core["start"])),
+        "bank_conflict" => Some(match core["bank"].as_u64() {
+            Some(bank) => format!("waits for bank {bank}"),
+            None => "bank conflict".to_string(),
+        }),
+        "faulted" => Some("faulted".to_string()),
+        _ => None,
+    }
 }
 
 /// A DAP `source` for a file a location names.
@@ -46,7 +77,7 @@ pub fn source(file: &str) -> Value {
 /// at the source line when the program has a source map.
 pub fn stack_frame(core: u8, regs: &Value) -> Value {
     let id = i64::from(core) + 1;
-    let state = regs["state"].as_str().unwrap_or("unknown");
+    let state = waiting(regs).unwrap_or_else(|| regs["state"].as_str().unwrap_or("unknown").into());
     let mut frame = match (regs["frame"].as_u64(), regs["ip"].as_u64()) {
         (Some(f), Some(ip)) => json!({
             "id": id,
@@ -87,7 +118,8 @@ pub fn byte(b: u64) -> String {
 }
 
 /// Core K's registers and state, from its `regs K` reply: `r0`..`r15`, then `state`, `frame`,
-/// `ip` and the state's own keys (`start`, `addr`, `holder`, `since`).
+/// `ip` and the state's own keys (`start`, `addr`, `holder`, `since`, and under the MCST
+/// dialect `bank`, `waits_for`).
 pub fn registers(regs: &Value) -> Vec<Value> {
     let mut vars: Vec<Value> = regs["registers"]
         .as_array()
@@ -102,7 +134,17 @@ pub fn registers(regs: &Value) -> Vec<Value> {
                 .collect()
         })
         .unwrap_or_default();
-    for key in ["state", "frame", "ip", "start", "addr", "holder", "since"] {
+    for key in [
+        "state",
+        "frame",
+        "ip",
+        "start",
+        "addr",
+        "holder",
+        "since",
+        "bank",
+        "waits_for",
+    ] {
         match &regs[key] {
             Value::Null if key != "frame" && key != "ip" => {}
             Value::String(s) => vars.push(leaf(key, s.clone())),

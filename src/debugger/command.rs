@@ -114,6 +114,12 @@ pub enum Command {
     Where,
     /// `disasm [F]`.
     Disasm(Option<usize>),
+    /// `source FILE`: the file's commands, one a line, as if typed.
+    Source(String),
+    /// `set [ADDR] = BYTE`: change a byte of shared memory (only before cycle 0).
+    SetMemory(u16, u8),
+    /// `set rN = BYTE`, `set cK.rN = BYTE`: answered with why registers cannot be set.
+    SetRegister(Option<u8>, u8),
     /// `help`.
     Help,
     /// `quit`.
@@ -209,6 +215,38 @@ fn rest(line: &str) -> String {
         .map_or("", |(_, r)| r)
         .trim()
         .to_string()
+}
+
+/// `set`'s argument: `[ADDR] = BYTE`, `rN = BYTE` or `cK.rN = BYTE`.
+fn set(text: &str) -> Result<Command, String> {
+    const USAGE: &str = "set wants [ADDR] = BYTE (or rN = BYTE)";
+    let (target, value) = text.split_once('=').ok_or(USAGE)?;
+    let (target, value) = (target.trim(), value.trim());
+    let byte = || ranged(value, "value", 255).map(|v| v as u8);
+    if let Some(a) = target.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
+        return Ok(Command::SetMemory(addr(a.trim())?, byte()?));
+    }
+    let (core, register) = match target.split_once('.') {
+        Some((k, r)) => (
+            Some(
+                k.strip_prefix('c')
+                    .ok_or(USAGE)
+                    .and_then(|k| core(k).map_err(|_| USAGE))?,
+            ),
+            r,
+        ),
+        None => (None, target),
+    };
+    match register
+        .strip_prefix('r')
+        .and_then(|n| n.parse::<u8>().ok())
+    {
+        Some(r) if r < 16 => {
+            byte()?;
+            Ok(Command::SetRegister(core, r))
+        }
+        _ => Err(USAGE.to_string()),
+    }
 }
 
 /// Parse one line; `Ok(None)` for a blank line or a `#` comment.
@@ -327,6 +365,9 @@ pub fn parse(line: &str) -> Result<Option<Command>, String> {
         ("where", _) => no_args(Command::Where)?,
         ("disasm", []) => Command::Disasm(None),
         ("disasm", [f]) => Command::Disasm(Some(frame(f)?)),
+        ("set", _) => set(&rest(line))?,
+        ("source", []) => return Err("source wants a file".to_string()),
+        ("source", _) => Command::Source(rest(line)),
         ("help" | "h" | "?", _) => Command::Help,
         ("quit" | "q" | "exit", _) => no_args(Command::Quit)?,
         (
@@ -401,6 +442,8 @@ locks                   locks held
 tasks                   the task timeline
 where                   each core's frame, IP and state
 disasm [F]              a frame's source
+set [ADDR] = BYTE       change a byte of shared memory (at cycle 0 only: after run)
+source FILE             run FILE's commands, one a line, as if typed (nested at most 16 deep)
 help             h, ?   this list
 quit             q, exit  leave
 At most 10000 breakpoints and watchpoints; a line is at most 4096 bytes.";
@@ -493,6 +536,21 @@ mod tests {
             "continue now",
         ] {
             assert!(parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn every_command_the_completer_offers_is_a_command_help_lists() {
+        for name in crate::debugger::complete::COMMANDS {
+            if let Err(e) = parse(name) {
+                assert!(!e.starts_with("unknown command"), "{name}: {e}");
+            }
+            assert!(
+                HELP.lines().any(|l| l
+                    .split(|c: char| c.is_whitespace() || c == ',')
+                    .any(|w| w == *name)),
+                "help does not list {name}"
+            );
         }
     }
 

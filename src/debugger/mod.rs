@@ -16,7 +16,9 @@
 //! of the program or the watchdog (`--max-cycles`).
 
 pub mod command;
+pub mod complete;
 pub mod expr;
+pub mod history;
 pub mod search;
 
 use crate::live::{Live, Status as LiveStatus};
@@ -87,6 +89,18 @@ impl Snapshot {
 /// The most breakpoints and watchpoints a session holds at once.
 pub const MAX_POINTS: usize = 10_000;
 
+/// The deepest `source` files nest (a file that sources itself stops there).
+pub const MAX_SOURCE_DEPTH: usize = 16;
+
+/// The largest file `source` reads.
+pub const MAX_SOURCE_BYTES: u64 = 1 << 20;
+
+/// The most lines one `source` (with the files it sources) runs.
+pub const MAX_SOURCED_LINES: usize = 10_000;
+
+/// The longest line of a sourced file, as of a typed command.
+pub const MAX_SOURCE_LINE: usize = 4096;
+
 /// What the session answered to one line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Reply {
@@ -139,6 +153,12 @@ pub struct Session {
     /// from instead of running from the start (`None` until the first, and after a move
     /// back or an interrupted one).
     live: Option<Box<dyn Live>>,
+    /// How deep the `source` files being run nest.
+    source_depth: usize,
+    /// The lines the outermost `source` has run.
+    sourced_lines: usize,
+    /// The FILE:LINE of the sourced line being run, for the errors of a `source` there.
+    sourcing_at: Option<String>,
 }
 
 /// A run was interrupted (Ctrl-C): the session stays where it was.
@@ -204,6 +224,9 @@ impl Session {
             next_display: 1,
             last_move: None,
             live: None,
+            source_depth: 0,
+            sourced_lines: 0,
+            sourcing_at: None,
         };
         if let Ok(state) = s.run_to(0) {
             s.state = state;
@@ -260,6 +283,15 @@ impl Session {
                     text: self.silent(json!({"quit": true})),
                     quit: true,
                 }
+            }
+            Command::Source(file) => return self.source(Path::new(&file)),
+            Command::SetMemory(addr, byte) => self.moved(|s| s.set_memory(addr, byte)),
+            Command::SetRegister(core, r) => {
+                let k = core.unwrap_or(self.current);
+                self.error(&format!(
+                    "core {k} r{r} cannot be set: every stop is a re-execution from cycle 0, \
+                     and a core's registers come only from its program; nothing was changed"
+                ))
             }
             Command::Help => line(self.json, json!({"help": command::HELP}), || {
                 command::HELP.to_string()
@@ -340,6 +372,131 @@ impl Session {
             text
         };
         self.reply(text)
+    }
+
+    /// What the session's command line can be completed with (its program's labels and
+    /// source files): the terminal's tab completion.
+    pub fn completer(&self) -> complete::Completer {
+        complete::Completer::new(self.map.as_ref())
+    }
+
+    /// Run the commands of file `path`, one a line, as if typed (`source FILE`, `gpu16 debug
+    /// -x FILE`): blank lines and `#` comments are skipped (a blank line does not repeat a
+    /// command), `delete` does not ask, and an error names the file and line
+    /// (`FILE:LINE: message`). The answer is the commands' answers, in text one after the
+    /// other, in JSON one object `{"source": FILE, "replies": [...]}`. Bounded: a file
+    /// larger than [`MAX_SOURCE_BYTES`], a line longer than [`MAX_SOURCE_LINE`], nesting
+    /// deeper than [`MAX_SOURCE_DEPTH`] and more than [`MAX_SOURCED_LINES`] lines in all
+    /// are errors; `quit` in the file ends the session; Ctrl-C stops the file.
+    pub fn source(&mut self, path: &Path) -> Reply {
+        let name = path.display().to_string();
+        // The line that sources this file, if a file's: its errors name it.
+        let caller = self.sourcing_at.take();
+        let at = caller.as_ref().map_or(String::new(), |a| format!("{a}: "));
+        if self.source_depth >= MAX_SOURCE_DEPTH {
+            return self.reply(self.error(&format!(
+                "{at}source {name}: files nest more than {MAX_SOURCE_DEPTH} deep (one that \
+                 sources itself?); not run"
+            )));
+        }
+        let text = match read_command_file(path) {
+            Ok(t) => t,
+            Err(e) => return self.reply(self.error(&format!("{at}source {name}: {e}"))),
+        };
+        if self.source_depth == 0 {
+            self.sourced_lines = 0;
+        }
+        self.source_depth += 1;
+        let confirm = std::mem::replace(&mut self.confirm, false);
+        let mut replies: Vec<Value> = Vec::new();
+        let mut out = String::new();
+        let mut quit = false;
+        for (i, l) in text.lines().enumerate() {
+            let at = format!("{name}:{}", i + 1);
+            let trimmed = l.trim();
+            if trimmed.is_empty() || trimmed.starts_with('#') {
+                continue;
+            }
+            let reply = if self.sourced_lines > MAX_SOURCED_LINES {
+                // Said already, in the file that came to the limit.
+                break;
+            } else if self.sourced_lines == MAX_SOURCED_LINES {
+                self.sourced_lines += 1;
+                let e = format!(
+                    "{at}: more than {MAX_SOURCED_LINES} sourced lines in all; the rest is \
+                     not run"
+                );
+                self.push_reply(&mut replies, &mut out, self.error(&e), None);
+                break;
+            } else if l.len() > MAX_SOURCE_LINE {
+                Reply {
+                    text: self.error(&format!(
+                        "a command line is at most {MAX_SOURCE_LINE} bytes"
+                    )),
+                    quit: false,
+                }
+            } else {
+                self.sourced_lines += 1;
+                self.sourcing_at = Some(at.clone());
+                let reply = self.execute(l);
+                self.sourcing_at = None;
+                reply
+            };
+            // A nested `source` names the lines of its errors itself.
+            let nested = command_name(l) == "source";
+            self.push_reply(
+                &mut replies,
+                &mut out,
+                reply.text,
+                (!nested).then_some(&*at),
+            );
+            if reply.quit {
+                quit = true;
+                break;
+            }
+            if self.interrupt.raised() {
+                let e = self.error(&format!("{at}: interrupted; the rest of {name} is not run"));
+                self.push_reply(&mut replies, &mut out, e, None);
+                break;
+            }
+        }
+        self.confirm = confirm;
+        self.source_depth -= 1;
+        let text = if self.json {
+            format!("{}\n", json!({"source": name, "replies": replies}))
+        } else {
+            out
+        };
+        Reply { text, quit }
+    }
+
+    /// Add one answer of a sourced line to the JSON list and the text, its error (if it is
+    /// one) prefixed with `at` (FILE:LINE).
+    fn push_reply(
+        &self,
+        replies: &mut Vec<Value>,
+        out: &mut String,
+        text: String,
+        at: Option<&str>,
+    ) {
+        if self.json {
+            for l in text.lines() {
+                let mut v: Value = serde_json::from_str(l).unwrap_or_else(|_| json!({"text": l}));
+                if let (Some(at), Some(e)) = (at, v.get("error").and_then(Value::as_str)) {
+                    v["error"] = json!(format!("{at}: {e}"));
+                }
+                replies.push(v);
+            }
+        } else {
+            for l in text.split_inclusive('\n') {
+                match (at, l.strip_prefix("error: ")) {
+                    (Some(at), Some(e)) => {
+                        let _ = write!(out, "error: {at}: {e}");
+                    }
+                    _ => out.push_str(l),
+                }
+            }
+        }
     }
 
     /// A stop's answer with the `display` expressions' values: in JSON a `display` key of
@@ -1334,6 +1491,43 @@ impl Session {
         ))
     }
 
+    /// `set [ADDR] = BYTE`: the byte of shared memory the run starts with. Only before
+    /// cycle 0: every stop is a re-execution from cycle 0, which would not see a write
+    /// made later (so later the answer is an error, and nothing changes).
+    fn set_memory(&mut self, addr: u16, byte: u8) -> Result<String, Interrupted> {
+        if self.cycle != 0 {
+            return Ok(self.error(&format!(
+                "memory can be set only at cycle 0 (say run first): every stop re-executes \
+                 from cycle 0, so a write at cycle {} would be lost; nothing was changed",
+                self.cycle
+            )));
+        }
+        let a = usize::from(addr);
+        if self.memory.len() <= a {
+            self.memory.resize(a + 1, 0);
+        }
+        self.memory[a] = byte;
+        self.live = None;
+        self.go(0)?;
+        Ok(line(self.json, json!({"set": addr, "value": byte}), || {
+            format!("0x{addr:03x} = {byte} (0x{byte:02x}) from cycle 0")
+        }))
+    }
+
+    /// The source files the program was assembled from, as the assembler named them
+    /// (none for an image).
+    pub fn source_files(&self) -> Vec<String> {
+        let mut files: Vec<String> = Vec::new();
+        for f in self.map.iter().flat_map(|m| &m.frames) {
+            for span in std::iter::once(&f.span).chain(&f.slots) {
+                if !files.iter().any(|x| **x == *span.file) {
+                    files.push(span.file.to_string());
+                }
+            }
+        }
+        files
+    }
+
     /// `run`: back before cycle 0, the breakpoints and watchpoints kept.
     fn restart(&mut self) -> Result<String, Interrupted> {
         self.go(0)?;
@@ -1581,6 +1775,9 @@ impl Session {
                 v["location"] = l.json();
             }
         }
+        if v["state"] == "bank_conflict" && self.program.dialect() == gpu16_machine::Dialect::Mcst {
+            self.mcst_wait(&mut v);
+        }
         // The faulting core stands before its faulting instruction when the fault's cycle
         // begins; it is shown as `faulted` there.
         if let Snapshot::Failed { failure, .. } = &self.state {
@@ -1597,6 +1794,34 @@ impl Session {
             }
         }
         v
+    }
+
+    /// What a core of the MCST dialect's machine in state `bank_conflict` waits for: its
+    /// `ld`/`st` slot asked for its bank in an earlier cycle and has not been granted (the
+    /// machine's report says no more). The bank is the instruction's bank register's low
+    /// nibble; a store waits for its round-robin turn (another core was granted the bank),
+    /// a load for that or a bank switch (a grant in its start cycle that did not count).
+    /// Adds `bank` and `waits_for` (`round_robin`, `round_robin_or_bank_switch`) to `v`.
+    fn mcst_wait(&self, v: &mut Value) {
+        let (Some(frame), Some(ip), Some(core)) =
+            (v["frame"].as_u64(), v["ip"].as_u64(), v["core"].as_u64())
+        else {
+            return;
+        };
+        let frame = frame as usize;
+        if frame >= self.program.len()
+            || !matches!(self.program.kind(frame), FrameKind::Instr { .. })
+        {
+            return;
+        }
+        if let Instr::Mem { op, hi, .. } = self.program.instr(frame).instrs[ip as usize & 0xF] {
+            let regs = &self.state.report().registers[core as usize & 0xF];
+            v["bank"] = json!(regs[usize::from(hi & 0xF)] & 0xF);
+            v["waits_for"] = json!(match op {
+                MemOp::Ld => "round_robin_or_bank_switch",
+                _ => "round_robin",
+            });
+        }
     }
 
     fn state_text(v: &Value) -> String {
@@ -1617,6 +1842,13 @@ impl Session {
             }
             "not_started" => {
                 let _ = write!(s, " (starts in cycle {})", v["start"]);
+            }
+            "bank_conflict" if v.get("bank").is_some() => {
+                let why = match v["waits_for"].as_str() {
+                    Some("round_robin") => "its round-robin turn",
+                    _ => "its round-robin turn or a bank switch",
+                };
+                let _ = write!(s, ": waits for bank {}'s grant ({why})", v["bank"]);
             }
             _ => {}
         }
@@ -1848,15 +2080,38 @@ impl Session {
                 "control"
             }
             FrameKind::Instr { .. } => {
-                let decoded = gpu16_asm::frame_lines_in(
+                let slots = self.map.as_ref().and_then(|m| m.frames.get(frame));
+                // The source's labels name the lines and the branches' targets (L<ip>
+                // where the program has no source).
+                let labels = slots.map_or(&[][..], |f| f.labels.as_slice());
+                let decoded = gpu16_asm::frame_lines_labelled(
                     &self.program.instr(frame).words,
                     self.program.dialect(),
+                    labels,
                 );
-                let slots = self.map.as_ref().and_then(|m| m.frames.get(frame));
-                let used = decoded.len().max(slots.map_or(0, |f| f.slots.len()));
+                let labelled = labels
+                    .iter()
+                    .map(|&(_, ip)| ip + 1)
+                    .filter(|&n| n <= 16)
+                    .max()
+                    .unwrap_or(0);
+                let used = decoded
+                    .len()
+                    .max(slots.map_or(0, |f| f.slots.len()))
+                    .max(labelled);
                 for ip in 0..used {
-                    let text = decoded.get(ip).map_or("ready", |t| t.trim());
+                    let label = labels.iter().find(|(_, at)| *at == ip).map(|(n, _)| n);
+                    let text = match decoded.get(ip) {
+                        Some(t) => t.trim().to_string(),
+                        None => match label {
+                            Some(n) => format!("{n}: ready"),
+                            None => "ready".to_string(),
+                        },
+                    };
                     let mut v = json!({"ip": ip, "text": text});
+                    if let Some(n) = label {
+                        v["label"] = json!(n);
+                    }
                     if let Some(cores) = at.get(ip).filter(|c| !c.is_empty()) {
                         v["cores"] = json!(cores);
                     }
@@ -1902,6 +2157,29 @@ impl Session {
     }
 }
 
+/// The text of a command file for `source`: at most [`MAX_SOURCE_BYTES`], no NUL byte.
+fn read_command_file(path: &Path) -> Result<String, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    if file.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err("is a directory".to_string());
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_SOURCE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_SOURCE_BYTES {
+        return Err(format!(
+            "larger than {} MiB: no command file",
+            MAX_SOURCE_BYTES >> 20
+        ));
+    }
+    if bytes.contains(&0) {
+        return Err("it holds a NUL byte: no command file".to_string());
+    }
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
 /// The first word of a command line.
 fn command_name(input: &str) -> &str {
     input.split_whitespace().next().unwrap_or("")
@@ -1938,10 +2216,14 @@ fn merge(into: &mut Value, from: Value) {
     }
 }
 
-/// The IP of `label` in `frame`: the slot whose line starts with `label:`, or the first slot
-/// after a line that is only that label (read from the source file).
+/// The IP of `label` in `frame`: the assembler's record of it, or (a map made without
+/// labels) the slot whose line starts with `label:`, or the first slot after a line that is
+/// only that label (read from the source file).
 fn label_ip(map: &SourceMap, frame: usize, label: &str) -> Option<u8> {
     let source = map.frames.get(frame)?;
+    if let Some(&(_, slot)) = source.labels.iter().find(|(n, _)| n == label) {
+        return u8::try_from(slot).ok().filter(|&ip| ip < 16);
+    }
     let defines = |text: &str| {
         text.trim_start()
             .strip_prefix(label)

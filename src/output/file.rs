@@ -25,25 +25,9 @@ use std::fs::{self, File, OpenOptions, Permissions};
 use std::io::{self, BufWriter};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
 
-/// The temporary files this process has beside their targets: a path is added under the
-/// lock as its file is created, and leaves it under the lock as the file is removed or
-/// renamed, so a signal handler holding the lock sees exactly the files that exist.
-static STAGED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
-
-fn staged() -> MutexGuard<'static, Vec<PathBuf>> {
-    STAGED.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Remove every temporary file this process has staged and not yet renamed or removed:
-/// for a process about to end at once (a signal), which runs no destructors.
-pub fn remove_staged() {
-    let mut files = staged();
-    for path in files.drain(..) {
-        let _ = fs::remove_file(path);
-    }
-}
+pub use crate::scratch::remove_staged;
+use crate::scratch::staged;
 
 /// Remove a temporary file and forget it.
 fn discard(temp: &Path) {

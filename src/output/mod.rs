@@ -15,7 +15,7 @@ pub mod location;
 pub mod png;
 pub mod run_files;
 pub mod see;
-pub mod shown;
+pub use crate::shown;
 pub mod stats;
 pub mod task_spool;
 pub mod tasks;

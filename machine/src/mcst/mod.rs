@@ -1,6 +1,6 @@
 //! The MCST dialect's machine (mcst-dialect.md): its task scheduler (`ts.rs`) and the slot
 //! model of its cores (`slots.rs`), stepped one cycle at a time. Every backend runs a program
-//! of this dialect here; each instruction's meaning is still [`crate::isa::execute`], the one
+//! of this dialect here; each instruction's meaning is still [`crate::semantics::execute`], the one
 //! definition. The timing is [`crate::Timing`]'s: decisions.md's latencies by default, the
 //! RTL's with [`crate::Timing::mcst_rtl`].
 //!
@@ -10,20 +10,20 @@
 //! order. A backend with compiled code for a frame runs a core's register-only slots ahead
 //! in one call ([`SlotRun`]); the cycles they fill are then skipped like idle ones.
 
-mod ahead;
 mod slots;
 mod ts;
 
-pub use ahead::{SlotExit, SlotRun, SlotState};
+pub use crate::slot_run::{SlotExit, SlotRun, SlotState};
 
 use crate::backend::{Backend, SlotCode};
 use crate::config::{Config, SlotTiming, TaskLog, MAX_CYCLE_LIMIT};
 use crate::frame::{Fence, Program, FRAME_BYTES, TASK_MEMORY_FRAMES};
-use crate::isa::{execute, Flow, Instr, MemOp, FRAME_INSTRS};
+use crate::isa::{Flow, Instr, MemOp, FRAME_INSTRS};
 use crate::memory::{MemoryStats, BANKS, MEMORY_BYTES};
 use crate::observe::{Event, Executed, Observer, Progress, StallCause};
 use crate::report::{CoreCounters, CoreWait, RunError, RunFailure, RunReport, UnfinishedCore};
 use crate::scheduler::{TaskRecord, TaskSummary};
+use crate::semantics::execute;
 use crate::semantics::Effect;
 use slots::{Core, MemorySlot, Past, Phase};
 use ts::{TaskScheduler, TsAction};

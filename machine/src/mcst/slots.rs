@@ -1,7 +1,7 @@
 //! A core of the MCST slot model (mcst-dialect.md section 5.2): the slots it executes in
 //! program order (instructions, bubbles B1-B3, the implicit ready after IP 15), the B value
 //! each slot carries for the bank-switch rule, and its memory slot while it waits for a
-//! grant. What an instruction does is [`crate::isa::execute`]'s.
+//! grant. What an instruction does is [`crate::semantics::execute`]'s.
 
 use crate::config::SlotTiming;
 use crate::isa::{Instr, FRAME_INSTRS};

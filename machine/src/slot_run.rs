@@ -56,6 +56,6 @@ pub trait SlotRun {
     /// Run `state`'s core from `state.ip` in `state.cycle` through the frame's
     /// register-only instructions: to the first `ld`, `st` or `ready`, the end of IP 15,
     /// or the last slot before `limit`, whichever comes first. Executes each instruction as
-    /// [`crate::isa::execute`] does in the MCST dialect.
+    /// [`crate::semantics::execute`] does in the MCST dialect.
     fn run(&self, state: &mut SlotState) -> SlotExit;
 }

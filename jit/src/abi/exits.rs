@@ -19,7 +19,9 @@ macro_rules! exits {
                 self as u32
             }
 
-            /// The exit compiled code returned `code` for.
+            /// The exit compiled code returned `code` for. (An answer Rust gives compiled
+            /// code, such as [`CohortAccess`], is never turned back.)
+            #[allow(dead_code)]
             pub(crate) fn from_code(code: u32) -> $name {
                 match code {
                     $($code => $name::$variant,)+
@@ -87,6 +89,16 @@ exits! {
 }
 
 exits! {
+    /// What `cohort::cohort_access` answers the cohort code that called it.
+    CohortAccess {
+        /// Every lane offered performed its access or slept.
+        Done = 0,
+        /// A lane parked (`CohortFile::parked`); the later lanes did not act.
+        Parked = 1,
+    }
+}
+
+exits! {
     /// Why MCST slot code returned (`slots_compile.rs`; see `gpu16_machine::mcst::SlotExit`).
     SlotCodeExit {
         /// Stopped before the instruction at `ip`.
@@ -120,6 +132,7 @@ mod tests {
             assert_eq!(LaneExit::from_code(e.code()), e);
         }
         assert_eq!(CohortExit::from_code(5), CohortExit::Sparse);
+        assert_eq!(CohortAccess::from_code(1), CohortAccess::Parked);
         assert_eq!(SlotCodeExit::from_code(1), SlotCodeExit::RanOffEnd);
     }
 

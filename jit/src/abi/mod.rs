@@ -1,0 +1,329 @@
+//! The typed boundary between Rust and compiled code: the `repr(C)` state each form of code
+//! reads and writes, the context its callbacks get back, the entry and callback function
+//! types, and the exits ([`exits`]). Cranelift signatures are derived from the function
+//! types ([`signature`]), never written beside them, so the code a compiler emits and the
+//! function a runtime calls cannot disagree on a parameter. A leaf: compilers
+//! (`compile`, `lanes_compile`, `cohort_compile`, `slots_compile`) and runtimes (`runtime`,
+//! `lanes`, `cohort`) both depend on it, and it on neither.
+
+pub(crate) mod exits;
+
+use cranelift_codegen::ir::{types, AbiParam, Signature, Type};
+use cranelift_codegen::isa::CallConv;
+pub(crate) use exits::{CohortAccess, CohortExit, LaneExit, ScalarExit, SlotCodeExit};
+use gpu16_machine::mcst::SlotState;
+use gpu16_machine::{CoreState, DirectAccess, Port};
+use std::any::Any;
+
+/// Declare a boundary function type once: the `extern "C"` type alias and its [`AbiFn`],
+/// whose Cranelift types come from the same parameter list.
+macro_rules! boundary_fn {
+    ($(#[$meta:meta])* $name:ident = unsafe fn($($p:ty),*) $(-> $r:ty)?;) => {
+        $(#[$meta])*
+        pub(crate) type $name = unsafe extern "C" fn($($p),*) $(-> $r)?;
+        boundary_fn!(@impl $name ($($p),*) $($r)?);
+    };
+    ($(#[$meta:meta])* $name:ident = fn($($p:ty),*) $(-> $r:ty)?;) => {
+        $(#[$meta])*
+        pub(crate) type $name = extern "C" fn($($p),*) $(-> $r)?;
+        boundary_fn!(@impl $name ($($p),*) $($r)?);
+    };
+    (@impl $name:ident ($($p:ty),*) $($r:ty)?) => {
+        impl AbiFn for $name {
+            fn params(ptr: Type) -> Vec<Type> {
+                vec![$(<$p as AbiType>::ty(ptr)),*]
+            }
+            fn returns(ptr: Type) -> Option<Type> {
+                let _ = ptr;
+                None $(.or(Some(<$r as AbiType>::ty(ptr))))?
+            }
+        }
+    };
+}
+
+// ---- Per-core (scalar) code: `compile.rs`, run by `runtime::enter`.
+
+boundary_fn! {
+    /// `fn(core, ctx, limit, direct) -> exit code`, the signature `compile` emits.
+    EntryFn = unsafe fn(*mut CoreState, *mut CallCtx<'_, '_>, u64, *const DirectAccess) -> u32;
+}
+
+/// What the memory callback needs; lives on the Rust stack for one `enter`.
+pub(crate) struct CallCtx<'p, 'm> {
+    /// Raw, because compiled code also reaches into the port through the `DirectAccess`
+    /// pointers derived from this same pointer; the two never run at the same time.
+    pub(crate) port: *mut Port<'m>,
+    pub(crate) _port: std::marker::PhantomData<&'p mut Port<'m>>,
+    pub(crate) id: u8,
+    /// A panic caught in the callback, re-raised once compiled code has returned.
+    pub(crate) panic: Option<Box<dyn Any + Send>>,
+}
+
+/// The callback's answer when the port says park.
+pub(crate) const PARK: u32 = 0x100;
+
+boundary_fn! {
+    /// `mem_access(ctx, cycle, op, row, bank, value) -> byte or PARK`: the scalar code's
+    /// memory callback (`runtime::mem_access`).
+    MemAccessFn = fn(*mut CallCtx<'_, '_>, u64, u32, u32, u32, u32) -> u32;
+}
+
+// ---- Lockstep code: `lanes_compile.rs`, run by `lanes::enter`.
+
+/// The state compiled lockstep code reads and writes: the group's registers as vectors, the
+/// operands of a memory instruction's accesses, and where the code stopped.
+#[repr(C, align(16))]
+pub(crate) struct LaneFile {
+    /// `regs[r][k]` is register r of core k.
+    pub(crate) regs: [[u8; 16]; 16],
+    /// 0xFF in the group's lanes.
+    pub(crate) lanes: [u8; 16],
+    /// A memory instruction's low address byte, bank and stored byte, lane by lane.
+    pub(crate) row: [u8; 16],
+    pub(crate) bank: [u8; 16],
+    pub(crate) value: [u8; 16],
+    /// The bytes the callback loaded, and 0xFF in the lanes it performed.
+    pub(crate) loaded: [u8; 16],
+    pub(crate) performed: [u8; 16],
+    /// The group's lowest lane in every byte: a `swizzle` by it broadcasts that lane.
+    pub(crate) lead: [u8; 16],
+    /// The cycle of the instruction at `ip` (or after the last one, on an end).
+    pub(crate) cycle: u64,
+    /// Lanes that left the group by `ready` while it ran on (`lane_leave`): each one's
+    /// cycle after its `ready`, and the `ready`'s IP.
+    pub(crate) left_cycle: [u64; 16],
+    pub(crate) left_ip: [u8; 16],
+    /// `left_regs[k][r]`: register r of lane k as it left (compiled code goes on writing
+    /// every lane, so the lane's column of `regs` no longer holds them).
+    pub(crate) left_regs: [[u8; 16]; 16],
+    pub(crate) left: u32,
+    /// The group as a bit mask.
+    pub(crate) mask: u32,
+    /// On `LaneExit::Parked` and `LaneExit::Split`: the lanes that performed, or took the branch.
+    pub(crate) done: u32,
+    pub(crate) ip: u32,
+    /// Own-bank rows (see `Port::own_bank_rows`): below cycle `rows_until`, a plain access
+    /// in which every lane k of the group reaches bank k, all in one row, is one vector
+    /// load or store of that row, performed by compiled code itself. `rows_done` counts
+    /// such accesses not yet added to the banks' counters (`LaneFile::count_rows`).
+    pub(crate) rows: *mut u8,
+    pub(crate) rows_until: u64,
+    pub(crate) rows_done: u64,
+    /// Shared rows (see `Port::shared_rows_until`): below cycle `shared_until`, a plain
+    /// load in which every lane reads one row, each lane k from bank k + d (a rotation) or
+    /// all from one bank b (a broadcast), is one vector load of that row and a shuffle,
+    /// performed by compiled code itself. It counts such loads in `shared[d]` or
+    /// `shared[16 + b]` (null for a frame without the path, whose code never counts), and
+    /// marks the entries it touched in `shared_used`, until `LaneFile::count_rows`.
+    pub(crate) shared_until: u64,
+    pub(crate) shared: *mut [u64; 32],
+    pub(crate) shared_used: u32,
+    /// Row accesses (own-bank or shared) of each bank, kept here until the entry ends.
+    pub(crate) rows_per_bank: [u64; 16],
+}
+
+boundary_fn! {
+    /// `fn(file, ctx, limit) -> exit code`, the signature `lanes_compile` emits.
+    LaneEntryFn = unsafe fn(*mut LaneFile, *mut LaneCtx<'_, '_>, u64) -> u32;
+}
+
+/// What the memory callback needs; lives on the Rust stack for one entry.
+pub(crate) struct LaneCtx<'p, 'm> {
+    pub(crate) port: *mut Port<'m>,
+    pub(crate) _port: std::marker::PhantomData<&'p mut Port<'m>>,
+    /// A panic caught in the callback, re-raised once compiled code has returned.
+    pub(crate) panic: Option<Box<dyn Any + Send>>,
+}
+
+boundary_fn! {
+    /// `lane_access(ctx, file, op, cycle) -> performed lanes`: the lockstep code's memory
+    /// callback (`lanes::lane_access`).
+    LaneAccessFn = fn(*mut LaneCtx<'_, '_>, *mut LaneFile, u32, u64) -> u32;
+}
+
+boundary_fn! {
+    /// `lane_leave(file, lanes, cycle after, ready's IP)`: lanes leave a running group by
+    /// `ready` (`lanes::lane_leave`).
+    LaneLeaveFn = fn(*mut LaneFile, u32, u64, u32);
+}
+
+// ---- Cohort code: `cohort_compile.rs`, run by `cohort::run`.
+
+/// Where no more lanes than this are awake (a contended lock: one holder, the rest
+/// asleep), the vector step's fixed cost per cycle (every live IP tested, the memory
+/// phase) outweighs its work, and the cohort is interpreted: a contended counter ran 1.8x
+/// slower compiled.
+pub(crate) const SPARSE_LANES: u32 = 2;
+
+/// The state compiled cohort code reads and writes.
+#[repr(C, align(16))]
+pub(crate) struct CohortFile {
+    /// `regs[r][k]` is register r of core k (first, at the offset the shared register
+    /// store of `lanes_compile` is given).
+    pub(crate) regs: [[u8; 16]; 16],
+    /// Each lane's IP: where it executes next, or the instruction that ended its part.
+    pub(crate) ips: [u8; 16],
+    /// 0xFF in the lanes that execute in the next cycle the code starts; the callbacks
+    /// take out lanes that sleep or end and put back lanes that wake.
+    pub(crate) awake: [u8; 16],
+    /// 0xFF in lanes that join from the cycle after the next (a cohort's cores a cycle
+    /// behind its first); merged into `awake` at the end of each cycle.
+    pub(crate) join: [u8; 16],
+    /// The cycle's memory instructions, lane by lane: low address byte, bank, stored byte
+    /// and `MemOp`. A sleeping lane's entries stay as they were, for its retry.
+    pub(crate) row: [u8; 16],
+    pub(crate) bank: [u8; 16],
+    pub(crate) value: [u8; 16],
+    pub(crate) op: [u8; 16],
+    /// The bytes [`cohort_access`] loaded, and 0xFF in the lanes it performed.
+    pub(crate) loaded: [u8; 16],
+    pub(crate) performed: [u8; 16],
+    /// The cycle the code is in (on `Parked`), or starts next.
+    pub(crate) cycle: u64,
+    /// Lanes asleep on a lock.
+    pub(crate) asleep: u32,
+    /// On `Parked`: the lanes that completed their instruction of `cycle`.
+    pub(crate) executed: u32,
+    /// On `Parked`: the lane that parked.
+    pub(crate) parked: u32,
+    /// Lanes [`cohort_access`] retried in the cycle they were woken in (they were not
+    /// awake when it began).
+    pub(crate) retried: u32,
+    /// Lanes whose parts ended, and those of them that ended by `ready`.
+    pub(crate) ended: u32,
+    pub(crate) by_ready: u32,
+}
+
+boundary_fn! {
+    /// `fn(file, ctx, limit) -> CohortExit`, the signature `cohort_compile` emits.
+    CohortEntryFn = unsafe fn(*mut CohortFile, *mut CohortCtx<'_, '_>, u64) -> u32;
+}
+
+/// What the callbacks need; lives on the Rust stack for one entry.
+pub(crate) struct CohortCtx<'p, 'm> {
+    pub(crate) port: *mut Port<'m>,
+    pub(crate) cores: *mut [CoreState; 16],
+    pub(crate) _borrows: std::marker::PhantomData<(&'p mut Port<'m>, &'p mut [CoreState; 16])>,
+    /// The cycle from which each lane has been awake: its instructions since are counted
+    /// when it sleeps, ends, or the entry ends (one per cycle awake).
+    pub(crate) awake_from: [u64; 16],
+    /// A panic caught in a callback, re-raised once compiled code has returned.
+    pub(crate) panic: Option<Box<dyn Any + Send>>,
+}
+
+boundary_fn! {
+    /// `cohort_access(ctx, file, lanes, cycle) -> CohortAccess`: the cohort
+    /// code's memory callback (`cohort::cohort_access`).
+    CohortAccessFn = fn(*mut CohortCtx<'_, '_>, *mut CohortFile, u32, u64) -> u32;
+}
+
+boundary_fn! {
+    /// `cohort_end(ctx, file, ended lanes, those by ready, cycle after) -> holds a lock`: lanes
+    /// end their parts (`cohort::cohort_end`).
+    CohortEndFn = fn(*mut CohortCtx<'_, '_>, *mut CohortFile, u32, u32, u64) -> u32;
+}
+
+// ---- MCST slot code: `slots_compile.rs`, run through `gpu16_machine::mcst::SlotRun`.
+
+boundary_fn! {
+    /// `fn(state) -> exit code`, the signature `compile_slots` emits.
+    SlotEntryFn = unsafe fn(*mut SlotState) -> u32;
+}
+
+/// The callbacks compiled code calls, by address: the runtimes give them to the
+/// [`Compiler`](crate::compile::Compiler) that makes the code, so no compiler depends on a
+/// runtime.
+#[derive(Clone, Copy)]
+pub(crate) struct Callbacks {
+    pub(crate) mem_access: MemAccessFn,
+    pub(crate) lane_access: LaneAccessFn,
+    pub(crate) lane_leave: LaneLeaveFn,
+    pub(crate) cohort_access: CohortAccessFn,
+    pub(crate) cohort_end: CohortEndFn,
+}
+
+/// A type that crosses the boundary as one Cranelift value.
+pub(crate) trait AbiType {
+    /// Its Cranelift type, where pointers are `ptr`.
+    fn ty(ptr: Type) -> Type;
+}
+
+impl<T> AbiType for *mut T {
+    fn ty(ptr: Type) -> Type {
+        ptr
+    }
+}
+
+impl<T> AbiType for *const T {
+    fn ty(ptr: Type) -> Type {
+        ptr
+    }
+}
+
+impl AbiType for u32 {
+    fn ty(_: Type) -> Type {
+        types::I32
+    }
+}
+
+impl AbiType for u64 {
+    fn ty(_: Type) -> Type {
+        types::I64
+    }
+}
+
+/// A function type of the boundary (an entry or a callback), whose Cranelift signature
+/// follows from its Rust parameter and return types ([`boundary_fn`] declares each one and
+/// derives this from its declaration).
+pub(crate) trait AbiFn {
+    /// Its parameters' Cranelift types, in order.
+    fn params(ptr: Type) -> Vec<Type>;
+    /// Its return's Cranelift type, if any.
+    fn returns(ptr: Type) -> Option<Type>;
+}
+
+/// The Cranelift signature of boundary function type `F` in calling convention `call_conv`,
+/// with pointers of type `ptr`.
+pub(crate) fn signature<F: AbiFn>(call_conv: CallConv, ptr: Type) -> Signature {
+    let mut sig = Signature::new(call_conv);
+    sig.params
+        .extend(F::params(ptr).into_iter().map(AbiParam::new));
+    sig.returns.extend(F::returns(ptr).map(AbiParam::new));
+    sig
+}
+
+/// The lanes of a mask, lowest first, one step per lane.
+pub(crate) fn lanes_of(mask: u16) -> impl Iterator<Item = usize> {
+    let mut rest = mask;
+    std::iter::from_fn(move || {
+        (rest != 0).then(|| {
+            let k = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            k
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Hand-worked: the lockstep entry is (file, ctx, limit) -> exit code, two pointers, a
+    /// 64-bit limit and a 32-bit code; `lane_leave` returns nothing.
+    #[test]
+    fn signatures_follow_from_the_function_types() {
+        let sig = signature::<LaneEntryFn>(CallConv::SystemV, types::I64);
+        let params: Vec<Type> = sig.params.iter().map(|p| p.value_type).collect();
+        assert_eq!(params, [types::I64, types::I64, types::I64]);
+        assert_eq!(sig.returns.len(), 1);
+        assert_eq!(sig.returns[0].value_type, types::I32);
+        let leave = signature::<LaneLeaveFn>(CallConv::SystemV, types::I64);
+        let params: Vec<Type> = leave.params.iter().map(|p| p.value_type).collect();
+        assert_eq!(params, [types::I64, types::I32, types::I64, types::I32]);
+        assert!(leave.returns.is_empty());
+        let mem = signature::<MemAccessFn>(CallConv::SystemV, types::I32);
+        assert_eq!(mem.params.len(), 6);
+        assert_eq!(mem.params[0].value_type, types::I32);
+        assert_eq!(mem.params[1].value_type, types::I64);
+    }
+}
