@@ -686,9 +686,22 @@ impl Browser {
             .to_string()
     }
 
+    /// Click the element `css` finds; found again if the page re-drew it in between (the
+    /// gutter is re-drawn as the page hears from the server).
     fn click(&self, css: &str) {
-        let e = self.find(css);
-        self.call("POST", &format!("element/{e}/click"), &json!({}));
+        for _ in 0..20 {
+            let e = self.find(css);
+            let path = format!("/session/{}/element/{e}/click", self.session);
+            let v = self.raw("POST", &path, &json!({}));
+            match v["value"]["error"].as_str() {
+                None => return,
+                Some("stale element reference") => {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                Some(_) => panic!("WebDriver click {css}: {}", v["value"]),
+            }
+        }
+        panic!("{css} stayed stale");
     }
 
     fn type_into(&self, css: &str, text: &str) {
@@ -789,7 +802,8 @@ fn the_page_in_a_browser() {
     let d = scratch("serve", "browser");
     let downloads = d.join("downloads");
     std::fs::create_dir_all(&downloads).unwrap();
-    let srv = serve(&[]);
+    // A long --timeout: only the stop button stops the long run at the end.
+    let srv = serve(&["--timeout", "60"]);
     let b = Browser::start(&driver, &downloads);
     b.go(&format!("http://127.0.0.1:{}/", srv.port));
     b.wait(
@@ -1005,6 +1019,7 @@ fn the_page_in_a_browser() {
     // open, whose whole run the first click stops, then a continue).
     b.type_into("#editor", BUSY);
     b.type_into("#max-cycles", "100000000000");
+    b.click("#backend option[value=\"auto\"]");
     let started = Instant::now();
     b.click("#run");
     loop {
@@ -1015,7 +1030,7 @@ fn the_page_in_a_browser() {
             break;
         }
         assert!(
-            started.elapsed() < Duration::from_secs(8),
+            started.elapsed() < Duration::from_secs(30),
             "the stop button did not stop the run: {status}"
         );
     }
