@@ -112,6 +112,7 @@ pub mod live;
 pub mod output;
 pub mod progress;
 pub mod scratch;
+pub mod serve;
 pub mod shown;
 pub mod stop;
 pub mod timing;

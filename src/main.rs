@@ -55,6 +55,8 @@ enum Command {
     /// Serve the Debug Adapter Protocol on stdin/stdout, so editors (VS Code, nvim-dap,
     /// Emacs dap-mode) can debug a program: the `debug` session behind an editor.
     Dap(commands::dap::DapArgs),
+    /// Serve the playground: a local web page to write, run, step and watch programs.
+    Serve(commands::serve::ServeArgs),
     /// Run a program on two backends and print `identical` or the first divergence.
     Diff(commands::diff::DiffArgs),
     /// Diff two backends on many generated programs, in parallel, shrinking any divergence.
@@ -86,6 +88,7 @@ fn main() -> ExitCode {
         Command::Gen(args) => commands::gen::gen(args),
         Command::Debug(args) => commands::debug::debug(args),
         Command::Dap(args) => commands::dap::dap(args),
+        Command::Serve(args) => commands::serve::serve(args),
         Command::Diff(args) => commands::diff::diff(args),
         Command::Fuzz(args) => commands::fuzz::fuzz(args),
         Command::Completions(args) => commands::docs::completions(args, Cli::command()),

@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 
 /// Every subcommand, written out by hand: a new one must be added here, and so be seen to
 /// appear in the scripts and pages.
-const SUBCOMMANDS: [&str; 11] = [
+const SUBCOMMANDS: [&str; 12] = [
     "run",
     "asm",
     "disasm",
@@ -18,6 +18,7 @@ const SUBCOMMANDS: [&str; 11] = [
     "gen",
     "debug",
     "dap",
+    "serve",
     "diff",
     "fuzz",
     "completions",
@@ -35,7 +36,7 @@ fn the_bash_script_completes_every_subcommand_and_their_flags() {
     // The words offered after `gpu16`, in the order the commands are declared.
     assert!(
         script.contains(
-            "opts=\"-h -V --help --version run asm disasm check gen debug dap diff fuzz completions man help\""
+            "opts=\"-h -V --help --version run asm disasm check gen debug dap serve diff fuzz completions man help\""
         ),
         "{script}"
     );

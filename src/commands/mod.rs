@@ -18,6 +18,7 @@ pub mod memory_args;
 pub mod outputs;
 pub mod run;
 pub mod see_args;
+pub mod serve;
 pub mod status;
 pub mod stdout;
 pub mod value_enums;
