@@ -3,6 +3,7 @@
 //! property (such as "the backends diverge") still holds.
 
 #![forbid(unsafe_code)]
+#![deny(missing_docs)]
 
 pub mod program;
 pub mod rng;

@@ -2,6 +2,8 @@
 //! (cached by the frame's bytes), and [`Auto`] interprets a frame until it is hot, then runs
 //! it compiled. Both behave exactly like the reference interpreter, `gpu16_interp`.
 
+#![deny(missing_docs)]
+
 mod auto;
 mod cache;
 mod cohort;
