@@ -13,6 +13,7 @@
 //! instructions.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use gpu16_gen::image::Image;
 use gpu16_interp::Interpreter;
 use gpu16_jit::{Auto, Jit, JitOptions, OptLevel};
 use gpu16_machine::isa::{AluOp, Instr, MemOp};
@@ -29,24 +30,32 @@ fn alu(op: AluOp, a: u8, b: u8, c: u8) -> Instr {
     Instr::Alu { op, a, b, c }
 }
 
+/// An instruction frame of `instrs`, the rest `nop`.
 fn frame_bytes(instrs: &[Instr]) -> [u8; 32] {
-    let mut all = [Instr::Nop; 16];
-    all[..instrs.len()].copy_from_slice(instrs);
-    InstrFrame::from_instrs(all).bytes()
+    Image::new().code(instrs).bytes().try_into().unwrap()
+}
+
+/// A control frame on the cores of `active`, no fence, no R0 init; IF_Num as given.
+fn control(if_num: usize, fence: Fence, active: u16) -> ControlFrame {
+    ControlFrame {
+        if_num: if_num as u8,
+        fence,
+        active,
+        init_vect: 0,
+        init_r0: [0; 16],
+        reserved_header: 0,
+        reserved: [0; 10],
+    }
 }
 
 /// Control frames each leading `per_cf` copies of a frame from `frames`, on all 16 cores.
 fn image(frames: &[[u8; 32]], per_cf: usize) -> Program {
-    let mut out = Vec::new();
+    let mut image = Image::new();
     for group in frames.chunks(per_cf) {
-        let mut cf = [0u8; 32];
-        cf[0] = group.len() as u8;
-        cf[2] = 0xFF;
-        cf[3] = 0xFF;
-        out.push(cf);
-        out.extend_from_slice(group);
+        image = image.control(control(group.len(), Fence::No, 0xFFFF));
+        image = group.iter().fold(image, |i, &f| i.raw(f));
     }
-    Program::from_frames(out).unwrap()
+    image.program()
 }
 
 const OUTER: u8 = 200;
@@ -295,26 +304,15 @@ fn scheduler_stream(frames: usize) -> Program {
     let masks = [0xFFFF, 0x00FF, 0xFF00, 0x0F0F, 0x0001, 0x8000, 0x3C3C];
     let fences = [Fence::No, Fence::No, Fence::Acq, Fence::No, Fence::Rel];
     let body = frame_bytes(&[sc(5, 9), alu(AluOp::Add, 9, 9, 9), Instr::Ready]);
-    let mut out = Vec::new();
+    let mut image = Image::new();
     let mut g = 0;
-    while out.len() < frames {
-        let n = (frames - out.len() - 1).clamp(1, 63);
-        out.push(
-            ControlFrame {
-                if_num: n as u8,
-                fence: fences[g % fences.len()],
-                active: masks[g % masks.len()],
-                init_vect: 0,
-                init_r0: [0; 16],
-                reserved_header: 0,
-                reserved: [0; 10],
-            }
-            .encode(),
-        );
-        out.extend(std::iter::repeat_n(body, n));
+    while image.frames() < frames {
+        let n = (frames - image.frames() - 1).clamp(1, 63);
+        let cf = control(n, fences[g % fences.len()], masks[g % masks.len()]);
+        image = (0..n).fold(image.control(cf), |i, _| i.raw(body));
         g += 1;
     }
-    Program::from_frames(out).unwrap()
+    image.program()
 }
 
 fn stream_config() -> Config {

@@ -7,7 +7,9 @@
 //!   `shared/spec/mcst-dialect.md` alone (sections 2 to 5, with `decisions.md` where the
 //!   document defers to it), parameterised by the timing parameters of its section 5.1. It was
 //!   written without reading gpu16's implementation (`machine/src/mcst/`) or its tests; the
-//!   only gpu16 code it touches is the public `run` API, to compare.
+//!   only gpu16 code it touches is the public `run` API, to compare. (The images it reads
+//!   are laid out by the tests' shared builder and random source in `gpu16_gen`; the model
+//!   decodes their bytes itself.)
 //! - A seeded random generator of MCST images (control frames with random CAV, fences, R0
 //!   inits, IF_Num 0-3 and forward stop-CF jumps; instruction frames of every opcode with bank
 //!   registers that collide, bounded counter loops, frames that run off IP 15), each ending in
@@ -35,7 +37,8 @@ thread_local! {
     /// One JIT a test thread, its code cache shared by the programs it runs.
     static JIT: RefCell<Jit> = RefCell::new(Jit::new());
 }
-use gpu16_machine::{Config, Dialect, Program, RunReport, TaskLog, Timing};
+use gpu16_gen::image::Image;
+use gpu16_machine::{Config, ControlFrame, Dialect, Fence, Program, RunReport, TaskLog, Timing};
 
 // ---------------------------------------------------------------------------------------
 // Timing parameters (section 5.1)
@@ -785,33 +788,43 @@ fn gpu16_run(image: &[u8], memory: &[u8], p: Params) -> Result<Outcome, String> 
 // Image building
 // ---------------------------------------------------------------------------------------
 
+// Frames are laid out by the tests' one image builder, `gpu16_gen::image::Image` (section
+// 3.1's layout); the model above decodes the bytes itself.
+
+/// A control frame without the stop bit or ignored bits set, its fence as the model's
+/// `FENCE_*` number.
+fn control(if_num: u16, fence: u16, cav: u16, init_vect: u16, init_r0: [u8; 16]) -> ControlFrame {
+    ControlFrame {
+        if_num: if_num as u8,
+        fence: [Fence::No, Fence::Acq, Fence::Rel][usize::from(fence)],
+        active: cav,
+        init_vect,
+        init_r0,
+        reserved_header: 0,
+        reserved: [0; 10],
+    }
+}
+
 fn cf(if_num: u16, fence: u16, cav: u16, init_vect: u16, init_r0: [u8; 16]) -> [u8; 32] {
-    let mut f = [0u8; 32];
-    f[0..2].copy_from_slice(&(if_num | (fence << 6)).to_le_bytes());
-    f[2..4].copy_from_slice(&cav.to_le_bytes());
-    f[4..6].copy_from_slice(&init_vect.to_le_bytes());
-    f[16..32].copy_from_slice(&init_r0);
-    f
+    raw(Image::new().control(control(if_num, fence, cav, init_vect, init_r0)))
 }
 
 /// A stop CF (IF_Num 0) whose NextCF is `next`; a halt when `next` is its own index.
 fn stop_cf(next: usize) -> [u8; 32] {
-    let mut f = [0u8; 32];
-    f[0..2].copy_from_slice(&(0x4000u16 | ((next as u16) << 8)).to_le_bytes());
-    f
+    raw(Image::new().stop(next as u8))
 }
 
 fn iframe(words: &[u16]) -> [u8; 32] {
-    assert!(words.len() <= 16);
-    let mut f = [0u8; 32];
-    for (i, w) in words.iter().enumerate() {
-        f[2 * i..2 * i + 2].copy_from_slice(&w.to_le_bytes());
-    }
-    f
+    Image::code_frame(words)
+}
+
+/// The one frame of a one-frame image.
+fn raw(image: Image) -> [u8; 32] {
+    image.bytes().try_into().expect("one frame")
 }
 
 fn image(frames: &[[u8; 32]]) -> Vec<u8> {
-    frames.concat()
+    frames.iter().fold(Image::new(), |i, &f| i.raw(f)).bytes()
 }
 
 fn hex_frames(image: &[u8]) -> String {
@@ -834,19 +847,18 @@ fn hex_frames(image: &[u8]) -> String {
 // The random program generator
 // ---------------------------------------------------------------------------------------
 
-/// SplitMix64: small, seeded, good enough.
-struct Rng(u64);
+/// The tests' one random source, `gpu16_gen::rng::Rng` (SplitMix64), drawn from as this
+/// generator always has (`below` by remainder), so a seed still gives the same program.
+struct Rng(gpu16_gen::rng::Rng);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+    /// The stream that starts from SplitMix64 state `state`: `gpu16_gen::rng::Rng::new`
+    /// starts from its seed xor the golden-ratio increment, so that xor is undone here.
+    fn from_state(state: u64) -> Rng {
+        Rng(gpu16_gen::rng::Rng::new(state ^ 0x9E37_79B9_7F4A_7C15))
     }
     fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
+        self.0.next_u64() % n
     }
     fn pct(&mut self, p: u64) -> bool {
         self.below(100) < p
@@ -1006,20 +1018,20 @@ fn random_cf(rng: &mut Rng, if_num: u16) -> [u8; 32] {
             rng.below(256) as u8
         };
     }
-    let mut f = cf(if_num, fence, cav, init_vect, init_r0);
+    let mut f = control(if_num, fence, cav, init_vect, init_r0);
     if rng.pct(10) {
         // Ignored fields: NextCF without stop, bit 15, words 3-7.
-        f[1] = rng.below(64) as u8 | if rng.pct(50) { 0x80 } else { 0 };
-        for b in f[6..16].iter_mut() {
+        f.reserved_header = rng.below(64) as u8 | if rng.pct(50) { 0x80 } else { 0 };
+        for b in f.reserved.iter_mut() {
             *b = rng.below(256) as u8;
         }
     }
-    f
+    raw(Image::new().control(f))
 }
 
 /// A random image of at most 64 frames ending in a halt, and a memory image.
 fn random_program(seed: u64) -> (Vec<u8>, Vec<u8>) {
-    let mut rng = Rng(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ 0x5EED);
+    let mut rng = Rng::from_state(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ 0x5EED);
     let mut frames: Vec<[u8; 32]> = Vec::new();
     let mut cf_at: Vec<usize> = Vec::new();
     let mut jumps: Vec<usize> = Vec::new();

@@ -1,9 +1,12 @@
 //! Differential-testing machinery: a seeded generator of valid, terminating programs (and of
 //! programs that break exactly one rule), and a shrinker that minimizes a program while a
-//! property (such as "the backends diverge") still holds.
+//! property (such as "the backends diverge") still holds. Also the one program-image builder
+//! the tests and benchmarks share ([`image::Image`]), for programs written by hand.
 
 #![forbid(unsafe_code)]
+#![deny(missing_docs)]
 
+pub mod image;
 pub mod program;
 pub mod rng;
 pub mod shrink;

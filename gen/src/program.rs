@@ -50,6 +50,7 @@ pub enum Profile {
 }
 
 impl Profile {
+    /// Every profile, in declaration order.
     pub const ALL: [Profile; 5] = [
         Profile::Alu,
         Profile::Memory,
@@ -58,6 +59,7 @@ impl Profile {
         Profile::Mixed,
     ];
 
+    /// The lowercase name `gpu16 gen --profile` and the Python binding take.
     pub fn name(self) -> &'static str {
         match self {
             Profile::Alu => "alu",
@@ -68,6 +70,8 @@ impl Profile {
         }
     }
 
+    /// The profile whose [`Profile::name`] is `name`, if any ([`Profile::parse`] gives an
+    /// error message instead).
     pub fn from_name(name: &str) -> Option<Profile> {
         Profile::ALL.into_iter().find(|p| p.name() == name)
     }
@@ -467,7 +471,10 @@ impl<'r> FrameBuilder<'r> {
 /// A generated program and the shared memory image it starts from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Generated {
+    /// The program image: whole 32-byte frames, valid for the dialect it was generated in
+    /// (a [`crate::generate_violating`] image may break one load rule on purpose).
     pub image: Vec<u8>,
+    /// The initial shared memory: 0 to 4096 random bytes; the machine zero-fills the rest.
     pub memory: Vec<u8>,
 }
 

@@ -2,14 +2,18 @@
 //! programs on every machine and every version of the toolchain, which a registry RNG crate
 //! does not promise.
 
+/// SplitMix64 state. Not for cryptography: its only promise is that a seed gives the same
+/// stream everywhere, forever (changing it changes every generated program and corpus).
 #[derive(Clone, Debug)]
 pub struct Rng(u64);
 
 impl Rng {
+    /// A generator seeded with `seed`; every seed, 0 included, gives a usable stream.
     pub fn new(seed: u64) -> Rng {
         Rng(seed ^ 0x9E37_79B9_7F4A_7C15)
     }
 
+    /// The next 64 uniformly distributed bits.
     pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
@@ -33,10 +37,12 @@ impl Rng {
         self.below(100) < percent
     }
 
+    /// A uniform byte (the low 8 bits of [`Rng::next_u64`]).
     pub fn byte(&mut self) -> u8 {
         self.next_u64() as u8
     }
 
+    /// A uniformly chosen element of `items`, which must not be empty.
     pub fn pick<T: Copy>(&mut self, items: &[T]) -> T {
         items[self.below(items.len() as u64) as usize]
     }

@@ -10,11 +10,19 @@ use gpu16_machine::Instr;
 /// The rule a generated program breaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Violation {
+    /// An `st_sync` by a core that holds no atomic sequence: a fault when it executes.
     StSyncWithoutSequence,
+    /// An `st_sync` to an address other than the one its `ld_sync` opened (the two low
+    /// address registers are loaded with different constants): a fault.
     StSyncWrongAddress,
+    /// A second `ld_sync` while the core already holds a sequence: a fault.
     LdSyncWhileHolding,
+    /// A plain `ld` or `st` while the core holds a sequence: a fault.
     AccessWhileHolding,
+    /// `ready` while the core holds a sequence: a fault.
     ReadyWhileHolding,
+    /// An `ld_sync` followed only by register instructions to the end of the frame, so the
+    /// core's part ends holding the sequence: a fault.
     FrameEndWhileHolding,
     /// The image length is not a multiple of 32.
     Length,
@@ -29,6 +37,8 @@ pub enum Violation {
 }
 
 impl Violation {
+    /// Every violation, in declaration order: what `gpu16 fuzz` and the differential tests
+    /// pick from.
     pub const ALL: [Violation; 11] = [
         Violation::StSyncWithoutSequence,
         Violation::StSyncWrongAddress,
@@ -55,6 +65,8 @@ impl Violation {
         )
     }
 
+    /// The kebab-case name the CLI and the Python binding use for it; [`Violation::from_name`]
+    /// maps it back.
     pub fn name(self) -> &'static str {
         match self {
             Violation::StSyncWithoutSequence => "st_sync-without-sequence",
@@ -71,6 +83,7 @@ impl Violation {
         }
     }
 
+    /// The violation whose [`Violation::name`] is `name`, if any.
     pub fn from_name(name: &str) -> Option<Violation> {
         Violation::ALL.into_iter().find(|v| v.name() == name)
     }

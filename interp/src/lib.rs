@@ -4,6 +4,7 @@
 //! speed baseline.
 
 #![forbid(unsafe_code)]
+#![deny(missing_docs)]
 
 use gpu16_machine::isa::Flow;
 use gpu16_machine::isa::{Instr, FRAME_INSTRS};
@@ -298,8 +299,8 @@ const IDLE_CYCLES: u64 = 16;
 ///
 /// Returns the cores as a group again (`Some`) once none sleeps and all are at one IP, or
 /// `None` once the cohort stopped: an access parked, every core slept, a core ended
-/// holding a lock, the cycle limit, or [`QUIET_CYCLES`] without a sleep or an atomic access
-/// (in a frame without atomic sequences: at once, or [`IDLE_CYCLES`] without an access
+/// holding a lock, the cycle limit, or `QUIET_CYCLES` (64) without a sleep or an atomic access
+/// (in a frame without atomic sequences: at once, or `IDLE_CYCLES` (16) without an access
 /// where the cores may share a bank). Exits go into
 /// `exits`: `None` for a core that goes on from its IP and cycle.
 pub fn interpret_cohort(

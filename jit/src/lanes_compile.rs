@@ -5,8 +5,12 @@
 //! [`VectorLowering`] domain; the frame's control structure (segments, one watchdog check
 //! a segment, an entry at every leader and resume point) is the per-core translation's
 //! (`compile::shape`). What differs:
-//! - every register write keeps the lanes outside the group (a `bitselect` with the group's
-//!   lane mask);
+//! - a register write of an instruction writes every lane, the group's and the others
+//!   alike, with no blend: lanes outside the group compute values nothing reads (only the
+//!   group's lanes are stored back, test a `bnz` or reach memory; see [`VectorLowering`]).
+//!   The one blended write is a load that the callback performed for only some lanes of
+//!   the group before the run parks: its register gets a `bitselect` with the performed
+//!   lanes, so the lanes still waiting keep their values;
 //! - a plain `ld`/`st` whose bank may be each core's own (`FrameBanks::may_reach_own_bank`)
 //!   first tries the row path: where every lane k reaches bank k in one row, in time
 //!   (`LaneFile::rows`), it is one vector load, or a `bitselect` and one store, of the row;

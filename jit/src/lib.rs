@@ -1,3 +1,4 @@
+#![deny(missing_docs)]
 //! gpu16's Cranelift JIT backend: [`Jit`] compiles every instruction frame to native code
 //! (cached by the frame's bytes), and [`Auto`] interprets a frame until it is hot, then runs
 //! it compiled. Both behave exactly like the reference interpreter, `gpu16_interp`.

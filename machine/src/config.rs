@@ -24,8 +24,11 @@ impl IssuePolicy {
 }
 
 /// Cycles one core instruction takes (decisions.md: every instruction takes 1 cycle). Fixed
-/// by the core pipeline, not configurable; the interpreter's `retire`, the JIT's segment
-/// arithmetic and its instruction count all use this one constant.
+/// by the core pipeline, not configurable. The interpreter's `retire` advances the cycle by
+/// it (and counts one instruction), and the JIT's segment arithmetic (`compile::cycles`)
+/// multiplies by it. Instruction counts do not all use it: the JIT's per-core entry divides
+/// the cycles an entry ran by it, but its lockstep and cohort engines add the cycles a lane
+/// ran as its instruction count, which is right only while this constant is 1.
 pub const INSTRUCTION_CYCLES: u64 = 1;
 
 /// Latencies of the timing model that the task scheduler owns.

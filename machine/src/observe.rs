@@ -272,8 +272,15 @@ pub trait Observer {
     /// complete before `cycle`: those a run stopped there by the watchdog reports. So every
     /// engine reports the same events for a failed run, and they agree with its state.
     ///
-    /// The default forgets nothing, which leaves an observer that keeps events with both
-    /// reports: every observer that keeps events overrides it.
+    /// It is called only then, before the events are reported again: never for a run that
+    /// ends `Ok`, nor for one the watchdog or a stop ended. The default does nothing, which
+    /// is correct only when the observer's [`Observer::event`] leaves nothing behind: an
+    /// observer with [`Observer::WANTS_EVENTS`] false (this is never called), or one that
+    /// does not override [`Observer::event`]. Any other observer, one that keeps, counts or
+    /// acts on events, would otherwise hold the events of both reports: some past the
+    /// failure's cycle, the rest twice. It must override this: drop what it kept, as
+    /// `Vec<Event>` does by clearing itself; or, if it cannot take back what it did (a
+    /// printer), mark that what follows replaces it.
     fn rewind_events(&mut self, _cycle: u64) {}
     /// Where a debugger may stop, asked once as the run starts: the run notes the first
     /// cycle in which a core comes to one ([`Observer::stop_noted`]). `None`, the default:

@@ -4,6 +4,8 @@
 //! object built by `gpu16::output::json::run_document`), so the two cannot disagree. The
 //! Python package `gpu16` (python/gpu16/__init__.py) wraps these and documents the API.
 
+#![deny(missing_docs)]
+
 use gpu16::input::{self, MemoryFormat, SourceError};
 use gpu16::machine::config::{DEFAULT_MAX_CYCLES, MAX_CYCLE_LIMIT};
 use gpu16::machine::{Config, Dialect, IssuePolicy, Program};

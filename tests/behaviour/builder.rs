@@ -1,6 +1,7 @@
 //! Builders shared by the behaviour suite: one constructor per instruction (operands in the
-//! spec's order), control frames, program images assembled frame by frame, and helpers that
-//! run an image on any backend and pull the interesting numbers out of the report.
+//! spec's order), control frames, program images assembled frame by frame (with the shared
+//! `gpu16_gen::image::Image`), and helpers that run an image on any backend and pull the
+//! interesting numbers out of the report.
 //!
 //! Nothing here computes an expected value: every expectation lives in the tests, worked out
 //! by hand (or by a plain reference function written in the test).
@@ -8,8 +9,8 @@
 #![allow(dead_code)]
 
 use gpu16_machine::{
-    AluOp, Backend, Config, ControlFrame, Event, Fence, Instr, IssuePolicy, MemOp, Program,
-    RunError, RunFailure, RunReport,
+    AluOp, Backend, Config, ControlFrame, Event, Fence, Instr, IssuePolicy, MemOp, RunError,
+    RunFailure, RunReport,
 };
 
 /// A backend constructor; every test takes one, so the suite runs on every backend.
@@ -154,68 +155,8 @@ pub fn cores(ids: &[usize]) -> u16 {
 
 // ---------------------------------------------------------------- images
 
-/// A program image built frame by frame.
-#[derive(Clone, Debug, Default)]
-pub struct Image {
-    frames: Vec<[u8; 32]>,
-}
-
-impl Image {
-    pub fn new() -> Image {
-        Image::default()
-    }
-
-    /// A control frame with IF_Num = the number of bodies, then one IF per body.
-    pub fn group(mut self, mut control: ControlFrame, bodies: &[&[Instr]]) -> Image {
-        control.if_num = u8::try_from(bodies.len()).expect("at most 63 IFs");
-        self.frames.push(control.encode());
-        for body in bodies {
-            self = self.code(body);
-        }
-        self
-    }
-
-    /// A control frame exactly as given (IF_Num untouched).
-    pub fn control(mut self, control: ControlFrame) -> Image {
-        self.frames.push(control.encode());
-        self
-    }
-
-    /// An instruction frame: `body` in slots 0.., the rest nop (all-zero words).
-    pub fn code(self, body: &[Instr]) -> Image {
-        let words: Vec<u16> = body.iter().map(Instr::encode).collect();
-        self.words(&words)
-    }
-
-    /// An instruction frame of raw words (little-endian), the rest zero.
-    pub fn words(mut self, words: &[u16]) -> Image {
-        assert!(words.len() <= 16);
-        let mut b = [0u8; 32];
-        for (i, w) in words.iter().enumerate() {
-            b[2 * i..2 * i + 2].copy_from_slice(&w.to_le_bytes());
-        }
-        self.frames.push(b);
-        self
-    }
-
-    /// A raw 32-byte frame.
-    pub fn raw(mut self, bytes: [u8; 32]) -> Image {
-        self.frames.push(bytes);
-        self
-    }
-
-    pub fn frames(&self) -> usize {
-        self.frames.len()
-    }
-
-    pub fn bytes(&self) -> Vec<u8> {
-        self.frames.iter().flatten().copied().collect()
-    }
-
-    pub fn program(&self) -> Program {
-        Program::from_image(&self.bytes()).unwrap_or_else(|e| panic!("load error: {e}"))
-    }
-}
+/// The program-image builder every test shares (`gpu16_gen::image`).
+pub use gpu16_gen::image::Image;
 
 // ---------------------------------------------------------------- running
 
