@@ -37,7 +37,7 @@ pub fn run<B: Backend>(
     run_observed(backend, program, memory, config, &mut ())
 }
 
-/// [`run`], reporting every [`Event`] to `observer` as it happens.
+/// [`run`], reporting every [`Event`](crate::Event) to `observer` as it happens.
 pub fn run_observed<B: Backend, O: Observer>(
     backend: &mut B,
     program: &Program,
@@ -70,7 +70,7 @@ pub fn run_observed<B: Backend, O: Observer>(
 /// [`run_observed`] over a program read frame by frame from `source` as the scheduler
 /// reaches it (task memory fed by the host as it drains), in the spec dialect: a stream of
 /// any length costs the scheduler's window, not its size. A malformed stream, or one that
-/// cannot be read, fails as [`RunError::Load`] with the error the whole image would have
+/// cannot be read, fails as [`RunError::Load`](crate::RunError::Load) with the error the whole image would have
 /// given; so does a run that fails before reading a malformed rest (the rest is read and
 /// checked). A fault reads the stream again from its start ([`FrameSource::rewind`]).
 pub fn run_stream_observed<B: Backend, O: Observer>(
