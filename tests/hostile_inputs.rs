@@ -221,31 +221,8 @@ fn sigterm_during_a_run_stops_it_like_ctrl_c() {
 /// timeout: status 1, with run's timeout message, at cycle 0, as no frame came.
 #[test]
 fn a_timeout_ends_a_run_waiting_for_stdin() {
-    let started = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_gpu16"))
-        .args(["run", "-", "-q", "--timeout", "1"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pipe = child.stdin.take().unwrap();
-    // Waiting for the child while its stdin stays open; a child that never ends is killed
-    // after 30 s and fails the test.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while child.try_wait().unwrap().is_none() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    if child.try_wait().unwrap().is_none() {
-        child.kill().unwrap();
-    }
-    let out = child.wait_with_output().unwrap();
-    drop(pipe);
-    assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "{:?}",
-        started.elapsed()
-    );
+    let (out, took) = ended_with_stdin_open(&["run", "-", "-q", "--timeout", "1"]);
+    assert!(took < Duration::from_secs(10), "{took:?}");
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let text = stderr(&out);
     assert!(

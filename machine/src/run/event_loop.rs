@@ -17,7 +17,7 @@ use crate::frame_table::FrameTable;
 use crate::held::Held;
 use crate::isa::{Flow, MemOp};
 use crate::livelock::FrameLoops;
-use crate::lock_wait::{LockStall, LockWaits};
+use crate::lock_wait::LockWaits;
 use crate::memory::{bank_of, FaultRule, Refusal, SharedMemory, Stall, Wakes, BANKS};
 use crate::observe::{Event, Executed, Observer, Progress, StallCause, StopCause};
 use crate::report::{CoreCounters, CoreWait, RunError, RunFailure, RunReport, UnfinishedCore};
@@ -716,20 +716,8 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             woken &= woken - 1;
             self.wake(w as u8, self.waits.retry_at(w));
         }
-        for LockStall {
-            core,
-            from,
-            to,
-            addr,
-        } in self.waits.drain_log()
-        {
-            self.tele.observer.event(Event::Stall {
-                core,
-                from,
-                to,
-                cause: StallCause::Lock,
-                addr,
-            });
+        for stall in self.waits.drain_log() {
+            self.tele.observer.event(stall.event());
         }
         // Cores whose parts ended are ended together (a group usually ends as one).
         let (mut ended, mut by_ready) = (0u16, 0u16);
@@ -979,19 +967,8 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     fn wake(&mut self, w: u8, at: u64) {
         let w = usize::from(w);
         if let Mode::Sleeping { .. } = self.cores.mode(w) {
-            let LockStall {
-                core,
-                from,
-                to,
-                addr,
-            } = self.waits.wake_to_retry(w as u8, at);
-            self.tele.observer.event(Event::Stall {
-                core,
-                from,
-                to,
-                cause: StallCause::Lock,
-                addr,
-            });
+            let stall = self.waits.wake_to_retry(w as u8, at);
+            self.tele.observer.event(stall.event());
             self.cores.park_at(w, at, false);
         }
     }
