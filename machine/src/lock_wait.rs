@@ -32,6 +32,7 @@ pub(crate) struct LockStall {
 
 impl LockStall {
     /// The stretch as the event a run reports.
+    #[inline]
     pub(crate) fn event(self) -> Event {
         Event::Stall {
             core: self.core,
@@ -73,6 +74,7 @@ pub(crate) struct LockWaits {
 
 impl LockWaits {
     /// No core waits; each charged stretch of a port's sleepers is logged if `log`.
+    #[inline]
     pub(crate) fn new(log: bool) -> LockWaits {
         LockWaits {
             asleep: 0,
@@ -116,11 +118,13 @@ impl LockWaits {
     }
 
     /// The first cycle of sleeper `core`'s sleep not yet charged: its stalled attempt.
+    #[inline]
     pub(crate) fn since(&self, core: usize) -> u64 {
         self.since[core]
     }
 
     /// The access (op, address) sleeping or retrying core `core` waits to perform.
+    #[inline]
     pub(crate) fn access(&self, core: usize) -> (MemOp, u16) {
         self.access[core]
     }
@@ -132,11 +136,13 @@ impl LockWaits {
     }
 
     /// Lock-stall cycles charged to core `core` so far.
+    #[inline]
     pub(crate) fn charged(&self, core: usize) -> u64 {
         self.charged[core]
     }
 
     /// The logged stretches, for the run loop to report.
+    #[inline]
     pub(crate) fn drain_log(&mut self) -> impl Iterator<Item = LockStall> + '_ {
         self.log.iter_mut().flat_map(|l| l.drain(..))
     }
@@ -160,6 +166,7 @@ impl LockWaits {
 
     /// Sleeper `core` was woken to retry in cycle `at` by the run loop, which parks it to
     /// retry in turn. Returns the stretch charged, for the run loop to report.
+    #[inline]
     pub(crate) fn wake_to_retry(&mut self, core: u8, at: u64) -> LockStall {
         let bit = 1u16 << core;
         self.asleep &= !bit;
@@ -270,6 +277,7 @@ impl LockWaits {
     /// This is the run loop's side of a herd ([`LockWaits::wake_running`] is a port's): it
     /// spares a sequence's waiters, woken together when it closes and all but one blocked
     /// again by the next holder, one trip each through the run loop.
+    #[inline]
     pub(crate) fn settle(
         &mut self,
         memory: &mut SharedMemory,

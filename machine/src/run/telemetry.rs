@@ -41,6 +41,7 @@ pub(crate) struct Telemetry<'a, O: Observer> {
 impl<'a, O: Observer> Telemetry<'a, O> {
     /// Telemetry for a run of `observer`, with a debugger's `stops`, instructions wanted
     /// from `executed_from`, and the watchdog limit the config asks.
+    #[inline]
     pub(crate) fn new(
         observer: Held<'a, O>,
         stops: Option<Box<Stops>>,
@@ -64,12 +65,14 @@ impl<'a, O: Observer> Telemetry<'a, O> {
     }
 
     /// Whether instructions of `cycle` are reported one at a time to the observer.
+    #[inline]
     pub(crate) fn steps(&self, cycle: u64) -> bool {
         O::WANTS_EXECUTED && self.stepping && cycle >= self.executed_from
     }
 
     /// Before the first instruction reported: memory as its cycle begins, since every
     /// core has run up to that cycle (the earliest event) and none past it.
+    #[inline]
     pub(crate) fn begin_steps(&mut self, memory: &SharedMemory) {
         if !self.began_steps {
             self.began_steps = true;
@@ -82,6 +85,7 @@ impl<'a, O: Observer> Telemetry<'a, O> {
     /// a watched byte was written (`at` is `None`; `cycle` is `u64::MAX` where none was):
     /// tell the observer of the earliest in (cycle, core) order, and ask it soon whether to
     /// stop.
+    #[inline]
     pub(crate) fn note_stop(&mut self, cycle: u64, at: Option<(u8, usize, u8)>) {
         if cycle == u64::MAX {
             return;
@@ -95,6 +99,7 @@ impl<'a, O: Observer> Telemetry<'a, O> {
     }
 
     /// Report the buffered instructions of one cycle in core order.
+    #[inline]
     pub(crate) fn report_executed(&mut self) {
         self.executed.sort_unstable_by_key(|e| e.core);
         for e in std::mem::take(&mut self.executed) {
