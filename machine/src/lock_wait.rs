@@ -49,7 +49,8 @@ impl LockStall {
 pub(crate) struct LockWaits {
     /// The cores asleep on a lock, as a mask.
     asleep: u16,
-    /// The sleepers of `asleep` whose access is an `ld_sync`.
+    /// For each core, whether the access it last slept on is an `ld_sync` (meaningful only
+    /// for the sleepers of `asleep`).
     ld_sync_sleepers: u16,
     /// Cores woken by a close and parked to retry their access in the run loop, which
     /// [`LockWaits::retrying`] names (the run loop may put them back to sleep).
@@ -102,11 +103,16 @@ impl LockWaits {
         cycle: u64,
     ) {
         let (i, bit) = (usize::from(core & 0xF), 1u16 << (core & 0xF));
+        // A core retrying in the run loop runs (see `run`) or is settled (`settle`) before it
+        // can sleep again, and both take it out of `retrying` first.
+        debug_assert!(
+            self.retrying & bit == 0,
+            "core {core} sleeps while retrying"
+        );
         memory.sleep_on(bank_of(addr), core);
         self.asleep |= bit;
-        self.retrying &= !bit;
-        self.ld_sync_sleepers &= !bit;
-        self.ld_sync_sleepers |= u16::from(op == MemOp::LdSync) << i;
+        self.ld_sync_sleepers =
+            (self.ld_sync_sleepers & !bit) | u16::from(op == MemOp::LdSync) << i;
         self.since[i] = cycle;
         self.access[i] = (op, addr);
     }
@@ -170,7 +176,6 @@ impl LockWaits {
     pub(crate) fn wake_to_retry(&mut self, core: u8, at: u64) -> LockStall {
         let bit = 1u16 << core;
         self.asleep &= !bit;
-        self.ld_sync_sleepers &= !bit;
         self.retrying |= bit;
         self.retry_at[usize::from(core)] = at;
         self.charge(core, at)
@@ -234,9 +239,9 @@ impl LockWaits {
         if woken == 0 {
             return 0;
         }
-        let herd = wakes.mask() & !(self.asleep & running & self.ld_sync_sleepers) == 0
-            && !memory.bank_conflicts()
-            && wakes.cycle() + 1 < limit;
+        let herd = !memory.bank_conflicts()
+            && wakes.cycle() + 1 < limit
+            && wakes.mask() & !(self.asleep & running & self.ld_sync_sleepers) == 0;
         let again = match wakes.first() {
             Some(first) if herd => woken & !(1 << first),
             _ => 0,
@@ -256,7 +261,6 @@ impl LockWaits {
         self.lagging = (self.lagging & !woken) | lag;
         let retrying = woken & !again;
         self.asleep &= !retrying;
-        self.ld_sync_sleepers &= !retrying;
         if again != 0 {
             let bank = bank_of(self.access[again.trailing_zeros() as usize].1);
             memory.sleep_all_on(bank, again);
@@ -302,6 +306,7 @@ impl LockWaits {
             };
             if let Attempt::Stall(Stall::Lock { .. }) = memory.check(j as u8, key.cycle(), op, addr)
             {
+                self.retrying &= !(1 << j);
                 self.sleep(memory, j as u8, op, addr, key.cycle());
                 slept |= 1 << j;
             }
