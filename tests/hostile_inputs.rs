@@ -272,21 +272,13 @@ fn a_timeout_ends_a_command_blocked_opening_a_fifo() {
     ];
     for (args, status, says) in cases {
         let started = Instant::now();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_gpu16"))
+        let child = Command::new(env!("CARGO_BIN_EXE_gpu16"))
             .args(&args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        // A child that never ends is killed after 30 s and fails the test.
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while child.try_wait().unwrap().is_none() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        if child.try_wait().unwrap().is_none() {
-            child.kill().unwrap();
-        }
-        let out = child.wait_with_output().unwrap();
+        let out = ended_within_30_s(child);
         assert!(started.elapsed() < Duration::from_secs(20), "{args:?}");
         assert_eq!(
             out.status.code(),
@@ -315,6 +307,14 @@ fn ended_with_stdin_open(args: &[&str]) -> (std::process::Output, Duration) {
         .spawn()
         .unwrap();
     let pipe = child.stdin.take().unwrap();
+    let out = ended_within_30_s(child);
+    drop(pipe);
+    (out, started.elapsed())
+}
+
+/// Wait for `child`, killing it if it has not ended after 30 s (the test then fails on its
+/// status or time); its output.
+fn ended_within_30_s(mut child: std::process::Child) -> std::process::Output {
     let deadline = Instant::now() + Duration::from_secs(30);
     while child.try_wait().unwrap().is_none() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
@@ -322,9 +322,7 @@ fn ended_with_stdin_open(args: &[&str]) -> (std::process::Output, Duration) {
     if child.try_wait().unwrap().is_none() {
         child.kill().unwrap();
     }
-    let out = child.wait_with_output().unwrap();
-    drop(pipe);
-    (out, started.elapsed())
+    child.wait_with_output().unwrap()
 }
 
 /// `asm`, `check` and `disasm` with `--timeout` (issue 33): an input that is a FIFO no one
