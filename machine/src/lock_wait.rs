@@ -292,7 +292,7 @@ impl LockWaits {
     ) -> u16 {
         let after = EventKey::new(opened, holder);
         let before = EventKey::new(opened + INSTRUCTION_CYCLES, holder);
-        let mut slept = 0u16;
+        let (mut slept, mut ld_sync) = (0u16, 0u16);
         let mut retrying = self.retrying;
         while retrying != 0 {
             let j = retrying.trailing_zeros() as usize;
@@ -306,10 +306,18 @@ impl LockWaits {
             };
             if let Attempt::Stall(Stall::Lock { .. }) = memory.check(j as u8, key.cycle(), op, addr)
             {
-                self.retrying &= !(1 << j);
-                self.sleep(memory, j as u8, op, addr, key.cycle());
+                // As `sleep` would, on the access it retries (already in `access`), for the
+                // whole herd at once below.
                 slept |= 1 << j;
+                ld_sync |= u16::from(op == MemOp::LdSync) << j;
+                self.since[j] = key.cycle();
             }
+        }
+        if slept != 0 {
+            self.retrying &= !slept;
+            memory.sleep_all_on(bank, slept);
+            self.asleep |= slept;
+            self.ld_sync_sleepers = (self.ld_sync_sleepers & !slept) | ld_sync;
         }
         slept
     }
