@@ -238,6 +238,16 @@ impl<C> CoreTable<C> {
     }
 }
 
+/// The cores of a mask, lowest first (one step per core, not per bit).
+pub(crate) fn lanes_of(cores: u16) -> impl Iterator<Item = usize> {
+    let mut rest = cores;
+    std::iter::from_fn(move || {
+        let j = rest.trailing_zeros() as usize;
+        rest &= rest.wrapping_sub(1);
+        (j < 16).then_some(j)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,6 +13,7 @@ pub mod dialect;
 mod event_key;
 pub mod frame;
 pub mod frame_table;
+mod group;
 mod held;
 pub mod isa;
 pub mod live;

@@ -2,14 +2,23 @@
 //! order of decisions.md. Cores run natively until a memory instruction that another core
 //! could observe; the loop then always serves the earliest pending event (a parked memory
 //! access, a deferred fault, the watchdog), so every backend sees the same interleaving.
-
 //!
-//! The loop itself is `event_loop.rs` (`Run`); its parts are `driver.rs` (the task
-//! scheduler and the loop's view of it), `proofs.rs` (livelock watches), `telemetry.rs`
-//! (what the observer hears and asks) and `rerun.rs` (a failed run's second run).
+//! The loop itself is `event_loop.rs` (`Run`: serving the earliest event, running cores,
+//! their lock waits and part ends). Its parts, each in a file of its own:
+//! - `driver.rs`: the task scheduler, the loop's step of it and its deferred step;
+//! - `proofs.rs`: the livelock proofs made at checkpoints;
+//! - `telemetry.rs`: what the observer hears and asks (events, progress, stops, the
+//!   executed-instruction log);
+//! - `outcome.rs`: the run's report, or the error it ends with;
+//! - `paused.rs`: a live machine's paused run;
+//! - `rerun.rs`: a failed run's second run.
+//!
+//! Which cores run together is `crate::group`'s policy.
 
 mod driver;
 mod event_loop;
+mod outcome;
+mod paused;
 mod proofs;
 mod rerun;
 mod telemetry;

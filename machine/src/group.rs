@@ -1,0 +1,105 @@
+//! Which cores run together: a group's shape as a backend sees it ([`GroupShape`]), and
+//! the run loop's policy for the group the earliest core leads ([`GroupShape::led_by`]).
+
+use crate::cores::{lanes_of, CoreTable, Mode};
+
+/// A group of cores the run loop could run together, as [`Backend::takes_group`](crate::backend::Backend::takes_group) sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GroupShape {
+    /// The cores, as a mask.
+    pub cores: u16,
+    /// Some core's task can touch shared memory.
+    pub touches_memory: bool,
+    /// Two of the cores may touch the same bank, so their accesses interleave.
+    pub shares_banks: bool,
+    /// Every core's task touches memory only in the bank numbered like the core, so each
+    /// memory instruction's accesses can be one row of the 16 banks (see
+    /// [`Port::own_bank_rows`](crate::backend::Port::own_bank_rows)).
+    pub own_banks: bool,
+    /// All the cores are at one IP in one cycle. Otherwise they are a cohort (see
+    /// [`Backend::run_group`](crate::backend::Backend::run_group)).
+    pub one_ip: bool,
+}
+
+impl GroupShape {
+    /// The group core `i` (the earliest event) leads: every core at the same IP of the same
+    /// frame in the same cycle, runnable or parked there (a parked core is stopped before
+    /// that instruction, so running it from there performs its access). Where `i` is
+    /// parked, the other cores of its frame in that cycle (or, in a frame without atomic
+    /// sequences, the next), at any IP, join as a cohort if they could take turns on memory
+    /// with it: in a frame with atomic sequences, or where the banks the cores may touch
+    /// overlap. Cores at different instructions of one cycle then take turns inside the
+    /// backend instead of one access per trip through the loop (groups a cycle apart in
+    /// one bank, as where a `bnz` parted them by one instruction, leapfrog each other at
+    /// every access). The backend decides whether it takes the group.
+    pub(crate) fn led_by<C>(cores: &CoreTable<C>, i: usize) -> GroupShape {
+        let (frame, state) = (cores.part(i).frame, &cores.state[i]);
+        let parked = matches!(cores.mode(i), Mode::Parked { .. });
+        let sync = cores.part(i).sync;
+        // Where cores leapfrog on plain accesses; with atomic sequences the cohort of one
+        // cycle measured faster (a histogram's cores two cycles apart, 3%).
+        let joins_next = !sync;
+        let (mut at_ip, mut others) = (0u16, 0u16);
+        let (mut at_ip_banks, mut other_banks) = (0u16, 0u16);
+        // `i` has the earliest event, so the others of its cycle have higher ids; only a
+        // cohort takes cores of the next cycle, whatever their ids.
+        let candidates = if parked {
+            cores.groupable()
+        } else {
+            cores.groupable() & (u16::MAX << i)
+        };
+        for j in lanes_of(candidates) {
+            let other = &cores.state[j];
+            if cores.part(j).frame != frame {
+                continue;
+            }
+            let same_cycle = other.cycle == state.cycle && j >= i;
+            if same_cycle && other.ip == state.ip {
+                at_ip |= 1 << j;
+                at_ip_banks |= cores.banks[j];
+            } else if parked && (same_cycle || (joins_next && other.cycle == state.cycle + 1)) {
+                others |= 1 << j;
+                other_banks |= cores.banks[j];
+            }
+        }
+        let mut group = at_ip;
+        let mut seen = at_ip_banks;
+        if others != 0
+            && (sync || at_ip_banks & other_banks != 0 || shares_banks(&cores.banks, others))
+        {
+            group |= others;
+            seen |= other_banks;
+        }
+        // How the group's banks overlap matters only where it touches memory.
+        let (mut shares, mut own_banks) = (false, true);
+        if seen != 0 {
+            shares = shares_banks(&cores.banks, group);
+            for j in lanes_of(group) {
+                own_banks &= cores.banks[j] & !(1 << j) == 0;
+            }
+        }
+        GroupShape {
+            cores: group,
+            touches_memory: seen != 0,
+            shares_banks: shares,
+            own_banks,
+            one_ip: group == at_ip,
+        }
+    }
+}
+
+/// Whether two of `cores` may touch the same bank, each core `k` touching the banks of
+/// `banks[k]`: their accesses may then interleave, and must take turns.
+pub(crate) fn shares_banks(banks: &[u16; 16], cores: u16) -> bool {
+    let mut seen = 0u16;
+    let mut m = cores;
+    while m != 0 {
+        let k = m.trailing_zeros() as usize;
+        m &= m - 1;
+        if seen & banks[k] != 0 {
+            return true;
+        }
+        seen |= banks[k];
+    }
+    false
+}

@@ -1,0 +1,77 @@
+//! A run paused between calls of a live machine (`crate::live`): run on to a cycle, and
+//! read or write the state where it stands.
+
+use super::event_loop::Run;
+use crate::backend::Backend;
+use crate::held::Held;
+use crate::memory::BANKS;
+use crate::observe::Observer;
+use crate::report::{RunError, RunReport, UnfinishedCore};
+
+/// What a live machine (`crate::live`) does with a spec-dialect run between calls.
+impl<'a, B: Backend, O: Observer> Run<'a, B, O> {
+    /// Run on until `cycle` begins, or the run ends or fails first: `Ok` where it ended,
+    /// the watchdog at `cycle` where it paused there (below the watchdog the config
+    /// asked). Pausing is the watchdog's stop, which leaves every core before the limit
+    /// and the scheduler before any decision at or past it; raising the limit again
+    /// leaves the run as it would have been, so paused runs give an unpaused run's results.
+    pub(crate) fn run_until(&mut self, cycle: u64) -> Result<(), RunError> {
+        let limit = cycle.min(self.tele.asked_limit);
+        self.config.max_cycles = limit;
+        self.driver.ts.set_limit(limit);
+        self.go()
+    }
+
+    /// The watchdog the config asked for.
+    pub(crate) fn asked_limit(&self) -> u64 {
+        self.tele.asked_limit
+    }
+
+    /// The state so far (registers, memory, counters, tasks kept), with `cycles` the cycle
+    /// the run is paused at.
+    pub(crate) fn snapshot(&mut self, cycle: u64) -> RunReport {
+        let mut report = self.report_tasks(true);
+        report.cycles = cycle;
+        report
+    }
+
+    /// The cores whose parts have not ended, and what each waits for.
+    pub(crate) fn unfinished(&mut self) -> Vec<UnfinishedCore> {
+        match self.watchdog() {
+            RunError::Watchdog { cores, .. } => cores,
+            _ => unreachable!("watchdog() makes a watchdog report"),
+        }
+    }
+
+    /// Every core's registers.
+    pub(crate) fn registers(&self) -> [[u8; 16]; 16] {
+        std::array::from_fn(|i| self.cores.state[i].regs)
+    }
+
+    /// The bytes of shared memory.
+    pub(crate) fn memory(&self) -> Box<[u8; crate::memory::MEMORY_BYTES]> {
+        self.memory.bytes()
+    }
+
+    /// The open sequence of each bank: (bank, holder core, locked address).
+    pub(crate) fn locks(&self) -> Vec<(usize, u8, u16)> {
+        (0..BANKS)
+            .filter_map(|b| self.memory.bank_lock(b).map(|(h, a)| (b, h, a)))
+            .collect()
+    }
+
+    /// Write `byte` at `addr` between cycles: the host's write, not a core's access.
+    pub(crate) fn poke(&mut self, addr: u16, byte: u8) {
+        self.memory.poke(addr, byte);
+    }
+
+    /// The observer, to take what it kept.
+    pub(crate) fn observer_mut(&mut self) -> &mut O {
+        &mut self.tele.observer
+    }
+
+    /// The backend and the observer, the run over.
+    pub(crate) fn into_parts(self) -> (Held<'a, B>, Held<'a, O>) {
+        (self.backend, self.tele.observer)
+    }
+}
