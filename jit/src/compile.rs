@@ -23,7 +23,7 @@
 //! involved.
 
 use crate::abi::ScalarExit;
-use crate::abi::{signature, AbiFn, Callbacks, EntryFn, MemAccessFn};
+use crate::abi::{signature, AbiFn, AccessReply, Callbacks, EntryFn, MemAccessFn};
 use crate::error::JitError;
 use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -475,9 +475,11 @@ fn build(
                     b.def_var(var, v);
                 }
             }
-            let parked = b
-                .ins()
-                .icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, res, 0x100);
+            let parked = b.ins().icmp_imm_u(
+                IntCC::UnsignedGreaterThanOrEqual,
+                res,
+                AccessReply::first_park(),
+            );
             b.ins()
                 .brif(parked, park, &[], done, &[BlockArg::Value(res)]);
             b.switch_to_block(park);

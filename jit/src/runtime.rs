@@ -5,7 +5,7 @@
 //! here and in `lanes.rs` and `cohort.rs`; `cache.rs` turns a finalized address into a
 //! function and frees a module's code.
 
-use crate::abi::{CallCtx, Callbacks, ScalarExit, SlotCodeExit, PARK};
+use crate::abi::{AccessReply, CallCtx, Callbacks, ScalarExit, SlotCodeExit};
 use crate::cache::{CompiledFrame, ScalarCode, SlotsCode};
 use crate::compile::cycles_to_entry;
 use gpu16_interp::interpret;
@@ -42,7 +42,7 @@ pub(crate) fn callbacks() -> Callbacks {
     }
 }
 
-/// Perform one memory instruction for compiled code: the loaded (or stored) byte, or `PARK`.
+/// Perform one memory instruction for compiled code: the loaded (or stored) byte, or park.
 /// Never unwinds: a panic is stored and reported as a park, then re-raised by `enter`.
 pub(crate) extern "C" fn mem_access(
     ctx: *mut CallCtx<'_, '_>,
@@ -51,12 +51,12 @@ pub(crate) extern "C" fn mem_access(
     lo: u32,
     hi: u32,
     value: u32,
-) -> u32 {
+) -> AccessReply {
     // SAFETY: compiled code passes back the pointer `enter` gave it, to a `CallCtx` that
     // outlives the call and that nothing else touches while compiled code runs.
     let ctx = unsafe { &mut *ctx };
     if ctx.panic.is_some() {
-        return PARK;
+        return AccessReply::PARK;
     }
     // SAFETY: `ctx.port` comes from the exclusive borrow `enter` holds for the whole entry;
     // compiled code is suspended in this call, so nothing else uses the port or the
@@ -69,11 +69,11 @@ pub(crate) extern "C" fn mem_access(
         port.access(id, cycle, op, addr, value as u8)
     }));
     match result {
-        Ok(Some(v)) => u32::from(v),
-        Ok(None) => PARK,
+        Ok(Some(v)) => AccessReply::byte(v),
+        Ok(None) => AccessReply::PARK,
         Err(payload) => {
             ctx.panic = Some(payload);
-            PARK
+            AccessReply::PARK
         }
     }
 }

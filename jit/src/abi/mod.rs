@@ -59,13 +59,37 @@ pub(crate) struct CallCtx<'p, 'm> {
     pub(crate) panic: Option<Box<dyn Any + Send>>,
 }
 
-/// The callback's answer when the port says park.
-pub(crate) const PARK: u32 = 0x100;
+/// The memory callback's answer: the byte loaded (or stored), or park. One `u32` across
+/// the boundary: a byte below 0x100, a park at or above it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(transparent)]
+pub(crate) struct AccessReply(u32);
+
+impl AccessReply {
+    /// The port says park: the core stops before the instruction.
+    pub(crate) const PARK: AccessReply = AccessReply(0x100);
+
+    /// The access happened; `byte` is the byte loaded or stored.
+    pub(crate) fn byte(byte: u8) -> AccessReply {
+        AccessReply(u32::from(byte))
+    }
+
+    /// The lowest raw answer that is not a byte: compiled code parks at or above it.
+    pub(crate) fn first_park() -> i64 {
+        i64::from(Self::PARK.0)
+    }
+}
+
+impl AbiType for AccessReply {
+    fn ty(_: Type) -> Type {
+        types::I32
+    }
+}
 
 boundary_fn! {
-    /// `mem_access(ctx, cycle, op, row, bank, value) -> byte or PARK`: the scalar code's
+    /// `mem_access(ctx, cycle, op, row, bank, value) -> AccessReply`: the scalar code's
     /// memory callback (`runtime::mem_access`).
-    MemAccessFn = fn(*mut CallCtx<'_, '_>, u64, u32, u32, u32, u32) -> u32;
+    MemAccessFn = fn(*mut CallCtx<'_, '_>, u64, u32, u32, u32, u32) -> AccessReply;
 }
 
 // ---- Lockstep code: `lanes_compile.rs`, run by `lanes::enter`.
