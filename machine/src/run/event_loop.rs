@@ -85,7 +85,7 @@ impl<'a, B: Backend, O: Observer> Run<'a, B, O> {
             bounds: DirectBounds::default(),
             frame_table: FrameTable::new(),
             waits: LockWaits::new(O::WANTS_EVENTS),
-            proofs: Proofs::default(),
+            proofs: Proofs::new(config.checkpoint_cycles),
         }
     }
 
@@ -233,10 +233,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                     }
                     self.progress_at_checkpoint(cycle);
                     let frames_left = self.driver.ts.next_frame().is_some();
-                    if self
-                        .proofs
-                        .checkpoint(&mut self.cores, cycle, every, frames_left)
-                    {
+                    if self.proofs.checkpoint(&mut self.cores, cycle, frames_left) {
                         continue;
                     }
                 } else {

@@ -28,7 +28,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         }
     }
 
-    /// Core `i` was proven to repeat every `period` cycles (see [`Proofs::checkpoint`]).
+    /// Core `i` was proven to repeat every `period` cycles (see [`Proofs::checkpoint`](super::proofs::Proofs::checkpoint)).
     pub(super) fn livelock(&mut self, i: usize, period: u64, polls: bool) -> RunError {
         let RunError::Watchdog {
             cores, next_frame, ..

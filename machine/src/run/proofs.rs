@@ -6,8 +6,9 @@ use crate::cores::{CoreTable, Mode};
 use crate::livelock::{FrameLoops, LoopWatch, MachineWatch};
 
 /// A run's livelock watches and its next checkpoint.
-#[derive(Default)]
 pub(crate) struct Proofs {
+    /// Checkpoints are this many cycles apart.
+    every: u64,
     /// Each core's watch for a loop that can never end, over the checkpoints.
     pub(crate) watch: [LoopWatch; 16],
     /// The frozen-memory watch over all cores together, and the checkpoint it last saw.
@@ -18,8 +19,18 @@ pub(crate) struct Proofs {
 }
 
 impl Proofs {
-    /// Every event before checkpoint `cycle` (checkpoints `every` cycles apart) is done, and
-    /// the earliest is in it. Show each runnable core of a frame that can loop, stopped
+    /// Proofs over checkpoints `every` cycles apart.
+    pub(crate) fn new(every: u64) -> Self {
+        Proofs {
+            every,
+            watch: Default::default(),
+            machine_watch: MachineWatch::default(),
+            machine_checked: None,
+            next_checkpoint: 0,
+        }
+    }
+
+    /// Every event before checkpoint `cycle` is done, and the earliest is in it. Show each runnable core of a frame that can loop, stopped
     /// there, to its loop watch (a core cannot pass a checkpoint without stopping at it: the
     /// loop limits its runs there), then make the frozen-memory proof where no frame is left
     /// to issue (`frames_left`). Returns whether a core was proven to loop for ever.
@@ -27,7 +38,6 @@ impl Proofs {
         &mut self,
         cores: &mut CoreTable<C>,
         cycle: u64,
-        every: u64,
         frames_left: bool,
     ) -> bool {
         let mut proven = false;
@@ -50,7 +60,7 @@ impl Proofs {
                 state.regs,
                 state.ip,
                 cycle,
-                every,
+                self.every,
             ) {
                 cores.set_mode(
                     j,
@@ -62,19 +72,13 @@ impl Proofs {
                 proven = true;
             }
         }
-        proven || self.frozen(cores, cycle, every, frames_left)
+        proven || self.frozen(cores, cycle, frames_left)
     }
 
     /// The frozen-memory proof at checkpoint `cycle` (see `livelock`), made at the first
     /// event of the checkpoint, when every running core of a frame that can loop stands at
     /// it and none has acted in it.
-    fn frozen<C>(
-        &mut self,
-        cores: &mut CoreTable<C>,
-        cycle: u64,
-        every: u64,
-        frames_left: bool,
-    ) -> bool {
+    fn frozen<C>(&mut self, cores: &mut CoreTable<C>, cycle: u64, frames_left: bool) -> bool {
         if self.machine_checked == Some(cycle) {
             return false;
         }
@@ -99,7 +103,10 @@ impl Proofs {
             }
         }
         frozen &= !running.is_empty();
-        let Some(period) = self.machine_watch.checkpoint(frozen, running, cycle, every) else {
+        let Some(period) = self
+            .machine_watch
+            .checkpoint(frozen, running, cycle, self.every)
+        else {
             return false;
         };
         let first = (0..16)
