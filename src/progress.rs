@@ -89,4 +89,6 @@ impl Observer for ProgressDisplay {
             rate / 1e6
         ));
     }
+
+    fn rewind_events(&mut self, _cycle: u64) {}
 }

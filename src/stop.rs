@@ -169,6 +169,8 @@ impl Observer for StopSignal {
     fn stop_requested(&mut self) -> Option<StopCause> {
         self.cause()
     }
+
+    fn rewind_events(&mut self, _cycle: u64) {}
 }
 
 /// Parse a `--timeout` value: seconds, a decimal number greater than 0 and at most

@@ -135,6 +135,7 @@ impl Observer for StopAfter {
     fn stop_requested(&mut self) -> Option<StopCause> {
         (self.seen >= self.after).then_some(StopCause::Timeout)
     }
+    fn rewind_events(&mut self, _cycle: u64) {}
 }
 
 #[test]

@@ -109,6 +109,10 @@ impl Observer for EventLog {
             self.dropped += 1;
         }
     }
+
+    /// Never called: a live machine runs its `Run` itself, and a failed step's events come
+    /// from its own replay up to the failure (`LiveMachine::replay`), not from a rewind.
+    fn rewind_events(&mut self, _cycle: u64) {}
 }
 
 /// Bytes the host wrote when a cycle began.

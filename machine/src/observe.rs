@@ -219,7 +219,8 @@ pub struct StopNote {
     pub at: Option<(u8, usize, u8)>,
 }
 
-/// Receives a run's events. Every method has a default that ignores them.
+/// Receives a run's events. Every method but [`Observer::rewind_events`] has a default that
+/// ignores them.
 pub trait Observer {
     /// Whether the run should collect events at all (lets the no-op observer cost nothing).
     const WANTS_EVENTS: bool = true;
@@ -273,15 +274,15 @@ pub trait Observer {
     /// engine reports the same events for a failed run, and they agree with its state.
     ///
     /// It is called only then, before the events are reported again: never for a run that
-    /// ends `Ok`, nor for one the watchdog or a stop ended. The default does nothing, which
-    /// is correct only when the observer's [`Observer::event`] leaves nothing behind: an
-    /// observer with [`Observer::WANTS_EVENTS`] false (this is never called), or one that
-    /// does not override [`Observer::event`]. Any other observer, one that keeps, counts or
-    /// acts on events, would otherwise hold the events of both reports: some past the
-    /// failure's cycle, the rest twice. It must override this: drop what it kept, as
-    /// `Vec<Event>` does by clearing itself; or, if it cannot take back what it did (a
-    /// printer), mark that what follows replaces it.
-    fn rewind_events(&mut self, _cycle: u64) {}
+    /// ends `Ok`, nor for one the watchdog or a stop ended.
+    ///
+    /// Every observer writes it: there is no default, so that none can keep the events of
+    /// both reports (some past the failure's cycle, the rest twice) by forgetting it. One
+    /// that keeps, counts or acts on events drops what it kept, as `Vec<Event>` does by
+    /// clearing itself, or, if it cannot take back what it did (a printer), marks that what
+    /// follows replaces it. One whose [`Observer::event`] leaves nothing behind, or that
+    /// wants no events, has nothing to forget: an empty body.
+    fn rewind_events(&mut self, cycle: u64);
     /// Where a debugger may stop, asked once as the run starts: the run notes the first
     /// cycle in which a core comes to one ([`Observer::stop_noted`]). `None`, the default:
     /// nothing is noted. Only the spec dialect's run loop notes stops.
@@ -447,6 +448,7 @@ impl<A: Observer, B: Observer> Observer for (A, B) {
 /// The observer that ignores everything.
 impl Observer for () {
     const WANTS_EVENTS: bool = false;
+    fn rewind_events(&mut self, _cycle: u64) {}
 }
 
 /// An observer that keeps every event.

@@ -474,6 +474,9 @@ fn round_robin_starts_after_the_last_core_granted() {
                 self.0.push(event);
             }
         }
+        fn rewind_events(&mut self, _cycle: u64) {
+            self.0.clear();
+        }
     }
     let mut stalls = Stalls(Vec::new());
     let mut interp = gpu16_interp::Interpreter::new();

@@ -38,6 +38,8 @@ impl Observer for Interrupt {
     fn stop_requested(&mut self) -> Option<StopCause> {
         self.raised().then_some(StopCause::Interrupt)
     }
+
+    fn rewind_events(&mut self, _cycle: u64) {}
 }
 
 /// What stopped a search.
@@ -396,6 +398,8 @@ impl Observer for Finder {
         self.executed(e);
         self.core = core;
     }
+
+    fn rewind_events(&mut self, _cycle: u64) {}
 }
 
 /// The observer of a search's first, fast run: the run notes the first cycle a core comes
@@ -423,6 +427,8 @@ impl Observer for FirstStop {
     fn stop_requested(&mut self) -> Option<StopCause> {
         self.first.map(|_| StopCause::Interrupt)
     }
+
+    fn rewind_events(&mut self, _cycle: u64) {}
 }
 
 /// The last write of a byte or a register in a window of cycles, `from` up to `before`
@@ -473,6 +479,8 @@ impl Observer for LastWrite {
         }
         true
     }
+
+    fn rewind_events(&mut self, _cycle: u64) {}
 }
 
 /// When core `core`'s part running at cycle `at` ends (`finish`): the last cycle of the
@@ -499,6 +507,12 @@ impl Observer for PartEnd {
 
     fn stop_requested(&mut self) -> Option<StopCause> {
         self.end.map(|_| StopCause::Interrupt)
+    }
+
+    /// A failed run reports its events again up to the failure: a part end seen past it
+    /// (a core ran ahead) does not count.
+    fn rewind_events(&mut self, _cycle: u64) {
+        self.end = None;
     }
 }
 
@@ -532,6 +546,8 @@ impl Observer for LastInstr {
         }
         true
     }
+
+    fn rewind_events(&mut self, _cycle: u64) {}
 }
 
 /// The locks held when a run stops: address -> (holder, cycle of its `ld_sync`).
@@ -554,4 +570,6 @@ impl Observer for Locks {
         }
         true
     }
+
+    fn rewind_events(&mut self, _cycle: u64) {}
 }

@@ -77,6 +77,8 @@ impl Observer for ExecLog {
             false
         }
     }
+
+    fn rewind_events(&mut self, _cycle: u64) {}
 }
 
 /// One line of the log.

@@ -117,6 +117,8 @@ impl<W: Write> Observer for JsonStream<W> {
     fn task(&mut self, record: &TaskRecord) {
         self.element(&Task::of(record));
     }
+
+    fn rewind_events(&mut self, _cycle: u64) {}
 }
 
 #[cfg(test)]

@@ -76,4 +76,6 @@ impl Observer for TaskSpool {
             }
         }
     }
+
+    fn rewind_events(&mut self, _cycle: u64) {}
 }

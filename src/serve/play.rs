@@ -391,6 +391,8 @@ impl Observer for Stoppable {
             None
         }
     }
+
+    fn rewind_events(&mut self, _cycle: u64) {}
 }
 
 /// What the watchdog waits for: the flag to raise and when, or nothing.

@@ -110,4 +110,6 @@ impl Observer for Rewound<'_> {
     fn event(&mut self, event: Event) {
         self.sink.event(event);
     }
+    /// Never called: the second run ends at the watchdog, which rewinds nothing.
+    fn rewind_events(&mut self, _cycle: u64) {}
 }
