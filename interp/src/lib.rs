@@ -12,7 +12,7 @@ use gpu16_machine::semantics::execute;
 use gpu16_machine::semantics::Concrete;
 use gpu16_machine::{
     retire, Backend, BackendError, CoreExit, CoreState, Effect, GroupExit, GroupShape, InstrFrame,
-    Port, PortAccess,
+    Port, PortAccess, SlotCompiler,
 };
 use std::rc::Rc;
 
@@ -34,6 +34,10 @@ impl Interpreter {
         Interpreter { lockstep: true }
     }
 }
+
+/// No compiled slots: the MCST slot engine steps every slot of the interpreter's cores, the
+/// reference the JIT's slot code is compared with.
+impl SlotCompiler for Interpreter {}
 
 impl Backend for Interpreter {
     type Code = Rc<[Instr; FRAME_INSTRS]>;

@@ -23,6 +23,7 @@ use gpu16_interp::{interpret, interpret_group};
 use gpu16_machine::isa::FRAME_INSTRS;
 use gpu16_machine::{
     Backend, BackendError, CoreExit, CoreState, GroupExit, GroupShape, InstrFrame, Port, SlotCode,
+    SlotCompiler,
 };
 use std::rc::Rc;
 
@@ -468,7 +469,9 @@ impl Backend for Auto {
             .set(cold.interpreted.get().saturating_add(ran));
         exits
     }
+}
 
+impl SlotCompiler for Auto {
     /// An MCST frame's slot form: the one compiled in an earlier run, or, once the engine
     /// has wanted it in this run as many times as a frame is issued before it is hot
     /// ([`Hotness::issues`]), compiled then, synchronously (a dialect program has at most

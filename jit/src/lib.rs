@@ -31,6 +31,7 @@ use compile::{Compiler, Form, MachineCode};
 use gpu16_machine::isa::{Instr, FRAME_INSTRS};
 use gpu16_machine::{
     Backend, BackendError, CoreExit, CoreState, GroupExit, GroupShape, InstrFrame, Port, SlotCode,
+    SlotCompiler,
 };
 use std::rc::Rc;
 
@@ -305,7 +306,9 @@ impl Backend for Jit {
     ) -> GroupExit {
         self.run_lanes(code, group, cores, port)
     }
+}
 
+impl SlotCompiler for Jit {
     /// Every MCST frame's slot form, compiled at the engine's first want. A frame whose
     /// form does not compile is stepped by the engine (same results), with a warning.
     fn slot_code(&mut self, words: &[u16; FRAME_INSTRS], _asked: u64) -> Option<SlotCode> {

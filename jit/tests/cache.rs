@@ -119,6 +119,9 @@ fn one_frame(k: u8) -> gpu16_machine::Program {
 /// Hands the machine's loop one frame handle of a JIT, whatever it issues.
 struct Held<'a>(&'a mut Jit, <Jit as Backend>::Code);
 
+/// No slot code of its own (these tests run the spec dialect).
+impl gpu16_machine::SlotCompiler for Held<'_> {}
+
 impl Backend for Held<'_> {
     type Code = <Jit as Backend>::Code;
     fn name(&self) -> &'static str {

@@ -15,6 +15,7 @@ use crate::frame::InstrFrame;
 use crate::isa::{Flow, MemOp, FRAME_INSTRS};
 use crate::lock_wait::LockWaits;
 use crate::memory::{bank_of, holding_bit, Refusal, SharedMemory, Stall, Wakes, BANKS};
+use crate::slot_run::SlotCompiler;
 use std::cell::Cell;
 
 /// The architectural state of one core plus its clock and counter. `repr(C)` so that compiled
@@ -132,8 +133,9 @@ pub struct GroupShape {
     pub one_ip: bool,
 }
 
-/// An execution engine for cores.
-pub trait Backend {
+/// An execution engine for cores. Its supertrait [`SlotCompiler`] is the separate interface
+/// of the MCST dialect's slot engine (an empty `impl` for a backend with no slot code).
+pub trait Backend: SlotCompiler {
     /// A frame prepared for execution (decoded, or compiled).
     type Code: Clone;
     /// The backend's name in reports.
@@ -202,21 +204,7 @@ pub trait Backend {
             self.name()
         )
     }
-
-    /// For the MCST dialect's slot engine: code that runs a core's register-only slots of
-    /// the frame whose instruction words are `words` ahead of the engine's clock (see
-    /// [`crate::slot_run::SlotRun`]), or `None` to have the engine step them one slot at a
-    /// time. `asked` counts the times the engine has wanted such code for this frame in
-    /// this run (it asks again at powers of two while the answer is `None`), so a backend
-    /// can wait until the frame is hot. The default: `None`, the reference behaviour.
-    fn slot_code(&mut self, words: &[u16; FRAME_INSTRS], asked: u64) -> Option<SlotCode> {
-        let _ = (words, asked);
-        None
-    }
 }
-
-/// A backend's compiled register-only slots of one frame ([`Backend::slot_code`]).
-pub type SlotCode = std::rc::Rc<dyn crate::slot_run::SlotRun>;
 
 /// What compiled code needs to perform a plain `ld` or `st` itself: for each bank, the
 /// first cycle from which such an access by the running core might stall, fault, conflict

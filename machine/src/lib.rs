@@ -31,7 +31,7 @@ pub mod task_memory;
 
 pub use backend::{
     retire, Backend, BackendError, CoreExit, CoreState, DirectAccess, DirectBounds, EventKey,
-    GroupExit, GroupShape, Port, PortAccess, SlotCode,
+    GroupExit, GroupShape, Port, PortAccess,
 };
 pub use config::{Config, IssuePolicy, SlotTiming, TaskLog, Timing};
 pub use dialect::Dialect;
@@ -43,4 +43,5 @@ pub use report::{CoreCounters, CoreWait, RunError, RunFailure, RunReport, Unfini
 pub use run::{run, run_observed, run_stream_observed};
 pub use scheduler::{TaskRecord, TaskSummary, WaitCause};
 pub use semantics::{Access, Effect, Semantics};
+pub use slot_run::{SlotCode, SlotCompiler};
 pub use task_memory::{FrameSource, ProgramFrames};
