@@ -605,7 +605,8 @@ struct Inline {
     direct: Value,
     ptr: types::Type,
     /// Direct accesses not yet added to the counters: `pending` of them, all to bank
-    /// `pending_bank`. Counting in a register keeps a store-to-load chain through the
+    /// `pending_bank`, each one access in its bank's counter by
+    /// `gpu16_machine::memory::BankAccesses`'s rule (`flush` adds them at its `as_ptr`). Counting in a register keeps a store-to-load chain through the
     /// counter off every access; the counters are read only after compiled code returns, so
     /// the sum is added on exit and when the bank changes.
     pending_bank: Variable,

@@ -14,7 +14,7 @@ pub use crate::event_key::EventKey;
 use crate::frame::InstrFrame;
 use crate::isa::{Flow, MemOp, FRAME_INSTRS};
 use crate::lock_wait::LockWaits;
-use crate::memory::{bank_of, holding_bit, Refusal, SharedMemory, Stall, Wakes, BANKS};
+use crate::memory::{bank_of, holding_bit, BankTally, Refusal, SharedMemory, Stall, Wakes, BANKS};
 use crate::slot_run::SlotCompiler;
 use std::cell::Cell;
 
@@ -233,7 +233,8 @@ pub struct DirectAccess {
     pub turn: *const u64,
     /// The 4096 bytes of shared memory, each at [`crate::memory::cell_index`] of its address.
     pub bytes: *mut u8,
-    /// 16 access counters, one a bank.
+    /// 16 access counters, one a bank ([`crate::memory::BankAccesses::as_ptr`]: bank k's
+    /// at `.add(k)`, one for each access performed).
     pub accesses: *mut u64,
 }
 
@@ -405,7 +406,7 @@ impl<'m> Port<'m> {
             until: self.bounds.until.as_ptr().cast::<u64>(),
             turn: self.bounds.turn.as_ptr().cast::<u64>(),
             bytes: cells.bytes.as_ptr().cast::<u8>().cast_mut(),
-            accesses: cells.accesses.as_ptr().cast::<u64>().cast_mut(),
+            accesses: cells.accesses.as_ptr(),
         }
     }
 
@@ -500,17 +501,11 @@ impl<'m> Port<'m> {
         self.memory.cells().bytes.as_ptr().cast::<u8>().cast_mut()
     }
 
-    /// Count `n` accesses to each bank of `banks`, performed by compiled code through
+    /// Count the accesses of `tally`, performed by compiled code through
     /// [`Port::own_bank_rows`] (own-bank rows, and shared rows below
     /// [`Port::shared_rows_until`]).
-    pub fn count_row_accesses(&self, banks: u16, n: u64) {
-        let accesses = &self.memory.cells().accesses;
-        let mut m = banks;
-        while m != 0 {
-            let b = m.trailing_zeros() as usize;
-            m &= m - 1;
-            accesses[b].set(accesses[b].get() + n);
-        }
+    pub fn count_accesses(&self, tally: &BankTally) {
+        self.memory.cells().accesses.add(tally);
     }
 
     /// Whether two of `cores` may touch the same bank (by the bank analysis of their

@@ -224,6 +224,81 @@ impl Wakes {
     }
 }
 
+/// The per-bank access counters, and the one definition of what counts as an access: every
+/// access a core performs (`ld`, `st`, `ld_sync` or `st_sync`, in whatever cycle) counts one
+/// in the counter of the bank its address lies in ([`bank_of`]); an attempt that stalls or
+/// faults counts nothing (its retry counts when it is performed). So a row of accesses by
+/// the lanes of a group counts one in each bank a lane reaches ([`BankTally`]). The totals
+/// are [`MemoryStats::accesses_per_bank`].
+///
+/// The memory counts here as it commits ([`SharedMemory::perform`]); compiled code that
+/// performs plain accesses itself adds its counts in bulk, with the same meaning: through
+/// [`BankAccesses::add`] (by a [`BankTally`]), or, from inside compiled code, `n` added to
+/// the `u64` at [`BankAccesses::as_ptr`]`.add(bank)` (`repr(transparent)`: the counters
+/// are 16 `u64`s, bank k's at index k).
+#[repr(transparent)]
+#[derive(Debug, Default)]
+pub struct BankAccesses([Cell<u64>; BANKS]);
+
+impl BankAccesses {
+    /// Count one performed access of `addr`.
+    #[inline(always)]
+    pub fn count(&self, addr: u16) {
+        let count = &self.0[bank_of(addr)];
+        count.set(count.get() + 1);
+    }
+
+    /// Count the accesses of `tally`.
+    pub fn add(&self, tally: &BankTally) {
+        for (count, n) in self.0.iter().zip(tally.0) {
+            count.set(count.get() + n);
+        }
+    }
+
+    /// The counts so far, bank by bank.
+    pub fn totals(&self) -> [u64; BANKS] {
+        std::array::from_fn(|b| self.0[b].get())
+    }
+
+    /// The counters for compiled code: bank k's is the `u64` at `.add(k)`. Derived from a
+    /// shared reference to the cells, which the memory changes only through shared
+    /// references too, so the pointer stays valid, and sees every change, while `self` does.
+    pub fn as_ptr(&self) -> *mut u64 {
+        self.0.as_ptr().cast::<u64>().cast_mut()
+    }
+}
+
+/// Accesses counted per bank by [`BankAccesses`]'s rule, not yet added to the memory's
+/// counters: what compiled code that performs whole rows of accesses gathers during an
+/// entry, so that it adds to the memory's counters once ([`BankAccesses::add`]).
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BankTally([u64; BANKS]);
+
+impl BankTally {
+    /// `n` rows in which each lane k of `lanes` reaches bank (k + `rotate`) mod 16 (an
+    /// own-bank row when `rotate` is 0): one access per lane and row, in its bank.
+    pub fn rotated_rows(&mut self, lanes: u16, rotate: usize, n: u64) {
+        let mut m = lanes;
+        while m != 0 {
+            let k = m.trailing_zeros() as usize;
+            m &= m - 1;
+            self.0[(k + rotate) % BANKS] += n;
+        }
+    }
+
+    /// `n` rows in which every lane of `lanes` reaches bank `bank` (a broadcast): one
+    /// access per lane and row, all in `bank`.
+    pub fn broadcast_rows(&mut self, lanes: u16, bank: usize, n: u64) {
+        self.0[bank % BANKS] += n * u64::from(lanes.count_ones());
+    }
+
+    /// The accesses counted, over all banks.
+    pub fn total(&self) -> u64 {
+        self.0.iter().sum()
+    }
+}
+
 /// Counters kept by the memory as accesses are served.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MemoryStats {
@@ -239,7 +314,7 @@ pub struct MemoryStats {
 pub(crate) struct Cells {
     /// The 4096 bytes, at [`cell_index`] of their address.
     pub(crate) bytes: [Cell<u8>; MEMORY_BYTES],
-    pub(crate) accesses: [Cell<u64>; BANKS],
+    pub(crate) accesses: BankAccesses,
 }
 
 /// Shared memory with its lock and bank state.
@@ -371,7 +446,7 @@ impl SharedMemory {
     /// The counters so far: accesses, lock acquisitions and hold cycles per bank.
     pub fn stats(&self) -> MemoryStats {
         MemoryStats {
-            accesses_per_bank: std::array::from_fn(|b| self.cells.accesses[b].get()),
+            accesses_per_bank: self.cells.accesses.totals(),
             ..self.locks.clone()
         }
     }
@@ -484,14 +559,14 @@ impl SharedMemory {
         self.commit_plain(cycle, op, addr, value)
     }
 
-    /// What every access commits whatever its kind: one more access to its bank, and under
-    /// the bank-conflict model, the bank's first access of the cycle.
+    /// What every access commits whatever its kind: one more access to its bank
+    /// ([`BankAccesses::count`]), and under the bank-conflict model, the bank's first access
+    /// of the cycle.
     #[inline(always)]
     fn count_access(&mut self, cycle: u64, op: MemOp, addr: u16) {
-        let bank = bank_of(addr);
-        let count = &self.cells.accesses[bank];
-        count.set(count.get() + 1);
+        self.cells.accesses.count(addr);
         if self.bank_conflicts {
+            let bank = bank_of(addr);
             let s = &mut self.served[bank];
             if s.0 != cycle {
                 *s = (cycle, addr as u8, op.is_read());

@@ -12,6 +12,7 @@ use cranelift_codegen::ir::{types, AbiParam, Signature, Type};
 use cranelift_codegen::isa::CallConv;
 pub(crate) use exits::{CohortAccess, CohortExit, LaneExit, ScalarExit, SlotCodeExit};
 use gpu16_machine::mcst::SlotState;
+use gpu16_machine::memory::BankTally;
 use gpu16_machine::{CoreState, DirectAccess, Port};
 use std::any::Any;
 
@@ -119,7 +120,7 @@ pub(crate) struct LaneFile {
     pub(crate) shared: *mut [u64; 32],
     pub(crate) shared_used: u32,
     /// Row accesses (own-bank or shared) of each bank, kept here until the entry ends.
-    pub(crate) rows_per_bank: [u64; 16],
+    pub(crate) rows_per_bank: BankTally,
 }
 
 boundary_fn! {
