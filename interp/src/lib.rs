@@ -1,19 +1,20 @@
 //! The reference interpreter: executes a core's instructions one by one with the machine
-//! crate's one instruction definition (`gpu16_machine::semantics::step` on concrete
+//! crate's one instruction definition (`gpu16_machine::engine::semantics::step` on concrete
 //! bytes). Clear before fast: it is the executable specification the JIT is held to, and the
 //! speed baseline.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-use gpu16_machine::isa::Flow;
-use gpu16_machine::isa::{Instr, FRAME_INSTRS};
-use gpu16_machine::semantics::execute;
-use gpu16_machine::semantics::Concrete;
-use gpu16_machine::{
-    retire, Backend, BackendError, CoreExit, CoreState, Effect, GroupExit, GroupShape, InstrFrame,
-    Port, PortAccess, SlotCompiler,
+use gpu16_machine::engine::backend::{
+    Backend, BackendError, CoreExit, CoreState, GroupExit, GroupShape, Port, PortAccess,
 };
+use gpu16_machine::engine::isa::Flow;
+use gpu16_machine::engine::isa::{Instr, FRAME_INSTRS};
+use gpu16_machine::engine::semantics::execute;
+use gpu16_machine::engine::semantics::Effect;
+use gpu16_machine::engine::slot_run::SlotCompiler;
+use gpu16_machine::InstrFrame;
 use std::rc::Rc;
 
 /// The interpreter backend.
@@ -100,13 +101,9 @@ pub fn interpret(
             else {
                 return CoreExit::Parked;
             };
-            let mut regs = Concrete {
-                regs: &mut core.regs,
-                core_id: core.id,
-            };
-            access.complete(&mut regs, byte);
+            access.complete_bytes(&mut core.regs, core.id, byte);
         }
-        if let Some(exit) = retire(core, effect.flow()) {
+        if let Some(exit) = core.retire(effect.flow()) {
             return exit;
         }
     }
@@ -228,13 +225,7 @@ fn step_group(
                 let value = access.value.unwrap_or(0);
                 match port.access_or_sleep(core.id, core.cycle, access.op, access.address(), value)
                 {
-                    PortAccess::Done(byte) => access.complete(
-                        &mut Concrete {
-                            regs: &mut core.regs,
-                            core_id: core.id,
-                        },
-                        byte,
-                    ),
+                    PortAccess::Done(byte) => access.complete_bytes(&mut core.regs, core.id, byte),
                     PortAccess::Slept => {
                         asleep |= 1 << l;
                         continue;
@@ -263,7 +254,7 @@ fn step_group(
             if flows[l] != flow {
                 split = true;
             }
-            if let Some(exit) = retire(&mut cores[l], flows[l]) {
+            if let Some(exit) = cores[l].retire(flows[l]) {
                 exits[l] = Some(exit);
                 ended |= 1 << l;
             }
@@ -372,13 +363,7 @@ pub fn interpret_cohort(
                 quiet *= u64::from(!access.op.is_sync());
                 idle *= u64::from(!contended);
                 match port.access_or_sleep(core.id, cycle, access.op, access.address(), value) {
-                    PortAccess::Done(byte) => access.complete(
-                        &mut Concrete {
-                            regs: &mut core.regs,
-                            core_id: core.id,
-                        },
-                        byte,
-                    ),
+                    PortAccess::Done(byte) => access.complete_bytes(&mut core.regs, core.id, byte),
                     PortAccess::Slept => {
                         asleep |= 1 << l;
                         exits[l] = Some(CoreExit::Asleep);
@@ -408,7 +393,7 @@ pub fn interpret_cohort(
                 }
             }
             let core = &mut cores[l];
-            match retire(core, effect.flow()) {
+            match core.retire(effect.flow()) {
                 Some(exit) => {
                     exits[l] = Some(exit);
                     stop |= port.holds(l as u8);

@@ -13,9 +13,9 @@ use crate::cache::{CohortCode, LaneCode};
 use crate::cohort::Cohort;
 use crate::compile::cycles_to_entry;
 use gpu16_interp::{interpret_cohort, interpret_group, run_lockstep};
-use gpu16_machine::isa::{address, Flow, Instr, MemOp, FRAME_INSTRS};
-use gpu16_machine::memory::BankTally;
-use gpu16_machine::{retire, CoreExit, CoreState, GroupExit, Port, PortAccess};
+use gpu16_machine::engine::backend::{CoreExit, CoreState, GroupExit, Port, PortAccess};
+use gpu16_machine::engine::isa::{address, Flow, Instr, MemOp, FRAME_INSTRS};
+use gpu16_machine::engine::memory::BankTally;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::rc::Rc;
 
@@ -421,7 +421,7 @@ fn enter_once(
             let mut ended = 0u16;
             for k in lanes {
                 exits[k] = if file.done & (1 << k) != 0 {
-                    let exit = retire(&mut cores[k], Flow::Next);
+                    let exit = cores[k].retire(Flow::Next);
                     ended |= u16::from(exit.is_some()) << k;
                     exit
                 } else if asleep & (1 << k) != 0 {
@@ -446,7 +446,7 @@ fn enter_once(
                 } else {
                     Flow::Next
                 };
-                exits[k] = retire(&mut cores[k], flow);
+                exits[k] = cores[k].retire(flow);
                 going |= u16::from(exits[k].is_none()) << k;
             }
             // Lanes that part ways but may touch one bank go on as a cohort, taking turns

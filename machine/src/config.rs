@@ -129,9 +129,14 @@ pub const DEFAULT_MAX_CYCLES: u64 = 1 << 32;
 /// measured 5% slower, at 2^20 16 cores polling a flag took 24 s to be proven endless on
 /// the interpreter. At 2^18 a register spin is proven at cycle 2^19 (a tenth of a second on
 /// the interpreter).
-pub const DEFAULT_CHECKPOINT_CYCLES: u64 = 1 << 18;
+pub(crate) const DEFAULT_CHECKPOINT_CYCLES: u64 = 1 << 18;
 /// The largest cycle limit accepted (cycle numbers are packed with a core id into 64 bits).
 pub const MAX_CYCLE_LIMIT: u64 = 1 << 58;
+
+/// The most tasks a run of the MCST dialect keeps records of with [`TaskLog::All`]: about
+/// 200 MiB. Its program is at most 64 frames, but its scheduler wraps, so its tasks are not
+/// bounded by its size.
+pub(crate) const TASK_LOG_LIMIT: usize = 1 << 22;
 
 /// How much of the per-task timeline a run keeps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]

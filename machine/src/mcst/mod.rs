@@ -15,7 +15,7 @@ mod ts;
 
 pub use crate::slot_run::{SlotExit, SlotRun, SlotState};
 
-use crate::config::{Config, SlotTiming, TaskLog, MAX_CYCLE_LIMIT};
+use crate::config::{Config, SlotTiming, TaskLog, MAX_CYCLE_LIMIT, TASK_LOG_LIMIT};
 use crate::frame::{Fence, Program, FRAME_BYTES, TASK_MEMORY_FRAMES};
 use crate::isa::{Flow, Instr, MemOp, FRAME_INSTRS};
 use crate::memory::{MemoryStats, BANKS, MEMORY_BYTES};
@@ -24,17 +24,13 @@ use crate::report::{CoreCounters, CoreWait, RunError, RunFailure, RunReport, Unf
 use crate::scheduler::{TaskRecord, TaskSummary};
 use crate::semantics::execute;
 use crate::semantics::Effect;
-use crate::slot_run::{SlotCode, SlotCompiler};
+use crate::slot_run::SlotCompiler;
 use slots::{Core, MemorySlot, Past, Phase};
+use std::rc::Rc;
 use ts::{TaskScheduler, TsAction};
 
 /// Cycles between polls of the observer (progress and stop requests).
 const POLL_CYCLES: u64 = 1 << 16;
-
-/// The most tasks a run keeps records of with [`TaskLog::All`]: about 200 MiB. A program of
-/// this dialect is at most 64 frames, but its scheduler wraps, so its tasks are not bounded
-/// by its size.
-pub const TASK_LOG_LIMIT: usize = 1 << 22;
 
 /// Run `program` (of the MCST dialect) with shared memory starting as `memory` on the
 /// backend named `name`, whose compiled code from `slots`, if any, runs register-only slots
@@ -67,7 +63,7 @@ pub fn run_observed<S: SlotCompiler + ?Sized, O: Observer>(
 struct AheadFrame {
     /// The times a core could have run ahead in the frame while it had no code.
     asked: u64,
-    code: Option<SlotCode>,
+    code: Option<Rc<dyn SlotRun>>,
 }
 
 impl AheadFrame {
@@ -77,7 +73,7 @@ impl AheadFrame {
         &mut self,
         words: &[u16; FRAME_INSTRS],
         slots: &mut S,
-    ) -> Option<SlotCode> {
+    ) -> Option<Rc<dyn SlotRun>> {
         if self.code.is_none() {
             self.asked += 1;
             if self.asked.is_power_of_two() {

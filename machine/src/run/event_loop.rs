@@ -6,12 +6,12 @@ use super::driver::Driver;
 use super::proofs::Proofs;
 use super::telemetry::Telemetry;
 use crate::backend::{
-    retire, shares_banks, Backend, CoreExit, DirectBounds, EventKey, GroupExit, GroupShape, Port,
-    PortEnd,
+    shares_banks, Backend, CoreExit, DirectBounds, GroupExit, GroupShape, Port, PortEnd,
 };
 use crate::config::{Config, TaskLog, INSTRUCTION_CYCLES, MAX_CYCLE_LIMIT};
 use crate::cores::{CoreTable, Mode, Part};
 
+use crate::event_key::EventKey;
 use crate::frame::InstrFrame;
 use crate::frame_table::FrameTable;
 use crate::held::Held;
@@ -19,11 +19,12 @@ use crate::isa::{Flow, MemOp};
 use crate::livelock::FrameLoops;
 use crate::lock_wait::LockWaits;
 use crate::memory::{bank_of, FaultRule, Refusal, SharedMemory, Stall, Wakes, BANKS};
-use crate::observe::{Event, Executed, Observer, Progress, StallCause, StopCause};
+use crate::observe::{Event, Executed, Observer, Progress, StallCause};
 use crate::report::{CoreCounters, CoreWait, RunError, RunFailure, RunReport, UnfinishedCore};
 use crate::scheduler::{Step, TaskScheduler, Wait};
 use crate::semantics::execute;
 use crate::semantics::{Access, Concrete, Effect};
+use crate::stop::StopCause;
 use crate::task_memory::{FrameSource, TaskMemory};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -858,7 +859,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                     core_id: core.id,
                 };
                 access.complete(&mut regs, performed.value);
-                let exit = retire(core, Flow::Next);
+                let exit = core.retire(Flow::Next);
                 if let Some(before) = before {
                     self.log_executed(i, &before);
                 }

@@ -10,7 +10,7 @@
 //! of decisions.md exact while a lone core runs at native speed.
 
 use crate::config::INSTRUCTION_CYCLES;
-pub use crate::event_key::EventKey;
+use crate::event_key::EventKey;
 use crate::frame::InstrFrame;
 use crate::isa::{Flow, MemOp, FRAME_INSTRS};
 use crate::lock_wait::LockWaits;
@@ -221,7 +221,7 @@ pub trait Backend: SlotCompiler {
 /// model, the core holding a lock) the port decides.
 ///
 /// Every pointer is derived from a shared reference to [`Cell`]s (the port's
-/// [`DirectBounds`] and the memory's cells), and the port and the memory change those
+/// per-bank bounds and the memory's cells), and the port and the memory change those
 /// cells only through shared references too, so the pointers stay valid, and see every
 /// change, while the port lives: no `&mut` to what they point at is ever taken.
 #[repr(C)]
@@ -231,10 +231,11 @@ pub struct DirectAccess {
     pub until: *const u64,
     /// 16 cycle bounds, one a bank: from here on an access is out of turn.
     pub turn: *const u64,
-    /// The 4096 bytes of shared memory, each at [`crate::memory::cell_index`] of its address.
+    /// The 4096 bytes of shared memory, each at its cell index
+    /// ([`crate::engine::memory`]: row-major, `(addr & 0xFF) * 16 + bank`).
     pub bytes: *mut u8,
-    /// 16 access counters, one a bank ([`crate::memory::BankAccesses::as_ptr`]: bank k's
-    /// at `.add(k)`, one for each access performed).
+    /// 16 access counters, one a bank: bank k's at `.add(k)`, counted as
+    /// [`crate::engine::memory`]'s "Counting accesses" says.
     pub accesses: *mut u64,
 }
 
@@ -251,7 +252,7 @@ impl DirectAccess {
 /// The two per-bank bounds of [`DirectAccess`], kept by the run loop for the lifetime of a
 /// run and lent to each [`Port`].
 #[derive(Debug, Default)]
-pub struct DirectBounds {
+pub(crate) struct DirectBounds {
     until: [Cell<u64>; BANKS],
     turn: [Cell<u64>; BANKS],
 }
@@ -493,7 +494,7 @@ impl<'m> Port<'m> {
 
     /// The memory's cells, for lockstep code that performs rows of own-bank accesses below
     /// [`Port::own_banks_until`]: byte `addr` is at offset
-    /// [`crate::memory::cell_index`]`(addr)`, so row r of all banks is the 16 bytes from
+    /// the cell index `(addr & 0xFF) * 16 + bank`, so row r of all banks is the 16 bytes from
     /// `16 * r`, bank k's byte at `16 * r + k`. Derived from a shared reference to the
     /// cells, which the memory changes only through shared references too, so the pointer
     /// stays valid, and sees every change, while the port lives.
@@ -683,24 +684,26 @@ impl<'m> Port<'m> {
     }
 }
 
-/// Apply the control flow of an executed instruction: count it and move the IP. Returns the
-/// exit if the core's part ended.
-#[inline]
-pub fn retire(core: &mut CoreState, flow: Flow) -> Option<CoreExit> {
-    core.cycle += INSTRUCTION_CYCLES;
-    core.instructions += 1;
-    match flow {
-        Flow::Jump(t) => {
-            core.ip = t;
-            None
-        }
-        Flow::Ready => Some(CoreExit::Ended { by_ready: true }),
-        Flow::Next => {
-            if usize::from(core.ip) == FRAME_INSTRS - 1 {
-                Some(CoreExit::Ended { by_ready: false })
-            } else {
-                core.ip += 1;
+impl CoreState {
+    /// Apply the control flow of an executed instruction: count it and move the IP. Returns
+    /// the exit if the core's part ended.
+    #[inline]
+    pub fn retire(&mut self, flow: Flow) -> Option<CoreExit> {
+        self.cycle += INSTRUCTION_CYCLES;
+        self.instructions += 1;
+        match flow {
+            Flow::Jump(t) => {
+                self.ip = t;
                 None
+            }
+            Flow::Ready => Some(CoreExit::Ended { by_ready: true }),
+            Flow::Next => {
+                if usize::from(self.ip) == FRAME_INSTRS - 1 {
+                    Some(CoreExit::Ended { by_ready: false })
+                } else {
+                    self.ip += 1;
+                    None
+                }
             }
         }
     }

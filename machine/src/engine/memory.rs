@@ -9,7 +9,22 @@
 //! The bytes and the per-bank access counters live in [`Cell`]s behind an [`Rc`], because
 //! compiled code reads and writes them through raw pointers while the memory itself is
 //! borrowed: interior mutability makes those pointers and the memory's own accesses
-//! coexist, and the `Rc` keeps the cells out of every `&mut SharedMemory`.
+//! coexist, and the `Rc` keeps the cells out of every `&mut SharedMemory`. The byte at
+//! address `addr` is the cell at index `(addr & 0xFF) * 16 + bank` (row-major, bank = bits
+//! 11:8), so one row of all 16 banks is 16 contiguous bytes, which lockstep code moves as
+//! one vector.
+//!
+//! # Counting accesses
+//!
+//! One rule, defined once (the crate's `BankAccesses`): every access a core performs (`ld`,
+//! `st`, `ld_sync` or `st_sync`, in whatever cycle) counts one in the counter of the bank
+//! its address lies in (address bits 11:8); an attempt that stalls or faults counts nothing
+//! (its retry counts when it is performed). So a row of accesses by the lanes of a group
+//! counts one in each bank a lane reaches ([`BankTally`]). The totals are
+//! [`MemoryStats::accesses_per_bank`]. Compiled code that performs plain accesses itself
+//! adds its counts in bulk with the same meaning: a [`BankTally`] through
+//! [`crate::engine::backend::Port::count_accesses`], or, from inside compiled code, `n`
+//! added to the `u64` of bank k at [`crate::engine::backend::DirectAccess::accesses`]`.add(k)`.
 
 use crate::isa::MemOp;
 use std::cell::Cell;
@@ -21,11 +36,11 @@ pub const MEMORY_BYTES: usize = 4096;
 /// Number of memory banks, each 256 one-byte rows; bank = address bits 11:8.
 pub const BANKS: usize = 16;
 /// Number of cores of the machine (ids 0..15).
-pub const CORES: usize = 16;
+pub(crate) const CORES: usize = 16;
 
 /// The bank (0..15) of address `addr`: bits 11:8 (higher bits are ignored).
 #[inline]
-pub fn bank_of(addr: u16) -> usize {
+pub(crate) fn bank_of(addr: u16) -> usize {
     usize::from((addr >> 8) & 0xF)
 }
 
@@ -34,7 +49,7 @@ pub fn bank_of(addr: u16) -> usize {
 /// vector when each core of a group reads or writes its own bank. Compiled code computes
 /// the same index (`jit/src/compile.rs`, `Inline::perform`).
 #[inline]
-pub fn cell_index(addr: u16) -> usize {
+pub(crate) fn cell_index(addr: u16) -> usize {
     (usize::from(addr & 0xFF) << 4) | usize::from((addr >> 8) & 0xF)
 }
 
@@ -43,7 +58,7 @@ const ALL_BANKS: u32 = 0xFFFF;
 
 /// The gate bit of a core that holds a lock.
 #[inline]
-pub fn holding_bit(core: u8) -> u32 {
+pub(crate) fn holding_bit(core: u8) -> u32 {
     1 << (16 + u32::from(core & 0xF))
 }
 
@@ -139,7 +154,7 @@ pub enum Stall {
 
 /// The outcome of presenting an access to memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Attempt {
+pub(crate) enum Attempt {
     /// The access can be performed in this cycle.
     Proceed,
     /// The access must wait: the core stalls this cycle and retries.
@@ -163,12 +178,12 @@ pub struct Performed {
     /// The byte loaded, or the byte stored.
     pub value: u8,
     /// The cores asleep on the sequence this access closed, if it was an `st_sync`.
-    pub wakes: Wakes,
+    pub(crate) wakes: Wakes,
 }
 
 /// Cores woken by a closed sequence, with the cycle each retries in.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Wakes {
+pub(crate) struct Wakes {
     mask: u16,
     closer: u8,
     cycle: u64,
@@ -224,21 +239,17 @@ impl Wakes {
     }
 }
 
-/// The per-bank access counters, and the one definition of what counts as an access: every
-/// access a core performs (`ld`, `st`, `ld_sync` or `st_sync`, in whatever cycle) counts one
-/// in the counter of the bank its address lies in ([`bank_of`]); an attempt that stalls or
-/// faults counts nothing (its retry counts when it is performed). So a row of accesses by
-/// the lanes of a group counts one in each bank a lane reaches ([`BankTally`]). The totals
-/// are [`MemoryStats::accesses_per_bank`].
+/// The per-bank access counters, and the one definition of what counts as an access (the
+/// module's "Counting accesses"): [`BankAccesses::count`] is the rule for one access,
+/// [`BankAccesses::add`] for a [`BankTally`] of them.
 ///
-/// The memory counts here as it commits ([`SharedMemory::perform`]); compiled code that
-/// performs plain accesses itself adds its counts in bulk, with the same meaning: through
-/// [`BankAccesses::add`] (by a [`BankTally`]), or, from inside compiled code, `n` added to
-/// the `u64` at [`BankAccesses::as_ptr`]`.add(bank)` (`repr(transparent)`: the counters
-/// are 16 `u64`s, bank k's at index k).
+/// The memory counts here as it commits ([`SharedMemory::perform`]); compiled code adds
+/// its counts in bulk, through [`BankAccesses::add`] or, from inside compiled code, `n`
+/// added to the `u64` at [`BankAccesses::as_ptr`]`.add(bank)` (`repr(transparent)`: the
+/// counters are 16 `u64`s, bank k's at index k).
 #[repr(transparent)]
 #[derive(Debug, Default)]
-pub struct BankAccesses([Cell<u64>; BANKS]);
+pub(crate) struct BankAccesses([Cell<u64>; BANKS]);
 
 impl BankAccesses {
     /// Count one performed access of `addr`.
@@ -268,9 +279,10 @@ impl BankAccesses {
     }
 }
 
-/// Accesses counted per bank by [`BankAccesses`]'s rule, not yet added to the memory's
-/// counters: what compiled code that performs whole rows of accesses gathers during an
-/// entry, so that it adds to the memory's counters once ([`BankAccesses::add`]).
+/// Accesses counted per bank by the module's one rule ("Counting accesses"), not yet added
+/// to the memory's counters: what compiled code that performs whole rows of accesses
+/// gathers during an entry, so that it adds to the memory's counters once
+/// ([`crate::engine::backend::Port::count_accesses`]).
 #[repr(transparent)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct BankTally([u64; BANKS]);
@@ -484,7 +496,7 @@ impl SharedMemory {
 
     /// Decide, without changing anything, what core `id`'s access in `cycle` would do.
     /// Order of checks: the core's own faults, then locks, then bank conflicts.
-    pub fn check(&self, id: u8, cycle: u64, op: MemOp, addr: u16) -> Attempt {
+    pub(crate) fn check(&self, id: u8, cycle: u64, op: MemOp, addr: u16) -> Attempt {
         let held = self.held[usize::from(id)];
         match (op, held) {
             (MemOp::Ld | MemOp::St, Some(held)) => {
@@ -521,7 +533,7 @@ impl SharedMemory {
 
     /// Present core `id`'s access in `cycle` to memory: the one path by which an access
     /// commits. It either happens (the byte loaded or stored, and the cores its `st_sync`
-    /// woke) or is refused with the stall or fault [`SharedMemory::check`] finds, changing
+    /// woke) or is refused with the stall or fault `check` finds, changing
     /// nothing.
     #[inline(always)]
     pub fn perform(
@@ -541,7 +553,7 @@ impl SharedMemory {
     }
 
     /// Whether every plain `ld`/`st` would proceed now, whoever makes it: no bank has an
-    /// open sequence and no core holds a lock (the gate is clear), so [`SharedMemory::check`]
+    /// open sequence and no core holds a lock (the gate is clear), so `check`
     /// finds no fault and no lock stall, and the bank-conflict model is off.
     #[inline]
     pub fn plain_accesses_proceed(&self) -> bool {

@@ -66,11 +66,8 @@ pub trait SlotRun {
     fn run(&self, state: &mut SlotState) -> SlotExit;
 }
 
-/// A frame's compiled register-only slots, shared by the engine's cores that run the frame.
-pub type SlotCode = Rc<dyn SlotRun>;
-
 /// What the MCST dialect's slot engine asks of a backend: compiled [`SlotRun`] code for a
-/// frame, or nothing. Kept apart from [`crate::Backend`] because only the slot engine asks;
+/// frame, or nothing. Kept apart from [`crate::engine::backend::Backend`] because only the slot engine asks;
 /// the spec dialect's run loop runs cores, not slots. Every backend is one
 /// (`Backend: SlotCompiler`), so a run entry takes one bound; a backend without such code
 /// writes `impl SlotCompiler for MyBackend {}` and the engine steps every slot itself, which
@@ -81,7 +78,7 @@ pub trait SlotCompiler {
     /// engine step them one slot at a time. `asked` counts the times the engine has wanted
     /// such code for this frame in this run (it asks again at powers of two while the
     /// answer is `None`), so a backend can wait until the frame is hot. The default: `None`.
-    fn slot_code(&mut self, words: &[u16; FRAME_INSTRS], asked: u64) -> Option<SlotCode> {
+    fn slot_code(&mut self, words: &[u16; FRAME_INSTRS], asked: u64) -> Option<Rc<dyn SlotRun>> {
         let _ = (words, asked);
         None
     }
