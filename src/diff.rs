@@ -2,7 +2,7 @@
 //! cycle, core, IP, register or address that locates it. Backends must agree on everything
 //! but their name.
 
-use gpu16_machine::engine::memory::MemoryStats;
+use gpu16_machine::MemoryStats;
 use gpu16_machine::{
     CoreCounters, RunError, RunFailure, RunReport, TaskRecord, TaskSummary, UnfinishedCore,
 };

@@ -14,7 +14,7 @@
 //! falls before it, and the [`Finder`] looks from there on only ([`Finder::start_at`]).
 
 use gpu16_machine::engine::isa::MemOp;
-use gpu16_machine::engine::memory::MEMORY_BYTES;
+use gpu16_machine::MEMORY_BYTES;
 use gpu16_machine::{Executed, Observer, StopCause, StopNote, Stops};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};

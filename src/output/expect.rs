@@ -11,7 +11,7 @@
 //! run go one instruction at a time, so the observer is only used when a comparison is asked
 //! for.
 
-use gpu16_machine::engine::memory::MEMORY_BYTES;
+use gpu16_machine::MEMORY_BYTES;
 use gpu16_machine::{Event, Executed, Observer, Program};
 use serde_json::{json, Value};
 use std::fmt::Write;
