@@ -7,7 +7,7 @@
 #![deny(missing_docs)]
 
 use gpu16_machine::engine::backend::{
-    Backend, BackendError, CoreExit, CoreState, GroupExit, GroupShape, Port, PortAccess,
+    Backend, BackendError, CoreExit, CoreState, GroupShape, Port, PortAccess,
 };
 use gpu16_machine::engine::isa::Flow;
 use gpu16_machine::engine::isa::{Instr, FRAME_INSTRS};
@@ -74,7 +74,7 @@ impl Backend for Interpreter {
         group: u16,
         cores: &mut [CoreState; 16],
         port: &mut Port<'_>,
-    ) -> GroupExit {
+    ) -> [Option<CoreExit>; 16] {
         interpret_group(code, group, cores, port)
     }
 }
@@ -120,8 +120,8 @@ pub fn interpret_group(
     group: u16,
     cores: &mut [CoreState; 16],
     port: &mut Port<'_>,
-) -> GroupExit {
-    let mut exits: GroupExit = [None; 16];
+) -> [Option<CoreExit>; 16] {
+    let mut exits: [Option<CoreExit>; 16] = [None; 16];
     run_lockstep(
         group,
         cores,
@@ -138,11 +138,16 @@ pub fn interpret_group(
 /// A group form for [`run_lockstep`]: runs cores at one IP as a group; `None` when they
 /// stopped, or the cores awake and those asleep where some fell asleep on a lock.
 pub trait GroupForm:
-    FnMut(u16, &mut [CoreState; 16], &mut Port<'_>, &mut GroupExit) -> Option<(u16, u16)>
+    FnMut(u16, &mut [CoreState; 16], &mut Port<'_>, &mut [Option<CoreExit>; 16]) -> Option<(u16, u16)>
 {
 }
 impl<F> GroupForm for F where
-    F: FnMut(u16, &mut [CoreState; 16], &mut Port<'_>, &mut GroupExit) -> Option<(u16, u16)>
+    F: FnMut(
+        u16,
+        &mut [CoreState; 16],
+        &mut Port<'_>,
+        &mut [Option<CoreExit>; 16],
+    ) -> Option<(u16, u16)>
 {
 }
 
@@ -150,11 +155,17 @@ impl<F> GroupForm for F where
 /// `awake` (and those `asleep` in the port) each at its own IP; the cores as a group again
 /// (`Some`), or `None` once they stopped.
 pub trait CohortForm:
-    FnMut(u16, u16, &mut [CoreState; 16], &mut Port<'_>, &mut GroupExit) -> Option<u16>
+    FnMut(u16, u16, &mut [CoreState; 16], &mut Port<'_>, &mut [Option<CoreExit>; 16]) -> Option<u16>
 {
 }
 impl<F> CohortForm for F where
-    F: FnMut(u16, u16, &mut [CoreState; 16], &mut Port<'_>, &mut GroupExit) -> Option<u16>
+    F: FnMut(
+        u16,
+        u16,
+        &mut [CoreState; 16],
+        &mut Port<'_>,
+        &mut [Option<CoreExit>; 16],
+    ) -> Option<u16>
 {
 }
 
@@ -168,7 +179,7 @@ pub fn run_lockstep(
     cores_mask: u16,
     cores: &mut [CoreState; 16],
     port: &mut Port<'_>,
-    exits: &mut GroupExit,
+    exits: &mut [Option<CoreExit>; 16],
     mut group_form: impl GroupForm,
     mut cohort_form: impl CohortForm,
 ) {
@@ -202,7 +213,7 @@ fn step_group(
     group: u16,
     cores: &mut [CoreState; 16],
     port: &mut Port<'_>,
-    exits: &mut GroupExit,
+    exits: &mut [Option<CoreExit>; 16],
 ) -> Option<(u16, u16)> {
     let lanes = || (0..16usize).filter(move |l| group & (1 << l) != 0);
     let limit = port.limit();
@@ -304,7 +315,7 @@ pub fn interpret_cohort(
     asleep: u16,
     cores: &mut [CoreState; 16],
     port: &mut Port<'_>,
-    exits: &mut GroupExit,
+    exits: &mut [Option<CoreExit>; 16],
 ) -> Option<u16> {
     let (mut awake, mut asleep) = (awake, asleep);
     let limit = port.limit();

@@ -21,7 +21,7 @@ use crate::worker::{Done, Gone, Request, Worker};
 use crate::{Engine, Jit, JitOptions};
 use gpu16_interp::{interpret, interpret_group};
 use gpu16_machine::engine::backend::{
-    Backend, BackendError, CoreExit, CoreState, GroupExit, GroupShape, Port,
+    Backend, BackendError, CoreExit, CoreState, GroupShape, Port,
 };
 use gpu16_machine::engine::isa::FRAME_INSTRS;
 use gpu16_machine::engine::slot_run::{SlotCompiler, SlotRun};
@@ -449,7 +449,7 @@ impl Backend for Auto {
         group: u16,
         cores: &mut [CoreState; 16],
         port: &mut Port<'_>,
-    ) -> GroupExit {
+    ) -> [Option<CoreExit>; 16] {
         let cold = match code {
             AutoCode::Compiled(code) => return self.jit_mut().run_lanes(code, group, cores, port),
             AutoCode::Interpreted(cold) => cold,

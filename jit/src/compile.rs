@@ -36,7 +36,6 @@ use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, FuncId, Module, ModuleReloc, ModuleRelocTarget};
-use gpu16_machine::config::INSTRUCTION_CYCLES;
 use gpu16_machine::engine::backend::{CoreState, DirectAccess};
 use gpu16_machine::engine::isa::{Instr, MemOp, FRAME_INSTRS, REGS};
 use gpu16_machine::engine::semantics::{step, Effect, Semantics};
@@ -298,7 +297,7 @@ pub(crate) fn cycles_to_entry(instrs: &[Instr; FRAME_INSTRS], ip: u8) -> Option<
     if s.leader[ip] || s.resume[ip] {
         return None;
     }
-    Some((s.end[ip] + 1 - ip) as u64 * INSTRUCTION_CYCLES)
+    Some((s.end[ip] + 1 - ip) as u64 * CoreState::INSTRUCTION_CYCLES)
 }
 
 fn terminates(instr: &Instr) -> bool {
@@ -577,7 +576,7 @@ pub(crate) fn jump_to_exit(
 
 /// The cycles `n` instructions take.
 pub(crate) fn cycles(n: usize) -> i64 {
-    (n as u64 * INSTRUCTION_CYCLES) as i64
+    (n as u64 * CoreState::INSTRUCTION_CYCLES) as i64
 }
 
 /// Whether the frame has a plain ld or st, so its code reads the `DirectAccess` views.

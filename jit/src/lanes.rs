@@ -13,7 +13,7 @@ use crate::cache::{CohortCode, LaneCode};
 use crate::cohort::Cohort;
 use crate::compile::cycles_to_entry;
 use gpu16_interp::{interpret_cohort, interpret_group, run_lockstep};
-use gpu16_machine::engine::backend::{CoreExit, CoreState, GroupExit, Port, PortAccess};
+use gpu16_machine::engine::backend::{CoreExit, CoreState, Port, PortAccess};
 use gpu16_machine::engine::isa::{address, Flow, Instr, MemOp, FRAME_INSTRS};
 use gpu16_machine::engine::memory::BankTally;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
@@ -306,8 +306,8 @@ pub(crate) fn enter(
     row_accesses: &mut u64,
     handed_over: &mut u64,
     mut cohort: impl FnMut() -> Option<Rc<CohortCode>>,
-) -> GroupExit {
-    let mut exits: GroupExit = [None; 16];
+) -> [Option<CoreExit>; 16] {
+    let mut exits: [Option<CoreExit>; 16] = [None; 16];
     let mut cohort_code: Option<Option<Rc<CohortCode>>> = None;
     run_lockstep(
         group,
@@ -358,7 +358,7 @@ fn enter_once(
     cores: &mut [CoreState; 16],
     port: &mut Port<'_>,
     (row_accesses, handed_over): (&mut u64, &mut u64),
-    exits: &mut GroupExit,
+    exits: &mut [Option<CoreExit>; 16],
 ) -> Option<(u16, u16)> {
     // The shared-row counters, only for a frame whose code has that path.
     let mut shared = code.shared_rows.then_some([0u64; 32]);

@@ -29,7 +29,7 @@ pub use hot_table::{Cold, HOT_TABLE_FRAMES};
 use cache::Cache;
 use compile::{Compiler, Form, MachineCode};
 use gpu16_machine::engine::backend::{
-    Backend, BackendError, CoreExit, CoreState, GroupExit, GroupShape, Port,
+    Backend, BackendError, CoreExit, CoreState, GroupShape, Port,
 };
 use gpu16_machine::engine::isa::{Instr, FRAME_INSTRS};
 use gpu16_machine::engine::slot_run::{SlotCompiler, SlotRun};
@@ -225,7 +225,7 @@ impl Jit {
         group: u16,
         cores: &mut [CoreState; 16],
         port: &mut Port<'_>,
-    ) -> GroupExit {
+    ) -> [Option<CoreExit>; 16] {
         if port.stops() != 0 || port.watching() {
             return gpu16_interp::interpret_group(&code.instrs, group, cores, port);
         }
@@ -304,7 +304,7 @@ impl Backend for Jit {
         group: u16,
         cores: &mut [CoreState; 16],
         port: &mut Port<'_>,
-    ) -> GroupExit {
+    ) -> [Option<CoreExit>; 16] {
         self.run_lanes(code, group, cores, port)
     }
 }

@@ -9,7 +9,6 @@ use crate::abi::{CallCtx, Callbacks, ScalarExit, SlotCodeExit, PARK};
 use crate::cache::{CompiledFrame, ScalarCode, SlotsCode};
 use crate::compile::cycles_to_entry;
 use gpu16_interp::interpret;
-use gpu16_machine::config::INSTRUCTION_CYCLES;
 use gpu16_machine::engine::backend::{CoreExit, CoreState, DirectAccess, Port};
 use gpu16_machine::engine::isa::{address, MemOp};
 use gpu16_machine::engine::slot_run::{SlotExit, SlotRun, SlotState};
@@ -112,7 +111,7 @@ pub(crate) fn enter(
     // 4-bit bank, and cannot unwind (the callback catches panics).
     let rc = unsafe { (scalar.entry)(core, &mut ctx, limit, &direct) };
     // Within one entry every executed instruction took its cycles and nothing else did.
-    core.instructions += (core.cycle - start) / INSTRUCTION_CYCLES;
+    core.instructions += (core.cycle - start) / CoreState::INSTRUCTION_CYCLES;
     if let Some(payload) = ctx.panic {
         resume_unwind(payload);
     }

@@ -23,13 +23,13 @@ impl IssuePolicy {
     }
 }
 
-/// Cycles one core instruction takes (decisions.md: every instruction takes 1 cycle). Fixed
-/// by the core pipeline, not configurable. The interpreter's `retire` advances the cycle by
-/// it (and counts one instruction), and the JIT's segment arithmetic (`compile::cycles`)
+/// Cycles one core instruction takes (decisions.md: every instruction takes 1 cycle), public
+/// as `CoreState::INSTRUCTION_CYCLES`. Fixed by the core pipeline, not configurable.
+/// `CoreState::retire` advances the cycle by it (and counts one instruction), and the JIT's segment arithmetic (`compile::cycles`)
 /// multiplies by it. Instruction counts do not all use it: the JIT's per-core entry divides
 /// the cycles an entry ran by it, but its lockstep and cohort engines add the cycles a lane
 /// ran as its instruction count, which is right only while this constant is 1.
-pub const INSTRUCTION_CYCLES: u64 = 1;
+pub(crate) const INSTRUCTION_CYCLES: u64 = 1;
 
 /// Latencies of the timing model that the task scheduler owns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -81,7 +81,7 @@ impl Timing {
 /// The latencies of the MCST dialect's slot model (mcst-dialect.md section 5). The
 /// defaults are decisions.md's: no fill, no bubbles, one-cycle loads, every access served in
 /// its cycle in core order. The spec dialect's run loop does not read them (its cores take
-/// [`INSTRUCTION_CYCLES`] an instruction), so they must stay at their defaults there.
+/// [`CoreState::INSTRUCTION_CYCLES`](crate::engine::backend::CoreState::INSTRUCTION_CYCLES) an instruction), so they must stay at their defaults there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SlotTiming {
     /// Cycles of pipeline fill between a broadcast's end and its task's first instruction

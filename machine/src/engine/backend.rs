@@ -94,11 +94,6 @@ impl std::fmt::Display for BackendError {
 
 impl std::error::Error for BackendError {}
 
-/// What became of each core of a group that ran in lockstep ([`Backend::run_group`]):
-/// `Some` exit as from [`Backend::run_core`], or `None` for a core that can simply go on
-/// from its IP and cycle (the group split at a `bnz` that went different ways).
-pub type GroupExit = [Option<CoreExit>; 16];
-
 /// Whether two of `cores` may touch the same bank, each core `k` touching the banks of
 /// `banks[k]`: their accesses may then interleave, and must take turns.
 pub(crate) fn shares_banks(banks: &[u16; 16], cores: u16) -> bool {
@@ -191,13 +186,17 @@ pub trait Backend: SlotCompiler {
     /// one frame at several IPs, [`GroupShape::one_ip`] false, in one cycle or, for some
     /// of them, the next, which then join it from that cycle), where cores at different
     /// instructions take turns on memory within each cycle.
+    ///
+    /// Returns what became of each core, by id: `Some` exit as from [`Backend::run_core`],
+    /// or `None` for a core that can simply go on from its IP and cycle (the group split
+    /// at a `bnz` that went different ways).
     fn run_group(
         &mut self,
         code: &Self::Code,
         group: u16,
         cores: &mut [CoreState; 16],
         port: &mut Port<'_>,
-    ) -> GroupExit {
+    ) -> [Option<CoreExit>; 16] {
         let _ = (code, group, cores, port);
         unreachable!(
             "{} asks for groups but does not implement run_group",
@@ -685,6 +684,11 @@ impl<'m> Port<'m> {
 }
 
 impl CoreState {
+    /// Cycles one core instruction takes (decisions.md: every instruction takes 1 cycle),
+    /// fixed by the core pipeline, not configurable. [`CoreState::retire`] advances the
+    /// cycle by it; compiled code's cycle arithmetic must use it too.
+    pub const INSTRUCTION_CYCLES: u64 = INSTRUCTION_CYCLES;
+
     /// Apply the control flow of an executed instruction: count it and move the IP. Returns
     /// the exit if the core's part ended.
     #[inline]

@@ -5,9 +5,7 @@
 use super::driver::Driver;
 use super::proofs::Proofs;
 use super::telemetry::Telemetry;
-use crate::backend::{
-    shares_banks, Backend, CoreExit, DirectBounds, GroupExit, GroupShape, Port, PortEnd,
-};
+use crate::backend::{shares_banks, Backend, CoreExit, DirectBounds, GroupShape, Port, PortEnd};
 use crate::config::{Config, TaskLog, INSTRUCTION_CYCLES, MAX_CYCLE_LIMIT};
 use crate::cores::{CoreTable, Mode, Part};
 
@@ -686,7 +684,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             self.backend
                 .run_group(code, cores, &mut self.cores.state, &mut port)
         } else {
-            let mut exits: GroupExit = [None; 16];
+            let mut exits: [Option<CoreExit>; 16] = [None; 16];
             let core = &mut self.cores.state[lead];
             exits[lead] = Some(self.backend.run_core(code, core, &mut port));
             exits
