@@ -122,16 +122,12 @@ impl Default for SlotTiming {
     }
 }
 
-/// Default watchdog: a run may take at most 2^32 cycles.
-pub const DEFAULT_MAX_CYCLES: u64 = 1 << 32;
 /// Default spacing of checkpoints: 2^18 cycles. A checkpoint stops every looping core for a
 /// few microseconds: at 2^16 the compute benchmarks (a few hundred thousand cycles)
 /// measured 5% slower, at 2^20 16 cores polling a flag took 24 s to be proven endless on
 /// the interpreter. At 2^18 a register spin is proven at cycle 2^19 (a tenth of a second on
 /// the interpreter).
 pub(crate) const DEFAULT_CHECKPOINT_CYCLES: u64 = 1 << 18;
-/// The largest cycle limit accepted (cycle numbers are packed with a core id into 64 bits).
-pub const MAX_CYCLE_LIMIT: u64 = 1 << 58;
 
 /// The most tasks a run of the MCST dialect keeps records of with [`TaskLog::All`]: about
 /// 200 MiB. Its program is at most 64 frames, but its scheduler wraps, so its tasks are not
@@ -174,12 +170,20 @@ pub struct Config {
     pub checkpoint_cycles: u64,
 }
 
+impl Config {
+    /// Default watchdog ([`Config::max_cycles`]): a run may take at most 2^32 cycles.
+    pub const DEFAULT_MAX_CYCLES: u64 = 1 << 32;
+    /// The largest cycle limit accepted (cycle numbers are packed with a core id into 64
+    /// bits): a larger [`Config::max_cycles`] counts as this.
+    pub const MAX_CYCLE_LIMIT: u64 = 1 << 58;
+}
+
 impl Default for Config {
     fn default() -> Self {
         Config {
             issue: IssuePolicy::InOrder,
             bank_conflicts: false,
-            max_cycles: DEFAULT_MAX_CYCLES,
+            max_cycles: Config::DEFAULT_MAX_CYCLES,
             timing: Timing::default(),
             tasks: TaskLog::All,
             checkpoint_cycles: DEFAULT_CHECKPOINT_CYCLES,

@@ -7,7 +7,7 @@
 //! A decision that depends on an unknown end returns `Blocked` with a lower bound on the
 //! cycle of the next decision, and the run loop runs cores until the end is known.
 
-use crate::config::{Config, IssuePolicy, TaskLog, Timing, MAX_CYCLE_LIMIT};
+use crate::config::{Config, IssuePolicy, TaskLog, Timing};
 use crate::event_key::EventKey;
 use crate::frame::{Fence, FrameKind, LoadError};
 use crate::task_memory::TaskMemory;
@@ -183,7 +183,7 @@ impl Avail {
 /// The first event key of cycle `cycle`; past any cycle a run can reach (a bound that
 /// counts as never), [`EventKey::NEVER`].
 fn start_key(cycle: u64) -> EventKey {
-    if cycle >= MAX_CYCLE_LIMIT * 2 {
+    if cycle >= Config::MAX_CYCLE_LIMIT * 2 {
         EventKey::NEVER
     } else {
         EventKey::new(cycle, 0)

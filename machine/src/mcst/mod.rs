@@ -15,7 +15,7 @@ mod ts;
 
 pub use crate::slot_run::{SlotExit, SlotRun, SlotState};
 
-use crate::config::{Config, SlotTiming, TaskLog, MAX_CYCLE_LIMIT, TASK_LOG_LIMIT};
+use crate::config::{Config, SlotTiming, TaskLog, TASK_LOG_LIMIT};
 use crate::frame::{Fence, Program, FRAME_BYTES, TASK_MEMORY_FRAMES};
 use crate::isa::{Flow, Instr, MemOp, FRAME_INSTRS};
 use crate::memory::{MemoryStats, BANKS, MEMORY_BYTES};
@@ -44,7 +44,7 @@ pub fn run_observed<S: SlotCompiler + ?Sized, O: Observer>(
     observer: &mut O,
 ) -> Result<RunReport, Box<RunFailure>> {
     let mut config = *config;
-    config.max_cycles = config.max_cycles.min(MAX_CYCLE_LIMIT);
+    config.max_cycles = config.max_cycles.min(Config::MAX_CYCLE_LIMIT);
     observer.start(&config);
     let image: Vec<[u8; FRAME_BYTES]> = (0..program.len()).map(|f| *program.raw(f)).collect();
     let mut m = Machine::new(name, &image, memory, config);
@@ -736,7 +736,7 @@ impl Machine {
     /// `go` stops when a cycle at the limit begins, before anything of it, and that cycle
     /// runs whole once the limit is past it.
     pub(crate) fn set_limit(&mut self, limit: u64) {
-        self.config.max_cycles = limit.min(MAX_CYCLE_LIMIT);
+        self.config.max_cycles = limit.min(Config::MAX_CYCLE_LIMIT);
     }
 
     /// Every core's registers.

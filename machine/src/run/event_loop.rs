@@ -6,7 +6,7 @@ use super::driver::Driver;
 use super::proofs::Proofs;
 use super::telemetry::Telemetry;
 use crate::backend::{shares_banks, Backend, CoreExit, DirectBounds, GroupShape, Port, PortEnd};
-use crate::config::{Config, TaskLog, INSTRUCTION_CYCLES, MAX_CYCLE_LIMIT};
+use crate::config::{Config, TaskLog, INSTRUCTION_CYCLES};
 use crate::cores::{CoreTable, Mode, Part};
 
 use crate::event_key::EventKey;
@@ -44,11 +44,11 @@ struct SchedulerBound {
     state: SchedulerState,
 }
 
-/// The limits a run works within: the watchdog at most [`MAX_CYCLE_LIMIT`], checkpoints at
+/// The limits a run works within: the watchdog at most [`Config::MAX_CYCLE_LIMIT`], checkpoints at
 /// least a cycle apart.
 pub(super) fn bounded(config: &Config) -> Config {
     Config {
-        max_cycles: config.max_cycles.min(MAX_CYCLE_LIMIT),
+        max_cycles: config.max_cycles.min(Config::MAX_CYCLE_LIMIT),
         checkpoint_cycles: config.checkpoint_cycles.max(1),
         ..*config
     }
