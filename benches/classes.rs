@@ -12,7 +12,8 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use gpu16_interp::Interpreter;
 use gpu16_jit::{Auto, Jit};
-use gpu16_machine::{run, Backend, Config, Program, TaskLog};
+use gpu16_machine::engine::backend::Backend;
+use gpu16_machine::{run, Config, Program, TaskLog};
 use std::hint::black_box;
 use std::time::Duration;
 

@@ -16,9 +16,10 @@ use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughpu
 use gpu16_gen::image::Image;
 use gpu16_interp::Interpreter;
 use gpu16_jit::{Auto, Jit, JitOptions, OptLevel};
-use gpu16_machine::isa::{AluOp, Instr, MemOp};
+use gpu16_machine::engine::backend::Backend;
+use gpu16_machine::engine::isa::{AluOp, Instr, MemOp};
 use gpu16_machine::{
-    run, Backend, Config, ControlFrame, Dialect, Fence, InstrFrame, Program, TaskLog, Timing,
+    run, Config, ControlFrame, Dialect, Fence, InstrFrame, Program, TaskLog, Timing,
 };
 use std::hint::black_box;
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! cycle, core, IP, register or address that locates it. Backends must agree on everything
 //! but their name.
 
-use gpu16_machine::memory::MemoryStats;
+use gpu16_machine::MemoryStats;
 use gpu16_machine::{
     CoreCounters, RunError, RunFailure, RunReport, TaskRecord, TaskSummary, UnfinishedCore,
 };
@@ -340,7 +340,8 @@ fn first_core_differing(a: &Outcome, b: &Outcome) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpu16_machine::{ControlFrame, Fence, Instr, InstrFrame, Program};
+    use gpu16_machine::engine::isa::Instr;
+    use gpu16_machine::{ControlFrame, Fence, InstrFrame, Program};
 
     fn outcome() -> Outcome {
         let cf = ControlFrame {

@@ -238,7 +238,7 @@ pub fn run_input_observed<O: Observer>(
     config: &Config,
     observer: &mut O,
 ) -> Result<RunReport, Box<RunFailure>> {
-    fn on<B: gpu16_machine::Backend, O: Observer>(
+    fn on<B: gpu16_machine::engine::backend::Backend, O: Observer>(
         backend: &mut B,
         input: ProgramInput<'_>,
         memory: &[u8],

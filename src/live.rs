@@ -5,7 +5,7 @@
 use crate::{BackendKind, Hotness, Runner};
 use gpu16_machine::{Config, Program};
 
-pub use gpu16_machine::live::{Live, Status, WriteError, EVENT_LIMIT, HOST_WRITE_LIMIT};
+pub use gpu16_machine::live::{Live, Status, WriteError};
 
 /// A live machine running `program` on `runner`'s backend, with shared memory starting as
 /// `memory` (zero past its end) under `config`, paused as cycle 0 begins. Fails only where

@@ -28,13 +28,15 @@
 //! Why these ranges: a CF or a broadcast of 0 cycles is a meaningful what-if (the scheduler
 //! then processes it without spending a cycle: the next frame is processed, or the task's
 //! cores start, in the same cycle); the scheduler's arithmetic holds for any latency up to
-//! [`MAX_CYCLE_LIMIT`], the longest run the watchdog allows, and a longer one could only trip
+//! [`Config::MAX_CYCLE_LIMIT`], the longest run the watchdog allows, and a longer one could only trip
 //! the watchdog. The lookahead window counts frames: 1 is in-order, and 4096 (64 times the
 //! hardware's task memory) bounds how far the scheduler scans on each decision.
 
-use gpu16_machine::config::MAX_CYCLE_LIMIT;
-use gpu16_machine::{Dialect, Timing};
+use gpu16_machine::{Config, Dialect, Timing};
 use std::fmt::Write;
+
+// The watchdog's bounds, by the names this file uses.
+const MAX_CYCLE_LIMIT: u64 = Config::MAX_CYCLE_LIMIT;
 
 /// The largest lookahead window `--timing lookahead=N` accepts, in frames.
 pub const MAX_LOOKAHEAD_WINDOW: u64 = 4096;

@@ -8,8 +8,9 @@
 use gpu16_asm::assemble_in;
 use gpu16_interp::Interpreter;
 use gpu16_jit::{Auto, Jit};
+use gpu16_machine::engine::backend::Backend;
 use gpu16_machine::{
-    run, Backend, Config, Dialect, Program, RunError, RunReport, SlotTiming, TaskLog, Timing,
+    run, Config, Dialect, Program, RunError, RunReport, SlotTiming, TaskLog, Timing,
 };
 
 fn program(source: &str) -> Program {

@@ -11,11 +11,11 @@
 
 use gpu16::fuzz::case;
 use gpu16::BackendKind;
+use gpu16_machine::engine::isa::{Flow, Instr};
+use gpu16_machine::engine::memory::{FaultRule, Refusal, SharedMemory};
+use gpu16_machine::engine::semantics::execute;
+use gpu16_machine::engine::semantics::Effect;
 use gpu16_machine::frame::FRAME_BYTES;
-use gpu16_machine::isa::{Flow, Instr};
-use gpu16_machine::memory::{FaultRule, Refusal, SharedMemory};
-use gpu16_machine::semantics::execute;
-use gpu16_machine::Effect;
 use gpu16_machine::{
     Config, ControlFrame, Fence, FrameKind, InstrFrame, IssuePolicy, Program, RunError,
 };

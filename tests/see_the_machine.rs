@@ -4,7 +4,8 @@
 mod common;
 
 use common::{gpu16, s};
-use gpu16::machine::{AluOp, ControlFrame, Fence, Instr, InstrFrame, MemOp};
+use gpu16::machine::engine::isa::{AluOp, Instr, MemOp};
+use gpu16::machine::{ControlFrame, Fence, InstrFrame};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 

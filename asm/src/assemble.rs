@@ -6,8 +6,8 @@
 use crate::diagnostics::{Diagnostic, Severity, Span};
 use crate::operands::{Item, Target, NEXT_CF_BITS};
 use crate::report::Report;
+use gpu16_machine::engine::isa::FRAME_INSTRS;
 use gpu16_machine::frame::{FRAME_BYTES, TASK_MEMORY_FRAMES};
-use gpu16_machine::isa::FRAME_INSTRS;
 use gpu16_machine::{Dialect, Program};
 use std::collections::HashMap;
 

@@ -9,9 +9,8 @@
 
 use crate::assemble::SourceMap;
 use crate::diagnostics::{Diagnostic, Diagnostics, Severity};
+use gpu16_machine::engine::isa::{Instr, MemOp, FRAME_INSTRS};
 use gpu16_machine::frame::TASK_MEMORY_FRAMES;
-use gpu16_machine::isa::{Instr, MemOp, FRAME_INSTRS};
-use gpu16_machine::semantics::{loads_core_id, mcst_loads_constant};
 use gpu16_machine::{ControlFrame, Dialect, FrameKind, InstrFrame, Program};
 
 /// One lint finding: the frame, the instruction slot if it is about one, and the message.
@@ -346,10 +345,10 @@ fn r0_outside_mask(cf: &ControlFrame, say: &mut impl FnMut(String)) {
 /// one definition both `gpu16 check` and `gpu16 asm` report.
 fn set_const_core_id(i: Instr) -> Option<String> {
     match i {
-        Instr::SetConst { k, d } if loads_core_id(d) && k != 0 => Some(format!(
+        Instr::SetConst { k, d } if i.sets_core_id() && k != 0 => Some(format!(
             "set_const into r{d} loads the core id, not 0x{k:02x}: only r8..r15 take a constant"
         )),
-        Instr::McstSetConst { k, d } if !mcst_loads_constant(d) && k != 0 => Some(format!(
+        Instr::McstSetConst { k, d } if i.sets_core_id() && k != 0 => Some(format!(
             "set_const into r{d} loads the core id, not 0x{k:02x}: in the mcst dialect only r0..r7 take a constant"
         )),
         _ => None,

@@ -6,8 +6,8 @@
 
 use crate::cursor::{Cursor, Env};
 use crate::diagnostics::{Diagnostic, Span};
-use gpu16_machine::isa::address;
-use gpu16_machine::memory::MEMORY_BYTES;
+use gpu16_machine::engine::isa::address;
+use gpu16_machine::MEMORY_BYTES;
 use std::sync::Arc;
 
 /// Rows in a bank: the low 8 bits of an address.

@@ -4,7 +4,7 @@
 //! the assembler puts it back. Words and headers are read in the program's dialect: in the
 //! MCST dialect a control frame shows `next=` and `stop`, and a halt frame is `.halt`.
 
-use gpu16_machine::isa::{Instr, FRAME_INSTRS};
+use gpu16_machine::engine::isa::{Instr, FRAME_INSTRS};
 use gpu16_machine::{ControlFrame, Dialect, FrameKind, Program};
 use std::fmt::Write;
 

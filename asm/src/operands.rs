@@ -6,7 +6,7 @@ use crate::cursor::{register_number, Cursor, Env, PResult};
 use crate::diagnostics::{Diagnostic, Span};
 use crate::lexer::Tok;
 use crate::source::Stmt;
-use gpu16_machine::isa::{AluOp, Instr, MemOp};
+use gpu16_machine::engine::isa::{AluOp, Instr, MemOp};
 use gpu16_machine::{ControlFrame, Dialect, Fence};
 
 /// Header bits 13:8 of a control frame in the MCST dialect: NextCF.

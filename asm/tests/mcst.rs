@@ -5,7 +5,7 @@
 //! `asm` -> `disasm` -> `asm` gives the same bytes.
 
 use gpu16_asm::{assemble, assemble_in, check, disassemble, lint, Dialect, Severity};
-use gpu16_machine::isa::{Instr, MemOp};
+use gpu16_machine::engine::isa::{Instr, MemOp};
 use gpu16_machine::Program;
 
 fn mcst(src: &str) -> Program {

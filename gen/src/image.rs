@@ -3,9 +3,10 @@
 //! read back as the image's bytes or loaded as a [`Program`]. It checks nothing the loader
 //! checks, so a test can build a malformed image on purpose and see the load error.
 
+use gpu16_machine::engine::isa::Instr;
+use gpu16_machine::engine::isa::FRAME_INSTRS;
 use gpu16_machine::frame::FRAME_BYTES;
-use gpu16_machine::isa::FRAME_INSTRS;
-use gpu16_machine::{ControlFrame, Fence, Instr, Program};
+use gpu16_machine::{ControlFrame, Fence, Program};
 
 /// A program image built frame by frame. Each method appends whole 32-byte frames, so the
 /// image's length is always a multiple of the frame size.

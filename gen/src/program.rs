@@ -11,9 +11,10 @@
 //! atomic sequences, at most 64 frames, ending with a halt frame (what `.halt` writes).
 
 use crate::rng::Rng;
+use gpu16_machine::engine::isa::Instr;
+use gpu16_machine::engine::isa::{AluOp, MemOp, FRAME_INSTRS};
 use gpu16_machine::frame::{FRAME_BYTES, TASK_MEMORY_FRAMES};
-use gpu16_machine::isa::{AluOp, MemOp, FRAME_INSTRS};
-use gpu16_machine::{ControlFrame, Dialect, Fence, Instr};
+use gpu16_machine::{ControlFrame, Dialect, Fence};
 
 /// Percentage of eligible instruction words (`nop`, `ready`, `bnz`, `rshft`/`lshft`,
 /// `set_const` into r0..r7) written with some of their ignored bits set.

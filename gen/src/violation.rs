@@ -3,9 +3,9 @@
 
 use crate::program::{generate, word, Generated, Profile};
 use crate::rng::Rng;
+use gpu16_machine::engine::isa::Instr;
+use gpu16_machine::engine::isa::{AluOp, MemOp, FRAME_INSTRS};
 use gpu16_machine::frame::FRAME_BYTES;
-use gpu16_machine::isa::{AluOp, MemOp, FRAME_INSTRS};
-use gpu16_machine::Instr;
 
 /// The rule a generated program breaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

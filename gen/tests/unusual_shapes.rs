@@ -7,8 +7,9 @@
 
 use gpu16_gen::{generate, generate_violating, Profile, Violation};
 use gpu16_interp::Interpreter;
-use gpu16_machine::semantics::execute;
-use gpu16_machine::{run, Config, Instr, IssuePolicy, Program, TaskLog};
+use gpu16_machine::engine::isa::Instr;
+use gpu16_machine::engine::semantics::execute;
+use gpu16_machine::{run, Config, IssuePolicy, Program, TaskLog};
 
 const SEEDS: u64 = 3000;
 const FRAME: usize = 32;

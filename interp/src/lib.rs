@@ -1,19 +1,20 @@
 //! The reference interpreter: executes a core's instructions one by one with the machine
-//! crate's one instruction definition (`gpu16_machine::semantics::step` on concrete
+//! crate's one instruction definition (`gpu16_machine::engine::semantics::step` on concrete
 //! bytes). Clear before fast: it is the executable specification the JIT is held to, and the
 //! speed baseline.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-use gpu16_machine::isa::Flow;
-use gpu16_machine::isa::{Instr, FRAME_INSTRS};
-use gpu16_machine::semantics::execute;
-use gpu16_machine::semantics::Concrete;
-use gpu16_machine::{
-    retire, Backend, BackendError, CoreExit, CoreState, Effect, GroupExit, GroupShape, InstrFrame,
-    Port, PortAccess,
+use gpu16_machine::engine::backend::{
+    Backend, BackendError, CoreExit, CoreState, GroupShape, Port, PortAccess,
 };
+use gpu16_machine::engine::isa::Flow;
+use gpu16_machine::engine::isa::{Instr, FRAME_INSTRS};
+use gpu16_machine::engine::semantics::execute;
+use gpu16_machine::engine::semantics::Effect;
+use gpu16_machine::engine::slot_run::SlotCompiler;
+use gpu16_machine::InstrFrame;
 use std::rc::Rc;
 
 /// The interpreter backend.
@@ -34,6 +35,10 @@ impl Interpreter {
         Interpreter { lockstep: true }
     }
 }
+
+/// No compiled slots: the MCST slot engine steps every slot of the interpreter's cores, the
+/// reference the JIT's slot code is compared with.
+impl SlotCompiler for Interpreter {}
 
 impl Backend for Interpreter {
     type Code = Rc<[Instr; FRAME_INSTRS]>;
@@ -69,7 +74,7 @@ impl Backend for Interpreter {
         group: u16,
         cores: &mut [CoreState; 16],
         port: &mut Port<'_>,
-    ) -> GroupExit {
+    ) -> [Option<CoreExit>; 16] {
         interpret_group(code, group, cores, port)
     }
 }
@@ -96,13 +101,9 @@ pub fn interpret(
             else {
                 return CoreExit::Parked;
             };
-            let mut regs = Concrete {
-                regs: &mut core.regs,
-                core_id: core.id,
-            };
-            access.complete(&mut regs, byte);
+            access.complete_bytes(&mut core.regs, core.id, byte);
         }
-        if let Some(exit) = retire(core, effect.flow()) {
+        if let Some(exit) = core.retire(effect.flow()) {
             return exit;
         }
     }
@@ -119,8 +120,8 @@ pub fn interpret_group(
     group: u16,
     cores: &mut [CoreState; 16],
     port: &mut Port<'_>,
-) -> GroupExit {
-    let mut exits: GroupExit = [None; 16];
+) -> [Option<CoreExit>; 16] {
+    let mut exits: [Option<CoreExit>; 16] = [None; 16];
     run_lockstep(
         group,
         cores,
@@ -137,11 +138,16 @@ pub fn interpret_group(
 /// A group form for [`run_lockstep`]: runs cores at one IP as a group; `None` when they
 /// stopped, or the cores awake and those asleep where some fell asleep on a lock.
 pub trait GroupForm:
-    FnMut(u16, &mut [CoreState; 16], &mut Port<'_>, &mut GroupExit) -> Option<(u16, u16)>
+    FnMut(u16, &mut [CoreState; 16], &mut Port<'_>, &mut [Option<CoreExit>; 16]) -> Option<(u16, u16)>
 {
 }
 impl<F> GroupForm for F where
-    F: FnMut(u16, &mut [CoreState; 16], &mut Port<'_>, &mut GroupExit) -> Option<(u16, u16)>
+    F: FnMut(
+        u16,
+        &mut [CoreState; 16],
+        &mut Port<'_>,
+        &mut [Option<CoreExit>; 16],
+    ) -> Option<(u16, u16)>
 {
 }
 
@@ -149,11 +155,17 @@ impl<F> GroupForm for F where
 /// `awake` (and those `asleep` in the port) each at its own IP; the cores as a group again
 /// (`Some`), or `None` once they stopped.
 pub trait CohortForm:
-    FnMut(u16, u16, &mut [CoreState; 16], &mut Port<'_>, &mut GroupExit) -> Option<u16>
+    FnMut(u16, u16, &mut [CoreState; 16], &mut Port<'_>, &mut [Option<CoreExit>; 16]) -> Option<u16>
 {
 }
 impl<F> CohortForm for F where
-    F: FnMut(u16, u16, &mut [CoreState; 16], &mut Port<'_>, &mut GroupExit) -> Option<u16>
+    F: FnMut(
+        u16,
+        u16,
+        &mut [CoreState; 16],
+        &mut Port<'_>,
+        &mut [Option<CoreExit>; 16],
+    ) -> Option<u16>
 {
 }
 
@@ -167,7 +179,7 @@ pub fn run_lockstep(
     cores_mask: u16,
     cores: &mut [CoreState; 16],
     port: &mut Port<'_>,
-    exits: &mut GroupExit,
+    exits: &mut [Option<CoreExit>; 16],
     mut group_form: impl GroupForm,
     mut cohort_form: impl CohortForm,
 ) {
@@ -201,7 +213,7 @@ fn step_group(
     group: u16,
     cores: &mut [CoreState; 16],
     port: &mut Port<'_>,
-    exits: &mut GroupExit,
+    exits: &mut [Option<CoreExit>; 16],
 ) -> Option<(u16, u16)> {
     let lanes = || (0..16usize).filter(move |l| group & (1 << l) != 0);
     let limit = port.limit();
@@ -224,13 +236,7 @@ fn step_group(
                 let value = access.value.unwrap_or(0);
                 match port.access_or_sleep(core.id, core.cycle, access.op, access.address(), value)
                 {
-                    PortAccess::Done(byte) => access.complete(
-                        &mut Concrete {
-                            regs: &mut core.regs,
-                            core_id: core.id,
-                        },
-                        byte,
-                    ),
+                    PortAccess::Done(byte) => access.complete_bytes(&mut core.regs, core.id, byte),
                     PortAccess::Slept => {
                         asleep |= 1 << l;
                         continue;
@@ -259,7 +265,7 @@ fn step_group(
             if flows[l] != flow {
                 split = true;
             }
-            if let Some(exit) = retire(&mut cores[l], flows[l]) {
+            if let Some(exit) = cores[l].retire(flows[l]) {
                 exits[l] = Some(exit);
                 ended |= 1 << l;
             }
@@ -309,7 +315,7 @@ pub fn interpret_cohort(
     asleep: u16,
     cores: &mut [CoreState; 16],
     port: &mut Port<'_>,
-    exits: &mut GroupExit,
+    exits: &mut [Option<CoreExit>; 16],
 ) -> Option<u16> {
     let (mut awake, mut asleep) = (awake, asleep);
     let limit = port.limit();
@@ -368,13 +374,7 @@ pub fn interpret_cohort(
                 quiet *= u64::from(!access.op.is_sync());
                 idle *= u64::from(!contended);
                 match port.access_or_sleep(core.id, cycle, access.op, access.address(), value) {
-                    PortAccess::Done(byte) => access.complete(
-                        &mut Concrete {
-                            regs: &mut core.regs,
-                            core_id: core.id,
-                        },
-                        byte,
-                    ),
+                    PortAccess::Done(byte) => access.complete_bytes(&mut core.regs, core.id, byte),
                     PortAccess::Slept => {
                         asleep |= 1 << l;
                         exits[l] = Some(CoreExit::Asleep);
@@ -404,7 +404,7 @@ pub fn interpret_cohort(
                 }
             }
             let core = &mut cores[l];
-            match retire(core, effect.flow()) {
+            match core.retire(effect.flow()) {
                 Some(exit) => {
                     exits[l] = Some(exit);
                     stop |= port.holds(l as u8);

@@ -20,10 +20,12 @@ use crate::hot_table::{self, Cold, HotTable, State};
 use crate::worker::{Done, Gone, Request, Worker};
 use crate::{Engine, Jit, JitOptions};
 use gpu16_interp::{interpret, interpret_group};
-use gpu16_machine::isa::FRAME_INSTRS;
-use gpu16_machine::{
-    Backend, BackendError, CoreExit, CoreState, GroupExit, GroupShape, InstrFrame, Port, SlotCode,
+use gpu16_machine::engine::backend::{
+    Backend, BackendError, CoreExit, CoreState, GroupShape, Port,
 };
+use gpu16_machine::engine::isa::FRAME_INSTRS;
+use gpu16_machine::engine::slot_run::{SlotCompiler, SlotRun};
+use gpu16_machine::InstrFrame;
 use std::rc::Rc;
 
 /// Issues after which a frame is compiled regardless of how little it ran.
@@ -447,7 +449,7 @@ impl Backend for Auto {
         group: u16,
         cores: &mut [CoreState; 16],
         port: &mut Port<'_>,
-    ) -> GroupExit {
+    ) -> [Option<CoreExit>; 16] {
         let cold = match code {
             AutoCode::Compiled(code) => return self.jit_mut().run_lanes(code, group, cores, port),
             AutoCode::Interpreted(cold) => cold,
@@ -468,12 +470,14 @@ impl Backend for Auto {
             .set(cold.interpreted.get().saturating_add(ran));
         exits
     }
+}
 
+impl SlotCompiler for Auto {
     /// An MCST frame's slot form: the one compiled in an earlier run, or, once the engine
     /// has wanted it in this run as many times as a frame is issued before it is hot
     /// ([`Hotness::issues`]), compiled then, synchronously (a dialect program has at most
     /// 64 frames, so few compiles).
-    fn slot_code(&mut self, words: &[u16; FRAME_INSTRS], asked: u64) -> Option<SlotCode> {
+    fn slot_code(&mut self, words: &[u16; FRAME_INSTRS], asked: u64) -> Option<Rc<dyn SlotRun>> {
         if asked < u64::from(self.hot.issues) {
             let cached = self.jit.as_mut()?.cache.cached_slots(words)?;
             return Some(cached);
@@ -511,9 +515,9 @@ mod tests {
     use super::*;
     use crate::worker::Fault;
     use gpu16_interp::Interpreter;
+    use gpu16_machine::engine::isa::AluOp;
+    use gpu16_machine::engine::isa::Instr;
     use gpu16_machine::frame::{ControlFrame, Fence};
-    use gpu16_machine::isa::AluOp;
-    use gpu16_machine::isa::Instr;
     use gpu16_machine::{run, Config, Program, RunReport};
     use std::sync::Arc;
 

@@ -7,7 +7,7 @@ use crate::abi::{CohortEntryFn, EntryFn, LaneEntryFn, SlotEntryFn};
 use crate::compile::{self, Compiler, Form, MachineCode};
 use crate::error::JitError;
 use cranelift_jit::JITModule;
-use gpu16_machine::isa::{Instr, MemOp, FRAME_INSTRS};
+use gpu16_machine::engine::isa::{Instr, MemOp, FRAME_INSTRS};
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
 use std::hash::BuildHasherDefault;
@@ -53,7 +53,7 @@ impl<F> Code<F> {
     /// `entry`, compiled from `instrs` into `generation`'s module.
     fn new(entry: F, instrs: &[Instr; FRAME_INSTRS], generation: Rc<Generation>) -> Rc<Code<F>> {
         let shape = crate::compile::shape(instrs);
-        let banks = gpu16_machine::banks::FrameBanks::analyse(instrs);
+        let banks = gpu16_machine::engine::banks::FrameBanks::analyse(instrs);
         Rc::new(Code {
             entry,
             live: shape.read | shape.written,
@@ -128,7 +128,7 @@ pub struct CacheStats {
 
 /// Frame bytes hash with the machine's one frame hasher (the run loop's frame table uses it
 /// too).
-pub(crate) use gpu16_machine::frame_table::FrameHasher as FastHasher;
+pub(crate) use gpu16_machine::engine::frame_table::FrameHasher as FastHasher;
 
 pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
 

@@ -13,10 +13,10 @@
 
 use crate::abi::{lanes_of, CohortAccess, CohortCtx, CohortExit, CohortFile};
 use crate::cache::CohortCode;
-use gpu16_machine::isa::{address, Instr, MemOp, FRAME_INSTRS};
-use gpu16_machine::semantics::execute;
-use gpu16_machine::Effect;
-use gpu16_machine::{CoreExit, CoreState, GroupExit, Port, PortAccess};
+use gpu16_machine::engine::backend::{CoreExit, CoreState, Port, PortAccess};
+use gpu16_machine::engine::isa::{address, Instr, MemOp, FRAME_INSTRS};
+use gpu16_machine::engine::semantics::execute;
+use gpu16_machine::engine::semantics::Effect;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 /// What became of a cohort run compiled.
@@ -185,7 +185,7 @@ pub(crate) fn run(
     asleep: u16,
     cores: &mut [CoreState; 16],
     port: &mut Port<'_>,
-    exits: &mut GroupExit,
+    exits: &mut [Option<CoreExit>; 16],
 ) -> Cohort {
     if awake == 0 {
         return Cohort::Stopped;

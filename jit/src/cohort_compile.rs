@@ -2,7 +2,7 @@
 //! iteration per cycle. Each lane has its own IP (a vector of 16 IPs); in a cycle the code
 //! tests each of the frame's 16 instructions for the awake lanes at its IP and executes it
 //! for those lanes under that mask, with the machine's one instruction definition
-//! (`gpu16_machine::semantics::step`) in the lockstep domain (`lanes_compile`'s
+//! (`gpu16_machine::engine::semantics::step`) in the lockstep domain (`lanes_compile`'s
 //! `VectorLowering`), every register write blended with the mask. A memory instruction only
 //! stores its operands, lane by lane, into the cohort file; after the 16 tests one call to
 //! `cohort::cohort_access` performs the cycle's accesses in ascending core id, whatever the
@@ -27,8 +27,8 @@ use cranelift_codegen::isa::TargetFrontendConfig;
 use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::JITModule;
-use gpu16_machine::isa::{Instr, FRAME_INSTRS};
-use gpu16_machine::semantics::{step, Access, Effect};
+use gpu16_machine::engine::isa::{Instr, FRAME_INSTRS};
+use gpu16_machine::engine::semantics::{step, Access, Effect};
 use std::mem::offset_of;
 
 const V: types::Type = types::I8X16;

@@ -1,6 +1,6 @@
 //! Translation of one instruction frame into Cranelift IR and native code. What each
 //! instruction computes comes from the machine's one definition
-//! (`gpu16_machine::semantics::step`) executed in the [`Lowering`] domain, whose values are
+//! (`gpu16_machine::engine::semantics::step`) executed in the [`Lowering`] domain, whose values are
 //! Cranelift SSA values; this file adds only the frame's control structure, the watchdog
 //! checks and the memory paths.
 //!
@@ -36,10 +36,9 @@ use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, FuncId, Module, ModuleReloc, ModuleRelocTarget};
-use gpu16_machine::config::INSTRUCTION_CYCLES;
-use gpu16_machine::isa::{Instr, MemOp, FRAME_INSTRS, REGS};
-use gpu16_machine::semantics::{step, Effect, Semantics};
-use gpu16_machine::{CoreState, DirectAccess};
+use gpu16_machine::engine::backend::{CoreState, DirectAccess};
+use gpu16_machine::engine::isa::{Instr, MemOp, FRAME_INSTRS, REGS};
+use gpu16_machine::engine::semantics::{step, Effect, Semantics};
 use std::mem::offset_of;
 
 /// How hard Cranelift works on a frame.
@@ -298,7 +297,7 @@ pub(crate) fn cycles_to_entry(instrs: &[Instr; FRAME_INSTRS], ip: u8) -> Option<
     if s.leader[ip] || s.resume[ip] {
         return None;
     }
-    Some((s.end[ip] + 1 - ip) as u64 * INSTRUCTION_CYCLES)
+    Some((s.end[ip] + 1 - ip) as u64 * CoreState::INSTRUCTION_CYCLES)
 }
 
 fn terminates(instr: &Instr) -> bool {
@@ -579,7 +578,7 @@ pub(crate) fn jump_to_exit(
 
 /// The cycles `n` instructions take.
 pub(crate) fn cycles(n: usize) -> i64 {
-    (n as u64 * INSTRUCTION_CYCLES) as i64
+    (n as u64 * CoreState::INSTRUCTION_CYCLES) as i64
 }
 
 /// Whether the frame has a plain ld or st, so its code reads the `DirectAccess` views.
@@ -607,7 +606,9 @@ struct Inline {
     direct: Value,
     ptr: types::Type,
     /// Direct accesses not yet added to the counters: `pending` of them, all to bank
-    /// `pending_bank`. Counting in a register keeps a store-to-load chain through the
+    /// `pending_bank`, each one access in its bank's counter by the memory's one rule
+    /// (`gpu16_machine::engine::memory`, "Counting accesses"; `flush` adds them at
+    /// `DirectAccess::accesses`). Counting in a register keeps a store-to-load chain through the
     /// counter off every access; the counters are read only after compiled code returns, so
     /// the sum is added on exit and when the bank changes.
     pending_bank: Variable,
@@ -685,7 +686,7 @@ impl Inline {
         val: Value,
     ) -> Value {
         let flags = MemFlagsData::trusted();
-        // The cell of (bank, lo): `gpu16_machine::memory::cell_index`, row-major.
+        // The cell of (bank, lo): `gpu16_machine::engine::memory::cell_index`, row-major.
         let index = b.ins().ishl_imm_u(lo, 4);
         let index = b.ins().bor(index, bank);
         let index = b.ins().uextend(self.ptr, index);

@@ -2,7 +2,7 @@
 //! a [`BackendError`] at the backend trait, where the run reports them as the backend's
 //! failure, never as the program's.
 
-use gpu16_machine::BackendError;
+use gpu16_machine::engine::backend::BackendError;
 use std::fmt;
 
 /// Why the JIT could not start, or could not compile a frame.

@@ -6,7 +6,7 @@
 //! never a result. Its entries are the frames' [`Cold`] records.
 
 use crate::cache::{CompiledFrame, FastHasher, FrameKey};
-use gpu16_machine::isa::{Instr, FRAME_INSTRS};
+use gpu16_machine::engine::isa::{Instr, FRAME_INSTRS};
 use std::cell::{Cell, RefCell};
 use std::hash::Hasher;
 use std::rc::Rc;

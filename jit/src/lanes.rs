@@ -13,8 +13,9 @@ use crate::cache::{CohortCode, LaneCode};
 use crate::cohort::Cohort;
 use crate::compile::cycles_to_entry;
 use gpu16_interp::{interpret_cohort, interpret_group, run_lockstep};
-use gpu16_machine::isa::{address, Flow, Instr, MemOp, FRAME_INSTRS};
-use gpu16_machine::{retire, CoreExit, CoreState, GroupExit, Port, PortAccess};
+use gpu16_machine::engine::backend::{CoreExit, CoreState, Port, PortAccess};
+use gpu16_machine::engine::isa::{address, Flow, Instr, MemOp, FRAME_INSTRS};
+use gpu16_machine::engine::memory::BankTally;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::rc::Rc;
 
@@ -160,7 +161,7 @@ impl LaneFile {
             },
             shared,
             shared_used: 0,
-            rows_per_bank: [0; 16],
+            rows_per_bank: BankTally::default(),
         };
         if gathers(live) {
             let mut m = live;
@@ -175,17 +176,16 @@ impl LaneFile {
         file
     }
 
-    /// Credit the row accesses compiled code counted to the banks they reached: own-bank
-    /// rows and rotations from the group's lanes, which change only in `lane_leave`, so this
-    /// runs before that, at every callback and at the end of the entry.
+    /// Credit the row accesses compiled code counted to the banks they reached, by
+    /// [`BankTally`]'s rule (one access per lane and row, in the bank the lane reached):
+    /// own-bank rows and rotations from the group's lanes, which change only in
+    /// `lane_leave`, so this runs before that, at every callback and at the end of the entry.
     fn count_rows(&mut self) {
         if self.rows_done == 0 && self.shared_used == 0 {
             return;
         }
         let mask = self.mask as u16;
-        for l in lanes_of(mask) {
-            self.rows_per_bank[l] += self.rows_done;
-        }
+        self.rows_per_bank.rotated_rows(mask, 0, self.rows_done);
         self.rows_done = 0;
         let mut used = std::mem::take(&mut self.shared_used);
         if used == 0 {
@@ -201,11 +201,9 @@ impl LaneFile {
             used &= used - 1;
             let n = std::mem::take(&mut counts[i]);
             if i < 16 {
-                for l in lanes_of(mask) {
-                    self.rows_per_bank[(l + i) & 15] += n;
-                }
+                self.rows_per_bank.rotated_rows(mask, i, n);
             } else {
-                self.rows_per_bank[i - 16] += n * u64::from(mask.count_ones());
+                self.rows_per_bank.broadcast_rows(mask, i - 16, n);
             }
         }
     }
@@ -308,8 +306,8 @@ pub(crate) fn enter(
     row_accesses: &mut u64,
     handed_over: &mut u64,
     mut cohort: impl FnMut() -> Option<Rc<CohortCode>>,
-) -> GroupExit {
-    let mut exits: GroupExit = [None; 16];
+) -> [Option<CoreExit>; 16] {
+    let mut exits: [Option<CoreExit>; 16] = [None; 16];
     let mut cohort_code: Option<Option<Rc<CohortCode>>> = None;
     run_lockstep(
         group,
@@ -360,7 +358,7 @@ fn enter_once(
     cores: &mut [CoreState; 16],
     port: &mut Port<'_>,
     (row_accesses, handed_over): (&mut u64, &mut u64),
-    exits: &mut GroupExit,
+    exits: &mut [Option<CoreExit>; 16],
 ) -> Option<(u16, u16)> {
     // The shared-row counters, only for a frame whose code has that path.
     let mut shared = code.shared_rows.then_some([0u64; 32]);
@@ -394,12 +392,9 @@ fn enter_once(
     // SAFETY: compiled code has returned; `ctx.port` is again the only path to the port.
     let port = unsafe { &mut *ctx.port };
     // Only a frame with memory instructions makes row accesses.
-    for b in lanes_of(if code.memory { 0xFFFF } else { 0 }) {
-        let n = file.rows_per_bank[b];
-        if n != 0 {
-            port.count_row_accesses(1 << b, n);
-            *row_accesses += n;
-        }
+    if code.memory {
+        port.count_accesses(&file.rows_per_bank);
+        *row_accesses += file.rows_per_bank.total();
     }
     file.store(cores, group, file.cycle - start, (code.live, code.written));
     let left = file.left as u16 & group;
@@ -426,7 +421,7 @@ fn enter_once(
             let mut ended = 0u16;
             for k in lanes {
                 exits[k] = if file.done & (1 << k) != 0 {
-                    let exit = retire(&mut cores[k], Flow::Next);
+                    let exit = cores[k].retire(Flow::Next);
                     ended |= u16::from(exit.is_some()) << k;
                     exit
                 } else if asleep & (1 << k) != 0 {
@@ -451,7 +446,7 @@ fn enter_once(
                 } else {
                     Flow::Next
                 };
-                exits[k] = retire(&mut cores[k], flow);
+                exits[k] = cores[k].retire(flow);
                 going |= u16::from(exits[k].is_none()) << k;
             }
             // Lanes that part ways but may touch one bank go on as a cohort, taking turns

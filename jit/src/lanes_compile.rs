@@ -1,7 +1,7 @@
 //! Translation of one instruction frame into lockstep code: the group's registers are
 //! `i8x16` vectors (lane k is core k), and one host vector instruction executes one
 //! emulated instruction for every core of the group. What each instruction computes comes
-//! from the machine's one definition (`gpu16_machine::semantics::step`) executed in the
+//! from the machine's one definition (`gpu16_machine::engine::semantics::step`) executed in the
 //! [`VectorLowering`] domain; the frame's control structure (segments, one watchdog check
 //! a segment, an entry at every leader and resume point) is the per-core translation's
 //! (`compile::shape`). What differs:
@@ -36,9 +36,9 @@ use cranelift_codegen::isa::TargetFrontendConfig;
 use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::JITModule;
-use gpu16_machine::banks::FrameBanks;
-use gpu16_machine::isa::{Instr, MemOp, FRAME_INSTRS, REGS};
-use gpu16_machine::semantics::{step, Access, Effect, Semantics};
+use gpu16_machine::engine::banks::FrameBanks;
+use gpu16_machine::engine::isa::{Instr, MemOp, FRAME_INSTRS, REGS};
+use gpu16_machine::engine::semantics::{step, Access, Effect, Semantics};
 use std::mem::offset_of;
 
 const V: types::Type = types::I8X16;

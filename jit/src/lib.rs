@@ -28,10 +28,12 @@ pub use hot_table::{Cold, HOT_TABLE_FRAMES};
 
 use cache::Cache;
 use compile::{Compiler, Form, MachineCode};
-use gpu16_machine::isa::{Instr, FRAME_INSTRS};
-use gpu16_machine::{
-    Backend, BackendError, CoreExit, CoreState, GroupExit, GroupShape, InstrFrame, Port, SlotCode,
+use gpu16_machine::engine::backend::{
+    Backend, BackendError, CoreExit, CoreState, GroupShape, Port,
 };
+use gpu16_machine::engine::isa::{Instr, FRAME_INSTRS};
+use gpu16_machine::engine::slot_run::{SlotCompiler, SlotRun};
+use gpu16_machine::InstrFrame;
 use std::rc::Rc;
 
 /// How compiled code runs the cores of a task.
@@ -223,7 +225,7 @@ impl Jit {
         group: u16,
         cores: &mut [CoreState; 16],
         port: &mut Port<'_>,
-    ) -> GroupExit {
+    ) -> [Option<CoreExit>; 16] {
         if port.stops() != 0 || port.watching() {
             return gpu16_interp::interpret_group(&code.instrs, group, cores, port);
         }
@@ -302,13 +304,15 @@ impl Backend for Jit {
         group: u16,
         cores: &mut [CoreState; 16],
         port: &mut Port<'_>,
-    ) -> GroupExit {
+    ) -> [Option<CoreExit>; 16] {
         self.run_lanes(code, group, cores, port)
     }
+}
 
+impl SlotCompiler for Jit {
     /// Every MCST frame's slot form, compiled at the engine's first want. A frame whose
     /// form does not compile is stepped by the engine (same results), with a warning.
-    fn slot_code(&mut self, words: &[u16; FRAME_INSTRS], _asked: u64) -> Option<SlotCode> {
+    fn slot_code(&mut self, words: &[u16; FRAME_INSTRS], _asked: u64) -> Option<Rc<dyn SlotRun>> {
         match self.cache.slots(words) {
             Ok(code) => Some(code),
             Err(e) => {

@@ -9,10 +9,9 @@ use crate::abi::{AccessReply, CallCtx, Callbacks, ScalarExit, SlotCodeExit};
 use crate::cache::{CompiledFrame, ScalarCode, SlotsCode};
 use crate::compile::cycles_to_entry;
 use gpu16_interp::interpret;
-use gpu16_machine::config::INSTRUCTION_CYCLES;
-use gpu16_machine::isa::{address, MemOp};
-use gpu16_machine::mcst::{SlotExit, SlotRun, SlotState};
-use gpu16_machine::{CoreExit, CoreState, DirectAccess, Port};
+use gpu16_machine::engine::backend::{CoreExit, CoreState, DirectAccess, Port};
+use gpu16_machine::engine::isa::{address, MemOp};
+use gpu16_machine::engine::slot_run::{SlotExit, SlotRun, SlotState};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 impl SlotRun for SlotsCode {
@@ -112,7 +111,7 @@ pub(crate) fn enter(
     // 4-bit bank, and cannot unwind (the callback catches panics).
     let rc = unsafe { (scalar.entry)(core, &mut ctx, limit, &direct) };
     // Within one entry every executed instruction took its cycles and nothing else did.
-    core.instructions += (core.cycle - start) / INSTRUCTION_CYCLES;
+    core.instructions += (core.cycle - start) / CoreState::INSTRUCTION_CYCLES;
     if let Some(payload) = ctx.panic {
         resume_unwind(payload);
     }
@@ -145,7 +144,7 @@ pub(crate) fn enter(
 mod tests {
     use super::*;
     use crate::compile::{Compiler, OptLevel};
-    use gpu16_machine::isa::{Instr, FRAME_INSTRS};
+    use gpu16_machine::engine::isa::{Instr, FRAME_INSTRS};
 
     /// Every form of every frame compiles: a form that does not falls back to the
     /// interpreter with the same results, so no differential test would notice. Frames of

@@ -1,7 +1,7 @@
 //! Translation of one MCST-dialect frame into its slot form: a function that runs a core's
-//! register-only slots ahead of the slot engine's clock (`gpu16_machine::mcst::SlotRun`
+//! register-only slots ahead of the slot engine's clock (`gpu16_machine::engine::slot_run::SlotRun`
 //! states the contract). What each instruction computes comes from the machine's one
-//! definition (`gpu16_machine::semantics::step`) in the [`Lowering`] domain, as for the
+//! definition (`gpu16_machine::engine::semantics::step`) in the [`Lowering`] domain, as for the
 //! per-core form; this file adds the slots' timing and the B value.
 //!
 //! A run is the stretch from an IP to the next `bnz` (included), the instruction before
@@ -20,9 +20,9 @@ use cranelift_codegen::isa::TargetFrontendConfig;
 use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::JITModule;
-use gpu16_machine::isa::{Instr, FRAME_INSTRS, REGS};
-use gpu16_machine::mcst::SlotState;
-use gpu16_machine::semantics::{step, Effect};
+use gpu16_machine::engine::isa::{Instr, FRAME_INSTRS, REGS};
+use gpu16_machine::engine::semantics::{step, Effect};
+use gpu16_machine::engine::slot_run::SlotState;
 use std::mem::offset_of;
 
 /// Whether the instruction runs ahead: it touches no memory and does not end the part.
@@ -254,7 +254,7 @@ mod tests {
         let mut f = [Instr::Nop; FRAME_INSTRS];
         f[3] = Instr::Bnz { a: 1, target: 0 };
         f[6] = Instr::Mem {
-            op: gpu16_machine::MemOp::Ld,
+            op: gpu16_machine::engine::isa::MemOp::Ld,
             a: 1,
             hi: 2,
             r: 3,

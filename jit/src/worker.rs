@@ -8,7 +8,7 @@
 use crate::cache::panic_message;
 use crate::compile::{Compiler, MachineCode, OptLevel};
 use crate::error::JitError;
-use gpu16_machine::isa::{Instr, FRAME_INSTRS};
+use gpu16_machine::engine::isa::{Instr, FRAME_INSTRS};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};

@@ -7,8 +7,9 @@ mod common;
 use common::{run_on, single, Image, Task};
 use gpu16_interp::Interpreter;
 use gpu16_jit::{Auto, AutoCode, CompileMode, Hotness, JitOptions, HOT_TABLE_FRAMES};
-use gpu16_machine::isa::{AluOp, Instr, MemOp};
-use gpu16_machine::{Backend, Config, InstrFrame};
+use gpu16_machine::engine::backend::Backend;
+use gpu16_machine::engine::isa::{AluOp, Instr, MemOp};
+use gpu16_machine::{Config, InstrFrame};
 
 /// A frame that differs from every other `n` (below 2^24) and runs 16 instructions.
 fn distinct(n: u32) -> InstrFrame {

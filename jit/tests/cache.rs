@@ -6,8 +6,9 @@ mod common;
 use common::{run_on, Image, Task};
 use gpu16_interp::Interpreter;
 use gpu16_jit::{Auto, Engine, Jit, JitOptions};
-use gpu16_machine::isa::{AluOp, Instr};
-use gpu16_machine::{Backend, Config, CoreExit, InstrFrame};
+use gpu16_machine::engine::backend::{Backend, CoreExit};
+use gpu16_machine::engine::isa::{AluOp, Instr};
+use gpu16_machine::{Config, InstrFrame};
 
 fn frame(k: u8) -> Vec<u16> {
     [
@@ -119,19 +120,25 @@ fn one_frame(k: u8) -> gpu16_machine::Program {
 /// Hands the machine's loop one frame handle of a JIT, whatever it issues.
 struct Held<'a>(&'a mut Jit, <Jit as Backend>::Code);
 
+/// No slot code of its own (these tests run the spec dialect).
+impl gpu16_machine::engine::slot_run::SlotCompiler for Held<'_> {}
+
 impl Backend for Held<'_> {
     type Code = <Jit as Backend>::Code;
     fn name(&self) -> &'static str {
         "jit"
     }
-    fn prepare(&mut self, _: &InstrFrame) -> Result<Self::Code, gpu16_machine::BackendError> {
+    fn prepare(
+        &mut self,
+        _: &InstrFrame,
+    ) -> Result<Self::Code, gpu16_machine::engine::backend::BackendError> {
         Ok(self.1.clone())
     }
     fn run_core(
         &mut self,
         code: &Self::Code,
-        core: &mut gpu16_machine::CoreState,
-        port: &mut gpu16_machine::Port<'_>,
+        core: &mut gpu16_machine::engine::backend::CoreState,
+        port: &mut gpu16_machine::engine::backend::Port<'_>,
     ) -> CoreExit {
         self.0.run_core(code, core, port)
     }

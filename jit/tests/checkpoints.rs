@@ -8,7 +8,7 @@ mod common;
 use common::{run_on, single};
 use gpu16_interp::Interpreter;
 use gpu16_jit::{Engine, Jit, JitOptions};
-use gpu16_machine::isa::{AluOp, Instr};
+use gpu16_machine::engine::isa::{AluOp, Instr};
 use gpu16_machine::Config;
 
 /// 16 cores count r10 down from 250, and for each step r8 down from 200: about 100,000

@@ -8,7 +8,7 @@ mod common;
 use common::single;
 use gpu16_interp::Interpreter;
 use gpu16_jit::{Engine, Jit, JitOptions};
-use gpu16_machine::isa::Instr;
+use gpu16_machine::engine::isa::Instr;
 use gpu16_machine::{run, Config, Program, RunReport};
 
 fn decode(words: &[u16]) -> Vec<Instr> {

@@ -7,10 +7,11 @@
 
 use gpu16_interp::Interpreter;
 use gpu16_jit::{Auto, Jit};
+use gpu16_machine::engine::isa::{AluOp, Instr, MemOp};
+use gpu16_machine::engine::memory::Refusal;
+use gpu16_machine::engine::memory::SharedMemory;
 use gpu16_machine::frame::{ControlFrame, Fence, InstrFrame};
-use gpu16_machine::isa::{AluOp, Instr, MemOp};
-use gpu16_machine::memory::Refusal;
-use gpu16_machine::{run, Config, Program, SharedMemory};
+use gpu16_machine::{run, Config, Program};
 
 fn program(mask: u16, code: &[Instr]) -> Program {
     let cf = ControlFrame::new(1, Fence::No, mask, &[]).encode();

@@ -7,7 +7,7 @@ mod common;
 use common::{run_on, Image, Outcome, Task};
 use gpu16_interp::Interpreter;
 use gpu16_jit::{Auto, Hotness, Jit};
-use gpu16_machine::isa::{AluOp, Instr, MemOp};
+use gpu16_machine::engine::isa::{AluOp, Instr, MemOp};
 use gpu16_machine::{Config, IssuePolicy, RunError};
 
 /// xorshift64*: deterministic and good enough to pick instructions.

@@ -6,7 +6,7 @@ mod common;
 use common::{run_on, single, Image, Outcome, Task};
 use gpu16_interp::Interpreter;
 use gpu16_jit::{Auto, Jit};
-use gpu16_machine::isa::{AluOp, Instr, MemOp};
+use gpu16_machine::engine::isa::{AluOp, Instr, MemOp};
 use gpu16_machine::{Config, CoreWait, Program, RunError, RunReport};
 
 fn sc(k: u8, d: u8) -> Instr {

@@ -3,8 +3,8 @@
 
 use gpu16_interp::Interpreter;
 use gpu16_jit::{Engine, Jit, JitOptions};
+use gpu16_machine::engine::isa::{AluOp, Instr};
 use gpu16_machine::frame::{ControlFrame, Fence, InstrFrame};
-use gpu16_machine::isa::{AluOp, Instr};
 use gpu16_machine::{run, Config, Program, RunReport};
 
 fn jit(engine: Engine) -> Jit {
@@ -114,7 +114,7 @@ fn adaptive_runs_register_code_and_own_bank_rows_in_lockstep_other_banks_per_cor
         let own = program(&[
             Instr::SetConst { k: 0, d: 1 },
             Instr::Mem {
-                op: gpu16_machine::isa::MemOp::St,
+                op: gpu16_machine::engine::isa::MemOp::St,
                 a: 9,
                 hi,
                 r: 0,

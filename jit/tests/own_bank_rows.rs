@@ -5,8 +5,8 @@
 
 use gpu16_interp::Interpreter;
 use gpu16_jit::{Engine, Jit, JitOptions};
+use gpu16_machine::engine::isa::{AluOp, Instr, MemOp};
 use gpu16_machine::frame::{ControlFrame, Fence, InstrFrame};
-use gpu16_machine::isa::{AluOp, Instr, MemOp};
 use gpu16_machine::{run, Config, FaultRule, Program, RunError, RunReport};
 
 fn jit(engine: Engine) -> Jit {

@@ -6,7 +6,7 @@ mod common;
 use common::{run_on, Image, Task};
 use gpu16_interp::Interpreter;
 use gpu16_jit::{Auto, Jit};
-use gpu16_machine::isa::{AluOp, Instr};
+use gpu16_machine::engine::isa::{AluOp, Instr};
 use gpu16_machine::{Config, IssuePolicy, Program};
 
 /// The JIT and `auto` (compiling at once) must report exactly what the interpreter does.

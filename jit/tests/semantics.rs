@@ -1,6 +1,6 @@
 //! Every implementation of the one instruction definition agrees with plain Rust over
 //! exhaustive 8-bit operands. This file holds the JIT's lowerings, per-core and lockstep
-//! (and the interpreter's concrete domain beside them), to hand-written formulas; `machine/src/banks.rs` holds the
+//! (and the interpreter's concrete domain beside them), to hand-written formulas; `machine/src/engine/banks.rs` holds the
 //! symbolic domain to the concrete one.
 //!
 //! One run computes 4096 results: core k (x = its R0, set by the control frame) loops y over
@@ -9,9 +9,10 @@
 
 use gpu16_interp::Interpreter;
 use gpu16_jit::{Engine, Jit, JitOptions};
+use gpu16_machine::engine::backend::Backend;
+use gpu16_machine::engine::isa::{AluOp, Instr, MemOp};
 use gpu16_machine::frame::{ControlFrame, Fence, InstrFrame};
-use gpu16_machine::isa::{AluOp, Instr, MemOp};
-use gpu16_machine::{run, Backend, Config, Program};
+use gpu16_machine::{run, Config, Program};
 
 /// The operation under test reads x from r0 and y from r9 and leaves its byte in r11.
 fn table_frame(op: &[Instr]) -> InstrFrame {

@@ -23,13 +23,13 @@ impl IssuePolicy {
     }
 }
 
-/// Cycles one core instruction takes (decisions.md: every instruction takes 1 cycle). Fixed
-/// by the core pipeline, not configurable. The interpreter's `retire` advances the cycle by
-/// it (and counts one instruction), and the JIT's segment arithmetic (`compile::cycles`)
+/// Cycles one core instruction takes (decisions.md: every instruction takes 1 cycle), public
+/// as `CoreState::INSTRUCTION_CYCLES`. Fixed by the core pipeline, not configurable.
+/// `CoreState::retire` advances the cycle by it (and counts one instruction), and the JIT's segment arithmetic (`compile::cycles`)
 /// multiplies by it. Instruction counts do not all use it: the JIT's per-core entry divides
 /// the cycles an entry ran by it, but its lockstep and cohort engines add the cycles a lane
 /// ran as its instruction count, which is right only while this constant is 1.
-pub const INSTRUCTION_CYCLES: u64 = 1;
+pub(crate) const INSTRUCTION_CYCLES: u64 = 1;
 
 /// Latencies of the timing model that the task scheduler owns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -81,7 +81,7 @@ impl Timing {
 /// The latencies of the MCST dialect's slot model (mcst-dialect.md section 5). The
 /// defaults are decisions.md's: no fill, no bubbles, one-cycle loads, every access served in
 /// its cycle in core order. The spec dialect's run loop does not read them (its cores take
-/// [`INSTRUCTION_CYCLES`] an instruction), so they must stay at their defaults there.
+/// [`CoreState::INSTRUCTION_CYCLES`](crate::engine::backend::CoreState::INSTRUCTION_CYCLES) an instruction), so they must stay at their defaults there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SlotTiming {
     /// Cycles of pipeline fill between a broadcast's end and its task's first instruction
@@ -122,16 +122,17 @@ impl Default for SlotTiming {
     }
 }
 
-/// Default watchdog: a run may take at most 2^32 cycles.
-pub const DEFAULT_MAX_CYCLES: u64 = 1 << 32;
 /// Default spacing of checkpoints: 2^18 cycles. A checkpoint stops every looping core for a
 /// few microseconds: at 2^16 the compute benchmarks (a few hundred thousand cycles)
 /// measured 5% slower, at 2^20 16 cores polling a flag took 24 s to be proven endless on
 /// the interpreter. At 2^18 a register spin is proven at cycle 2^19 (a tenth of a second on
 /// the interpreter).
-pub const DEFAULT_CHECKPOINT_CYCLES: u64 = 1 << 18;
-/// The largest cycle limit accepted (cycle numbers are packed with a core id into 64 bits).
-pub const MAX_CYCLE_LIMIT: u64 = 1 << 58;
+pub(crate) const DEFAULT_CHECKPOINT_CYCLES: u64 = 1 << 18;
+
+/// The most tasks a run of the MCST dialect keeps records of with [`TaskLog::All`]: about
+/// 200 MiB. Its program is at most 64 frames, but its scheduler wraps, so its tasks are not
+/// bounded by its size.
+pub(crate) const TASK_LOG_LIMIT: usize = 1 << 22;
 
 /// How much of the per-task timeline a run keeps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -169,12 +170,20 @@ pub struct Config {
     pub checkpoint_cycles: u64,
 }
 
+impl Config {
+    /// Default watchdog ([`Config::max_cycles`]): a run may take at most 2^32 cycles.
+    pub const DEFAULT_MAX_CYCLES: u64 = 1 << 32;
+    /// The largest cycle limit accepted (cycle numbers are packed with a core id into 64
+    /// bits): a larger [`Config::max_cycles`] counts as this.
+    pub const MAX_CYCLE_LIMIT: u64 = 1 << 58;
+}
+
 impl Default for Config {
     fn default() -> Self {
         Config {
             issue: IssuePolicy::InOrder,
             bank_conflicts: false,
-            max_cycles: DEFAULT_MAX_CYCLES,
+            max_cycles: Config::DEFAULT_MAX_CYCLES,
             timing: Timing::default(),
             tasks: TaskLog::All,
             checkpoint_cycles: DEFAULT_CHECKPOINT_CYCLES,

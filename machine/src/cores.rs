@@ -4,7 +4,8 @@
 //! mode goes through [`CoreTable::set_mode`] (or the methods built on it), which sets the key
 //! in the same step. The keys sit in one array so that the earliest event is one scan.
 
-use crate::backend::{CoreState, EventKey};
+use crate::backend::CoreState;
+use crate::event_key::EventKey;
 use crate::isa::{Instr, FRAME_INSTRS};
 use crate::memory::{FaultRule, CORES};
 use std::cell::Cell;

@@ -11,26 +11,27 @@
 //! they were made.
 
 use crate::backend::Backend;
-use crate::config::{Config, MAX_CYCLE_LIMIT};
+use crate::config::Config;
 use crate::dialect::Dialect;
 use crate::frame::{Program, FRAME_BYTES};
 use crate::held::Held;
 use crate::mcst;
 use crate::memory::MEMORY_BYTES;
-use crate::observe::{Event, Observer, StopCause};
+use crate::observe::{Event, Observer};
 use crate::report::{RunError, RunFailure, RunReport, UnfinishedCore};
 use crate::run::{adopt_state, rewind_cycle, Run};
+use crate::stop::StopCause;
 use crate::task_memory::ProgramFrames;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// The most events a live machine keeps for [`Machine::take_events`]; later ones are
 /// counted, not kept, until they are taken.
-pub const EVENT_LIMIT: usize = 1 << 20;
+pub(crate) const EVENT_LIMIT: usize = 1 << 20;
 
 /// The most bytes of host writes a live machine accepts over its life: each is kept to be
 /// replayed should the run fail (see the module doc).
-pub const HOST_WRITE_LIMIT: usize = 64 << 20;
+pub(crate) const HOST_WRITE_LIMIT: usize = 64 << 20;
 
 /// Where a live machine stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,7 +56,8 @@ pub enum WriteError {
         /// How many bytes.
         len: usize,
     },
-    /// The machine's host writes would pass [`HOST_WRITE_LIMIT`].
+    /// The machine's host writes would pass 64 MiB over its life (each is kept to be
+    /// replayed should the run fail).
     TooMuch,
 }
 
@@ -81,7 +83,7 @@ impl std::error::Error for WriteError {}
 #[derive(Default)]
 struct EventLog {
     events: Vec<Event>,
-    /// Events past [`EVENT_LIMIT`] since the last take.
+    /// Events past 2^20 kept since the last take.
     dropped: u64,
     /// A replay's run up to the failing step reports nothing (those events were reported).
     muted: bool,
@@ -173,7 +175,7 @@ pub trait Live {
     /// high four bits, row in the low eight) before the cycle the machine is paused at:
     /// the host's write, not a core's access (no lock, counter or wake sees it).
     fn write_memory(&mut self, addr: usize, bytes: &[u8]) -> Result<(), WriteError>;
-    /// The events reported since the last call (at most [`EVENT_LIMIT`]), and how many
+    /// The events reported since the last call (at most 2^20), and how many
     /// more were left out for that limit.
     fn take_events(&mut self) -> (Vec<Event>, u64);
     /// A flag that, raised (Ctrl-C), stops the run under way soon after, as
@@ -202,7 +204,7 @@ impl<B: Backend + 'static> Machine<B> {
     /// paused as cycle 0 begins.
     pub fn new(backend: B, program: Program, memory: &[u8], config: &Config) -> Machine<B> {
         let mut config = *config;
-        config.max_cycles = config.max_cycles.min(MAX_CYCLE_LIMIT);
+        config.max_cycles = config.max_cycles.min(Config::MAX_CYCLE_LIMIT);
         let memory = memory[..memory.len().min(MEMORY_BYTES)].to_vec();
         let now = match program.dialect() {
             Dialect::Spec => Now::Spec(Box::new(Run::new(

@@ -10,7 +10,7 @@ use crate::isa::{Instr, MemOp};
 use crate::scheduler::{TaskRecord, WaitCause};
 use crate::semantics::execute;
 use crate::semantics::Effect;
-pub use crate::stop::StopCause;
+use crate::stop::StopCause;
 
 /// Why a core stalled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -7,7 +7,7 @@
 //! A decision that depends on an unknown end returns `Blocked` with a lower bound on the
 //! cycle of the next decision, and the run loop runs cores until the end is known.
 
-use crate::config::{Config, IssuePolicy, TaskLog, Timing, MAX_CYCLE_LIMIT};
+use crate::config::{Config, IssuePolicy, TaskLog, Timing};
 use crate::event_key::EventKey;
 use crate::frame::{Fence, FrameKind, LoadError};
 use crate::task_memory::TaskMemory;
@@ -90,7 +90,7 @@ impl TaskSummary {
 
 /// What the scheduler did, or why it did nothing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Step {
+pub(crate) enum Step {
     /// Processed the control frame at `frame` in `cycle`; the caller applies its R0 init.
     Control {
         /// The control frame's index in the program.
@@ -134,7 +134,7 @@ pub enum Step {
 
 /// The scheduler was free in `from..to` (end exclusive) but waited for `cause`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Wait {
+pub(crate) struct Wait {
     /// The first cycle the scheduler was free.
     pub from: u64,
     /// The cycle it processed the frame in (`to - from` cycles waited).
@@ -183,7 +183,7 @@ impl Avail {
 /// The first event key of cycle `cycle`; past any cycle a run can reach (a bound that
 /// counts as never), [`EventKey::NEVER`].
 fn start_key(cycle: u64) -> EventKey {
-    if cycle >= MAX_CYCLE_LIMIT * 2 {
+    if cycle >= Config::MAX_CYCLE_LIMIT * 2 {
         EventKey::NEVER
     } else {
         EventKey::new(cycle, 0)
@@ -240,7 +240,7 @@ impl Bounds {
 ///
 /// [`step`]: TaskScheduler::step
 /// [`cores_ended`]: TaskScheduler::cores_ended
-pub struct TaskScheduler<'p> {
+pub(crate) struct TaskScheduler<'p> {
     /// The program's frames from the first group not yet processed.
     frames: TaskMemory<'p>,
     policy: IssuePolicy,
@@ -376,11 +376,6 @@ impl<'p> TaskScheduler<'p> {
         self.frames
             .holds(self.head)
             .then(|| start_key(self.t.saturating_add(self.timing.broadcast_cycles)))
-    }
-
-    /// The frame of the task running on `core`, if any.
-    pub fn frame_on(&self, core: usize) -> Option<usize> {
-        (self.running & (1 << core) != 0).then(|| self.tasks[self.core_task[core]].frame)
     }
 
     /// Tell the scheduler that the parts of `cores` ended, each with an instruction in

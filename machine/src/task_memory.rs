@@ -41,7 +41,7 @@ pub trait FrameSource {
 }
 
 /// A whole program read as a stream.
-pub struct ProgramFrames<'p> {
+pub(crate) struct ProgramFrames<'p> {
     program: Cow<'p, Program>,
     next: usize,
 }

@@ -2,8 +2,9 @@
 //! tie). Pinned on hand-worked programs.
 
 use gpu16_interp::Interpreter;
+use gpu16_machine::engine::isa::Instr;
 use gpu16_machine::{
-    run_observed, Config, ControlFrame, Event, Fence, Instr, InstrFrame, Program, WaitCause,
+    run_observed, Config, ControlFrame, Event, Fence, InstrFrame, Program, WaitCause,
 };
 
 fn cf(fence: Fence, active: u16) -> [u8; 32] {

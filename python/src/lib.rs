@@ -7,7 +7,6 @@
 #![deny(missing_docs)]
 
 use gpu16::input::{self, MemoryFormat, SourceError};
-use gpu16::machine::config::{DEFAULT_MAX_CYCLES, MAX_CYCLE_LIMIT};
 use gpu16::machine::{Config, Dialect, IssuePolicy, Program};
 use gpu16::{BackendKind, Runner};
 use gpu16_asm::SourceMap;
@@ -17,6 +16,10 @@ use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyString};
 use std::borrow::Cow;
 use std::path::Path;
+
+// The watchdog's bounds, by the names this file uses.
+const DEFAULT_MAX_CYCLES: u64 = Config::DEFAULT_MAX_CYCLES;
+const MAX_CYCLE_LIMIT: u64 = Config::MAX_CYCLE_LIMIT;
 
 mod machine;
 

@@ -309,7 +309,7 @@ pub fn asm(args: AsmArgs) -> Result<Finished, CliError> {
 /// file's name asks for; for a source without `.data`, all zero, with a note on stderr
 /// (not under --json) so an empty image is not mistaken for the intended one.
 fn memory_out(assembly: &Assembly, file: &OutputFile, name: &str, json: bool) -> Vec<u8> {
-    let zero = vec![0; gpu16::machine::memory::MEMORY_BYTES];
+    let zero = vec![0; gpu16::machine::MEMORY_BYTES];
     let bytes = assembly.memory.as_ref().unwrap_or_else(|| {
         if !json {
             stderr_line!(

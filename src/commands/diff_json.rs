@@ -6,7 +6,7 @@
 
 use gpu16::diff::{Divergence, Field, Located};
 use gpu16::output::json::Task;
-use gpu16_machine::memory::MemoryStats;
+use gpu16_machine::MemoryStats;
 use gpu16_machine::{CoreCounters, TaskSummary};
 use serde_json::{json, Value};
 

@@ -3,7 +3,7 @@
 //! checked against its range here, so no later step sees a core past 15 or an address past
 //! 0xfff.
 
-use gpu16_machine::memory::MEMORY_BYTES;
+use gpu16_machine::MEMORY_BYTES;
 
 /// Where a breakpoint is, as the user wrote it.
 #[derive(Clone, Debug, PartialEq, Eq)]

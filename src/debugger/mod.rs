@@ -27,9 +27,9 @@ use crate::output::location::Location;
 use crate::Runner;
 use command::{BreakSpec, Command};
 use gpu16_asm::SourceMap;
+use gpu16_machine::engine::isa::{Instr, MemOp};
 use gpu16_machine::{
-    Config, CoreWait, FrameKind, Instr, MemOp, Observer, Program, RunError, RunFailure, RunReport,
-    UnfinishedCore,
+    Config, CoreWait, FrameKind, Observer, Program, RunError, RunFailure, RunReport, UnfinishedCore,
 };
 use search::{
     BreakAt, Faulted, Finder, FirstStop, Hit, Interrupt, LastInstr, LastWrite, Locks, PartEnd,

@@ -13,8 +13,9 @@
 //! first cycle a core comes to a breakpoint or writes a watched byte ([`Stops`]): no stop
 //! falls before it, and the [`Finder`] looks from there on only ([`Finder::start_at`]).
 
-use gpu16_machine::memory::MEMORY_BYTES;
-use gpu16_machine::{Executed, MemOp, Observer, StopCause, StopNote, Stops};
+use gpu16_machine::engine::isa::MemOp;
+use gpu16_machine::MEMORY_BYTES;
+use gpu16_machine::{Executed, Observer, StopCause, StopNote, Stops};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -24,7 +24,7 @@ use super::hex::{blank_block_comments, byte, parse_bytes};
 use super::limits::{self, read_text};
 use super::memory::{load_memory_image, MemoryFormat};
 use super::{err, InputError};
-use gpu16_machine::memory::MEMORY_BYTES;
+use gpu16_machine::MEMORY_BYTES;
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 

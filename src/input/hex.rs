@@ -5,7 +5,7 @@
 
 use super::{err, InputError};
 use gpu16_machine::frame::FRAME_BYTES;
-use gpu16_machine::memory::MEMORY_BYTES;
+use gpu16_machine::MEMORY_BYTES;
 use std::path::Path;
 
 /// The most 16-bit words a `.hex` program may describe: 2^22 words, an image of 8 MiB

@@ -28,7 +28,7 @@ const GIB: u64 = 1 << 30;
 /// (memory past a shorter image is zero).
 pub const MEMORY_IMAGE: Limit = Limit {
     what: "a raw memory image",
-    bytes: gpu16_machine::memory::MEMORY_BYTES as u64,
+    bytes: gpu16_machine::MEMORY_BYTES as u64,
 };
 
 /// A `.hex` shared-memory text: it describes at most 4096 bytes, so 1 MiB leaves room for a

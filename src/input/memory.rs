@@ -17,7 +17,7 @@
 use super::hex::parse_memory;
 use super::limits::{self, read, read_capped, Limit};
 use super::{err, InputError};
-use gpu16_machine::memory::MEMORY_BYTES;
+use gpu16_machine::MEMORY_BYTES;
 use std::path::Path;
 
 /// The extensions of a memory file read as `$readmemh` text (in any case).

@@ -12,7 +12,8 @@
 //! `unlock ADDR`. The log holds at most `--exec-log-limit` lines (the first ones); a log
 //! that was cut says so on stderr. Without a cut its line count equals `instructions`.
 
-use gpu16_machine::{Executed, MemOp, Observer};
+use gpu16_machine::engine::isa::MemOp;
+use gpu16_machine::{Executed, Observer};
 use std::io::{self, Write};
 
 /// The default `--exec-log-limit`: lines kept.
@@ -113,7 +114,7 @@ pub fn line(e: &Executed) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpu16_machine::isa::{AluOp, Instr};
+    use gpu16_machine::engine::isa::{AluOp, Instr};
 
     fn executed(
         instr: Instr,

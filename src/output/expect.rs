@@ -11,7 +11,7 @@
 //! run go one instruction at a time, so the observer is only used when a comparison is asked
 //! for.
 
-use gpu16_machine::memory::MEMORY_BYTES;
+use gpu16_machine::MEMORY_BYTES;
 use gpu16_machine::{Event, Executed, Observer, Program};
 use serde_json::{json, Value};
 use std::fmt::Write;
@@ -361,7 +361,8 @@ mod tests {
     #[test]
     fn a_rewind_forgets_r0_inits_and_keeps_the_instructions() {
         use crate::output::testprog::{cf, iff, program, set};
-        use gpu16_machine::{Fence, Instr};
+        use gpu16_machine::engine::isa::Instr;
+        use gpu16_machine::Fence;
         // CF0 inits R0 of core 1 (reported at 0, and again at 30 by a first run that went
         // past its failure); core 1's set_const r0 at 10 is an instruction.
         let p = program(&[

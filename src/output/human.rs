@@ -3,7 +3,7 @@
 //! failed run, with source locations for an assembled program.
 
 use super::location::FailureLocations;
-use gpu16_machine::memory::MEMORY_BYTES;
+use gpu16_machine::MEMORY_BYTES;
 use gpu16_machine::{RunError, RunReport, TaskLog, TaskRecord, Timing};
 use std::fmt::Write;
 use std::path::Path;

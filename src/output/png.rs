@@ -4,7 +4,7 @@
 //! dump; the other palettes write RGB for the eye. `--png-scale N` draws each byte as an
 //! N x N square, for a picture big enough to look at.
 
-use gpu16_machine::memory::MEMORY_BYTES;
+use gpu16_machine::MEMORY_BYTES;
 use std::io::Write;
 
 /// The picture's side in pixels at scale 1.

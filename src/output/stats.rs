@@ -4,7 +4,7 @@
 //! of the human report) and once for scripts (the JSON `stats` object), from one table so the
 //! two cannot disagree.
 
-use gpu16_machine::memory::BANKS;
+use gpu16_machine::engine::memory::BANKS;
 use gpu16_machine::RunReport;
 use serde_json::{json, Value};
 use std::fmt::Write;

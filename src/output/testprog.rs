@@ -2,7 +2,8 @@
 //! by hand in a comment so the tests can state exact counts and cycles.
 
 use crate::BackendKind;
-use gpu16_machine::{Config, ControlFrame, Fence, Instr, InstrFrame, MemOp, Program, RunReport};
+use gpu16_machine::engine::isa::{Instr, MemOp};
+use gpu16_machine::{Config, ControlFrame, Fence, InstrFrame, Program, RunReport};
 
 pub fn cf(if_num: u8, fence: Fence, active: u16, init: &[(usize, u8)]) -> [u8; 32] {
     ControlFrame::new(if_num, fence, active, init).encode()
@@ -61,7 +62,7 @@ pub fn lock_pair() -> Program {
             set(5, 8),
             mem(MemOp::LdSync, 8, 0, 9),
             Instr::Alu {
-                op: gpu16_machine::AluOp::Add,
+                op: gpu16_machine::engine::isa::AluOp::Add,
                 a: 9,
                 b: 8,
                 c: 9,

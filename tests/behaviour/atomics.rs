@@ -4,10 +4,10 @@
 //! in r + 1; every cycle from its first stalled attempt to that retry is a stall).
 
 use crate::builder::*;
-use gpu16_machine::Backend;
+use gpu16_machine::engine::backend::Backend;
 
 /// `M[0x000] += 1` atomically, after `set_const 1, r11`: 5 instructions per core.
-fn increment() -> Vec<gpu16_machine::Instr> {
+fn increment() -> Vec<gpu16_machine::engine::isa::Instr> {
     vec![
         set_const(1, 11),
         ld_sync(8, 1, 10), // address {r1, r8} = 0x000 (both 0)
@@ -41,7 +41,7 @@ pub fn contention_lowest_id_wins_in_the_same_cycle<B: Backend>(mk: Mk<B>) {
 }
 
 /// Cores 0 and 1 increment M[0]; the core whose R0 is 1 skips a nop and gets there first.
-fn staggered() -> Vec<gpu16_machine::Instr> {
+fn staggered() -> Vec<gpu16_machine::engine::isa::Instr> {
     vec![
         set_const(1, 11),
         bnz(0, 3),
@@ -76,7 +76,7 @@ pub fn waiter_below_the_closer_retries_next_cycle<B: Backend>(mk: Mk<B>) {
 }
 
 /// Core i increments the byte {R0 >> 4, R0}: `rshft r0, 4, r1` makes r1 the bank.
-fn bank_increment() -> Vec<gpu16_machine::Instr> {
+fn bank_increment() -> Vec<gpu16_machine::engine::isa::Instr> {
     vec![
         rshft(0, 4, 1),
         ld_sync(0, 1, 10),

@@ -4,7 +4,8 @@
 //! stalls are decided before bank conflicts.
 
 use crate::builder::*;
-use gpu16_machine::{Backend, Instr};
+use gpu16_machine::engine::backend::Backend;
+use gpu16_machine::engine::isa::Instr;
 
 /// Cores 0..n-1 with R0 = the given low address bytes, each running `ld [r0, r1], r10`.
 fn loads(addrs: &[u8]) -> Image {

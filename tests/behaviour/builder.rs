@@ -8,9 +8,10 @@
 
 #![allow(dead_code)]
 
+use gpu16_machine::engine::backend::Backend;
+use gpu16_machine::engine::isa::{AluOp, Instr, MemOp};
 use gpu16_machine::{
-    AluOp, Backend, Config, ControlFrame, Event, Fence, Instr, IssuePolicy, MemOp, RunError,
-    RunFailure, RunReport,
+    Config, ControlFrame, Event, Fence, IssuePolicy, RunError, RunFailure, RunReport,
 };
 
 /// A backend constructor; every test takes one, so the suite runs on every backend.

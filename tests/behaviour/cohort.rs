@@ -6,7 +6,9 @@
 
 use crate::builder::*;
 use crate::faults::fault;
-use gpu16_machine::{Backend, Config, CoreWait, FaultRule, Instr, RunError, UnfinishedCore};
+use gpu16_machine::engine::backend::Backend;
+use gpu16_machine::engine::isa::Instr;
+use gpu16_machine::{Config, CoreWait, FaultRule, RunError, UnfinishedCore};
 
 /// The cores part three ways by bits 0 and 1 of their id and store their id to byte 0x000,
 /// then load it (or, with `last` = `st_sync`, fault):

@@ -6,7 +6,9 @@
 //! on core 0 (frames 0, 1), CF2 is processed at 5, IF3 broadcast 6..9, so IP k runs at 10 + k.
 
 use crate::builder::*;
-use gpu16_machine::{Backend, Event, FaultRule, Fence, Instr, RunError};
+use gpu16_machine::engine::backend::Backend;
+use gpu16_machine::engine::isa::Instr;
+use gpu16_machine::{Event, FaultRule, Fence, RunError};
 
 /// A fault's rule, frame, core, IP, cycle and address.
 pub type Fault = (FaultRule, usize, u8, u8, u64, Option<u16>);

@@ -3,7 +3,8 @@
 //! naming its frame.
 
 use crate::builder::*;
-use gpu16_machine::{Backend, Fence, LoadError, Program};
+use gpu16_machine::engine::backend::Backend;
+use gpu16_machine::{Fence, LoadError, Program};
 
 fn load(bytes: &[u8]) -> Result<Program, LoadError> {
     Program::from_image(bytes)

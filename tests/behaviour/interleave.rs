@@ -9,7 +9,9 @@
 //! or not exactly as the order of the accesses says.
 
 use crate::builder::*;
-use gpu16_machine::{Backend, Config, Instr, RunReport};
+use gpu16_machine::engine::backend::Backend;
+use gpu16_machine::engine::isa::Instr;
+use gpu16_machine::{Config, RunReport};
 
 /// r1 = core id, r14 = 1, r3 = id & 1, r2 = 0 (the address), r8 = 3 rounds; the odd cores
 /// jump over `skip` nops to the loop at 6 + skip, which counts r8 down around

@@ -6,7 +6,8 @@
 //! Expected values come from hand tables and from the plain reference functions below.
 
 use crate::builder::*;
-use gpu16_machine::{Backend, Instr};
+use gpu16_machine::engine::backend::Backend;
+use gpu16_machine::engine::isa::Instr;
 
 /// Operands that cover every wrap and sign boundary of an 8-bit value.
 const EDGES: [u8; 9] = [0x00, 0x01, 0x02, 0x07, 0x7F, 0x80, 0x81, 0xFE, 0xFF];

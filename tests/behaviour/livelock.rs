@@ -7,9 +7,8 @@
 //! cores repeat together. Every cycle below is worked out by hand from the program.
 
 use crate::builder::*;
-use gpu16_machine::{
-    Backend, Config, CoreWait, Event, Fence, RunError, RunFailure, UnfinishedCore,
-};
+use gpu16_machine::engine::backend::Backend;
+use gpu16_machine::{Config, CoreWait, Event, Fence, RunError, RunFailure, UnfinishedCore};
 
 /// Checkpoints every 16 cycles, and a watchdog far beyond the cycles worked out here.
 fn every_16() -> Config {

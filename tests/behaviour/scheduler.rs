@@ -8,7 +8,8 @@
 //! free from s+n.
 
 use crate::builder::*;
-use gpu16_machine::{Backend, Config, Fence, Timing};
+use gpu16_machine::engine::backend::Backend;
+use gpu16_machine::{Config, Fence, Timing};
 
 type Row = (usize, u64, u64, u64);
 

@@ -4,7 +4,8 @@
 //! max_cycles = N and fails with N - 1.
 
 use crate::builder::*;
-use gpu16_machine::{Backend, Config, CoreWait, RunError, UnfinishedCore};
+use gpu16_machine::engine::backend::Backend;
+use gpu16_machine::{Config, CoreWait, RunError, UnfinishedCore};
 
 fn watchdog(e: RunError) -> (u64, Vec<UnfinishedCore>, Option<usize>) {
     match e {

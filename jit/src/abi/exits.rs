@@ -99,7 +99,7 @@ exits! {
 }
 
 exits! {
-    /// Why MCST slot code returned (`slots_compile.rs`; see `gpu16_machine::mcst::SlotExit`).
+    /// Why MCST slot code returned (`slots_compile.rs`; see `gpu16_machine::engine::slot_run::SlotExit`).
     SlotCodeExit {
         /// Stopped before the instruction at `ip`.
         Stopped = 0,

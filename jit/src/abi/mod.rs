@@ -11,8 +11,9 @@ pub(crate) mod exits;
 use cranelift_codegen::ir::{types, AbiParam, Signature, Type};
 use cranelift_codegen::isa::CallConv;
 pub(crate) use exits::{CohortAccess, CohortExit, LaneExit, ScalarExit, SlotCodeExit};
-use gpu16_machine::mcst::SlotState;
-use gpu16_machine::{CoreState, DirectAccess, Port};
+use gpu16_machine::engine::backend::{CoreState, DirectAccess, Port};
+use gpu16_machine::engine::memory::BankTally;
+use gpu16_machine::engine::slot_run::SlotState;
 use std::any::Any;
 
 /// Declare a boundary function type once: the `extern "C"` type alias and its [`AbiFn`],
@@ -143,7 +144,7 @@ pub(crate) struct LaneFile {
     pub(crate) shared: *mut [u64; 32],
     pub(crate) shared_used: u32,
     /// Row accesses (own-bank or shared) of each bank, kept here until the entry ends.
-    pub(crate) rows_per_bank: [u64; 16],
+    pub(crate) rows_per_bank: BankTally,
 }
 
 boundary_fn! {
@@ -247,7 +248,7 @@ boundary_fn! {
     CohortEndFn = fn(*mut CohortCtx<'_, '_>, *mut CohortFile, u32, u32, u64) -> u32;
 }
 
-// ---- MCST slot code: `slots_compile.rs`, run through `gpu16_machine::mcst::SlotRun`.
+// ---- MCST slot code: `slots_compile.rs`, run through `gpu16_machine::engine::slot_run::SlotRun`.
 
 boundary_fn! {
     /// `fn(state) -> exit code`, the signature `compile_slots` emits.

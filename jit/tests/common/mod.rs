@@ -3,8 +3,9 @@
 
 #![allow(dead_code)]
 
-use gpu16_machine::isa::Instr;
-use gpu16_machine::{run, Backend, Config, Program, RunFailure, RunReport};
+use gpu16_machine::engine::backend::Backend;
+use gpu16_machine::engine::isa::Instr;
+use gpu16_machine::{run, Config, Program, RunFailure, RunReport};
 
 /// A program image under construction.
 #[derive(Clone, Debug, Default)]

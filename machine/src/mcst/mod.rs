@@ -15,8 +15,7 @@ mod ts;
 
 pub use crate::slot_run::{SlotExit, SlotRun, SlotState};
 
-use crate::backend::{Backend, SlotCode};
-use crate::config::{Config, SlotTiming, TaskLog, MAX_CYCLE_LIMIT};
+use crate::config::{Config, SlotTiming, TaskLog, TASK_LOG_LIMIT};
 use crate::frame::{Fence, Program, FRAME_BYTES, TASK_MEMORY_FRAMES};
 use crate::isa::{Flow, Instr, MemOp, FRAME_INSTRS};
 use crate::memory::{MemoryStats, BANKS, MEMORY_BYTES};
@@ -25,33 +24,31 @@ use crate::report::{CoreCounters, CoreWait, RunError, RunFailure, RunReport, Unf
 use crate::scheduler::{TaskRecord, TaskSummary};
 use crate::semantics::execute;
 use crate::semantics::Effect;
+use crate::slot_run::SlotCompiler;
 use slots::{Core, MemorySlot, Past, Phase};
+use std::rc::Rc;
 use ts::{TaskScheduler, TsAction};
 
 /// Cycles between polls of the observer (progress and stop requests).
 const POLL_CYCLES: u64 = 1 << 16;
 
-/// The most tasks a run keeps records of with [`TaskLog::All`]: about 200 MiB. A program of
-/// this dialect is at most 64 frames, but its scheduler wraps, so its tasks are not bounded
-/// by its size.
-pub const TASK_LOG_LIMIT: usize = 1 << 22;
-
-/// Run `program` (of the MCST dialect) with shared memory starting as `memory` on `backend`
-/// (whose compiled code, if any, runs register-only slots ahead: see [`SlotRun`]),
-/// reporting to `observer`.
-pub fn run_observed<B: Backend, O: Observer>(
-    backend: &mut B,
+/// Run `program` (of the MCST dialect) with shared memory starting as `memory` on the
+/// backend named `name`, whose compiled code from `slots`, if any, runs register-only slots
+/// ahead (see [`SlotRun`]), reporting to `observer`.
+pub fn run_observed<S: SlotCompiler + ?Sized, O: Observer>(
+    slots: &mut S,
+    name: &str,
     program: &Program,
     memory: &[u8],
     config: &Config,
     observer: &mut O,
 ) -> Result<RunReport, Box<RunFailure>> {
     let mut config = *config;
-    config.max_cycles = config.max_cycles.min(MAX_CYCLE_LIMIT);
+    config.max_cycles = config.max_cycles.min(Config::MAX_CYCLE_LIMIT);
     observer.start(&config);
     let image: Vec<[u8; FRAME_BYTES]> = (0..program.len()).map(|f| *program.raw(f)).collect();
-    let mut m = Machine::new(backend.name(), &image, memory, config);
-    match m.go(backend, observer) {
+    let mut m = Machine::new(name, &image, memory, config);
+    match m.go(slots, observer) {
         Ok(()) => Ok(m.report()),
         Err(error) => {
             let mut state = m.report();
@@ -66,21 +63,21 @@ pub fn run_observed<B: Backend, O: Observer>(
 struct AheadFrame {
     /// The times a core could have run ahead in the frame while it had no code.
     asked: u64,
-    code: Option<SlotCode>,
+    code: Option<Rc<dyn SlotRun>>,
 }
 
 impl AheadFrame {
     /// The frame's code: asked of the backend at powers of two of the engine's wants, so
     /// a backend that waits for a hot frame costs a counter in between.
-    fn code<B: Backend>(
+    fn code<S: SlotCompiler + ?Sized>(
         &mut self,
         words: &[u16; FRAME_INSTRS],
-        backend: &mut B,
-    ) -> Option<SlotCode> {
+        slots: &mut S,
+    ) -> Option<Rc<dyn SlotRun>> {
         if self.code.is_none() {
             self.asked += 1;
             if self.asked.is_power_of_two() {
-                self.code = backend.slot_code(words, self.asked);
+                self.code = slots.slot_code(words, self.asked);
             }
         }
         self.code.clone()
@@ -167,9 +164,9 @@ impl Machine {
             .fold(0, |m, c| m | 1 << c.id)
     }
 
-    pub(crate) fn go<B: Backend, O: Observer>(
+    pub(crate) fn go<S: SlotCompiler + ?Sized, O: Observer>(
         &mut self,
-        backend: &mut B,
+        slots: &mut S,
         observer: &mut O,
     ) -> Result<(), RunError> {
         loop {
@@ -199,7 +196,7 @@ impl Machine {
                 });
             }
             for c in 0..16 {
-                self.slot(c, t, backend, observer);
+                self.slot(c, t, slots, observer);
             }
             self.memory_cycle(t, observer);
             if O::WANTS_EXECUTED {
@@ -342,11 +339,11 @@ impl Machine {
     }
 
     /// Core `c`'s slot in cycle `t`, unless it is idle, not yet started, or in a memory slot.
-    fn slot<B: Backend, O: Observer>(
+    fn slot<S: SlotCompiler + ?Sized, O: Observer>(
         &mut self,
         c: usize,
         t: u64,
-        backend: &mut B,
+        slots: &mut S,
         observer: &mut O,
     ) {
         let timing = self.slots;
@@ -375,7 +372,7 @@ impl Machine {
         }
         core.bubbled = false;
         // Compiled slots log no instructions; an observer that wants them sees every slot.
-        if !O::WANTS_EXECUTED && self.run_ahead(c, t, backend, observer) {
+        if !O::WANTS_EXECUTED && self.run_ahead(c, t, slots, observer) {
             return;
         }
         let core = &mut self.cores[c];
@@ -415,11 +412,11 @@ impl Machine {
     /// Run core `c`'s register-only slots from cycle `t` through the backend's compiled
     /// code for its frame, if it has some and the core stands where that is exact (see
     /// [`SlotRun`]); false when the slot is left to the engine.
-    fn run_ahead<B: Backend, O: Observer>(
+    fn run_ahead<S: SlotCompiler + ?Sized, O: Observer>(
         &mut self,
         c: usize,
         t: u64,
-        backend: &mut B,
+        slots: &mut S,
         observer: &mut O,
     ) -> bool {
         let core = &self.cores[c];
@@ -431,7 +428,7 @@ impl Machine {
             return false;
         }
         let frame = core.frame % TASK_MEMORY_FRAMES;
-        let Some(code) = self.ahead[frame].code(&core.words, backend) else {
+        let Some(code) = self.ahead[frame].code(&core.words, slots) else {
             return false;
         };
         // Only a poll (which may stop the run) and the watchdog see a core between slots.
@@ -739,7 +736,7 @@ impl Machine {
     /// `go` stops when a cycle at the limit begins, before anything of it, and that cycle
     /// runs whole once the limit is past it.
     pub(crate) fn set_limit(&mut self, limit: u64) {
-        self.config.max_cycles = limit.min(MAX_CYCLE_LIMIT);
+        self.config.max_cycles = limit.min(Config::MAX_CYCLE_LIMIT);
     }
 
     /// Every core's registers.

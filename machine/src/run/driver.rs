@@ -4,10 +4,11 @@
 //! its deferred step for streams of short tasks.
 
 use super::event_loop::Run;
-use crate::backend::{Backend, EventKey};
+use crate::backend::Backend;
 use crate::config::TaskLog;
 use crate::cores::lanes_of;
 use crate::cores::{Mode, Part};
+use crate::event_key::EventKey;
 use crate::frame::InstrFrame;
 use crate::observe::{Event, Observer};
 use crate::report::RunError;

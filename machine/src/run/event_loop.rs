@@ -5,11 +5,10 @@
 use super::driver::{Driver, SchedulerBound, SchedulerState};
 use super::proofs::Proofs;
 use super::telemetry::Telemetry;
-use crate::backend::{
-    retire, Backend, CoreExit, DirectBounds, EventKey, GroupExit, GroupShape, Port, PortEnd,
-};
-use crate::config::{Config, TaskLog, INSTRUCTION_CYCLES, MAX_CYCLE_LIMIT};
+use crate::backend::{Backend, CoreExit, DirectBounds, GroupShape, Port, PortEnd};
+use crate::config::{Config, TaskLog, INSTRUCTION_CYCLES};
 use crate::cores::{lanes_of, CoreTable, Mode};
+use crate::event_key::EventKey;
 
 use crate::frame_table::FrameTable;
 use crate::held::Held;
@@ -23,11 +22,11 @@ use crate::semantics::execute;
 use crate::semantics::{Access, Concrete, Effect};
 use crate::task_memory::{FrameSource, TaskMemory};
 
-/// The limits a run works within: the watchdog at most [`MAX_CYCLE_LIMIT`], checkpoints at
+/// The limits a run works within: the watchdog at most [`Config::MAX_CYCLE_LIMIT`], checkpoints at
 /// least a cycle apart.
 pub(super) fn bounded(config: &Config) -> Config {
     Config {
-        max_cycles: config.max_cycles.min(MAX_CYCLE_LIMIT),
+        max_cycles: config.max_cycles.min(Config::MAX_CYCLE_LIMIT),
         checkpoint_cycles: config.checkpoint_cycles.max(1),
         ..*config
     }
@@ -395,7 +394,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             self.backend
                 .run_group(code, cores, &mut self.cores.state, &mut port)
         } else {
-            let mut exits: GroupExit = [None; 16];
+            let mut exits: [Option<CoreExit>; 16] = [None; 16];
             let core = &mut self.cores.state[lead];
             exits[lead] = Some(self.backend.run_core(code, core, &mut port));
             exits
@@ -568,7 +567,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                     core_id: core.id,
                 };
                 access.complete(&mut regs, performed.value);
-                let exit = retire(core, Flow::Next);
+                let exit = core.retire(Flow::Next);
                 if let Some(before) = before {
                     self.log_executed(i, &before);
                 }

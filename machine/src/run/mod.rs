@@ -55,7 +55,9 @@ pub fn run_observed<B: Backend, O: Observer>(
     observer: &mut O,
 ) -> Result<RunReport, Box<RunFailure>> {
     if program.dialect() == Dialect::Mcst {
-        let mut outcome = crate::mcst::run_observed(backend, program, memory, config, observer);
+        let name = backend.name();
+        let mut outcome =
+            crate::mcst::run_observed(backend, name, program, memory, config, observer);
         if O::WANTS_TASKS && config.tasks == TaskLog::All {
             let state = match &mut outcome {
                 Ok(report) => report,

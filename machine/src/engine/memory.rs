@@ -9,7 +9,22 @@
 //! The bytes and the per-bank access counters live in [`Cell`]s behind an [`Rc`], because
 //! compiled code reads and writes them through raw pointers while the memory itself is
 //! borrowed: interior mutability makes those pointers and the memory's own accesses
-//! coexist, and the `Rc` keeps the cells out of every `&mut SharedMemory`.
+//! coexist, and the `Rc` keeps the cells out of every `&mut SharedMemory`. The byte at
+//! address `addr` is the cell at index `(addr & 0xFF) * 16 + bank` (row-major, bank = bits
+//! 11:8), so one row of all 16 banks is 16 contiguous bytes, which lockstep code moves as
+//! one vector.
+//!
+//! # Counting accesses
+//!
+//! One rule, defined once (the crate's `BankAccesses`): every access a core performs (`ld`,
+//! `st`, `ld_sync` or `st_sync`, in whatever cycle) counts one in the counter of the bank
+//! its address lies in (address bits 11:8); an attempt that stalls or faults counts nothing
+//! (its retry counts when it is performed). So a row of accesses by the lanes of a group
+//! counts one in each bank a lane reaches ([`BankTally`]). The totals are
+//! [`MemoryStats::accesses_per_bank`]. Compiled code that performs plain accesses itself
+//! adds its counts in bulk with the same meaning: a [`BankTally`] through
+//! [`crate::engine::backend::Port::count_accesses`], or, from inside compiled code, `n`
+//! added to the `u64` of bank k at [`crate::engine::backend::DirectAccess::accesses`]`.add(k)`.
 
 use crate::isa::MemOp;
 use std::cell::Cell;
@@ -21,11 +36,11 @@ pub const MEMORY_BYTES: usize = 4096;
 /// Number of memory banks, each 256 one-byte rows; bank = address bits 11:8.
 pub const BANKS: usize = 16;
 /// Number of cores of the machine (ids 0..15).
-pub const CORES: usize = 16;
+pub(crate) const CORES: usize = 16;
 
 /// The bank (0..15) of address `addr`: bits 11:8 (higher bits are ignored).
 #[inline]
-pub fn bank_of(addr: u16) -> usize {
+pub(crate) fn bank_of(addr: u16) -> usize {
     usize::from((addr >> 8) & 0xF)
 }
 
@@ -34,7 +49,7 @@ pub fn bank_of(addr: u16) -> usize {
 /// vector when each core of a group reads or writes its own bank. Compiled code computes
 /// the same index (`jit/src/compile.rs`, `Inline::perform`).
 #[inline]
-pub fn cell_index(addr: u16) -> usize {
+pub(crate) fn cell_index(addr: u16) -> usize {
     (usize::from(addr & 0xFF) << 4) | usize::from((addr >> 8) & 0xF)
 }
 
@@ -43,7 +58,7 @@ const ALL_BANKS: u32 = 0xFFFF;
 
 /// The gate bit of a core that holds a lock.
 #[inline]
-pub fn holding_bit(core: u8) -> u32 {
+pub(crate) fn holding_bit(core: u8) -> u32 {
     1 << (16 + u32::from(core & 0xF))
 }
 
@@ -139,7 +154,7 @@ pub enum Stall {
 
 /// The outcome of presenting an access to memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Attempt {
+pub(crate) enum Attempt {
     /// The access can be performed in this cycle.
     Proceed,
     /// The access must wait: the core stalls this cycle and retries.
@@ -163,12 +178,12 @@ pub struct Performed {
     /// The byte loaded, or the byte stored.
     pub value: u8,
     /// The cores asleep on the sequence this access closed, if it was an `st_sync`.
-    pub wakes: Wakes,
+    pub(crate) wakes: Wakes,
 }
 
 /// Cores woken by a closed sequence, with the cycle each retries in.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Wakes {
+pub(crate) struct Wakes {
     mask: u16,
     closer: u8,
     cycle: u64,
@@ -224,6 +239,78 @@ impl Wakes {
     }
 }
 
+/// The per-bank access counters, and the one definition of what counts as an access (the
+/// module's "Counting accesses"): [`BankAccesses::count`] is the rule for one access,
+/// [`BankAccesses::add`] for a [`BankTally`] of them.
+///
+/// The memory counts here as it commits ([`SharedMemory::perform`]); compiled code adds
+/// its counts in bulk, through [`BankAccesses::add`] or, from inside compiled code, `n`
+/// added to the `u64` at [`BankAccesses::as_ptr`]`.add(bank)` (`repr(transparent)`: the
+/// counters are 16 `u64`s, bank k's at index k).
+#[repr(transparent)]
+#[derive(Debug, Default)]
+pub(crate) struct BankAccesses([Cell<u64>; BANKS]);
+
+impl BankAccesses {
+    /// Count one performed access of `addr`.
+    #[inline(always)]
+    pub fn count(&self, addr: u16) {
+        let count = &self.0[bank_of(addr)];
+        count.set(count.get() + 1);
+    }
+
+    /// Count the accesses of `tally`.
+    pub fn add(&self, tally: &BankTally) {
+        for (count, n) in self.0.iter().zip(tally.0) {
+            count.set(count.get() + n);
+        }
+    }
+
+    /// The counts so far, bank by bank.
+    pub fn totals(&self) -> [u64; BANKS] {
+        std::array::from_fn(|b| self.0[b].get())
+    }
+
+    /// The counters for compiled code: bank k's is the `u64` at `.add(k)`. Derived from a
+    /// shared reference to the cells, which the memory changes only through shared
+    /// references too, so the pointer stays valid, and sees every change, while `self` does.
+    pub fn as_ptr(&self) -> *mut u64 {
+        self.0.as_ptr().cast::<u64>().cast_mut()
+    }
+}
+
+/// Accesses counted per bank by the module's one rule ("Counting accesses"), not yet added
+/// to the memory's counters: what compiled code that performs whole rows of accesses
+/// gathers during an entry, so that it adds to the memory's counters once
+/// ([`crate::engine::backend::Port::count_accesses`]).
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BankTally([u64; BANKS]);
+
+impl BankTally {
+    /// `n` rows in which each lane k of `lanes` reaches bank (k + `rotate`) mod 16 (an
+    /// own-bank row when `rotate` is 0): one access per lane and row, in its bank.
+    pub fn rotated_rows(&mut self, lanes: u16, rotate: usize, n: u64) {
+        let mut m = lanes;
+        while m != 0 {
+            let k = m.trailing_zeros() as usize;
+            m &= m - 1;
+            self.0[(k + rotate) % BANKS] += n;
+        }
+    }
+
+    /// `n` rows in which every lane of `lanes` reaches bank `bank` (a broadcast): one
+    /// access per lane and row, all in `bank`.
+    pub fn broadcast_rows(&mut self, lanes: u16, bank: usize, n: u64) {
+        self.0[bank % BANKS] += n * u64::from(lanes.count_ones());
+    }
+
+    /// The accesses counted, over all banks.
+    pub fn total(&self) -> u64 {
+        self.0.iter().sum()
+    }
+}
+
 /// Counters kept by the memory as accesses are served.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MemoryStats {
@@ -239,7 +326,7 @@ pub struct MemoryStats {
 pub(crate) struct Cells {
     /// The 4096 bytes, at [`cell_index`] of their address.
     pub(crate) bytes: [Cell<u8>; MEMORY_BYTES],
-    pub(crate) accesses: [Cell<u64>; BANKS],
+    pub(crate) accesses: BankAccesses,
 }
 
 /// Shared memory with its lock and bank state.
@@ -371,7 +458,7 @@ impl SharedMemory {
     /// The counters so far: accesses, lock acquisitions and hold cycles per bank.
     pub fn stats(&self) -> MemoryStats {
         MemoryStats {
-            accesses_per_bank: std::array::from_fn(|b| self.cells.accesses[b].get()),
+            accesses_per_bank: self.cells.accesses.totals(),
             ..self.locks.clone()
         }
     }
@@ -409,7 +496,7 @@ impl SharedMemory {
 
     /// Decide, without changing anything, what core `id`'s access in `cycle` would do.
     /// Order of checks: the core's own faults, then locks, then bank conflicts.
-    pub fn check(&self, id: u8, cycle: u64, op: MemOp, addr: u16) -> Attempt {
+    pub(crate) fn check(&self, id: u8, cycle: u64, op: MemOp, addr: u16) -> Attempt {
         let held = self.held[usize::from(id)];
         match (op, held) {
             (MemOp::Ld | MemOp::St, Some(held)) => {
@@ -446,7 +533,7 @@ impl SharedMemory {
 
     /// Present core `id`'s access in `cycle` to memory: the one path by which an access
     /// commits. It either happens (the byte loaded or stored, and the cores its `st_sync`
-    /// woke) or is refused with the stall or fault [`SharedMemory::check`] finds, changing
+    /// woke) or is refused with the stall or fault `check` finds, changing
     /// nothing.
     #[inline(always)]
     pub fn perform(
@@ -466,7 +553,7 @@ impl SharedMemory {
     }
 
     /// Whether every plain `ld`/`st` would proceed now, whoever makes it: no bank has an
-    /// open sequence and no core holds a lock (the gate is clear), so [`SharedMemory::check`]
+    /// open sequence and no core holds a lock (the gate is clear), so `check`
     /// finds no fault and no lock stall, and the bank-conflict model is off.
     #[inline]
     pub fn plain_accesses_proceed(&self) -> bool {
@@ -484,14 +571,14 @@ impl SharedMemory {
         self.commit_plain(cycle, op, addr, value)
     }
 
-    /// What every access commits whatever its kind: one more access to its bank, and under
-    /// the bank-conflict model, the bank's first access of the cycle.
+    /// What every access commits whatever its kind: one more access to its bank
+    /// ([`BankAccesses::count`]), and under the bank-conflict model, the bank's first access
+    /// of the cycle.
     #[inline(always)]
     fn count_access(&mut self, cycle: u64, op: MemOp, addr: u16) {
-        let bank = bank_of(addr);
-        let count = &self.cells.accesses[bank];
-        count.set(count.get() + 1);
+        self.cells.accesses.count(addr);
         if self.bank_conflicts {
+            let bank = bank_of(addr);
             let s = &mut self.served[bank];
             if s.0 != cycle {
                 *s = (cycle, addr as u8, op.is_read());

@@ -10,13 +10,14 @@
 //! of decisions.md exact while a lone core runs at native speed.
 
 use crate::config::INSTRUCTION_CYCLES;
-pub use crate::event_key::EventKey;
+use crate::event_key::EventKey;
 use crate::frame::InstrFrame;
 pub(crate) use crate::group::shares_banks;
 pub use crate::group::GroupShape;
 use crate::isa::{Flow, MemOp, FRAME_INSTRS};
 use crate::lock_wait::LockWaits;
-use crate::memory::{bank_of, holding_bit, Refusal, SharedMemory, Stall, Wakes, BANKS};
+use crate::memory::{bank_of, holding_bit, BankTally, Refusal, SharedMemory, Stall, Wakes, BANKS};
+use crate::slot_run::SlotCompiler;
 use std::cell::Cell;
 
 /// The architectural state of one core plus its clock and counter. `repr(C)` so that compiled
@@ -95,13 +96,9 @@ impl std::fmt::Display for BackendError {
 
 impl std::error::Error for BackendError {}
 
-/// What became of each core of a group that ran in lockstep ([`Backend::run_group`]):
-/// `Some` exit as from [`Backend::run_core`], or `None` for a core that can simply go on
-/// from its IP and cycle (the group split at a `bnz` that went different ways).
-pub type GroupExit = [Option<CoreExit>; 16];
-
-/// An execution engine for cores.
-pub trait Backend {
+/// An execution engine for cores. Its supertrait [`SlotCompiler`] is the separate interface
+/// of the MCST dialect's slot engine (an empty `impl` for a backend with no slot code).
+pub trait Backend: SlotCompiler {
     /// A frame prepared for execution (decoded, or compiled).
     type Code: Clone;
     /// The backend's name in reports.
@@ -157,34 +154,24 @@ pub trait Backend {
     /// one frame at several IPs, [`GroupShape::one_ip`] false, in one cycle or, for some
     /// of them, the next, which then join it from that cycle), where cores at different
     /// instructions take turns on memory within each cycle.
+    ///
+    /// Returns what became of each core, by id: `Some` exit as from [`Backend::run_core`],
+    /// or `None` for a core that can simply go on from its IP and cycle (the group split
+    /// at a `bnz` that went different ways).
     fn run_group(
         &mut self,
         code: &Self::Code,
         group: u16,
         cores: &mut [CoreState; 16],
         port: &mut Port<'_>,
-    ) -> GroupExit {
+    ) -> [Option<CoreExit>; 16] {
         let _ = (code, group, cores, port);
         unreachable!(
             "{} asks for groups but does not implement run_group",
             self.name()
         )
     }
-
-    /// For the MCST dialect's slot engine: code that runs a core's register-only slots of
-    /// the frame whose instruction words are `words` ahead of the engine's clock (see
-    /// [`crate::slot_run::SlotRun`]), or `None` to have the engine step them one slot at a
-    /// time. `asked` counts the times the engine has wanted such code for this frame in
-    /// this run (it asks again at powers of two while the answer is `None`), so a backend
-    /// can wait until the frame is hot. The default: `None`, the reference behaviour.
-    fn slot_code(&mut self, words: &[u16; FRAME_INSTRS], asked: u64) -> Option<SlotCode> {
-        let _ = (words, asked);
-        None
-    }
 }
-
-/// A backend's compiled register-only slots of one frame ([`Backend::slot_code`]).
-pub type SlotCode = std::rc::Rc<dyn crate::slot_run::SlotRun>;
 
 /// What compiled code needs to perform a plain `ld` or `st` itself: for each bank, the
 /// first cycle from which such an access by the running core might stall, fault, conflict
@@ -201,7 +188,7 @@ pub type SlotCode = std::rc::Rc<dyn crate::slot_run::SlotRun>;
 /// model, the core holding a lock) the port decides.
 ///
 /// Every pointer is derived from a shared reference to [`Cell`]s (the port's
-/// [`DirectBounds`] and the memory's cells), and the port and the memory change those
+/// per-bank bounds and the memory's cells), and the port and the memory change those
 /// cells only through shared references too, so the pointers stay valid, and see every
 /// change, while the port lives: no `&mut` to what they point at is ever taken.
 #[repr(C)]
@@ -211,9 +198,11 @@ pub struct DirectAccess {
     pub until: *const u64,
     /// 16 cycle bounds, one a bank: from here on an access is out of turn.
     pub turn: *const u64,
-    /// The 4096 bytes of shared memory, each at [`crate::memory::cell_index`] of its address.
+    /// The 4096 bytes of shared memory, each at its cell index
+    /// ([`crate::engine::memory`]: row-major, `(addr & 0xFF) * 16 + bank`).
     pub bytes: *mut u8,
-    /// 16 access counters, one a bank.
+    /// 16 access counters, one a bank: bank k's at `.add(k)`, counted as
+    /// [`crate::engine::memory`]'s "Counting accesses" says.
     pub accesses: *mut u64,
 }
 
@@ -230,7 +219,7 @@ impl DirectAccess {
 /// The two per-bank bounds of [`DirectAccess`], kept by the run loop for the lifetime of a
 /// run and lent to each [`Port`].
 #[derive(Debug, Default)]
-pub struct DirectBounds {
+pub(crate) struct DirectBounds {
     until: [Cell<u64>; BANKS],
     turn: [Cell<u64>; BANKS],
 }
@@ -385,7 +374,7 @@ impl<'m> Port<'m> {
             until: self.bounds.until.as_ptr().cast::<u64>(),
             turn: self.bounds.turn.as_ptr().cast::<u64>(),
             bytes: cells.bytes.as_ptr().cast::<u8>().cast_mut(),
-            accesses: cells.accesses.as_ptr().cast::<u64>().cast_mut(),
+            accesses: cells.accesses.as_ptr(),
         }
     }
 
@@ -472,7 +461,7 @@ impl<'m> Port<'m> {
 
     /// The memory's cells, for lockstep code that performs rows of own-bank accesses below
     /// [`Port::own_banks_until`]: byte `addr` is at offset
-    /// [`crate::memory::cell_index`]`(addr)`, so row r of all banks is the 16 bytes from
+    /// the cell index `(addr & 0xFF) * 16 + bank`, so row r of all banks is the 16 bytes from
     /// `16 * r`, bank k's byte at `16 * r + k`. Derived from a shared reference to the
     /// cells, which the memory changes only through shared references too, so the pointer
     /// stays valid, and sees every change, while the port lives.
@@ -480,17 +469,11 @@ impl<'m> Port<'m> {
         self.memory.cells().bytes.as_ptr().cast::<u8>().cast_mut()
     }
 
-    /// Count `n` accesses to each bank of `banks`, performed by compiled code through
+    /// Count the accesses of `tally`, performed by compiled code through
     /// [`Port::own_bank_rows`] (own-bank rows, and shared rows below
     /// [`Port::shared_rows_until`]).
-    pub fn count_row_accesses(&self, banks: u16, n: u64) {
-        let accesses = &self.memory.cells().accesses;
-        let mut m = banks;
-        while m != 0 {
-            let b = m.trailing_zeros() as usize;
-            m &= m - 1;
-            accesses[b].set(accesses[b].get() + n);
-        }
+    pub fn count_accesses(&self, tally: &BankTally) {
+        self.memory.cells().accesses.add(tally);
     }
 
     /// Whether two of `cores` may touch the same bank (by the bank analysis of their
@@ -668,24 +651,31 @@ impl<'m> Port<'m> {
     }
 }
 
-/// Apply the control flow of an executed instruction: count it and move the IP. Returns the
-/// exit if the core's part ended.
-#[inline]
-pub fn retire(core: &mut CoreState, flow: Flow) -> Option<CoreExit> {
-    core.cycle += INSTRUCTION_CYCLES;
-    core.instructions += 1;
-    match flow {
-        Flow::Jump(t) => {
-            core.ip = t;
-            None
-        }
-        Flow::Ready => Some(CoreExit::Ended { by_ready: true }),
-        Flow::Next => {
-            if usize::from(core.ip) == FRAME_INSTRS - 1 {
-                Some(CoreExit::Ended { by_ready: false })
-            } else {
-                core.ip += 1;
+impl CoreState {
+    /// Cycles one core instruction takes (decisions.md: every instruction takes 1 cycle),
+    /// fixed by the core pipeline, not configurable. [`CoreState::retire`] advances the
+    /// cycle by it; compiled code's cycle arithmetic must use it too.
+    pub const INSTRUCTION_CYCLES: u64 = INSTRUCTION_CYCLES;
+
+    /// Apply the control flow of an executed instruction: count it and move the IP. Returns
+    /// the exit if the core's part ended.
+    #[inline]
+    pub fn retire(&mut self, flow: Flow) -> Option<CoreExit> {
+        self.cycle += INSTRUCTION_CYCLES;
+        self.instructions += 1;
+        match flow {
+            Flow::Jump(t) => {
+                self.ip = t;
                 None
+            }
+            Flow::Ready => Some(CoreExit::Ended { by_ready: true }),
+            Flow::Next => {
+                if usize::from(self.ip) == FRAME_INSTRS - 1 {
+                    Some(CoreExit::Ended { by_ready: false })
+                } else {
+                    self.ip += 1;
+                    None
+                }
             }
         }
     }

@@ -12,6 +12,12 @@
 //! except a poll for a stop or the watchdog, so a run never passes the `limit` the engine
 //! gives (the next of those). The interpreter has no such code: it steps every slot, and
 //! it is what compiled code is compared with.
+//!
+//! A backend offers such code through [`SlotCompiler`], a trait of its own: the MCST engine
+//! is the only machine that asks, and the spec dialect's run loop never sees it.
+
+use crate::isa::FRAME_INSTRS;
+use std::rc::Rc;
 
 /// A core's state for [`SlotRun::run`], in and out. `repr(C)`: compiled code addresses its
 /// fields.
@@ -58,4 +64,22 @@ pub trait SlotRun {
     /// or the last slot before `limit`, whichever comes first. Executes each instruction as
     /// [`crate::semantics::execute`] does in the MCST dialect.
     fn run(&self, state: &mut SlotState) -> SlotExit;
+}
+
+/// What the MCST dialect's slot engine asks of a backend: compiled [`SlotRun`] code for a
+/// frame, or nothing. Kept apart from [`crate::engine::backend::Backend`] because only the slot engine asks;
+/// the spec dialect's run loop runs cores, not slots. Every backend is one
+/// (`Backend: SlotCompiler`), so a run entry takes one bound; a backend without such code
+/// writes `impl SlotCompiler for MyBackend {}` and the engine steps every slot itself, which
+/// is the reference behaviour.
+pub trait SlotCompiler {
+    /// Code that runs a core's register-only slots of the frame whose instruction words
+    /// are `words` ahead of the engine's clock (see [`SlotRun`]), or `None` to have the
+    /// engine step them one slot at a time. `asked` counts the times the engine has wanted
+    /// such code for this frame in this run (it asks again at powers of two while the
+    /// answer is `None`), so a backend can wait until the frame is hot. The default: `None`.
+    fn slot_code(&mut self, words: &[u16; FRAME_INSTRS], asked: u64) -> Option<Rc<dyn SlotRun>> {
+        let _ = (words, asked);
+        None
+    }
 }

@@ -46,7 +46,7 @@ impl Hasher for FrameHasher {
 }
 
 /// A map keyed by frame bytes (or words) with [`FrameHasher`].
-pub type FrameMap<K, V> = HashMap<K, V, BuildHasherDefault<FrameHasher>>;
+pub(crate) type FrameMap<K, V> = HashMap<K, V, BuildHasherDefault<FrameHasher>>;
 
 /// One distinct instruction frame and what the run knows of it.
 pub(crate) struct FrameEntry<C> {

@@ -4,7 +4,8 @@
 //! the core id into, how `div` treats zero, which bits of the high-address register count,
 //! and what decides a `bnz`. Every consumer is an implementation of the domain, not another
 //! copy of the rules:
-//! - concrete bytes ([`Concrete`]): the interpreter, through [`execute`];
+//! - concrete bytes (the crate's `Concrete`): the interpreter, through [`execute`] and
+//!   [`Access::complete_bytes`];
 //! - Cranelift values: the JIT (`gpu16-jit`);
 //! - symbolic values: the bank analysis ([`crate::banks`]);
 //! - the register footprint ([`Instr::reads`], [`Instr::writes`]): the generator, the JIT's
@@ -134,20 +135,20 @@ pub enum Effect<V> {
 
 /// Whether `set_const k, rD` loads the core id (`D < 8`) rather than the constant `k`.
 #[inline]
-pub fn loads_core_id(d: u8) -> bool {
+pub(crate) fn loads_core_id(d: u8) -> bool {
     d & 0xF < 8
 }
 
 /// Whether the MCST dialect's `set_const k, rD` loads the constant `k` (`D < 8`) rather than
 /// the core id: the spec's two modes swapped.
 #[inline]
-pub fn mcst_loads_constant(d: u8) -> bool {
+pub(crate) fn mcst_loads_constant(d: u8) -> bool {
     d & 0xF < 8
 }
 
 /// The register `mul` writes its high byte to: the one after `c`, wrapping from r15 to r0.
 #[inline]
-pub fn mul_high_reg(c: u8) -> u8 {
+pub(crate) fn mul_high_reg(c: u8) -> u8 {
     (c + 1) & 0xF
 }
 
@@ -263,7 +264,7 @@ pub fn step<S: Semantics>(instr: Instr, s: &mut S) -> Effect<S::V> {
 }
 
 /// Concrete execution on a core's register file: the interpreter's domain.
-pub struct Concrete<'r> {
+pub(crate) struct Concrete<'r> {
     /// The core's registers r0..r15, read and written in place.
     pub regs: &'r mut [u8; REGS],
     /// The executing core's id (0..15), which `set_const` into r0..r7 loads.
@@ -467,11 +468,31 @@ impl Instr {
 }
 
 /// Execute one instruction on a core's registers with concrete bytes ([`step`] in the
-/// [`Concrete`] domain). A memory instruction comes back as [`Effect::Memory`] for the
+/// `Concrete` domain). A memory instruction comes back as [`Effect::Memory`] for the
 /// caller to perform.
 #[inline]
 pub fn execute(instr: Instr, regs: &mut [u8; REGS], core_id: u8) -> Effect<u8> {
     step(instr, &mut Concrete { regs, core_id })
+}
+
+impl Access<u8> {
+    /// [`Access::complete`] on concrete bytes, the other half of [`execute`]: write the
+    /// byte a load got (`byte`) to its register in `regs` of core `core_id`.
+    pub fn complete_bytes(&self, regs: &mut [u8; REGS], core_id: u8, byte: u8) {
+        self.complete(&mut Concrete { regs, core_id }, byte);
+    }
+}
+
+impl Instr {
+    /// Whether this is a `set_const` (of either dialect) that loads the core id rather
+    /// than its constant `k`: the spec's mode with `D < 8`, the MCST dialect's with `D >= 8`.
+    pub fn sets_core_id(&self) -> bool {
+        match *self {
+            Instr::SetConst { d, .. } => loads_core_id(d),
+            Instr::McstSetConst { d, .. } => !mcst_loads_constant(d),
+            _ => false,
+        }
+    }
 }
 
 #[cfg(test)]
