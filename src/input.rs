@@ -11,10 +11,12 @@ pub mod memory;
 pub mod parts;
 pub mod stream;
 
-pub use hex::{parse_hex_words, parse_memory_text, MAX_PROGRAM_WORDS};
+pub(crate) use hex::parse_hex_words;
+#[cfg(test)]
+pub(crate) use hex::parse_memory_text;
 pub use memory::{load_memory_image, MemoryFormat, MemoryImage};
 
-use gpu16_asm::{Assembly, Diagnostic, Diagnostics, Severity, SourceMap};
+use gpu16_asm::{Assembly, Diagnostics, SourceMap};
 use gpu16_machine::{Dialect, Program};
 use limits::{read, read_text};
 use std::fmt;
@@ -81,14 +83,11 @@ pub fn load_program(path: &Path) -> Result<Program, InputError> {
     load_program_with_map(path).map(|(program, _)| program)
 }
 
-/// [`load_program`] in `dialect`.
-pub fn load_program_in(path: &Path, dialect: Dialect) -> Result<Program, InputError> {
-    load_program_with_map_in(path, dialect).map(|(program, _)| program)
-}
-
 /// [`load_program`], with the assembler's source map when the program is assembly (so a
 /// failure can name the `file:line:col` of an instruction); `None` for an image.
-pub fn load_program_with_map(path: &Path) -> Result<(Program, Option<SourceMap>), InputError> {
+pub(crate) fn load_program_with_map(
+    path: &Path,
+) -> Result<(Program, Option<SourceMap>), InputError> {
     load_program_with_map_in(path, Dialect::Spec)
 }
 
@@ -162,25 +161,6 @@ pub fn load_program_full(
             memory: None,
         })
         .map_err(|e| err(path, e.to_string()))
-}
-
-/// Assemble the source file at `path` in the spec dialect, it and every file it includes
-/// read within [`limits::SOURCE`]. A file that cannot be read is an error diagnostic naming
-/// it, as `gpu16_asm::assemble_file` reports it.
-pub fn assemble_file(path: &Path) -> Result<Assembly, Diagnostics> {
-    assemble_file_in(path, Dialect::Spec)
-}
-
-/// [`assemble_file`] in `dialect`.
-pub fn assemble_file_in(path: &Path, dialect: Dialect) -> Result<Assembly, Diagnostics> {
-    match read_text(path, limits::SOURCE) {
-        Ok(source) => assemble_bounded(&source, path, dialect),
-        Err(e) => Err(Diagnostics(vec![Diagnostic::bare(
-            Severity::Error,
-            path.display().to_string(),
-            e.message,
-        )])),
-    }
 }
 
 /// A program image handed over in memory (the bytes a Python caller passes), held to the

@@ -102,7 +102,6 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-pub mod dap;
 pub mod debugger;
 pub mod dialect;
 pub mod diff;
@@ -110,9 +109,7 @@ pub mod fuzz;
 pub mod input;
 pub mod live;
 pub mod output;
-pub mod progress;
 pub mod scratch;
-pub mod serve;
 pub mod shown;
 pub mod stop;
 pub mod timing;

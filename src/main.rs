@@ -28,6 +28,11 @@ macro_rules! stderr_text {
 }
 
 mod commands;
+// The binary's own parts: the DAP server, the playground and the progress bar serve only
+// the command line, so they are not the library's API.
+mod dap;
+mod progress;
+mod serve;
 
 /// Emulator of the gpu16 16-core GPU: run programs, assemble and inspect them.
 #[derive(Parser)]

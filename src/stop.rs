@@ -45,7 +45,7 @@ pub fn handle_signals() -> Result<(), String> {
 /// End the process now with status 130 (128 + SIGINT, as a shell reports Ctrl-C), after
 /// removing the temporary files of outputs being written
 /// ([`crate::scratch::remove_staged`]).
-pub fn exit_at_once() -> ! {
+pub(crate) fn exit_at_once() -> ! {
     crate::scratch::remove_staged();
     std::process::exit(130)
 }
@@ -98,7 +98,7 @@ const TIMEOUT: u8 = 1;
 const INTERRUPT: u8 = 2;
 
 /// The largest `--timeout`, in seconds (about 31 years): past it a timeout is no limit.
-pub const MAX_TIMEOUT_SECS: f64 = 1e9;
+pub(crate) const MAX_TIMEOUT_SECS: f64 = 1e9;
 
 /// The flag a timer or a Ctrl-C handler raises and a run polls; as an [`Observer`], it
 /// hears nothing and answers [`Observer::stop_requested`].
@@ -114,7 +114,7 @@ impl StopSignal {
     }
 
     /// Why it was raised, if it was: the first cause wins.
-    pub fn cause(&self) -> Option<StopCause> {
+    pub(crate) fn cause(&self) -> Option<StopCause> {
         match self.raised.load(Ordering::Relaxed) {
             TIMEOUT => Some(StopCause::Timeout),
             INTERRUPT => Some(StopCause::Interrupt),
@@ -123,7 +123,7 @@ impl StopSignal {
     }
 
     /// Raise it for `cause`, unless it already was.
-    pub fn raise(&self, cause: StopCause) {
+    pub(crate) fn raise(&self, cause: StopCause) {
         let code = match cause {
             StopCause::Timeout => TIMEOUT,
             StopCause::Interrupt => INTERRUPT,

@@ -290,10 +290,10 @@ pub fn asm(args: AsmArgs) -> Result<Finished, CliError> {
     }
     let summary = format!(
         "{}: {} frames ({} bytes) -> {}\n",
-        gpu16::output::shown::path(&args.source),
+        gpu16::shown::path(&args.source),
         program.len(),
         program.len() * 32,
-        gpu16::output::shown::path(file.path())
+        gpu16::shown::path(file.path())
     );
     // Where the image or the memory went to stdout, the summary goes to stderr, out of
     // their way.
@@ -314,7 +314,7 @@ fn memory_out(assembly: &Assembly, file: &OutputFile, name: &str, json: bool) ->
         if !json {
             stderr_line!(
                 "note: {name} has no `.data` directive: --mem-out {} holds all-zero memory",
-                gpu16::output::shown::path(file.path())
+                gpu16::shown::path(file.path())
             );
         }
         &zero

@@ -48,7 +48,7 @@ pub fn loading_deadline(
         let message = format!(
             "timeout: the inputs of {} were not read within --timeout {}s (an input that is \
              a FIFO no one writes blocks its reader)",
-            gpu16::output::shown::path(&program),
+            gpu16::shown::path(&program),
             limit.as_secs_f64()
         );
         if json {

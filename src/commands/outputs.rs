@@ -26,7 +26,7 @@ impl Named {
     }
 
     fn shown(&self) -> String {
-        format!("{} {}", self.flag, gpu16::output::shown::path(&self.path))
+        format!("{} {}", self.flag, gpu16::shown::path(&self.path))
     }
 }
 

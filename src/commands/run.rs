@@ -10,6 +10,7 @@ use super::see_args::SeeArgs;
 use super::stdout::Stdout;
 use super::value_enums::{BackendArg, FormatArg, MemoryFormatArg};
 use super::{CliError, Finished};
+use crate::progress::ProgressDisplay;
 use clap::{Args, ValueEnum};
 use gpu16::input::dump::{load_memory_dump, load_register_dump};
 use gpu16::input::stream::FrameStream;
@@ -24,7 +25,6 @@ use gpu16::output::json_stream::JsonStream;
 use gpu16::output::run_files::{self, Planned, RunFile, Written};
 use gpu16::output::see::{Outcome, SeeOptions};
 use gpu16::output::task_spool::TaskSpool;
-use gpu16::progress::ProgressDisplay;
 use gpu16::stop::StopSignal;
 use gpu16::{BackendKind, ProgramInput, Runner};
 use serde_json::{json, Value};
@@ -166,7 +166,7 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
         stderr_line!(
             "warning: {}: the task scheduler never reaches a stop frame (.halt), so it wraps to \
              frame 0 and runs again until the watchdog (--max-cycles) ends the run",
-            gpu16::output::shown::path(&args.program)
+            gpu16::shown::path(&args.program)
         );
     }
     // Stop frames that are frame syncs on a walk that runs no task never end it either.
@@ -178,7 +178,7 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
             "warning: {}: the task scheduler reaches only stop frames that are frame syncs \
              (no .halt) and runs no task, so no core is ever busy for one of them to wait on: \
              the run goes on until the watchdog (--max-cycles) ends it",
-            gpu16::output::shown::path(&args.program)
+            gpu16::shown::path(&args.program)
         );
     }
     let memory = args.memory.load_for(&args.program, data).map_err(loaded)?;
@@ -548,14 +548,14 @@ fn differences(
         parts.push(format!(
             "{} of 4096 bytes (--expect-mem {})",
             d.len(),
-            gpu16::output::shown::path(p)
+            gpu16::shown::path(p)
         ));
     }
     if let (Some(p), Some(d)) = (&args.expect_regs, regs.filter(|d| !d.is_empty())) {
         parts.push(format!(
             "{} of 256 registers (--expect-regs {})",
             d.len(),
-            gpu16::output::shown::path(p)
+            gpu16::shown::path(p)
         ));
     }
     (!parts.is_empty()).then(|| {

@@ -8,7 +8,7 @@ use std::path::Path;
 
 /// Every command's full name, as `help` lists them (aliases are not offered: a name
 /// already typed in full is completed to itself).
-pub const COMMANDS: &[&str] = &[
+pub(crate) const COMMANDS: &[&str] = &[
     "break",
     "continue",
     "core",
@@ -43,7 +43,7 @@ pub const COMMANDS: &[&str] = &[
 ];
 
 /// The subjects `info` takes.
-pub const INFO_SUBJECTS: &[&str] = &[
+pub(crate) const INFO_SUBJECTS: &[&str] = &[
     "breakpoints",
     "cores",
     "display",
@@ -55,7 +55,7 @@ pub const INFO_SUBJECTS: &[&str] = &[
 
 /// The most candidates one completion offers (a directory of many files, a program of
 /// many labels).
-pub const MAX_CANDIDATES: usize = 1000;
+pub(crate) const MAX_CANDIDATES: usize = 1000;
 
 /// The most directory entries read to complete one file name.
 const MAX_ENTRIES: usize = 10_000;

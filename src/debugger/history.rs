@@ -19,7 +19,7 @@ const MAX_BYTES: u64 = (MAX_ENTRIES * (MAX_LINE + 1)) as u64;
 
 /// The environment variable that names the history file, or (set and empty) turns history
 /// off.
-pub const ENV: &str = "GPU16_HISTORY";
+pub(crate) const ENV: &str = "GPU16_HISTORY";
 
 /// Where the history is kept, given the environment `env`: `$GPU16_HISTORY` if it is set
 /// (`None`, no history, if it is empty), else `$XDG_STATE_HOME/gpu16/debug_history` (an

@@ -15,11 +15,11 @@
 //! `stepi` do not stop at breakpoints. A `continue` with nothing to stop at runs to the end
 //! of the program or the watchdog (`--max-cycles`).
 
-pub mod command;
+pub(crate) mod command;
 pub mod complete;
-pub mod expr;
+pub(crate) mod expr;
 pub mod history;
-pub mod search;
+pub(crate) mod search;
 
 use crate::live::{Live, Status as LiveStatus};
 use crate::output;
@@ -90,16 +90,16 @@ impl Snapshot {
 pub const MAX_POINTS: usize = 10_000;
 
 /// The deepest `source` files nest (a file that sources itself stops there).
-pub const MAX_SOURCE_DEPTH: usize = 16;
+pub(crate) const MAX_SOURCE_DEPTH: usize = 16;
 
 /// The largest file `source` reads.
-pub const MAX_SOURCE_BYTES: u64 = 1 << 20;
+pub(crate) const MAX_SOURCE_BYTES: u64 = 1 << 20;
 
 /// The most lines one `source` (with the files it sources) runs.
-pub const MAX_SOURCED_LINES: usize = 10_000;
+pub(crate) const MAX_SOURCED_LINES: usize = 10_000;
 
 /// The longest line of a sourced file, as of a typed command.
-pub const MAX_SOURCE_LINE: usize = 4096;
+pub(crate) const MAX_SOURCE_LINE: usize = 4096;
 
 /// What the session answered to one line.
 #[derive(Clone, Debug, PartialEq, Eq)]

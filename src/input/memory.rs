@@ -21,10 +21,10 @@ use gpu16_machine::memory::MEMORY_BYTES;
 use std::path::Path;
 
 /// The extensions of a memory file read as `$readmemh` text (in any case).
-pub const TEXT_EXTENSIONS: [&str; 4] = ["hex", "mem", "vmem", "txt"];
+pub(crate) const TEXT_EXTENSIONS: [&str; 4] = ["hex", "mem", "vmem", "txt"];
 
 /// The extensions of a memory file read as raw bytes (in any case).
-pub const RAW_EXTENSIONS: [&str; 2] = ["bin", "raw"];
+pub(crate) const RAW_EXTENSIONS: [&str; 2] = ["bin", "raw"];
 
 /// How a shared-memory image is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,14 +47,9 @@ impl MemoryFormat {
         }
     }
 
-    /// The format named `name` (`hex` or `raw`).
-    pub fn parse(name: &str) -> Option<MemoryFormat> {
-        MemoryFormat::ALL.into_iter().find(|f| f.name() == name)
-    }
-
     /// The format `path`'s extension names, if it names one ([`TEXT_EXTENSIONS`],
     /// [`RAW_EXTENSIONS`]); `None` for another extension, none, or `-`.
-    pub fn of_extension(path: &Path) -> Option<MemoryFormat> {
+    pub(crate) fn of_extension(path: &Path) -> Option<MemoryFormat> {
         let ext = path.extension()?.to_str()?;
         let is = |list: &[&str]| list.iter().any(|e| ext.eq_ignore_ascii_case(e));
         if is(&TEXT_EXTENSIONS) {
@@ -84,7 +79,7 @@ pub struct MemoryImage {
     /// address a text gave (0 for an empty file).
     pub given: usize,
     /// How the file was read.
-    pub format: MemoryFormat,
+    pub(crate) format: MemoryFormat,
 }
 
 /// Read the memory image at `path` (`-`: stdin) by the module's rule: `format` if given,

@@ -11,7 +11,7 @@ use gpu16_machine::{ControlFrame, Dialect, FrameSource, LoadError, Program};
 use std::path::Path;
 
 /// The fewest frames a part holds before it ends (at the end of a group): 512 KiB.
-pub const PART_FRAMES: usize = 1 << 14;
+pub(crate) const PART_FRAMES: usize = 1 << 14;
 
 /// Why reading in parts ended early.
 #[derive(Debug)]

@@ -20,7 +20,7 @@ use gpu16_machine::{FrameSource, LoadError};
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError};
 use std::time::Duration;
 
@@ -35,7 +35,6 @@ const READ_BUFFER: usize = 1 << 16;
 
 /// A binary program image read frame by frame.
 pub struct FrameStream {
-    name: PathBuf,
     input: Input,
     /// Frames read since the start (or the last rewind).
     frames: u64,
@@ -99,7 +98,6 @@ impl FrameStream {
             Input::File(BufReader::with_capacity(READ_BUFFER, file))
         };
         Ok(FrameStream {
-            name: path.to_path_buf(),
             input,
             frames: 0,
             known_frames,
@@ -117,11 +115,6 @@ impl FrameStream {
         if let Input::Stdin { stdin, .. } = &mut self.input {
             stdin.stop = Some(stop);
         }
-    }
-
-    /// The file as the user named it (`-` for stdin).
-    pub fn name(&self) -> &Path {
-        &self.name
     }
 
     fn read_error(&self, message: String) -> LoadError {

@@ -42,7 +42,7 @@ pub struct OutputError {
     /// The file, as the user named it.
     pub path: PathBuf,
     /// Why it cannot be written.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 impl fmt::Display for OutputError {
@@ -166,7 +166,7 @@ impl OutputFile {
 
     /// Write the file with `body` and put it in place: [`OutputFile::stage`], then
     /// [`Staged::commit`].
-    pub fn write<E: fmt::Display>(
+    pub(crate) fn write<E: fmt::Display>(
         &self,
         body: impl FnOnce(&mut BufWriter<File>) -> Result<(), E>,
     ) -> Result<(), OutputError> {

@@ -46,7 +46,7 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// The report of a successful run.
-pub fn report(r: &RunReport) -> Value {
+pub(crate) fn report(r: &RunReport) -> Value {
     let mut v = json!({
         "backend": r.backend,
         "cycles": r.cycles,
@@ -157,7 +157,7 @@ pub fn run_document(
 }
 
 /// A failed run: `error` describes it; the other keys show the state when it stopped.
-pub fn failure(f: &RunFailure) -> Value {
+pub(crate) fn failure(f: &RunFailure) -> Value {
     let mut v = report(&f.state);
     let mut e = json!({
         "rule": f.error.rule_name(),
@@ -232,7 +232,7 @@ pub fn failure(f: &RunFailure) -> Value {
 /// Add the source locations of an assembled program's failure to its object ([`failure`]):
 /// `error.location` (the instruction a fault or livelock names, else `null`) and each
 /// unfinished core's `location`, each `{"file", "line", "col"}` or `null`.
-pub fn locate(v: &mut Value, located: &FailureLocations) {
+pub(crate) fn locate(v: &mut Value, located: &FailureLocations) {
     let json = |l: &Option<Location>| l.as_ref().map_or(Value::Null, Location::json);
     let e = &mut v["error"];
     e["location"] = json(&located.error);
@@ -340,7 +340,7 @@ pub fn not_run(stage: &str, message: &str, file: Option<&Path>) -> Value {
 
 /// The output files a run was asked for, for `--json`'s `outputs`: each with the `flag`
 /// that asked, the `file` and whether it was `written`, with the `error` if it was not.
-pub fn outputs(written: &[Written]) -> Value {
+pub(crate) fn outputs(written: &[Written]) -> Value {
     written
         .iter()
         .map(|w| {

@@ -2,7 +2,7 @@
 //! pictures of a run (trace, timeline, memory image, waveform), and the one way a file the
 //! user named is written (`file`).
 
-pub mod core_trace;
+pub(crate) mod core_trace;
 pub mod events;
 pub mod exec_log;
 pub mod expect;
@@ -15,10 +15,10 @@ pub mod location;
 pub mod png;
 pub mod run_files;
 pub mod see;
-pub use crate::shown;
-pub mod stats;
+pub(crate) use crate::shown;
+pub(crate) mod stats;
 pub mod task_spool;
-pub mod tasks;
+pub(crate) mod tasks;
 pub mod timeline;
 pub mod trace;
 pub mod vcd;

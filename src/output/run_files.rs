@@ -32,7 +32,7 @@ pub enum RunFile {
 
 impl RunFile {
     /// What the file holds, as messages name it.
-    pub fn what(self) -> &'static str {
+    pub(crate) fn what(self) -> &'static str {
         match self {
             RunFile::MemoryDump => "memory dump",
             RunFile::MemoryPicture(..) => "memory picture",
@@ -40,11 +40,6 @@ impl RunFile {
             RunFile::Waveform => "waveform",
             RunFile::ExecLog => "execution log",
         }
-    }
-
-    /// Whether the file is drawn from the run's events (the event recorder must run).
-    pub fn needs_events(self) -> bool {
-        matches!(self, RunFile::Trace | RunFile::Waveform)
     }
 }
 
@@ -63,7 +58,7 @@ pub struct Planned {
 #[derive(Debug)]
 pub struct Written<'a> {
     /// The file it was.
-    pub planned: &'a Planned,
+    pub(crate) planned: &'a Planned,
     /// Whether it was written, or why not.
     pub result: Result<(), OutputError>,
 }

@@ -37,7 +37,7 @@ fn metadata(name: &str, tid: u32, args: Value) -> Value {
 }
 
 /// The trace-event objects of one machine event.
-pub fn trace_event(e: &Event, control_frame_cycles: u64) -> Value {
+pub(crate) fn trace_event(e: &Event, control_frame_cycles: u64) -> Value {
     match *e {
         Event::ControlFrame { frame, cycle } => slice(
             format!("CF frame {frame}"),

@@ -1,8 +1,8 @@
 //! The playground's state: the program the page opened, its debugger [`Session`] (the one
 //! `gpu16 debug --json` runs, driven with its command lines), and the program's whole run,
 //! made once as the program opens, for the timeline, the statistics and the downloads
-//! (written by the writers `gpu16 run` uses: [`crate::output::trace`],
-//! [`crate::output::vcd`], [`crate::output::png`], [`crate::output::json`]).
+//! (written by the writers `gpu16 run` uses: [`gpu16::output::trace`],
+//! [`gpu16::output::vcd`], [`gpu16::output::png`], [`gpu16::output::json`]).
 //!
 //! Every command, and the whole run, is bounded as on the command line: in cycles by the
 //! watchdog (`max_cycles`, checked as `--max-cycles` is), in time by `--timeout` (the
@@ -10,12 +10,12 @@
 //! and in memory by the event limit (`--trace-limit`) and the size of a request.
 
 use super::{error, ok, Options, Reply};
-use crate::debugger::Session;
-use crate::input::memory::{memory_image_from, MemoryFormat};
-use crate::output::events::Recorder;
-use crate::output::see::{state_of, Outcome, SeeOptions};
-use crate::output::{json as run_json, png, trace, vcd};
-use crate::ProgramInput;
+use gpu16::debugger::Session;
+use gpu16::input::memory::{memory_image_from, MemoryFormat};
+use gpu16::output::events::Recorder;
+use gpu16::output::see::{state_of, Outcome, SeeOptions};
+use gpu16::output::{json as run_json, png, trace, vcd};
+use gpu16::ProgramInput;
 use gpu16_asm::{Assembly, Diagnostics, SourceMap};
 use gpu16_machine::{Dialect, Observer, Program, StopCause};
 use serde_json::{json, Value};
@@ -262,7 +262,7 @@ impl Play {
                     .map(run_json::event)
                     .collect();
                 let cut = if all.len() > MAX_TIMELINE_EVENTS {
-                    Some(crate::output::events::start_of(&all[MAX_TIMELINE_EVENTS]))
+                    Some(gpu16::output::events::start_of(&all[MAX_TIMELINE_EVENTS]))
                 } else {
                     cut
                 };
