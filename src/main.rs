@@ -28,10 +28,12 @@ macro_rules! stderr_text {
 }
 
 mod commands;
-// The binary's own parts: the DAP server, the playground and the progress bar serve only
-// the command line, so they are not the library's API.
+// The binary's own parts: the DAP server, the playground, the progress bar and the files a
+// run writes (pictures, `--expect`, the streamed `--json`) serve only the command line, so
+// they are not the library's API.
 mod dap;
 mod progress;
+mod run_output;
 mod serve;
 
 /// Emulator of the gpu16 16-core GPU: run programs, assemble and inspect them.

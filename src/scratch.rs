@@ -2,7 +2,7 @@
 //! as their handle and nothing is left behind however the process ends. A long run keeps
 //! what would otherwise grow with its length here (a stream read from stdin, the human
 //! report's task table), on disk rather than in memory. It also keeps the list of named
-//! temporary files staged beside an output's target ([`crate::output::file`]), which a
+//! temporary files staged beside an output's target (the binary's `run_output::file`), which a
 //! signal removes ([`remove_staged`]).
 
 use std::fs::{self, File};
@@ -41,7 +41,9 @@ pub fn unnamed_file(what: &str) -> io::Result<File> {
 /// renamed, so a signal handler holding the lock sees exactly the files that exist.
 static STAGED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
-pub(crate) fn staged() -> MutexGuard<'static, Vec<PathBuf>> {
+/// The list of staged temporary files, locked: an output adds its file as it creates it
+/// and takes it out as it renames or removes it.
+pub fn staged() -> MutexGuard<'static, Vec<PathBuf>> {
     STAGED.lock().unwrap_or_else(PoisonError::into_inner)
 }
 

@@ -62,13 +62,16 @@ impl Case {
             config.max_cycles = n;
         }
         let outcome = gpu16::run(BackendKind::Auto, &program, &memory, &config);
+        let state = match &outcome {
+            Ok(report) => report,
+            Err(failure) => &failure.state,
+        };
         assert!(
-            gpu16::output::see::state_of(&outcome).tasks.len() as u64
-                == gpu16::output::see::state_of(&outcome).task_summary.tasks,
+            state.tasks.len() as u64 == state.task_summary.tasks,
             "{}: the in-memory run kept every task",
             self.program.display()
         );
-        run_document(&outcome, map.as_ref(), &[])
+        run_document(&outcome, map.as_ref())
     }
 
     /// Run the case both ways and check they agree; return the streamed object.

@@ -137,7 +137,7 @@ fn run_json(
     // The run does not touch Python objects: let other threads run meanwhile.
     let document = py.detach(|| {
         let outcome = gpu16::run(runner, &program, &memory, &config);
-        gpu16::output::json::run_document(&outcome, source_map.as_ref(), &[])
+        gpu16::output::json::run_document(&outcome, source_map.as_ref())
     });
     Ok(document.to_string())
 }

@@ -56,7 +56,7 @@ pub fn loading_deadline(
             let _ = super::emit(&format!("{v}\n"));
         }
         stderr_line!("error: {message}");
-        gpu16::output::file::remove_staged();
+        crate::run_output::file::remove_staged();
         std::process::exit(status);
     }))
 }
@@ -88,7 +88,7 @@ pub fn writing_deadline<P: AsRef<Path>>(
             let _ = super::emit(&format!("{v}\n"));
         }
         stderr_line!("error: {message}");
-        gpu16::output::file::remove_staged();
+        crate::run_output::file::remove_staged();
         std::process::exit(status);
     }))
 }

@@ -11,20 +11,20 @@ use super::stdout::Stdout;
 use super::value_enums::{BackendArg, FormatArg, MemoryFormatArg};
 use super::{CliError, Finished};
 use crate::progress::ProgressDisplay;
+use crate::run_output::events::Recorder;
+use crate::run_output::expect::{self, Writers};
+use crate::run_output::file::{is_stdout, names_stdout, OutputFile};
+use crate::run_output::json_stream::JsonStream;
+use crate::run_output::run_files::{self, Planned, RunFile, Written};
+use crate::run_output::see::{Outcome, SeeOptions};
+use crate::run_output::task_spool::TaskSpool;
 use clap::{Args, ValueEnum};
 use gpu16::input::dump::{load_memory_dump, load_register_dump};
 use gpu16::input::stream::FrameStream;
 use gpu16::input::{load_program_full, program_format, InputError, ProgramFormat};
 use gpu16::machine::{Config, Dialect, Observer, RunError, StopCause, TaskLog};
 use gpu16::output;
-use gpu16::output::events::Recorder;
 use gpu16::output::exec_log::ExecLog;
-use gpu16::output::expect::{self, Writers};
-use gpu16::output::file::{is_stdout, names_stdout, OutputFile};
-use gpu16::output::json_stream::JsonStream;
-use gpu16::output::run_files::{self, Planned, RunFile, Written};
-use gpu16::output::see::{Outcome, SeeOptions};
-use gpu16::output::task_spool::TaskSpool;
 use gpu16::stop::StopSignal;
 use gpu16::{BackendKind, ProgramInput, Runner};
 use serde_json::{json, Value};
@@ -339,7 +339,7 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
     if let Some(note) = see.cut_note(&events) {
         stderr_line!("{note}");
     }
-    let state = output::see::state_of(&outcome);
+    let state = crate::run_output::see::state_of(&outcome);
     let mem_diffs = expect_mem
         .as_ref()
         .map(|d| expect::memory_diffs(&d.bytes, &state.memory[..], writers.as_ref()));
@@ -366,7 +366,7 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
         Ok(report) => {
             if json {
                 // An output that could not be written is the error to report first.
-                let mut v = output::json::run_document(&outcome, source_map.as_ref(), &written);
+                let mut v = run_files::run_document(&outcome, source_map.as_ref(), &written);
                 add_expected(&mut v);
                 if let (None, Some(d)) = (v.get("error"), &differs) {
                     v["error"] = json!({"rule": "expect", "message": d});
@@ -400,7 +400,7 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
                 .as_ref()
                 .map(|m| output::location::FailureLocations::of(&failure.error, m));
             if json {
-                let mut v = output::json::run_document(&outcome, source_map.as_ref(), &written);
+                let mut v = run_files::run_document(&outcome, source_map.as_ref(), &written);
                 add_expected(&mut v);
                 print_json(&mut out, json_stream.take(), v);
             } else {

@@ -37,7 +37,7 @@ pub(crate) const MAX_DIR_ENTRIES: usize = 4096;
 
 /// How a memory dump was given.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum DumpFormat {
+pub enum DumpFormat {
     /// Raw bytes.
     Raw,
     /// One `$readmemh` text.
@@ -48,7 +48,7 @@ pub(crate) enum DumpFormat {
 
 impl DumpFormat {
     /// The name reports use: `raw`, `hex` or `banks`.
-    pub(crate) fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             DumpFormat::Raw => "raw",
             DumpFormat::Hex => "hex",
@@ -63,7 +63,7 @@ pub struct MemoryDump {
     /// The 4096 expected bytes, address order.
     pub bytes: Vec<u8>,
     /// How it was given.
-    pub(crate) format: DumpFormat,
+    pub format: DumpFormat,
     /// The files read: the one file, or the 16 bank files in bank order.
     pub files: Vec<PathBuf>,
 }

@@ -19,7 +19,7 @@ pub fn task_table(tasks: &[TaskRecord]) -> String {
 }
 
 /// The task table's header line.
-pub(crate) const TASK_TABLE_HEADER: &str = "  frame  cores   fence  issue  start    end\n";
+pub const TASK_TABLE_HEADER: &str = "  frame  cores   fence  issue  start    end\n";
 
 /// The task table's heading in the run report, before its header line.
 pub const TASK_TABLE_HEADING: &str = "\ntasks (issue order)\n";
@@ -28,7 +28,7 @@ pub const TASK_TABLE_HEADING: &str = "\ntasks (issue order)\n";
 /// `format!("  {:>5}  {:#06x}  {:<5}  {:>5}  {:>5}  {:>5}\n", ...)` written by hand, since a
 /// long stream's table is a million lines and `format!`'s machinery was a third of such a
 /// run's time.
-pub(crate) fn push_task_line(out: &mut Vec<u8>, t: &TaskRecord) {
+pub fn push_task_line(out: &mut Vec<u8>, t: &TaskRecord) {
     out.extend_from_slice(b"  ");
     push_right(out, t.frame as u64);
     out.extend_from_slice(b"  0x");

@@ -6,10 +6,10 @@
 //! `"end": null`.
 //!
 //! `config` echoes the machine configuration; `config.timing` has every `--timing` key
-//! ([`crate::timing::KEYS`]) with its value, default or set.
+//! (`timing::KEYS`) with its value, default or set.
 //!
 //! `expect_mem` and `expect_regs` are there when `--expect-mem`/`--expect-regs` is given
-//! ([`super::expect::memory_json`], [`super::expect::register_json`]); a finished run that
+//! (the binary's `run_output::expect`); a finished run that
 //! differs from them has `"error": {"rule": "expect", "message"}`.
 //!
 //! `error` is on every object of a command that did not succeed: for a run that failed, an
@@ -19,13 +19,11 @@
 //!
 //! [`run_document`] puts together the whole object of a run that started; `gpu16 run --json`
 //! prints it and the Python binding (`python/`) returns it, so the two cannot drift apart.
-//! With `--tasks all` the command streams it instead ([`super::json_stream`]): each task as
+//! With `--tasks all` the command streams it instead (the binary's `run_output::json_stream`): each task as
 //! the run hands it over ([`Task`]), then the rest of this same object, so `tasks` comes
 //! first there and the other keys follow in this object's (alphabetical) order.
 
 use super::location::{FailureLocations, Location};
-use super::run_files::Written;
-use super::see::Outcome;
 use gpu16_asm::SourceMap;
 use gpu16_machine::{
     CoreWait, Event, RunError, RunFailure, RunReport, StallCause, TaskLog, TaskRecord,
@@ -99,7 +97,7 @@ pub(crate) fn report(r: &RunReport) -> Value {
 /// One element of `tasks`: the task's instruction `frame`, its cores' `mask`, its `fence`
 /// (`no`, `acq`, `rel`), its `issue` and `start` cycles and its `end` ([`super::tasks::end`],
 /// `null` for a task the run left unfinished). The in-memory object ([`report`]) and the
-/// streamed one ([`super::json_stream`]) both serialize this, so a task reads the same in
+/// streamed one (the binary's `run_output::json_stream`) both serialize this, so a task reads the same in
 /// both. The fields are in alphabetical order, the order a [`Value`] object keeps, so the
 /// streamed text of a task is the same bytes too.
 #[derive(Clone, Copy, Debug, Serialize)]
@@ -127,13 +125,11 @@ impl Task {
 }
 
 /// The `run --json` object of a run that started, finished or failed: [`report`] or
-/// [`failure`] (located in the source through `source_map`, for an assembled program) with
-/// the [`outputs`] it wrote. A finished run whose outputs could not all be written has an
-/// `error` with `rule` `output` and the messages, one a line.
+/// [`failure`] (located in the source through `source_map`, for an assembled program).
+/// Its `outputs` is empty: the binary's `run`, which writes files, lists them there.
 pub fn run_document(
-    outcome: &Outcome,
+    outcome: &Result<RunReport, Box<RunFailure>>,
     source_map: Option<&SourceMap>,
-    written: &[Written],
 ) -> Value {
     let mut v = match outcome {
         Ok(r) => report(r),
@@ -145,14 +141,7 @@ pub fn run_document(
             v
         }
     };
-    v["outputs"] = outputs(written);
-    let unwritten: Vec<String> = written
-        .iter()
-        .filter_map(|w| w.result.as_ref().err().map(ToString::to_string))
-        .collect();
-    if outcome.is_ok() && !unwritten.is_empty() {
-        v["error"] = json!({"rule": "output", "message": unwritten.join("\n")});
-    }
+    v["outputs"] = json!([]);
     v
 }
 
@@ -336,25 +325,6 @@ pub fn not_run(stage: &str, message: &str, file: Option<&Path>) -> Value {
         v["file"] = json!(file.display().to_string());
     }
     v
-}
-
-/// The output files a run was asked for, for `--json`'s `outputs`: each with the `flag`
-/// that asked, the `file` and whether it was `written`, with the `error` if it was not.
-pub(crate) fn outputs(written: &[Written]) -> Value {
-    written
-        .iter()
-        .map(|w| {
-            let mut v = json!({
-                "flag": w.planned.flag,
-                "file": w.planned.output.path().display().to_string(),
-                "written": w.result.is_ok(),
-            });
-            if let Err(e) = &w.result {
-                v["error"] = json!(e.to_string());
-            }
-            v
-        })
-        .collect()
 }
 
 #[cfg(test)]

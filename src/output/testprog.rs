@@ -1,7 +1,8 @@
 //! Small hand-built programs for the output writers' tests, each with its timing worked out
-//! by hand in a comment so the tests can state exact counts and cycles.
+//! by hand in a comment so the tests can state exact counts and cycles. The library's
+//! writers and the binary's (`src/run_output/`) both include it, so it names no `crate::`
+//! path.
 
-use crate::BackendKind;
 use gpu16_machine::{Config, ControlFrame, Fence, Instr, InstrFrame, MemOp, Program, RunReport};
 
 pub(crate) fn cf(if_num: u8, fence: Fence, active: u16, init: &[(usize, u8)]) -> [u8; 32] {
@@ -83,7 +84,9 @@ pub(crate) fn bank_trio() -> Program {
 }
 
 pub(crate) fn run(p: &Program, config: &Config) -> RunReport {
-    crate::run(BackendKind::Interp, p, &[], config).expect("the test program runs")
+    // The reference interpreter, as `gpu16::run(BackendKind::Interp, ..)` runs it.
+    let mut interp = gpu16_interp::Interpreter::new();
+    gpu16_machine::run(&mut interp, p, &[], config).expect("the test program runs")
 }
 
 pub(crate) fn run_default(p: &Program) -> RunReport {

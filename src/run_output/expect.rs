@@ -2,7 +2,7 @@
 //! the observer that remembers who last wrote each byte and register ([`Writers`]), the
 //! differences ([`memory_diffs`], [`register_diffs`]) and how they are shown, as text
 //! ([`memory_text`], [`register_text`]) and as `--json`'s `expect_mem` and `expect_regs`
-//! ([`memory_json`], [`register_json`]). Reading the dumps is [`crate::input::dump`].
+//! ([`memory_json`], [`register_json`]). Reading the dumps is [`gpu16::input::dump`].
 //!
 //! Who wrote what is worked out from the instructions the run reports
 //! ([`Observer::executed`]): a `st` or `st_sync` writes its byte, an instruction writes the
@@ -236,9 +236,9 @@ pub fn register_diffs(
 /// The heading line: `expected memory (FILE): N differences` or `...: matches`.
 fn heading(what: &str, file: &Path, n: usize, unit: &str) -> String {
     match n {
-        0 => format!("{what} {}: all {unit} match\n", super::shown::path(file)),
-        1 => format!("{what} {}: 1 difference\n", super::shown::path(file)),
-        n => format!("{what} {}: {n} differences\n", super::shown::path(file)),
+        0 => format!("{what} {}: all {unit} match\n", gpu16::shown::path(file)),
+        1 => format!("{what} {}: 1 difference\n", gpu16::shown::path(file)),
+        n => format!("{what} {}: {n} differences\n", gpu16::shown::path(file)),
     }
 }
 
@@ -319,7 +319,7 @@ fn writer_json(w: Option<Writer>) -> Value {
 /// [`Writer::json`] or `null`.
 pub fn memory_json(
     file: &Path,
-    dump: &crate::input::dump::MemoryDump,
+    dump: &gpu16::input::dump::MemoryDump,
     diffs: &[MemoryDiff],
 ) -> Value {
     json!({
@@ -360,7 +360,7 @@ mod tests {
 
     #[test]
     fn a_rewind_forgets_r0_inits_and_keeps_the_instructions() {
-        use crate::output::testprog::{cf, iff, program, set};
+        use crate::run_output::testprog::{cf, iff, program, set};
         use gpu16_machine::{Fence, Instr};
         // CF0 inits R0 of core 1 (reported at 0, and again at 30 by a first run that went
         // past its failure); core 1's set_const r0 at 10 is an instruction.

@@ -16,7 +16,7 @@
 //! stopped with Ctrl-C leaves no stray file behind. Every temporary file is listed, from
 //! its creation to its removal or rename, in a process-wide set, so that a process ending
 //! at once on a signal removes the ones it has ([`remove_staged`], which
-//! [`crate::stop::exit_at_once`] calls).
+//! [`gpu16::stop::exit_at_once`] calls).
 //!
 //! `-` is stdout: written in place, after whatever the process printed there before.
 
@@ -26,8 +26,8 @@ use std::io::{self, BufWriter};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-pub use crate::scratch::remove_staged;
-use crate::scratch::staged;
+pub use gpu16::scratch::remove_staged;
+use gpu16::scratch::staged;
 
 /// Remove a temporary file and forget it.
 fn discard(temp: &Path) {
@@ -50,7 +50,7 @@ impl fmt::Display for OutputError {
         write!(
             f,
             "{}: cannot write: {}",
-            super::shown::path(&self.path),
+            gpu16::shown::path(&self.path),
             self.message
         )
     }
@@ -109,14 +109,14 @@ impl OutputFile {
             let real_dir = fs::canonicalize(dir).map_err(|e| match missing(&e) {
                 true => fail(format!(
                     "directory {} does not exist",
-                    super::shown::path(dir)
+                    gpu16::shown::path(dir)
                 )),
-                false => fail(format!("directory {}: {e}", super::shown::path(dir))),
+                false => fail(format!("directory {}: {e}", gpu16::shown::path(dir))),
             })?;
             if !real_dir.is_dir() {
                 return Err(fail(format!(
                     "{} is not a directory",
-                    super::shown::path(dir)
+                    gpu16::shown::path(dir)
                 )));
             }
             probe(&real_dir).map_err(fail)?;
@@ -373,7 +373,7 @@ pub fn check_directory(dir: &Path) -> Result<(), OutputError> {
             Ok(_) => {
                 return Err(fail(format!(
                     "{} is not a directory",
-                    super::shown::path(at)
+                    gpu16::shown::path(at)
                 )))
             }
             Err(e) if missing(&e) => at = directory_of(at),

@@ -257,13 +257,13 @@ fn axis(c: &Canvas) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::testprog::*;
-    use crate::BackendKind;
+    use crate::run_output::testprog::*;
+    use gpu16::BackendKind;
     use gpu16_machine::{Config, Fence, IssuePolicy};
 
     fn chart(p: &Program, config: &Config, width: usize) -> String {
         let mut rec = Recorder::new(100_000);
-        let r = crate::run_observed(BackendKind::Interp, p, &[], config, &mut rec).unwrap();
+        let r = gpu16::run_observed(BackendKind::Interp, p, &[], config, &mut rec).unwrap();
         render(&mut rec, p, r.cycles, width)
     }
 

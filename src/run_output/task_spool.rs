@@ -3,7 +3,7 @@
 //! the report at its place once the run is over. The report is the same text as one built
 //! in memory, and a stream of any length keeps no task in memory.
 
-use super::human::{push_task_line, TASK_TABLE_HEADER, TASK_TABLE_HEADING};
+use gpu16::output::human::{push_task_line, TASK_TABLE_HEADER, TASK_TABLE_HEADING};
 use gpu16_machine::{Observer, TaskRecord};
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -26,7 +26,7 @@ impl TaskSpool {
     /// A spool in a new unnamed temporary file.
     pub fn new() -> io::Result<TaskSpool> {
         Ok(TaskSpool {
-            file: crate::scratch::unnamed_file("tasks")?,
+            file: gpu16::scratch::unnamed_file("tasks")?,
             lines: 0,
             pending: Vec::with_capacity(SPOOL_CHUNK + 256),
             failed: None,
