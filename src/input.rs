@@ -8,7 +8,6 @@ pub mod dump;
 mod hex;
 pub mod limits;
 pub mod memory;
-pub mod parts;
 pub mod stream;
 
 pub(crate) use hex::parse_hex_words;
@@ -40,9 +39,16 @@ impl fmt::Display for InputError {
 impl std::error::Error for InputError {}
 
 fn err(path: &Path, message: impl Into<String>) -> InputError {
-    InputError {
-        path: path.to_path_buf(),
-        message: message.into(),
+    InputError::new(path, message)
+}
+
+impl InputError {
+    /// What is wrong with the file at `path`.
+    pub fn new(path: &Path, message: impl Into<String>) -> InputError {
+        InputError {
+            path: path.to_path_buf(),
+            message: message.into(),
+        }
     }
 }
 

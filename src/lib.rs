@@ -111,7 +111,6 @@ pub mod live;
 pub mod output;
 pub mod scratch;
 pub mod shown;
-pub mod stop;
 pub mod timing;
 
 pub use gpu16_machine as machine;

@@ -44,9 +44,9 @@ pub fn handle_signals() -> Result<(), String> {
 
 /// End the process now with status 130 (128 + SIGINT, as a shell reports Ctrl-C), after
 /// removing the temporary files of outputs being written
-/// ([`crate::scratch::remove_staged`]).
-pub(crate) fn exit_at_once() -> ! {
-    crate::scratch::remove_staged();
+/// ([`gpu16::scratch::remove_staged`]).
+pub fn exit_at_once() -> ! {
+    gpu16::scratch::remove_staged();
     std::process::exit(130)
 }
 
@@ -98,7 +98,7 @@ const TIMEOUT: u8 = 1;
 const INTERRUPT: u8 = 2;
 
 /// The largest `--timeout`, in seconds (about 31 years): past it a timeout is no limit.
-pub(crate) const MAX_TIMEOUT_SECS: f64 = 1e9;
+pub const MAX_TIMEOUT_SECS: f64 = 1e9;
 
 /// The flag a timer or a Ctrl-C handler raises and a run polls; as an [`Observer`], it
 /// hears nothing and answers [`Observer::stop_requested`].

@@ -5,13 +5,13 @@
 use super::deadlines::{loading_deadline, writing_deadline};
 use super::json_out::{self, errors_text, refuse, refuse_output, warnings_text};
 use super::outputs::{check_distinct, source_inputs, write_together, Named};
+use super::parts::{for_each_part, PartsError};
 use super::value_enums::{DialectArg, FormatArg};
 use super::{emit, CliError, Finished};
 use crate::run_output::file::{is_stdout, OutputFile};
 use clap::{Args, ValueEnum};
 use gpu16::input::limits::{read_text, SOURCE};
 use gpu16::input::memory::{encode_memory, written_format};
-use gpu16::input::parts::{for_each_part, PartsError};
 use gpu16::input::{assemble_source, load_program_as, program_format, ProgramFormat, SourceError};
 use gpu16::machine::{Dialect, Program};
 use gpu16_asm::{Assembly, Diagnostic, Diagnostics, Severity};
@@ -56,7 +56,7 @@ pub struct AsmArgs {
     /// Give up after SECS (status 1, and --json's `load` or `output` object) while SOURCE
     /// (or stdin) is a FIFO or pipe no one writes, or an output a FIFO no one reads: either
     /// blocks this command where nothing else would end it, as with `run --timeout`.
-    #[arg(long, value_name = "SECS", value_parser = gpu16::stop::parse_timeout)]
+    #[arg(long, value_name = "SECS", value_parser = crate::stop::parse_timeout)]
     pub timeout: Option<std::time::Duration>,
 }
 
@@ -78,7 +78,7 @@ pub struct DisasmArgs {
     /// Give up after SECS (status 1) while IMAGE (or stdin) is a FIFO or pipe no one
     /// writes, or the output a FIFO no one reads: either blocks this command where nothing
     /// else would end it, as with `run --timeout`.
-    #[arg(long, value_name = "SECS", value_parser = gpu16::stop::parse_timeout)]
+    #[arg(long, value_name = "SECS", value_parser = crate::stop::parse_timeout)]
     pub timeout: Option<std::time::Duration>,
 }
 
@@ -109,7 +109,7 @@ pub struct CheckArgs {
     /// Give up after SECS (status 1, and --json's `load` object) while PROGRAM (or stdin)
     /// is a FIFO or pipe no one writes: it blocks this command where nothing else would end
     /// it, as with `run --timeout`.
-    #[arg(long, value_name = "SECS", value_parser = gpu16::stop::parse_timeout)]
+    #[arg(long, value_name = "SECS", value_parser = crate::stop::parse_timeout)]
     pub timeout: Option<std::time::Duration>,
 }
 
@@ -392,13 +392,13 @@ pub fn disasm(args: DisasmArgs) -> Result<Finished, CliError> {
     Ok(Finished::Success)
 }
 
-/// Whether the program at `path` is read in parts ([`gpu16::input::parts`]) rather than
+/// Whether the program at `path` is read in parts ([`super::parts`]) rather than
 /// whole: a raw spec-dialect image in a regular file. (An MCST image has at most 64
 /// frames; stdin, a FIFO or a device have no length to give the header.)
 fn in_parts(path: &Path, format: ProgramFormat, dialect: DialectArg) -> bool {
     format == ProgramFormat::Binary
         && dialect.0 == Dialect::Spec
-        && gpu16::input::parts::frames_of(path).is_some()
+        && super::parts::frames_of(path).is_some()
 }
 
 /// [`disasm`] of an image read in parts, in memory independent of its size: the image is
@@ -411,7 +411,7 @@ fn disasm_in_parts(args: &DisasmArgs, file: Option<OutputFile>) -> Result<Finish
         PartsError::Stopped(e) => CliError::failed(e),
     };
     for_each_part(path, |_, _, _| Ok::<(), std::io::Error>(())).map_err(load)?;
-    let total = gpu16::input::parts::frames_of(path).unwrap_or(0);
+    let total = super::parts::frames_of(path).unwrap_or(0);
     let write_text = |w: &mut dyn Write| -> Result<(), PartsError<std::io::Error>> {
         w.write_all(gpu16_asm::disassembly_header(Dialect::Spec, total).as_bytes())
             .map_err(PartsError::Stopped)?;

@@ -18,6 +18,7 @@ use crate::run_output::json_stream::JsonStream;
 use crate::run_output::run_files::{self, Planned, RunFile, Written};
 use crate::run_output::see::{Outcome, SeeOptions};
 use crate::run_output::task_spool::TaskSpool;
+use crate::stop::StopSignal;
 use clap::{Args, ValueEnum};
 use gpu16::input::dump::{load_memory_dump, load_register_dump};
 use gpu16::input::stream::FrameStream;
@@ -25,7 +26,6 @@ use gpu16::input::{load_program_full, program_format, InputError, ProgramFormat}
 use gpu16::machine::{Config, Dialect, Observer, RunError, StopCause, TaskLog};
 use gpu16::output;
 use gpu16::output::exec_log::ExecLog;
-use gpu16::stop::StopSignal;
 use gpu16::{BackendKind, ProgramInput, Runner};
 use serde_json::{json, Value};
 use std::io::{self, BufWriter};
@@ -79,7 +79,7 @@ pub struct RunArgs {
     /// from the run's end. Ctrl-C (or SIGTERM, SIGHUP) ends a run the same way, and exits 130; a second
     /// one, or one once the run is over (while outputs are written), exits 130 at once,
     /// leaving the files named as they were.
-    #[arg(long, value_name = "SECS", value_parser = gpu16::stop::parse_timeout)]
+    #[arg(long, value_name = "SECS", value_parser = crate::stop::parse_timeout)]
     pub timeout: Option<std::time::Duration>,
     /// Write one line per executed instruction to FILE (`-`: stdout, before the report), in
     /// (cycle, core id) order: `CYCLE CORE FRAME IP  instruction  effect`. The run executes
@@ -223,7 +223,8 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
     }
     // A stream from stdin that stalls still ends at the timeout or Ctrl-C.
     if let Some(stream) = stream.as_mut() {
-        stream.stop_on(stop.clone());
+        let stop = stop.clone();
+        stream.stop_on(move || stop.cause());
     }
     // Without a handler Ctrl-C kills the process, which is no worse: only a run reports.
     // The handler listens while the run goes; once it is over a signal ends the process at

@@ -34,7 +34,7 @@ pub struct ServeArgs {
     /// whole run (a decimal number, at most 1e9): past it the command stops and the
     /// session stays where it was.
     #[arg(long, value_name = "SECS", default_value = "10",
-          value_parser = gpu16::stop::parse_timeout)]
+          value_parser = crate::stop::parse_timeout)]
     pub timeout: Duration,
     /// Keep at most N run events for the timeline, the trace and the VCD (1 to 10000000).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_LIMIT as u64,

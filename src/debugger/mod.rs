@@ -18,7 +18,6 @@
 pub(crate) mod command;
 pub mod complete;
 pub(crate) mod expr;
-pub mod history;
 pub(crate) mod search;
 
 use crate::live::{Live, Status as LiveStatus};

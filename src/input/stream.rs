@@ -24,7 +24,6 @@ use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError};
 use std::time::Duration;
 
-use crate::stop::StopSignal;
 use gpu16_machine::StopCause;
 
 /// The most bytes a stream may have: a program image's limit, as for a file loaded whole.
@@ -109,11 +108,12 @@ impl FrameStream {
         self.known_frames
     }
 
-    /// Give up waiting for stdin once `stop` is raised: the read then fails and the run
-    /// ends as stopped by its cause ([`FrameSource::stopped`]). A file is never waited on.
-    pub fn stop_on(&mut self, stop: StopSignal) {
+    /// Give up waiting for stdin once `stop` gives a cause (the binary's `--timeout` or
+    /// Ctrl-C): the read then fails and the run ends as stopped by that cause
+    /// ([`FrameSource::stopped`]). A file is never waited on.
+    pub fn stop_on(&mut self, stop: impl Fn() -> Option<StopCause> + Send + 'static) {
         if let Input::Stdin { stdin, .. } = &mut self.input {
-            stdin.stop = Some(stop);
+            stdin.stop = Some(Box::new(stop));
         }
     }
 
@@ -241,7 +241,8 @@ struct StdinReader {
     at: usize,
     /// The end of stdin (or its error) was handed over.
     ended: bool,
-    stop: Option<StopSignal>,
+    /// Asked while a read waits: why the run is being stopped, if it is.
+    stop: Option<Box<dyn Fn() -> Option<StopCause> + Send>>,
     /// Why a read gave up waiting, if it did.
     stopped: Option<StopCause>,
 }
@@ -290,7 +291,7 @@ impl StdinReader {
                     .recv()
                     .map_err(|_| RecvTimeoutError::Disconnected),
                 Some(stop) => {
-                    if let Some(cause) = stop.cause() {
+                    if let Some(cause) = stop() {
                         self.stopped = Some(cause);
                         return Err(io::Error::other(
                             "the run was stopped while it waited for input",

@@ -16,7 +16,7 @@
 //! stopped with Ctrl-C leaves no stray file behind. Every temporary file is listed, from
 //! its creation to its removal or rename, in a process-wide set, so that a process ending
 //! at once on a signal removes the ones it has ([`remove_staged`], which
-//! [`gpu16::stop::exit_at_once`] calls).
+//! [`crate::stop::exit_at_once`] calls).
 //!
 //! `-` is stdout: written in place, after whatever the process printed there before.
 
