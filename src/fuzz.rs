@@ -179,7 +179,7 @@ pub(crate) fn outcome_in(
 }
 
 /// The first divergence between two backends on a spec-dialect image, if any.
-pub fn diverge(
+pub(crate) fn diverge(
     a: impl Into<Runner>,
     b: impl Into<Runner>,
     image: &[u8],
@@ -208,17 +208,6 @@ pub fn diverge_in(
         (Ok(x), Ok(y)) => first_divergence(&a.name(), &x, &b.name(), &y),
         _ => Some("load: only one backend accepted the image".into()),
     }
-}
-
-/// Shrink a diverging spec-dialect image and memory while the two backends still diverge.
-pub fn shrink_divergence(
-    a: impl Into<Runner>,
-    b: impl Into<Runner>,
-    image: &[u8],
-    memory: &[u8],
-    config: &Config,
-) -> (Vec<u8>, Vec<u8>) {
-    shrink_divergence_in(a, b, image, memory, config, Dialect::Spec)
 }
 
 /// Shrink a diverging image of `dialect` and its memory while the two backends still

@@ -99,7 +99,7 @@ pub(crate) fn load_program_with_map(
 
 /// [`load_program_with_map`] in `dialect`: an image's words and headers are read as the
 /// dialect reads them, and assembly source is assembled in it.
-pub fn load_program_with_map_in(
+pub(crate) fn load_program_with_map_in(
     path: &Path,
     dialect: Dialect,
 ) -> Result<(Program, Option<SourceMap>), InputError> {
@@ -120,7 +120,7 @@ pub fn program_format(
 }
 
 /// [`load_program_with_map_in`] of a program in `format` whatever its name; `-` is stdin.
-pub fn load_program_as(
+pub(crate) fn load_program_as(
     path: &Path,
     format: ProgramFormat,
     dialect: Dialect,

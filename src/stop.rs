@@ -44,9 +44,9 @@ pub fn handle_signals() -> Result<(), String> {
 
 /// End the process now with status 130 (128 + SIGINT, as a shell reports Ctrl-C), after
 /// removing the temporary files of outputs being written
-/// ([`gpu16::scratch::remove_staged`]).
+/// ([`remove_staged`](crate::run_output::file::remove_staged)).
 pub fn exit_at_once() -> ! {
-    gpu16::scratch::remove_staged();
+    crate::run_output::file::remove_staged();
     std::process::exit(130)
 }
 

@@ -8,7 +8,7 @@
 mod common;
 
 use common::{gpu16, s, scratch, stdout};
-use gpu16::input::{load_memory, load_program_with_map_in};
+use gpu16::input::{load_memory, load_program_full, program_format};
 use gpu16::machine::{Config, Dialect};
 use gpu16::output::json::run_document;
 use gpu16::BackendKind;
@@ -52,7 +52,9 @@ impl Case {
 
     /// The object the library builds in memory for the same run (no outputs asked for).
     fn in_memory(&self) -> Value {
-        let (program, map) = load_program_with_map_in(&self.program, self.dialect).unwrap();
+        let format = program_format(&self.program, None).unwrap();
+        let loaded = load_program_full(&self.program, format, self.dialect).unwrap();
+        let (program, map) = (loaded.program, loaded.source_map);
         let memory = self
             .mem
             .as_ref()

@@ -4,7 +4,7 @@
 //! (python/gpu16/__init__.py) decodes and documents.
 
 use crate::{byte_string, run_inputs, RunInputs};
-use gpu16::live::{Live, Status};
+use gpu16::machine::live::{Live, Status};
 use gpu16_asm::SourceMap;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;

@@ -12,7 +12,9 @@ use crate::run_output::file::{is_stdout, OutputFile};
 use clap::{Args, ValueEnum};
 use gpu16::input::limits::{read_text, SOURCE};
 use gpu16::input::memory::{encode_memory, written_format};
-use gpu16::input::{assemble_source, load_program_as, program_format, ProgramFormat, SourceError};
+use gpu16::input::{
+    assemble_source, load_program_full, program_format, ProgramFormat, SourceError,
+};
 use gpu16::machine::{Dialect, Program};
 use gpu16_asm::{Assembly, Diagnostic, Diagnostics, Severity};
 use serde_json::{json, Value};
@@ -379,8 +381,9 @@ pub fn disasm(args: DisasmArgs) -> Result<Finished, CliError> {
         drop(loading);
         return disasm_in_parts(&args, file);
     }
-    let (program, _) =
-        load_program_as(&args.image, format, args.dialect.0).map_err(CliError::failed)?;
+    let program = load_program_full(&args.image, format, args.dialect.0)
+        .map_err(CliError::failed)?
+        .program;
     drop(loading);
     let text = gpu16_asm::disassemble(&program);
     let outputs: Vec<&Path> = file.iter().map(OutputFile::path).collect();
@@ -546,8 +549,8 @@ pub fn check(args: CheckArgs) -> Result<Finished, CliError> {
             Err(Stopped::Diagnostics(d)) => return Ok(fail(&d)),
         }
     } else {
-        match load_program_as(&args.program, format, args.dialect.0) {
-            Ok((p, _)) => (p, None),
+        match load_program_full(&args.program, format, args.dialect.0) {
+            Ok(loaded) => (loaded.program, None),
             Err(e) => return load_failed(e),
         }
     };

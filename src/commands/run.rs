@@ -87,8 +87,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub exec_log: Option<PathBuf>,
     /// Lines the execution log keeps: the first N (1..=10,000,000).
-    #[arg(long, value_name = "N", default_value_t = output::exec_log::DEFAULT_LIMIT,
-          value_parser = clap::value_parser!(u64).range(1..=output::exec_log::MAX_LIMIT))]
+    #[arg(long, value_name = "N", default_value_t = ExecLog::DEFAULT_LIMIT,
+          value_parser = clap::value_parser!(u64).range(1..=ExecLog::MAX_LIMIT))]
     pub exec_log_limit: u64,
     /// Compare the final shared memory with FILE, an RTL simulation's dump, and exit 1 if
     /// they differ, listing each differing byte with its bank, row and last writer. FILE is
@@ -397,9 +397,6 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
             (!unwritten.is_empty()).then(|| CliError::failed(unwritten.join("\nerror: ")))
         }
         Err(failure) => {
-            let located = source_map
-                .as_ref()
-                .map(|m| output::location::FailureLocations::of(&failure.error, m));
             if json {
                 let mut v = run_files::run_document(&outcome, source_map.as_ref(), &written);
                 add_expected(&mut v);
@@ -409,7 +406,7 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
                 out.print(&compared);
             }
             let message = failed_run(
-                output::human::failure(&args.program, &failure.error, located.as_ref()),
+                output::human::failure(&args.program, &failure.error, source_map.as_ref()),
                 &written,
                 &unwritten,
             );

@@ -460,7 +460,7 @@ impl<W: Write> Server<W> {
                 .map(|ls| ls.iter().map(|l| (l.as_i64().unwrap_or(0), None)).collect())
                 .unwrap_or_default(),
         };
-        lines.truncate(gpu16::debugger::MAX_POINTS);
+        lines.truncate(Session::MAX_POINTS);
         let mut ids = Vec::new();
         let mut answers = Vec::new();
         for (line, condition) in lines {
@@ -492,7 +492,7 @@ impl<W: Write> Server<W> {
         let empty = Vec::new();
         let wanted = args["breakpoints"].as_array().unwrap_or(&empty);
         let mut answers = Vec::new();
-        for b in wanted.iter().take(gpu16::debugger::MAX_POINTS) {
+        for b in wanted.iter().take(Session::MAX_POINTS) {
             let addr = b["dataId"].as_str().and_then(views::address);
             let access = b["accessType"].as_str().unwrap_or("write");
             answers.push(match addr {

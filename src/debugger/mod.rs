@@ -20,12 +20,12 @@ pub mod complete;
 pub(crate) mod expr;
 pub(crate) mod search;
 
-use crate::live::{Live, Status as LiveStatus};
 use crate::output;
 use crate::output::location::Location;
 use crate::Runner;
 use command::{BreakSpec, Command};
 use gpu16_asm::SourceMap;
+use gpu16_machine::live::{Live, Status as LiveStatus};
 use gpu16_machine::{
     Config, CoreWait, FrameKind, Instr, MemOp, Observer, Program, RunError, RunFailure, RunReport,
     UnfinishedCore,
@@ -85,8 +85,8 @@ impl Snapshot {
     }
 }
 
-/// The most breakpoints and watchpoints a session holds at once.
-pub const MAX_POINTS: usize = 10_000;
+/// The most breakpoints and watchpoints a session holds at once ([`Session::MAX_POINTS`]).
+pub(crate) const MAX_POINTS: usize = 10_000;
 
 /// The deepest `source` files nest (a file that sources itself stops there).
 pub(crate) const MAX_SOURCE_DEPTH: usize = 16;
@@ -177,6 +177,9 @@ fn line(json: bool, v: Value, text: impl FnOnce() -> String) -> String {
 }
 
 impl Session {
+    /// The most breakpoints and watchpoints a session holds at once.
+    pub const MAX_POINTS: usize = MAX_POINTS;
+
     /// A session on `program` (with its source map if it is assembly), starting from
     /// `memory`, run by `runner` under `config` (its `max_cycles` is the watchdog), answering
     /// in JSON if `json`. It stands before cycle 0.

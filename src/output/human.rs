@@ -3,6 +3,7 @@
 //! failed run, with source locations for an assembled program.
 
 use super::location::FailureLocations;
+use gpu16_asm::SourceMap;
 use gpu16_machine::memory::MEMORY_BYTES;
 use gpu16_machine::{RunError, RunReport, TaskLog, TaskRecord, Timing};
 use std::fmt::Write;
@@ -157,12 +158,13 @@ pub fn report_around_tasks(r: &RunReport, initial: &[u8]) -> (String, String) {
     (head, s)
 }
 
-/// The message of a failed run of `program`: `program: ` and the error. With the locations
+/// The message of a failed run of `program`: `program: ` and the error. With the source map
 /// of an assembled program, an error at an instruction (a fault, a livelock) starts with
 /// that instruction's `file:line:col: ` instead of the program's name, and each unfinished
 /// core's line ends with ` (file:line:col)` of its instruction.
-pub fn failure(program: &Path, error: &RunError, located: Option<&FailureLocations>) -> String {
+pub fn failure(program: &Path, error: &RunError, source_map: Option<&SourceMap>) -> String {
     let text = error.to_string();
+    let located = source_map.map(|m| FailureLocations::of(error, m));
     let Some(located) = located else {
         return format!("{}: {text}", super::shown::path(program));
     };

@@ -5,7 +5,7 @@
 pub mod exec_log;
 pub mod human;
 pub mod json;
-pub mod location;
+pub(crate) mod location;
 pub(crate) use crate::shown;
 pub(crate) mod stats;
 pub(crate) mod tasks;

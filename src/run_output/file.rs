@@ -25,9 +25,27 @@ use std::fs::{self, File, OpenOptions, Permissions};
 use std::io::{self, BufWriter};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
-pub use gpu16::scratch::remove_staged;
-use gpu16::scratch::staged;
+/// The temporary files this process has beside their targets: a path is added under the
+/// lock as its file is created, and leaves it under the lock as the file is removed or
+/// renamed, so a signal handler holding the lock sees exactly the files that exist.
+static STAGED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// The list of staged temporary files, locked: an output adds its file as it creates it
+/// and takes it out as it renames or removes it.
+fn staged() -> MutexGuard<'static, Vec<PathBuf>> {
+    STAGED.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Remove every temporary file this process has staged and not yet renamed or removed:
+/// for a process about to end at once (a signal), which runs no destructors.
+pub fn remove_staged() {
+    let mut files = staged();
+    for path in files.drain(..) {
+        let _ = fs::remove_file(path);
+    }
+}
 
 /// Remove a temporary file and forget it.
 fn discard(temp: &Path) {
