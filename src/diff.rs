@@ -34,7 +34,7 @@ pub(crate) fn describe_error(e: &RunError) -> String {
 /// the runs were given). Its text ([`Divergence`]'s `Display`) is what `gpu16 diff` prints.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Field {
-    /// Both runs failed, with different errors (each described as [`describe_error`]).
+    /// Both runs failed, with different errors (each described as `describe_error`).
     Error([String; 2]),
     /// One run finished and the other failed: `None` for the one that finished, the
     /// failure's description for the other.

@@ -137,7 +137,7 @@ fn mcst_timing(rng: &mut Rng) -> Timing {
     }
 }
 
-/// Load and run a spec-dialect image on a backend: [`outcome_in`] in [`Dialect::Spec`].
+/// Load and run a spec-dialect image on a backend: `outcome_in` in [`Dialect::Spec`].
 pub fn outcome(
     backend: impl Into<Runner>,
     image: &[u8],

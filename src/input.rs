@@ -2,7 +2,7 @@
 //! words, assembly source), shared-memory images (raw or hex bytes) and the expected final
 //! states `run --expect-mem`/`--expect-regs` compare with ([`dump`]). Every error names
 //! the file and, for text formats, the line and column. Every file is read through
-//! [`limits::read`], which stops one byte past the limit of its kind.
+//! `limits::read`, which stops one byte past the limit of its kind.
 
 pub mod dump;
 mod hex;
@@ -140,7 +140,9 @@ pub struct LoadedProgram {
     pub memory: Option<Vec<u8>>,
 }
 
-/// [`load_program_as`], keeping the memory image of assembly source's `.data`.
+/// Load the program at `path` in `format` whatever its name (`-` is stdin), read as
+/// `dialect` reads it, with the source map and the memory image of assembly source's
+/// `.data`.
 pub fn load_program_full(
     path: &Path,
     format: ProgramFormat,
@@ -170,7 +172,7 @@ pub fn load_program_full(
 }
 
 /// A program image handed over in memory (the bytes a Python caller passes), held to the
-/// limit of a `.bin` file ([`limits::PROGRAM_IMAGE`]); an error names `name`, as
+/// limit of a `.bin` file (`limits::PROGRAM_IMAGE`); an error names `name`, as
 /// [`load_program`] names the file.
 pub fn program_from_image(
     name: &Path,

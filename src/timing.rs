@@ -4,7 +4,7 @@
 //! [`gpu16_machine::Timing`], whose defaults are the machine's (decisions.md). A spec is a
 //! comma-separated list of items, applied left to right to the defaults: `KEY=VALUE`, each
 //! key at most once, and first, if wanted, the name of a profile, a whole set of values that
-//! the later items change ([`PROFILES`]: `default`, and `mcst-rtl`, the MCST RTL's pipeline,
+//! the later items change (`PROFILES`: `default`, and `mcst-rtl`, the MCST RTL's pipeline,
 //! as in `mcst-rtl,broadcast=5`).
 //!
 //! | key | `Timing` field | default | `mcst-rtl` | range |
@@ -22,7 +22,7 @@
 //! | `round_robin` | `slots.round_robin` | 0 | 1 | 0 (off) or 1 (on) |
 //!
 //! The keys from `fill` on are the MCST dialect's slot model (mcst-dialect.md section 5):
-//! the spec dialect's run loop has no bubbles or arbitration, so [`check`] refuses them
+//! the spec dialect's run loop has no bubbles or arbitration, so `check` refuses them
 //! (and the `mcst-rtl` profile) without `--dialect mcst`.
 //!
 //! Why these ranges: a CF or a broadcast of 0 cycles is a meaningful what-if (the scheduler

@@ -94,7 +94,7 @@ impl Completer {
 
     /// The candidates for the word under the cursor of `line` (the cursor at byte `pos`),
     /// and the byte where that word starts (which each candidate replaces), sorted, at most
-    /// [`MAX_CANDIDATES`]:
+    /// `MAX_CANDIDATES`:
     /// - the first word: the command names it begins;
     /// - after `info`: the subjects;
     /// - after `break` (or `b`): `cycle`, the labels `F:LABEL` and the source files

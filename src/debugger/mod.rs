@@ -1,12 +1,12 @@
 //! `gpu16 debug`: a debugging session over a program, one command a line
-//! ([`command::parse`]), each answered with text for people or one JSON object a line.
+//! (`command::parse`), each answered with text for people or one JSON object a line.
 //!
 //! The session re-executes instead of keeping a live machine: the state "when cycle N
 //! begins" is what a run limited to N cycles leaves when the watchdog stops it (its
 //! registers, memory, tasks and the unfinished cores with their frame, IP and state), so
 //! every stop is one run from the start, deterministic and the same on every backend. The
 //! next stop is found by one more run with an observer of every executed instruction
-//! ([`search::Finder`]), which ends the run as soon as it has its answer.
+//! (`search::Finder`), which ends the run as soon as it has its answer.
 //!
 //! Cycles: a breakpoint stops *before* the cycle its instruction executes in (the state
 //! when that cycle begins); a watchpoint stops *after* the cycle of the write (the event's
@@ -387,8 +387,8 @@ impl Session {
     /// command), `delete` does not ask, and an error names the file and line
     /// (`FILE:LINE: message`). The answer is the commands' answers, in text one after the
     /// other, in JSON one object `{"source": FILE, "replies": [...]}`. Bounded: a file
-    /// larger than [`MAX_SOURCE_BYTES`], a line longer than [`MAX_SOURCE_LINE`], nesting
-    /// deeper than [`MAX_SOURCE_DEPTH`] and more than [`MAX_SOURCED_LINES`] lines in all
+    /// larger than `MAX_SOURCE_BYTES`, a line longer than `MAX_SOURCE_LINE`, nesting
+    /// deeper than `MAX_SOURCE_DEPTH` and more than `MAX_SOURCED_LINES` lines in all
     /// are errors; `quit` in the file ends the session; Ctrl-C stops the file.
     pub fn source(&mut self, path: &Path) -> Reply {
         let name = path.display().to_string();

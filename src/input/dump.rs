@@ -1,6 +1,6 @@
 //! Expected final states, as an RTL simulation dumps them, for `run --expect-mem` and
 //! `run --expect-regs` (the rules are `docs/expect.md`). This module owns reading them; the
-//! comparison with a run is [`crate::output::expect`].
+//! comparison with a run is the binary's `run_output::expect`.
 //!
 //! A shared-memory dump is one of:
 //! - one file, read by the rule every shared-memory image follows ([`super::memory`]): a
@@ -271,7 +271,7 @@ pub(crate) fn parse_bank(path: &Path, text: &str) -> Result<[u8; ROWS], InputErr
     Ok(bank)
 }
 
-/// Read expected registers from `path` ([`parse_registers`]).
+/// Read expected registers from `path` (`parse_registers`).
 pub fn load_register_dump(path: &Path) -> Result<RegisterDump, InputError> {
     parse_registers(path, &read_text(path, limits::REGISTER_DUMP)?)
 }

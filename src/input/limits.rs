@@ -188,7 +188,7 @@ pub(crate) fn check(name: &Path, limit: Limit, len: u64) -> Result<(), InputErro
     Ok(())
 }
 
-/// [`read`], as UTF-8 text. Once [`read_each_input_once`] was called, an input that
+/// `read`, as UTF-8 text. Once [`read_each_input_once`] was called, an input that
 /// cannot be read twice is read once and its text (or error) given again.
 pub fn read_text(path: &Path, limit: Limit) -> Result<String, InputError> {
     let Some(key) = once_key(path) else {

@@ -11,8 +11,8 @@
 //!   to hold printable bytes, or a text with a typo), so it is an error that names the flag
 //!   that settles it, never a silent guess.
 //!
-//! A raw image is at most 4096 bytes ([`limits::MEMORY_IMAGE`]), a text at most 1 MiB
-//! ([`limits::MEMORY_HEX`]); memory past the image is zero.
+//! A raw image is at most 4096 bytes (`limits::MEMORY_IMAGE`), a text at most 1 MiB
+//! (`limits::MEMORY_HEX`); memory past the image is zero.
 
 use super::hex::parse_memory;
 use super::limits::{self, read, read_capped, Limit};
@@ -145,7 +145,7 @@ pub fn memory_image_from(
 }
 
 /// The format a memory file gpu16 writes at `path` takes: text where the extension names a
-/// text ([`TEXT_EXTENSIONS`]), raw bytes otherwise (`-`, `.bin`, any other name).
+/// text (`TEXT_EXTENSIONS`), raw bytes otherwise (`-`, `.bin`, any other name).
 pub fn written_format(path: &Path) -> MemoryFormat {
     MemoryFormat::of_extension(path).unwrap_or(MemoryFormat::Raw)
 }

@@ -13,7 +13,7 @@
 //! differs from them has `"error": {"rule": "expect", "message"}`.
 //!
 //! `error` is on every object of a command that did not succeed: for a run that failed, an
-//! object with `rule` and `message` and the failure's own fields ([`failure`]); for a run
+//! object with `rule` and `message` and the failure's own fields (`failure`); for a run
 //! that never started (a file it cannot load, outputs it cannot write), a string, the message
 //! stderr gets, with `stage` and the `file` it names ([`not_run`]).
 //!
@@ -95,8 +95,8 @@ pub(crate) fn report(r: &RunReport) -> Value {
 }
 
 /// One element of `tasks`: the task's instruction `frame`, its cores' `mask`, its `fence`
-/// (`no`, `acq`, `rel`), its `issue` and `start` cycles and its `end` ([`super::tasks::end`],
-/// `null` for a task the run left unfinished). The in-memory object ([`report`]) and the
+/// (`no`, `acq`, `rel`), its `issue` and `start` cycles and its `end` (`super::tasks::end`,
+/// `null` for a task the run left unfinished). The in-memory object (`report`) and the
 /// streamed one (the binary's `run_output::json_stream`) both serialize this, so a task reads the same in
 /// both. The fields are in alphabetical order, the order a [`Value`] object keeps, so the
 /// streamed text of a task is the same bytes too.
@@ -124,8 +124,8 @@ impl Task {
     }
 }
 
-/// The `run --json` object of a run that started, finished or failed: [`report`] or
-/// [`failure`] (located in the source through `source_map`, for an assembled program).
+/// The `run --json` object of a run that started, finished or failed: `report` or
+/// `failure` (located in the source through `source_map`, for an assembled program).
 /// Its `outputs` is empty: the binary's `run`, which writes files, lists them there.
 pub fn run_document(
     outcome: &Result<RunReport, Box<RunFailure>>,
