@@ -9,7 +9,7 @@ use gpu16_machine::{
 use std::fmt;
 
 /// The outcome of one run.
-pub type Outcome = Result<RunReport, Box<RunFailure>>;
+pub(crate) type Outcome = Result<RunReport, Box<RunFailure>>;
 
 /// A run's error as a divergence names it: a fault with all its fields, any other error
 /// by its message.

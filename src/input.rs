@@ -6,13 +6,14 @@
 
 pub mod dump;
 mod hex;
-pub mod limits;
+pub(crate) mod limits;
 pub mod memory;
 pub mod stream;
 
 pub(crate) use hex::parse_hex_words;
 #[cfg(test)]
 pub(crate) use hex::parse_memory_text;
+pub use limits::read_each_input_once;
 pub use memory::{load_memory_image, MemoryFormat, MemoryImage};
 
 use gpu16_asm::{Assembly, Diagnostics, SourceMap};
@@ -171,6 +172,12 @@ pub fn load_program_full(
         .map_err(|e| err(path, e.to_string()))
 }
 
+/// The assembly source at `path` as text, held to a source file's limit (as every file it
+/// includes is): for a command that assembles it itself. `-` is stdin.
+pub fn read_source(path: &Path) -> Result<String, InputError> {
+    read_text(path, limits::SOURCE)
+}
+
 /// A program image handed over in memory (the bytes a Python caller passes), held to the
 /// limit of a `.bin` file (`limits::PROGRAM_IMAGE`); an error names `name`, as
 /// [`load_program`] names the file.
@@ -184,9 +191,9 @@ pub fn program_from_image(
 }
 
 /// Assemble `source` handed over in memory as if it were the file `path` (diagnostics and
-/// source locations name it; `.include`s are found beside it): the source is held to
-/// [`limits::SOURCE`] like a file (a longer one is an [`InputError`]), and so is every file
-/// it includes.
+/// source locations name it; `.include`s are found beside it): the source is held to a
+/// source file's limit (a longer one is an [`InputError`]), and so is every file it
+/// includes.
 pub fn assemble_source(
     source: &str,
     path: &Path,

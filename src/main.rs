@@ -87,7 +87,7 @@ fn main() -> ExitCode {
     let _ = crate::stop::handle_signals();
     // A source read again for the files it includes must give the same text: a FIFO or a
     // pipe would not (issue 33).
-    gpu16::input::limits::read_each_input_once();
+    gpu16::input::read_each_input_once();
     commands::status::exit(match cli.command {
         Command::Run(args) => commands::run::run(*args),
         Command::Asm(args) => commands::asm::asm(args),

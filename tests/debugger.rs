@@ -1046,13 +1046,9 @@ fn the_fast_search_stops_where_seeing_every_instruction_stops() {
             };
             // Breakpoints on a few instructions of the program, watches on bytes it writes
             // (where the final memory differs) and one it may not.
-            let mut rng = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-            let mut draw = |n: u64| {
-                rng ^= rng << 13;
-                rng ^= rng >> 7;
-                rng ^= rng << 17;
-                rng % n
-            };
+            // The workspace's one seeded generator.
+            let mut rng = gpu16_gen::rng::Rng::new(seed);
+            let mut draw = |n: u64| rng.below(n);
             let frames: Vec<usize> = (0..program.len())
                 .filter(|&f| matches!(program.kind(f), FrameKind::Instr { .. }))
                 .collect();

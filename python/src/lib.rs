@@ -1,7 +1,8 @@
 //! The extension module `gpu16._native`: the gpu16 library's assembler, disassembler,
 //! runner and generator, called from Python. Each function is a thin shell over the same
-//! library code the `gpu16` CLI calls (inputs held to `gpu16::input::limits`, the run's JSON
-//! object built by `gpu16::output::json::run_document`), so the two cannot disagree. The
+//! library code the `gpu16` CLI calls (inputs held to the limits of `gpu16::input`, the
+//! run's JSON object built by `gpu16::output::json::run_document`), so the two cannot
+//! disagree. The
 //! Python package `gpu16` (python/gpu16/__init__.py) wraps these and documents the API.
 
 #![deny(missing_docs)]

@@ -10,8 +10,7 @@ use super::value_enums::{DialectArg, FormatArg};
 use super::{emit, CliError, Finished};
 use crate::run_output::file::{is_stdout, OutputFile};
 use clap::{Args, ValueEnum};
-use gpu16::input::limits::{read_text, SOURCE};
-use gpu16::input::memory::{encode_memory, written_format};
+use gpu16::input::memory::encode_memory_file;
 use gpu16::input::{
     assemble_source, load_program_full, program_format, ProgramFormat, SourceError,
 };
@@ -321,7 +320,7 @@ fn memory_out(assembly: &Assembly, file: &OutputFile, name: &str, json: bool) ->
         }
         &zero
     });
-    encode_memory(bytes, written_format(file.path()))
+    encode_memory_file(bytes, file.path())
 }
 
 /// Why source did not assemble: it could not be read, or it has errors.
@@ -335,7 +334,7 @@ enum Stopped {
 /// Read and assemble the source at `path` (`-`: stdin), it and the files it includes
 /// within their limits.
 fn assemble(path: &Path, dialect: DialectArg) -> Result<Assembly, Stopped> {
-    let text = read_text(path, SOURCE).map_err(Stopped::Load)?;
+    let text = gpu16::input::read_source(path).map_err(Stopped::Load)?;
     assemble_source(&text, path, dialect.0).map_err(|e| match e {
         SourceError::Input(e) => Stopped::Load(e),
         SourceError::Assembly(d) => Stopped::Diagnostics(d),

@@ -380,8 +380,8 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
                 let spooled = match task_spool.take() {
                     Some(spool) => spool.copy(|text| out.print(text)),
                     None if config.tasks == TaskLog::All && !report.tasks.is_empty() => {
-                        out.print(output::human::TASK_TABLE_HEADING);
-                        out.print(&output::human::task_table(&report.tasks));
+                        out.print(output::human::TaskTable::HEADING);
+                        out.print(&output::human::TaskTable::of(&report.tasks));
                         Ok(())
                     }
                     None => Ok(()),

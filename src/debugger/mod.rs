@@ -2018,7 +2018,7 @@ impl Session {
                 if r.tasks.is_empty() {
                     return format!("no task issued before cycle {}", self.cycle);
                 }
-                output::human::task_table(&r.tasks)
+                output::human::TaskTable::of(&r.tasks)
             },
         )
     }

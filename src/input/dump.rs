@@ -37,7 +37,7 @@ pub(crate) const MAX_DIR_ENTRIES: usize = 4096;
 
 /// How a memory dump was given.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DumpFormat {
+pub(crate) enum DumpFormat {
     /// Raw bytes.
     Raw,
     /// One `$readmemh` text.
@@ -48,7 +48,7 @@ pub enum DumpFormat {
 
 impl DumpFormat {
     /// The name reports use: `raw`, `hex` or `banks`.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             DumpFormat::Raw => "raw",
             DumpFormat::Hex => "hex",
@@ -62,10 +62,17 @@ impl DumpFormat {
 pub struct MemoryDump {
     /// The 4096 expected bytes, address order.
     pub bytes: Vec<u8>,
-    /// How it was given.
-    pub format: DumpFormat,
+    /// How it was given ([`MemoryDump::format`] names it).
+    pub(crate) format: DumpFormat,
     /// The files read: the one file, or the 16 bank files in bank order.
     pub files: Vec<PathBuf>,
+}
+
+impl MemoryDump {
+    /// How it was given, as reports name it: `raw`, `hex` or `banks`.
+    pub fn format(&self) -> &'static str {
+        self.format.name()
+    }
 }
 
 /// Expected registers: `[core][reg]`.

@@ -13,7 +13,7 @@ use std::sync::{Mutex, PoisonError};
 
 /// The most bytes one kind of input file may have.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Limit {
+pub(crate) struct Limit {
     /// What the file is, as the error names it: "a raw memory image".
     pub(crate) what: &'static str,
     /// The most bytes it may have.
@@ -72,7 +72,7 @@ pub(crate) const PROGRAM_HEX: Limit = Limit {
 /// An assembly source, and each file it `.include`s: the assembler's own bound on one
 /// source file (`gpu16_asm::limits::MAX_FILE_BYTES`, 16 MiB), so the CLI never reads more
 /// of a file than the assembler would accept.
-pub const SOURCE: Limit = Limit {
+pub(crate) const SOURCE: Limit = Limit {
     what: "an assembly source",
     bytes: gpu16_asm::limits::MAX_FILE_BYTES as u64,
 };
@@ -190,7 +190,7 @@ pub(crate) fn check(name: &Path, limit: Limit, len: u64) -> Result<(), InputErro
 
 /// `read`, as UTF-8 text. Once [`read_each_input_once`] was called, an input that
 /// cannot be read twice is read once and its text (or error) given again.
-pub fn read_text(path: &Path, limit: Limit) -> Result<String, InputError> {
+pub(crate) fn read_text(path: &Path, limit: Limit) -> Result<String, InputError> {
     let Some(key) = once_key(path) else {
         return read_text_now(path, limit);
     };
@@ -220,8 +220,8 @@ type Kept = Vec<((u64, u64), Result<String, InputError>)>;
 
 static KEPT: Mutex<Option<Kept>> = Mutex::new(None);
 
-/// From now on, in this process, [`read_text`] reads each input that cannot be read twice
-/// (stdin, a FIFO, `/dev/stdin`, a device) once, however often it is asked for: the command
+/// From now on, in this process, a text input that cannot be read twice (stdin, a FIFO,
+/// `/dev/stdin`, a device) is read once, however often it is asked for: the command
 /// line reads a source again to find the files it includes, which a FIFO or a pipe would
 /// not give again (one read would block or come back empty). Inputs are known by the file
 /// they are, so `-` and `/dev/stdin` are one input. Not for a long-lived process (the

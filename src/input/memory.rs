@@ -144,9 +144,17 @@ pub fn memory_image_from(
     })
 }
 
+/// `memory` (at most 4096 bytes; zero past its end) as the file gpu16 writes at `path`:
+/// `$writememh`-style text where the extension names a text (`.hex`, `.mem`, `.vmem`, `.txt`),
+/// raw bytes otherwise (`-`, `.bin`, any other name). Reading it back gives `memory`,
+/// zero-extended to 4096 bytes.
+pub fn encode_memory_file(memory: &[u8], path: &Path) -> Vec<u8> {
+    encode_memory(memory, written_format(path))
+}
+
 /// The format a memory file gpu16 writes at `path` takes: text where the extension names a
 /// text (`TEXT_EXTENSIONS`), raw bytes otherwise (`-`, `.bin`, any other name).
-pub fn written_format(path: &Path) -> MemoryFormat {
+pub(crate) fn written_format(path: &Path) -> MemoryFormat {
     MemoryFormat::of_extension(path).unwrap_or(MemoryFormat::Raw)
 }
 
@@ -154,7 +162,7 @@ pub fn written_format(path: &Path) -> MemoryFormat {
 /// `$writememh`-style: a comment, then for each 16-byte row that is not all zero, its
 /// 16 hex bytes, with `@addr` wherever rows were skipped. Reading either back gives
 /// `memory`, zero-extended to 4096 bytes.
-pub fn encode_memory(memory: &[u8], format: MemoryFormat) -> Vec<u8> {
+pub(crate) fn encode_memory(memory: &[u8], format: MemoryFormat) -> Vec<u8> {
     let memory = &memory[..memory.len().min(MEMORY_BYTES)];
     match format {
         MemoryFormat::Raw => memory.to_vec(),

@@ -324,7 +324,7 @@ pub fn memory_json(
 ) -> Value {
     json!({
         "file": file.display().to_string(),
-        "format": dump.format.name(),
+        "format": dump.format(),
         "files": dump.files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
         "differences": diffs.len(),
         "diffs": diffs.iter().map(|d| json!({

@@ -77,9 +77,8 @@ pub fn write<'a>(
             let result = p.output.write(|w| -> Result<(), String> {
                 match (p.file, events.as_mut()) {
                     (RunFile::MemoryDump, _) => {
-                        let format = memory::written_format(p.output.path());
-                        w.write_all(&memory::encode_memory(&state.memory[..], format))
-                            .map_err(|e| e.to_string())
+                        let bytes = memory::encode_memory_file(&state.memory[..], p.output.path());
+                        w.write_all(&bytes).map_err(|e| e.to_string())
                     }
                     (RunFile::MemoryPicture(palette, scale), _) => {
                         super::png::write(w, &state.memory, palette, scale)
