@@ -13,7 +13,6 @@ pub mod stream;
 pub(crate) use hex::parse_hex_words;
 #[cfg(test)]
 pub(crate) use hex::parse_memory_text;
-pub use limits::read_each_input_once;
 pub use memory::{load_memory_image, MemoryFormat, MemoryImage};
 
 use gpu16_asm::{Assembly, Diagnostics, SourceMap};
@@ -170,6 +169,16 @@ pub fn load_program_full(
             memory: None,
         })
         .map_err(|e| err(path, e.to_string()))
+}
+
+/// From now on, in this process, a text input that cannot be read twice (stdin, a FIFO,
+/// `/dev/stdin`, a device) is read once, however often it is asked for: the command
+/// line reads a source again to find the files it includes, which a FIFO or a pipe would
+/// not give again (one read would block or come back empty). Inputs are known by the file
+/// they are, so `-` and `/dev/stdin` are one input. Not for a long-lived process (the
+/// Python module): a FIFO given again there is meant to be read again.
+pub fn read_each_input_once() {
+    limits::read_each_input_once();
 }
 
 /// The assembly source at `path` as text, held to a source file's limit (as every file it

@@ -220,13 +220,8 @@ type Kept = Vec<((u64, u64), Result<String, InputError>)>;
 
 static KEPT: Mutex<Option<Kept>> = Mutex::new(None);
 
-/// From now on, in this process, a text input that cannot be read twice (stdin, a FIFO,
-/// `/dev/stdin`, a device) is read once, however often it is asked for: the command
-/// line reads a source again to find the files it includes, which a FIFO or a pipe would
-/// not give again (one read would block or come back empty). Inputs are known by the file
-/// they are, so `-` and `/dev/stdin` are one input. Not for a long-lived process (the
-/// Python module): a FIFO given again there is meant to be read again.
-pub fn read_each_input_once() {
+/// Start keeping inputs that cannot be read twice: [`super::read_each_input_once`].
+pub(crate) fn read_each_input_once() {
     let mut kept = KEPT.lock().unwrap_or_else(PoisonError::into_inner);
     kept.get_or_insert_with(Vec::new);
 }

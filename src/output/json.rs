@@ -9,8 +9,8 @@
 //! (`timing::KEYS`) with its value, default or set.
 //!
 //! `expect_mem` and `expect_regs` are there when `--expect-mem`/`--expect-regs` is given
-//! (the binary's `run_output::expect`); a finished run that
-//! differs from them has `"error": {"rule": "expect", "message"}`.
+//! (the binary's `run_output::expect`); a finished run that differs from them has
+//! `"error": {"rule": "expect", "message"}`.
 //!
 //! `error` is on every object of a command that did not succeed: for a run that failed, an
 //! object with `rule` and `message` and the failure's own fields (`failure`); for a run
@@ -19,9 +19,10 @@
 //!
 //! [`run_document`] puts together the whole object of a run that started; `gpu16 run --json`
 //! prints it and the Python binding (`python/`) returns it, so the two cannot drift apart.
-//! With `--tasks all` the command streams it instead (the binary's `run_output::json_stream`): each task as
-//! the run hands it over ([`Task`]), then the rest of this same object, so `tasks` comes
-//! first there and the other keys follow in this object's (alphabetical) order.
+//! With `--tasks all` the command streams it instead (the binary's
+//! `run_output::json_stream`): each task as the run hands it over ([`Task`]), then the rest
+//! of this same object, so `tasks` comes first there and the other keys follow in this
+//! object's (alphabetical) order.
 
 use super::location::{FailureLocations, Location};
 use gpu16_asm::SourceMap;
@@ -97,8 +98,8 @@ pub(crate) fn report(r: &RunReport) -> Value {
 /// One element of `tasks`: the task's instruction `frame`, its cores' `mask`, its `fence`
 /// (`no`, `acq`, `rel`), its `issue` and `start` cycles and its `end` (`super::tasks::end`,
 /// `null` for a task the run left unfinished). The in-memory object (`report`) and the
-/// streamed one (the binary's `run_output::json_stream`) both serialize this, so a task reads the same in
-/// both. The fields are in alphabetical order, the order a [`Value`] object keeps, so the
+/// streamed one (the binary's `run_output::json_stream`) both serialize this, so a task
+/// reads the same in both. The fields are in alphabetical order, the order a [`Value`] object keeps, so the
 /// streamed text of a task is the same bytes too.
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct Task {
