@@ -4,7 +4,7 @@
 use gpu16_machine::{Config, Dialect, IssuePolicy};
 
 /// Whether `config` can run a program of `dialect`: the slot model's timing keys (and the
-/// `mcst-rtl` profile) need the mcst dialect ([`crate::timing::check`]); the mcst task
+/// `mcst-rtl` profile) need the mcst dialect (`timing::check`); the mcst task
 /// scheduler is in-order only, and its banks are the slot model's (`round_robin`), not the
 /// spec's bank-conflict model. The error names the option, for a usage error.
 pub fn check_config(config: &Config, dialect: Dialect) -> Result<(), String> {

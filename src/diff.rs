@@ -9,11 +9,11 @@ use gpu16_machine::{
 use std::fmt;
 
 /// The outcome of one run.
-pub type Outcome = Result<RunReport, Box<RunFailure>>;
+pub(crate) type Outcome = Result<RunReport, Box<RunFailure>>;
 
 /// A run's error as a divergence names it: a fault with all its fields, any other error
 /// by its message.
-pub fn describe_error(e: &RunError) -> String {
+pub(crate) fn describe_error(e: &RunError) -> String {
     match e {
         RunError::Fault {
             rule,
@@ -34,7 +34,7 @@ pub fn describe_error(e: &RunError) -> String {
 /// the runs were given). Its text ([`Divergence`]'s `Display`) is what `gpu16 diff` prints.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Field {
-    /// Both runs failed, with different errors (each described as [`describe_error`]).
+    /// Both runs failed, with different errors (each described as `describe_error`).
     Error([String; 2]),
     /// One run finished and the other failed: `None` for the one that finished, the
     /// failure's description for the other.
@@ -171,7 +171,12 @@ impl fmt::Display for Divergence {
 
 /// Describe the first difference between two outcomes, naming the two sides `a` and `b`;
 /// `None` if they are identical (backend names aside). The text of [`divergence`].
-pub fn first_divergence(a_name: &str, a: &Outcome, b_name: &str, b: &Outcome) -> Option<String> {
+pub(crate) fn first_divergence(
+    a_name: &str,
+    a: &Outcome,
+    b_name: &str,
+    b: &Outcome,
+) -> Option<String> {
     divergence(a_name, a, b_name, b).map(|d| d.to_string())
 }
 

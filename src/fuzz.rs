@@ -51,7 +51,7 @@ impl Case {
 /// The `auto` thresholds of the case `seed` names, from a random stream of their own, so
 /// that every other draw of a seed's case is what it was before thresholds were drawn.
 /// Low thresholds are the likelier: with the default ones a short program never compiles.
-pub fn auto_hotness(seed: u64) -> Hotness {
+pub(crate) fn auto_hotness(seed: u64) -> Hotness {
     let mut rng = Rng::new(seed ^ 0x5DEE_CE66_D1CE_4E5B);
     Hotness {
         issues: rng.pick(&[1, 1, 2, 3, 5, 1000]),
@@ -137,7 +137,7 @@ fn mcst_timing(rng: &mut Rng) -> Timing {
     }
 }
 
-/// Load and run a spec-dialect image on a backend: [`outcome_in`] in [`Dialect::Spec`].
+/// Load and run a spec-dialect image on a backend: `outcome_in` in [`Dialect::Spec`].
 pub fn outcome(
     backend: impl Into<Runner>,
     image: &[u8],
@@ -150,7 +150,7 @@ pub fn outcome(
 /// Load an image in `dialect` and run it on a backend; a load error is an outcome both
 /// sides must share. A panic is a bug, and an outcome too (a failure naming it), so that it
 /// is reported and shrunk like any divergence instead of ending the campaign.
-pub fn outcome_in(
+pub(crate) fn outcome_in(
     backend: impl Into<Runner>,
     image: &[u8],
     memory: &[u8],
@@ -179,7 +179,7 @@ pub fn outcome_in(
 }
 
 /// The first divergence between two backends on a spec-dialect image, if any.
-pub fn diverge(
+pub(crate) fn diverge(
     a: impl Into<Runner>,
     b: impl Into<Runner>,
     image: &[u8],
@@ -208,17 +208,6 @@ pub fn diverge_in(
         (Ok(x), Ok(y)) => first_divergence(&a.name(), &x, &b.name(), &y),
         _ => Some("load: only one backend accepted the image".into()),
     }
-}
-
-/// Shrink a diverging spec-dialect image and memory while the two backends still diverge.
-pub fn shrink_divergence(
-    a: impl Into<Runner>,
-    b: impl Into<Runner>,
-    image: &[u8],
-    memory: &[u8],
-    config: &Config,
-) -> (Vec<u8>, Vec<u8>) {
-    shrink_divergence_in(a, b, image, memory, config, Dialect::Spec)
 }
 
 /// Shrink a diverging image of `dialect` and its memory while the two backends still

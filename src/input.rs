@@ -2,19 +2,20 @@
 //! words, assembly source), shared-memory images (raw or hex bytes) and the expected final
 //! states `run --expect-mem`/`--expect-regs` compare with ([`dump`]). Every error names
 //! the file and, for text formats, the line and column. Every file is read through
-//! [`limits::read`], which stops one byte past the limit of its kind.
+//! `limits::read`, which stops one byte past the limit of its kind.
 
 pub mod dump;
 mod hex;
-pub mod limits;
+pub(crate) mod limits;
 pub mod memory;
-pub mod parts;
 pub mod stream;
 
-pub use hex::{parse_hex_words, parse_memory_text, MAX_PROGRAM_WORDS};
+pub(crate) use hex::parse_hex_words;
+#[cfg(test)]
+pub(crate) use hex::parse_memory_text;
 pub use memory::{load_memory_image, MemoryFormat, MemoryImage};
 
-use gpu16_asm::{Assembly, Diagnostic, Diagnostics, Severity, SourceMap};
+use gpu16_asm::{Assembly, Diagnostics, SourceMap};
 use gpu16_machine::{Dialect, Program};
 use limits::{read, read_text};
 use std::fmt;
@@ -38,9 +39,16 @@ impl fmt::Display for InputError {
 impl std::error::Error for InputError {}
 
 fn err(path: &Path, message: impl Into<String>) -> InputError {
-    InputError {
-        path: path.to_path_buf(),
-        message: message.into(),
+    InputError::new(path, message)
+}
+
+impl InputError {
+    /// What is wrong with the file at `path`.
+    pub fn new(path: &Path, message: impl Into<String>) -> InputError {
+        InputError {
+            path: path.to_path_buf(),
+            message: message.into(),
+        }
     }
 }
 
@@ -81,20 +89,17 @@ pub fn load_program(path: &Path) -> Result<Program, InputError> {
     load_program_with_map(path).map(|(program, _)| program)
 }
 
-/// [`load_program`] in `dialect`.
-pub fn load_program_in(path: &Path, dialect: Dialect) -> Result<Program, InputError> {
-    load_program_with_map_in(path, dialect).map(|(program, _)| program)
-}
-
 /// [`load_program`], with the assembler's source map when the program is assembly (so a
 /// failure can name the `file:line:col` of an instruction); `None` for an image.
-pub fn load_program_with_map(path: &Path) -> Result<(Program, Option<SourceMap>), InputError> {
+pub(crate) fn load_program_with_map(
+    path: &Path,
+) -> Result<(Program, Option<SourceMap>), InputError> {
     load_program_with_map_in(path, Dialect::Spec)
 }
 
 /// [`load_program_with_map`] in `dialect`: an image's words and headers are read as the
 /// dialect reads them, and assembly source is assembled in it.
-pub fn load_program_with_map_in(
+pub(crate) fn load_program_with_map_in(
     path: &Path,
     dialect: Dialect,
 ) -> Result<(Program, Option<SourceMap>), InputError> {
@@ -115,7 +120,7 @@ pub fn program_format(
 }
 
 /// [`load_program_with_map_in`] of a program in `format` whatever its name; `-` is stdin.
-pub fn load_program_as(
+pub(crate) fn load_program_as(
     path: &Path,
     format: ProgramFormat,
     dialect: Dialect,
@@ -135,7 +140,9 @@ pub struct LoadedProgram {
     pub memory: Option<Vec<u8>>,
 }
 
-/// [`load_program_as`], keeping the memory image of assembly source's `.data`.
+/// Load the program at `path` in `format` whatever its name (`-` is stdin), read as
+/// `dialect` reads it, with the source map and the memory image of assembly source's
+/// `.data`.
 pub fn load_program_full(
     path: &Path,
     format: ProgramFormat,
@@ -164,27 +171,24 @@ pub fn load_program_full(
         .map_err(|e| err(path, e.to_string()))
 }
 
-/// Assemble the source file at `path` in the spec dialect, it and every file it includes
-/// read within [`limits::SOURCE`]. A file that cannot be read is an error diagnostic naming
-/// it, as `gpu16_asm::assemble_file` reports it.
-pub fn assemble_file(path: &Path) -> Result<Assembly, Diagnostics> {
-    assemble_file_in(path, Dialect::Spec)
+/// From now on, in this process, a text input that cannot be read twice (stdin, a FIFO,
+/// `/dev/stdin`, a device) is read once, however often it is asked for: the command
+/// line reads a source again to find the files it includes, which a FIFO or a pipe would
+/// not give again (one read would block or come back empty). Inputs are known by the file
+/// they are, so `-` and `/dev/stdin` are one input. Not for a long-lived process (the
+/// Python module): a FIFO given again there is meant to be read again.
+pub fn read_each_input_once() {
+    limits::read_each_input_once();
 }
 
-/// [`assemble_file`] in `dialect`.
-pub fn assemble_file_in(path: &Path, dialect: Dialect) -> Result<Assembly, Diagnostics> {
-    match read_text(path, limits::SOURCE) {
-        Ok(source) => assemble_bounded(&source, path, dialect),
-        Err(e) => Err(Diagnostics(vec![Diagnostic::bare(
-            Severity::Error,
-            path.display().to_string(),
-            e.message,
-        )])),
-    }
+/// The assembly source at `path` as text, held to a source file's limit (as every file it
+/// includes is): for a command that assembles it itself. `-` is stdin.
+pub fn read_source(path: &Path) -> Result<String, InputError> {
+    read_text(path, limits::SOURCE)
 }
 
 /// A program image handed over in memory (the bytes a Python caller passes), held to the
-/// limit of a `.bin` file ([`limits::PROGRAM_IMAGE`]); an error names `name`, as
+/// limit of a `.bin` file (`limits::PROGRAM_IMAGE`); an error names `name`, as
 /// [`load_program`] names the file.
 pub fn program_from_image(
     name: &Path,
@@ -196,9 +200,9 @@ pub fn program_from_image(
 }
 
 /// Assemble `source` handed over in memory as if it were the file `path` (diagnostics and
-/// source locations name it; `.include`s are found beside it): the source is held to
-/// [`limits::SOURCE`] like a file (a longer one is an [`InputError`]), and so is every file
-/// it includes.
+/// source locations name it; `.include`s are found beside it): the source is held to a
+/// source file's limit (a longer one is an [`InputError`]), and so is every file it
+/// includes.
 pub fn assemble_source(
     source: &str,
     path: &Path,

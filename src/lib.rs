@@ -17,6 +17,18 @@
 //! [`machine`]. `docs/semantics.md` states the machine's rules; `docs/assembly.md` the
 //! source language.
 //!
+//! Beyond one run:
+//! - [`input`] loads programs and memory images from files, each within its limits;
+//! - [`output`] presents a report: [`output::human::report`] as text,
+//!   [`output::json::run_document`] as the `run --json` object;
+//! - [`live::machine`] pauses a run between cycles and goes on (Python's `gpu16.Machine`);
+//! - [`debugger::Session`] answers `gpu16 debug`'s commands;
+//! - [`fuzz`] draws seeded cases and compares backends on them ([`diff`] names the first
+//!   divergence); [`timing`] reads `--timing`'s keys.
+//!
+//! The command line's own parts (its flags, the files a run writes, the playground, signal
+//! handling) are the `gpu16` binary's, not this library's.
+//!
 //! # Example
 //!
 //! One core adds 2 and 3 and stores the sum at address 0x010. By the timing model the
@@ -102,7 +114,6 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-pub mod dap;
 pub mod debugger;
 pub mod dialect;
 pub mod diff;
@@ -110,11 +121,8 @@ pub mod fuzz;
 pub mod input;
 pub mod live;
 pub mod output;
-pub mod progress;
 pub mod scratch;
-pub mod serve;
 pub mod shown;
-pub mod stop;
 pub mod timing;
 
 pub use gpu16_machine as machine;

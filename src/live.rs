@@ -1,11 +1,12 @@
 //! A live machine on the backend a [`Runner`] names: a run that pauses between cycles, for
 //! testbenches that step the model beside an RTL simulation (Python's `gpu16.Machine`).
-//! The machine itself is [`gpu16_machine::live`]; this picks its backend.
+//! The machine itself, with its [`Live`] trait and status, is [`gpu16_machine::live`]
+//! (`gpu16::machine::live`); this picks its backend.
 
 use crate::{BackendKind, Hotness, Runner};
 use gpu16_machine::{Config, Program};
 
-pub use gpu16_machine::live::{Live, Status, WriteError};
+use gpu16_machine::live::Live;
 
 /// A live machine running `program` on `runner`'s backend, with shared memory starting as
 /// `memory` (zero past its end) under `config`, paused as cycle 0 begins. Fails only where

@@ -28,6 +28,14 @@ macro_rules! stderr_text {
 }
 
 mod commands;
+// The binary's own parts: the DAP server, the playground, the progress bar, signals and
+// `--timeout` (`stop`), and the files a run writes (pictures, `--expect`, the streamed
+// `--json`) serve only the command line, so they are not the library's API.
+mod dap;
+mod progress;
+mod run_output;
+mod serve;
+mod stop;
 
 /// Emulator of the gpu16 16-core GPU: run programs, assemble and inspect them.
 #[derive(Parser)]
@@ -76,10 +84,10 @@ fn main() -> ExitCode {
     // Ctrl-C, SIGTERM and SIGHUP end any command at once (status 130), removing the
     // temporary files of outputs being written; `run` and `debug` stop their work first.
     // Without the handler a signal kills the process, which is no worse.
-    let _ = gpu16::stop::handle_signals();
+    let _ = crate::stop::handle_signals();
     // A source read again for the files it includes must give the same text: a FIFO or a
     // pipe would not (issue 33).
-    gpu16::input::limits::read_each_input_once();
+    gpu16::input::read_each_input_once();
     commands::status::exit(match cli.command {
         Command::Run(args) => commands::run::run(*args),
         Command::Asm(args) => commands::asm::asm(args),

@@ -9,7 +9,7 @@ use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 /// The progress bar as an [`Observer`]: pass it (or a pair of it and another observer) to
-/// [`run_observed`](crate::run_observed). It wants progress, not events.
+/// [`run_observed`](gpu16::run_observed). It wants progress, not events.
 pub struct ProgressDisplay {
     enabled: bool,
     total_frames: u64,

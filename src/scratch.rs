@@ -1,14 +1,10 @@
 //! Unnamed temporary files: created in `$TMPDIR` and unlinked at once, so they live as long
 //! as their handle and nothing is left behind however the process ends. A long run keeps
 //! what would otherwise grow with its length here (a stream read from stdin, the human
-//! report's task table), on disk rather than in memory. It also keeps the list of named
-//! temporary files staged beside an output's target ([`crate::output::file`]), which a
-//! signal removes ([`remove_staged`]).
+//! report's task table), on disk rather than in memory.
 
-use std::fs::{self, File};
+use std::fs::File;
 use std::io;
-use std::path::PathBuf;
-use std::sync::{Mutex, MutexGuard, PoisonError};
 
 /// A new unnamed file open for reading and writing; `what` names it while it briefly has a
 /// name (`gpu16-<what>-<pid>-<n>`).
@@ -34,22 +30,4 @@ pub fn unnamed_file(what: &str) -> io::Result<File> {
         io::ErrorKind::AlreadyExists,
         format!("no free name for a temporary file in {}", dir.display()),
     ))
-}
-
-/// The temporary files this process has beside their targets: a path is added under the
-/// lock as its file is created, and leaves it under the lock as the file is removed or
-/// renamed, so a signal handler holding the lock sees exactly the files that exist.
-static STAGED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
-
-pub(crate) fn staged() -> MutexGuard<'static, Vec<PathBuf>> {
-    STAGED.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Remove every temporary file this process has staged and not yet renamed or removed:
-/// for a process about to end at once (a signal), which runs no destructors.
-pub fn remove_staged() {
-    let mut files = staged();
-    for path in files.drain(..) {
-        let _ = fs::remove_file(path);
-    }
 }

@@ -16,7 +16,7 @@ pub fn path(path: &Path) -> Cow<'_, str> {
 }
 
 /// `text` (a name, an argument) as a message shows it, unsafe characters escaped.
-pub fn text(text: &str) -> Cow<'_, str> {
+pub(crate) fn text(text: &str) -> Cow<'_, str> {
     gpu16_asm::escape(text, usize::MAX)
 }
 

@@ -44,9 +44,9 @@ pub fn handle_signals() -> Result<(), String> {
 
 /// End the process now with status 130 (128 + SIGINT, as a shell reports Ctrl-C), after
 /// removing the temporary files of outputs being written
-/// ([`crate::scratch::remove_staged`]).
+/// ([`remove_staged`](crate::run_output::file::remove_staged)).
 pub fn exit_at_once() -> ! {
-    crate::scratch::remove_staged();
+    crate::run_output::file::remove_staged();
     std::process::exit(130)
 }
 
@@ -114,7 +114,7 @@ impl StopSignal {
     }
 
     /// Why it was raised, if it was: the first cause wins.
-    pub fn cause(&self) -> Option<StopCause> {
+    pub(crate) fn cause(&self) -> Option<StopCause> {
         match self.raised.load(Ordering::Relaxed) {
             TIMEOUT => Some(StopCause::Timeout),
             INTERRUPT => Some(StopCause::Interrupt),
@@ -123,7 +123,7 @@ impl StopSignal {
     }
 
     /// Raise it for `cause`, unless it already was.
-    pub fn raise(&self, cause: StopCause) {
+    pub(crate) fn raise(&self, cause: StopCause) {
         let code = match cause {
             StopCause::Timeout => TIMEOUT,
             StopCause::Interrupt => INTERRUPT,

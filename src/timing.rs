@@ -4,7 +4,7 @@
 //! [`gpu16_machine::Timing`], whose defaults are the machine's (decisions.md). A spec is a
 //! comma-separated list of items, applied left to right to the defaults: `KEY=VALUE`, each
 //! key at most once, and first, if wanted, the name of a profile, a whole set of values that
-//! the later items change ([`PROFILES`]: `default`, and `mcst-rtl`, the MCST RTL's pipeline,
+//! the later items change (`PROFILES`: `default`, and `mcst-rtl`, the MCST RTL's pipeline,
 //! as in `mcst-rtl,broadcast=5`).
 //!
 //! | key | `Timing` field | default | `mcst-rtl` | range |
@@ -22,7 +22,7 @@
 //! | `round_robin` | `slots.round_robin` | 0 | 1 | 0 (off) or 1 (on) |
 //!
 //! The keys from `fill` on are the MCST dialect's slot model (mcst-dialect.md section 5):
-//! the spec dialect's run loop has no bubbles or arbitration, so [`check`] refuses them
+//! the spec dialect's run loop has no bubbles or arbitration, so `check` refuses them
 //! (and the `mcst-rtl` profile) without `--dialect mcst`.
 //!
 //! Why these ranges: a CF or a broadcast of 0 cycles is a meaningful what-if (the scheduler
@@ -39,34 +39,34 @@ use std::fmt::Write;
 const MAX_CYCLE_LIMIT: u64 = Config::MAX_CYCLE_LIMIT;
 
 /// The largest lookahead window `--timing lookahead=N` accepts, in frames.
-pub const MAX_LOOKAHEAD_WINDOW: u64 = 4096;
+pub(crate) const MAX_LOOKAHEAD_WINDOW: u64 = 4096;
 
 /// One latency a spec can set.
-pub struct Key {
+pub(crate) struct Key {
     /// The key as a spec names it.
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// What it sets, for the help text.
-    pub what: &'static str,
+    pub(crate) what: &'static str,
     /// The unit of its value, for messages.
-    pub unit: &'static str,
+    pub(crate) unit: &'static str,
     /// The smallest value allowed.
-    pub min: u64,
+    pub(crate) min: u64,
     /// The largest value allowed.
-    pub max: u64,
+    pub(crate) max: u64,
     /// A key of the MCST dialect's slot model, which the spec dialect does not have.
-    pub slot: bool,
+    pub(crate) slot: bool,
     get: fn(&Timing) -> u64,
     set: fn(&mut Timing, u64),
 }
 
 impl Key {
     /// Its value in `timing`.
-    pub fn get(&self, timing: &Timing) -> u64 {
+    pub(crate) fn get(&self, timing: &Timing) -> u64 {
         (self.get)(timing)
     }
 
     /// Its value in the machine's default timing.
-    pub fn default_value(&self) -> u64 {
+    pub(crate) fn default_value(&self) -> u64 {
         self.get(&Timing::default())
     }
 
@@ -85,7 +85,7 @@ impl Key {
 
 /// Every key, in the order the help text, the JSON `config.timing` object and the docs list
 /// them.
-pub const KEYS: [Key; 11] = [
+pub(crate) const KEYS: [Key; 11] = [
     Key {
         name: "cf",
         what: "cycles the task scheduler spends on a control frame",
@@ -201,16 +201,17 @@ pub const KEYS: [Key; 11] = [
 
 /// The most bubbles (or load cycles) a slot key accepts: more could only model a different
 /// machine, and stays far from any cycle limit.
-pub const MAX_BUBBLES: u64 = 64;
+pub(crate) const MAX_BUBBLES: u64 = 64;
 
 /// The value of every key in `timing`, in [`KEYS`] order.
-pub fn values(timing: &Timing) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+#[cfg(test)] // The tests check every key; the reports use `values_in`.
+pub(crate) fn values(timing: &Timing) -> impl Iterator<Item = (&'static str, u64)> + '_ {
     KEYS.iter().map(move |k| (k.name, k.get(timing)))
 }
 
 /// The value of every key that `dialect` has (the spec dialect has no slot keys), in
 /// [`KEYS`] order.
-pub fn values_in(
+pub(crate) fn values_in(
     timing: &Timing,
     dialect: Dialect,
 ) -> impl Iterator<Item = (&'static str, u64)> + '_ {
@@ -222,7 +223,7 @@ pub fn values_in(
 /// Whether `timing` can run a program of `dialect`: the spec dialect has no slot model
 /// (its keys and the `mcst-rtl` profile need `--dialect mcst`), and the MCST scheduler
 /// spends at least a cycle on a CF and on a broadcast. The error is a usage error.
-pub fn check(timing: &Timing, dialect: Dialect) -> Result<(), String> {
+pub(crate) fn check(timing: &Timing, dialect: Dialect) -> Result<(), String> {
     match dialect {
         Dialect::Spec => {
             let set: Vec<&str> = KEYS
@@ -306,15 +307,15 @@ pub fn help() -> String {
 }
 
 /// A named set of every value. A spec may start with one; its later items change it.
-pub struct Profile {
+pub(crate) struct Profile {
     /// The name a spec gives.
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// Its values.
-    pub timing: fn() -> Timing,
+    pub(crate) timing: fn() -> Timing,
 }
 
 /// Every profile.
-pub const PROFILES: [Profile; 2] = [
+pub(crate) const PROFILES: [Profile; 2] = [
     Profile {
         name: "default",
         timing: Timing::default,
@@ -344,7 +345,7 @@ pub fn parse(spec: &str) -> Result<Timing, String> {
 }
 
 /// `base` with the items of `spec` applied left to right. A key may be set once.
-pub fn apply(base: Timing, spec: &str) -> Result<Timing, String> {
+pub(crate) fn apply(base: Timing, spec: &str) -> Result<Timing, String> {
     let mut timing = base;
     let mut given: Vec<&str> = Vec::new();
     if spec.trim().is_empty() {

@@ -1046,13 +1046,9 @@ fn the_fast_search_stops_where_seeing_every_instruction_stops() {
             };
             // Breakpoints on a few instructions of the program, watches on bytes it writes
             // (where the final memory differs) and one it may not.
-            let mut rng = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-            let mut draw = |n: u64| {
-                rng ^= rng << 13;
-                rng ^= rng >> 7;
-                rng ^= rng << 17;
-                rng % n
-            };
+            // The workspace's one seeded generator.
+            let mut rng = gpu16_gen::rng::Rng::new(seed);
+            let mut draw = |n: u64| rng.below(n);
             let frames: Vec<usize> = (0..program.len())
                 .filter(|&f| matches!(program.kind(f), FrameKind::Instr { .. }))
                 .collect();
@@ -1646,66 +1642,6 @@ fn a_file_that_sources_itself_stops_at_the_depth_limit() {
         "{}",
         a[1]
     );
-}
-
-#[test]
-fn history_lives_in_the_state_directory_and_is_bounded() {
-    use gpu16::debugger::history;
-    use std::ffi::OsString;
-    let env = |pairs: &'static [(&'static str, &'static str)]| {
-        move |k: &str| {
-            pairs
-                .iter()
-                .find(|(n, _)| *n == k)
-                .map(|(_, v)| OsString::from(v))
-        }
-    };
-    assert_eq!(
-        history::path_in(env(&[("HOME", "/home/u")])),
-        Some(PathBuf::from("/home/u/.local/state/gpu16/debug_history"))
-    );
-    assert_eq!(
-        history::path_in(env(&[("HOME", "/home/u"), ("XDG_STATE_HOME", "/st")])),
-        Some(PathBuf::from("/st/gpu16/debug_history"))
-    );
-    // A relative XDG_STATE_HOME is ignored, as the XDG rules say.
-    assert_eq!(
-        history::path_in(env(&[("HOME", "/home/u"), ("XDG_STATE_HOME", "st")])),
-        Some(PathBuf::from("/home/u/.local/state/gpu16/debug_history"))
-    );
-    assert_eq!(
-        history::path_in(env(&[("HOME", "/home/u"), ("GPU16_HISTORY", "/h/f")])),
-        Some(PathBuf::from("/h/f"))
-    );
-    assert_eq!(
-        history::path_in(env(&[("HOME", "/home/u"), ("GPU16_HISTORY", "")])),
-        None
-    );
-    assert_eq!(history::path_in(env(&[])), None);
-
-    let dir = scratch("debugger", "history");
-    let _ = std::fs::remove_dir_all(&dir);
-    let file = dir.join("state/gpu16/debug_history");
-    assert_eq!(history::load(&file).unwrap(), Vec::<String>::new());
-    let entries: Vec<String> = (0..1500).map(|i| format!("step {i}")).collect();
-    history::save(&file, &entries).unwrap();
-    let back = history::load(&file).unwrap();
-    assert_eq!(back.len(), history::MAX_ENTRIES);
-    assert_eq!(back[0], "step 500");
-    assert_eq!(back[999], "step 1499");
-    // Blank and over-long lines in the file are left out.
-    std::fs::write(
-        &file,
-        format!("break 1:2\n\n{}\ncontinue\n", "x".repeat(5000)),
-    )
-    .unwrap();
-    assert_eq!(
-        history::load(&file).unwrap(),
-        vec!["break 1:2".to_string(), "continue".to_string()]
-    );
-    // A file that cannot be written is an error to warn about, not a panic.
-    std::fs::write(dir.join("plain"), "").unwrap();
-    assert!(history::save(&dir.join("plain/debug_history"), &entries).is_err());
 }
 
 #[test]

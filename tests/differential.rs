@@ -3,7 +3,7 @@
 //! JIT and the auto backend. The reference is the interpreter; the cases are the same seeds
 //! `gpu16 fuzz` uses, so a failure here reproduces with `gpu16 diff`.
 
-use gpu16::fuzz::{case, case_in, diverge, diverge_in, shrink_divergence};
+use gpu16::fuzz::{case, case_in, diverge_in, shrink_divergence_in};
 use gpu16::machine::{Dialect, Event};
 use gpu16::{BackendKind, Engine, Runner};
 use gpu16_gen::Profile;
@@ -17,9 +17,22 @@ fn check(seeds: impl Iterator<Item = u64>, profile: Option<Profile>, b: impl Int
         let c = case(seed, profile);
         // `auto` compiles at the case's drawn thresholds, so short programs switch too.
         let b = c.runner(b);
-        if let Some(d) = diverge(BackendKind::Interp, b, &c.image, &c.memory, &c.config) {
-            let (image, memory) =
-                shrink_divergence(BackendKind::Interp, b, &c.image, &c.memory, &c.config);
+        if let Some(d) = diverge_in(
+            BackendKind::Interp,
+            b,
+            &c.image,
+            &c.memory,
+            &c.config,
+            Dialect::Spec,
+        ) {
+            let (image, memory) = shrink_divergence_in(
+                BackendKind::Interp,
+                b,
+                &c.image,
+                &c.memory,
+                &c.config,
+                Dialect::Spec,
+            );
             panic!(
                 "seed {seed} ({:?}, {:?}, {:?}): {d}\nshrunk image: {image:02x?}\nmemory: {memory:02x?}",
                 c.profile, c.violation, c.config
@@ -187,7 +200,14 @@ fn every_jit_engine_equals_interpreter_on_past_divergences() {
                     engine,
                     hot: None,
                 };
-                let d = diverge(BackendKind::Interp, runner, &image, memory, &config);
+                let d = diverge_in(
+                    BackendKind::Interp,
+                    runner,
+                    &image,
+                    memory,
+                    &config,
+                    Dialect::Spec,
+                );
                 assert_eq!(d, None, "{file} on {}", runner.name());
             }
         }

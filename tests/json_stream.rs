@@ -8,7 +8,7 @@
 mod common;
 
 use common::{gpu16, s, scratch, stdout};
-use gpu16::input::{load_memory, load_program_with_map_in};
+use gpu16::input::{load_memory, load_program_full, program_format};
 use gpu16::machine::{Config, Dialect};
 use gpu16::output::json::run_document;
 use gpu16::BackendKind;
@@ -52,7 +52,9 @@ impl Case {
 
     /// The object the library builds in memory for the same run (no outputs asked for).
     fn in_memory(&self) -> Value {
-        let (program, map) = load_program_with_map_in(&self.program, self.dialect).unwrap();
+        let format = program_format(&self.program, None).unwrap();
+        let loaded = load_program_full(&self.program, format, self.dialect).unwrap();
+        let (program, map) = (loaded.program, loaded.source_map);
         let memory = self
             .mem
             .as_ref()
@@ -62,13 +64,16 @@ impl Case {
             config.max_cycles = n;
         }
         let outcome = gpu16::run(BackendKind::Auto, &program, &memory, &config);
+        let state = match &outcome {
+            Ok(report) => report,
+            Err(failure) => &failure.state,
+        };
         assert!(
-            gpu16::output::see::state_of(&outcome).tasks.len() as u64
-                == gpu16::output::see::state_of(&outcome).task_summary.tasks,
+            state.tasks.len() as u64 == state.task_summary.tasks,
             "{}: the in-memory run kept every task",
             self.program.display()
         );
-        run_document(&outcome, map.as_ref(), &[])
+        run_document(&outcome, map.as_ref())
     }
 
     /// Run the case both ways and check they agree; return the streamed object.

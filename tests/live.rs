@@ -11,7 +11,8 @@ mod common;
 
 use common::every_runner;
 use gpu16::fuzz::case_in;
-use gpu16::live::{machine, Status, WriteError};
+use gpu16::live::machine;
+use gpu16::machine::live::{Live, Status, WriteError};
 use gpu16::{BackendKind, Runner};
 use gpu16_asm::assemble;
 use gpu16_gen::Profile;
@@ -142,7 +143,7 @@ fn program(source: &str) -> Program {
 }
 
 /// A machine on the interpreter running `source` from zero memory.
-fn interpreted(source: &str) -> Box<dyn gpu16::live::Live> {
+fn interpreted(source: &str) -> Box<dyn Live> {
     machine(
         BackendKind::Interp,
         program(source),

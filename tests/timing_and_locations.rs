@@ -7,8 +7,8 @@
 mod common;
 
 use common::{gpu16, s, stderr, stdout};
-use gpu16::fuzz::{case, diverge};
-use gpu16::machine::Timing;
+use gpu16::fuzz::{case, diverge_in};
+use gpu16::machine::{Dialect, Timing};
 use gpu16::{BackendKind, Engine, Runner};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -324,7 +324,14 @@ fn interpreter_and_jit_agree_under_non_default_timing() {
                     engine,
                     hot: None,
                 };
-                if let Some(d) = diverge(BackendKind::Interp, jit, &c.image, &c.memory, &c.config) {
+                if let Some(d) = diverge_in(
+                    BackendKind::Interp,
+                    jit,
+                    &c.image,
+                    &c.memory,
+                    &c.config,
+                    Dialect::Spec,
+                ) {
                     panic!("seed {} --timing {spec} {}: {d}", c.seed, jit.name());
                 }
                 compared += 1;

@@ -32,6 +32,17 @@ impl Image {
         self
     }
 
+    /// [`Image::group`] with bodies of raw words (as [`Image::words`] writes them), for
+    /// frames no [`Instr`] spells: reserved bits, or words drawn at random.
+    pub fn group_words(mut self, mut control: ControlFrame, bodies: &[&[u16]]) -> Image {
+        control.if_num = u8::try_from(bodies.len()).expect("at most 63 IFs");
+        self.frames.push(control.encode());
+        for body in bodies {
+            self = self.words(body);
+        }
+        self
+    }
+
     /// A control frame exactly as given (IF_Num untouched, so it may announce more or fewer
     /// instruction frames than follow).
     pub fn control(mut self, control: ControlFrame) -> Image {

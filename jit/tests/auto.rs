@@ -4,7 +4,8 @@
 
 mod common;
 
-use common::{run_on, single, Image, Task};
+use common::{on, run_on, single};
+use gpu16_gen::image::Image;
 use gpu16_interp::Interpreter;
 use gpu16_jit::{Auto, AutoCode, CompileMode, Hotness, JitOptions, HOT_TABLE_FRAMES};
 use gpu16_machine::engine::backend::Backend;
@@ -145,16 +146,9 @@ fn hot_loops(times: usize) -> gpu16_machine::Program {
         Instr::Bnz { a: 8, target: 3 },
         Instr::Ready,
     ];
-    let words: Vec<u16> = body.iter().map(Instr::encode).collect();
-    let mut img = Image::default();
+    let mut img = Image::new();
     for t in 0..times {
-        img.task(
-            Task {
-                active: if t % 2 == 0 { 0xFFFF } else { 0x0001 },
-                ..Task::default()
-            },
-            std::slice::from_ref(&words),
-        );
+        img = img.group(on(if t % 2 == 0 { 0xFFFF } else { 0x0001 }), &[&body]);
     }
     img.program()
 }

@@ -3,7 +3,8 @@
 
 mod common;
 
-use common::{run_on, Image, Task};
+use common::{on, run_on};
+use gpu16_gen::image::Image;
 use gpu16_interp::Interpreter;
 use gpu16_jit::{Auto, Engine, Jit, JitOptions};
 use gpu16_machine::engine::backend::{Backend, CoreExit};
@@ -40,15 +41,9 @@ fn small_jit() -> Jit {
 
 #[test]
 fn a_frame_issued_many_times_compiles_once() {
-    let mut img = Image::default();
+    let mut img = Image::new();
     for _ in 0..5 {
-        img.task(
-            Task {
-                active: 0xFFFF,
-                ..Task::default()
-            },
-            &[frame(7), frame(7), frame(9)],
-        );
+        img = img.group_words(on(0xFFFF), &[&frame(7), &frame(7), &frame(9)]);
     }
     let p = img.program();
     let mut jit = Jit::with_options(JitOptions {
@@ -76,15 +71,9 @@ fn a_frame_issued_many_times_compiles_once() {
 #[test]
 fn the_bound_frees_whole_modules_and_later_frames_still_run() {
     // Ten distinct frames through a cache of 2 modules x 2 frames.
-    let mut img = Image::default();
     let frames: Vec<Vec<u16>> = (1..=10).map(frame).collect();
-    img.task(
-        Task {
-            active: 0b11,
-            ..Task::default()
-        },
-        &frames,
-    );
+    let bodies: Vec<&[u16]> = frames.iter().map(Vec::as_slice).collect();
+    let img = Image::new().group_words(on(0b11), &bodies);
     let p = img.program();
     let mut jit = small_jit();
     let got = run_on(&mut jit, &p, &[], &Config::default());
@@ -106,15 +95,7 @@ fn the_bound_frees_whole_modules_and_later_frames_still_run() {
 
 /// A one-core program of `frame(k)`.
 fn one_frame(k: u8) -> gpu16_machine::Program {
-    let mut img = Image::default();
-    img.task(
-        Task {
-            active: 1,
-            ..Task::default()
-        },
-        &[frame(k)],
-    );
-    img.program()
+    Image::new().group_words(on(1), &[&frame(k)]).program()
 }
 
 /// Hands the machine's loop one frame handle of a JIT, whatever it issues.
@@ -189,15 +170,9 @@ fn code_held_past_eviction_stays_runnable() {
 
 #[test]
 fn auto_compiles_at_the_threshold_only() {
-    let mut img = Image::default();
+    let mut img = Image::new();
     for _ in 0..3 {
-        img.task(
-            Task {
-                active: 1,
-                ..Task::default()
-            },
-            &[frame(3)],
-        );
+        img = img.group_words(on(1), &[&frame(3)]);
     }
     let p = img.program();
     let mut auto = Auto::with_threshold(4);

@@ -4,32 +4,14 @@
 
 mod common;
 
-use common::{run_on, Image, Outcome, Task};
+use common::{run_on, Outcome};
+use gpu16_gen::image::Image;
+// The workspace's one seeded generator: a fixed seed gives the same programs everywhere.
+use gpu16_gen::rng::Rng;
 use gpu16_interp::Interpreter;
 use gpu16_jit::{Auto, Hotness, Jit};
 use gpu16_machine::engine::isa::{AluOp, Instr, MemOp};
-use gpu16_machine::{Config, IssuePolicy, RunError};
-
-/// xorshift64*: deterministic and good enough to pick instructions.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn u8(&mut self, n: u8) -> u8 {
-        self.below(u64::from(n)) as u8
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-}
+use gpu16_machine::{Config, ControlFrame, Fence, IssuePolicy, RunError};
 
 /// Loop counters and their decrement: never written by loop bodies.
 const COUNTER: u8 = 15;
@@ -38,12 +20,12 @@ const ONE: u8 = 14;
 /// A register instruction writing only registers outside `keep` (and never r14, r15).
 fn reg_op(rng: &mut Rng, keep: u16) -> Instr {
     let pick = |rng: &mut Rng, limit: u8| loop {
-        let r = rng.u8(limit);
+        let r = rng.below(u64::from(limit)) as u8;
         if keep & (1 << r) == 0 {
             return r;
         }
     };
-    let src = |rng: &mut Rng| rng.u8(16);
+    let src = |rng: &mut Rng| rng.below(16) as u8;
     match rng.below(10) {
         0 => Instr::Nop,
         1..=3 => {
@@ -69,16 +51,16 @@ fn reg_op(rng: &mut Rng, keep: u16) -> Instr {
         5 => Instr::Shift {
             left: rng.chance(50),
             a: src(rng),
-            k: rng.u8(8),
+            k: rng.below(8) as u8,
             c: pick(rng, 14),
         },
         // Small constants into r8..r13 make addresses collide; r1..r7 get the core id.
         _ => {
             let d = pick(rng, 14);
             let k = if rng.chance(70) {
-                rng.u8(4)
+                rng.below(4) as u8
             } else {
-                rng.u8(255)
+                rng.below(255) as u8
             };
             Instr::SetConst { k, d }
         }
@@ -88,18 +70,18 @@ fn reg_op(rng: &mut Rng, keep: u16) -> Instr {
 fn mem(rng: &mut Rng, op: MemOp, keep: u16) -> Instr {
     let r = if op.is_read() {
         loop {
-            let r = rng.u8(14);
+            let r = rng.below(14) as u8;
             if keep & (1 << r) == 0 {
                 break r;
             }
         }
     } else {
-        rng.u8(16)
+        rng.below(16) as u8
     };
     Instr::Mem {
         op,
-        a: rng.u8(16),
-        hi: rng.u8(4),
+        a: rng.below(16) as u8,
+        hi: rng.below(4) as u8,
         r,
     }
 }
@@ -118,10 +100,10 @@ fn chunk(rng: &mut Rng, out: &mut Vec<Instr>, room: usize, keep: u16) {
             if body + 2 > room {
                 return out.push(reg_op(rng, keep));
             }
-            let (a, hi) = (rng.u8(14), rng.u8(4));
+            let (a, hi) = (rng.below(14) as u8, rng.below(4) as u8);
             let keep = keep | 1 << a | 1 << hi;
             let r = loop {
-                let r = rng.u8(14);
+                let r = rng.below(14) as u8;
                 if keep & (1 << r) == 0 {
                     break r;
                 }
@@ -139,7 +121,7 @@ fn chunk(rng: &mut Rng, out: &mut Vec<Instr>, room: usize, keep: u16) {
                 op: MemOp::StSync,
                 a,
                 hi,
-                r: rng.u8(16),
+                r: rng.below(16) as u8,
             });
         }
     }
@@ -156,7 +138,7 @@ fn valid_frame(rng: &mut Rng) -> Vec<Instr> {
     if rng.chance(60) {
         f.push(Instr::SetConst { k: 1, d: ONE });
         f.push(Instr::SetConst {
-            k: 1 + rng.u8(12),
+            k: 1 + rng.below(12) as u8,
             d: COUNTER,
         });
         let head = f.len();
@@ -200,8 +182,8 @@ fn mutate(rng: &mut Rng, f: &mut Vec<Instr>) {
         2 => mem(rng, MemOp::Ld, 0),
         3 => Instr::Ready,
         _ => Instr::Bnz {
-            a: rng.u8(16),
-            target: rng.u8(16),
+            a: rng.below(16) as u8,
+            target: rng.below(16) as u8,
         },
     };
 }
@@ -210,7 +192,7 @@ fn mutate(rng: &mut Rng, f: &mut Vec<Instr>) {
 fn random_words(rng: &mut Rng) -> Vec<u16> {
     (0..16)
         .map(|_| {
-            let w = rng.next() as u16;
+            let w = rng.next_u64() as u16;
             if matches!(w >> 12, 0xb | 0xd) {
                 w & !0x80
             } else {
@@ -228,7 +210,7 @@ struct Case {
 }
 
 fn program(rng: &mut Rng) -> Case {
-    let mut image = Image::default();
+    let mut image = Image::new();
     let mut unbounded = false;
     for _ in 0..1 + rng.below(3) {
         let mut frames = Vec::new();
@@ -250,28 +232,31 @@ fn program(rng: &mut Rng) -> Case {
         let active = match rng.below(4) {
             0 => 0xFFFF,
             1 => 1 << rng.below(16),
-            _ => rng.next() as u16,
+            _ => rng.next_u64() as u16,
         };
         let mut r0 = [0u8; 16];
         for v in &mut r0 {
             *v = if rng.chance(80) {
-                rng.u8(4)
+                rng.below(4) as u8
             } else {
-                rng.next() as u8
+                rng.next_u64() as u8
             };
         }
-        let task = Task {
-            fence: [0, 0, 1, 2][rng.below(4) as usize],
+        // Init_R0_Vect is drawn whole: bits of inactive cores too.
+        let control = ControlFrame {
+            fence: [Fence::No, Fence::No, Fence::Acq, Fence::Rel][rng.below(4) as usize],
             active,
-            init: rng.next() as u16,
-            r0,
+            init_vect: rng.next_u64() as u16,
+            init_r0: r0,
+            ..ControlFrame::new(0, Fence::No, 0, &[])
         };
-        image.task(task, &frames);
+        let bodies: Vec<&[u16]> = frames.iter().map(Vec::as_slice).collect();
+        image = image.group_words(control, &bodies);
     }
     let memory = if rng.chance(50) {
         Vec::new()
     } else {
-        (0..4096).map(|_| rng.u8(4)).collect()
+        (0..4096).map(|_| rng.below(4) as u8).collect()
     };
     Case {
         image,
@@ -304,7 +289,7 @@ struct Tally {
 }
 
 fn check(rng_seed: u64, programs: u32) -> Tally {
-    let mut rng = Rng(rng_seed);
+    let mut rng = Rng::new(rng_seed);
     // Small cache bounds so eviction happens during the test too.
     let mut jit = Jit::with_options(gpu16_jit::JitOptions {
         frames_per_module: 8,
@@ -341,7 +326,7 @@ fn check(rng_seed: u64, programs: u32) -> Tally {
             assert!(
                 got == want,
                 "program {n} (seed {rng_seed:#x}) differs under the jit with {cfg:?}\nimage: {:?}\njit: {got:#?}\ninterp: {want:#?}",
-                case.image.frames
+                case.image.bytes()
             );
             let got = run_on(&mut autos[n as usize % 3], &p, &case.memory, &cfg);
             assert!(got == want, "program {n} differs under auto with {cfg:?}");

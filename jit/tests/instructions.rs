@@ -3,7 +3,8 @@
 
 mod common;
 
-use common::{run_on, single, Image, Outcome, Task};
+use common::{on, run_on, single, Outcome};
+use gpu16_gen::image::Image;
 use gpu16_interp::Interpreter;
 use gpu16_jit::{Auto, Jit};
 use gpu16_machine::engine::isa::{AluOp, Instr, MemOp};
@@ -119,14 +120,7 @@ fn shifts_take_the_immediate_modulo_eight() {
         0x6805, // rshft r8, 0, r5 -> 0x81
         0x0FFF, // nop with every operand bit set
     ];
-    let mut img = Image::default();
-    img.task(
-        Task {
-            active: 1,
-            ..Task::default()
-        },
-        &[words],
-    );
+    let img = Image::new().group_words(on(1), &[&words]);
     let r = ok(&img.program()).registers[0];
     assert_eq!(&r[1..6], &[0x40, 0x02, 0x01, 0x80, 0x81]);
 }

@@ -3,11 +3,12 @@
 
 mod common;
 
-use common::{run_on, Image, Task};
+use common::run_on;
+use gpu16_gen::image::Image;
 use gpu16_interp::Interpreter;
 use gpu16_jit::{Auto, Jit};
 use gpu16_machine::engine::isa::{AluOp, Instr};
-use gpu16_machine::{Config, IssuePolicy, Program};
+use gpu16_machine::{Config, ControlFrame, Fence, IssuePolicy, Program};
 
 /// The JIT and `auto` (compiling at once) must report exactly what the interpreter does.
 fn agree(p: &Program, config: &Config) -> gpu16_machine::RunReport {
@@ -77,18 +78,8 @@ fn counted_loop_with_its_head_at_ip_0() {
         Instr::Bnz { a: 0, target: 0 },
         Instr::Ready,
     ];
-    let mut r0 = [0u8; 16];
-    r0[0] = 5;
-    let mut img = Image::default();
-    img.task(
-        Task {
-            active: 1,
-            init: 1,
-            r0,
-            ..Task::default()
-        },
-        &[code.iter().map(Instr::encode).collect()],
-    );
+    // Core 0's R0 starts at 5.
+    let img = Image::new().group(ControlFrame::new(0, Fence::No, 1, &[(0, 5)]), &[&code]);
     let r = agree(&img.program(), &Config::default());
     assert_eq!(r.cycles, 26);
     assert_eq!(r.instructions, 21);

@@ -1,7 +1,8 @@
 //! The extension module `gpu16._native`: the gpu16 library's assembler, disassembler,
 //! runner and generator, called from Python. Each function is a thin shell over the same
-//! library code the `gpu16` CLI calls (inputs held to `gpu16::input::limits`, the run's JSON
-//! object built by `gpu16::output::json::run_document`), so the two cannot disagree. The
+//! library code the `gpu16` CLI calls (inputs held to the limits of `gpu16::input`, the
+//! run's JSON object built by `gpu16::output::json::run_document`), so the two cannot
+//! disagree. The
 //! Python package `gpu16` (python/gpu16/__init__.py) wraps these and documents the API.
 
 #![deny(missing_docs)]
@@ -140,7 +141,7 @@ fn run_json(
     // The run does not touch Python objects: let other threads run meanwhile.
     let document = py.detach(|| {
         let outcome = gpu16::run(runner, &program, &memory, &config);
-        gpu16::output::json::run_document(&outcome, source_map.as_ref(), &[])
+        gpu16::output::json::run_document(&outcome, source_map.as_ref())
     });
     Ok(document.to_string())
 }

@@ -4,7 +4,7 @@
 //! (python/gpu16/__init__.py) decodes and documents.
 
 use crate::{byte_string, run_inputs, RunInputs};
-use gpu16::live::{Live, Status};
+use gpu16::machine::live::{Live, Status};
 use gpu16_asm::SourceMap;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -163,6 +163,6 @@ impl Machine {
     /// The object `gpu16 run --json` prints for the run so far (or the whole run, once over).
     fn report_json(&mut self) -> String {
         let outcome = self.live.report();
-        gpu16::output::json::run_document(&outcome, self.map.as_ref(), &[]).to_string()
+        gpu16::output::json::run_document(&outcome, self.map.as_ref()).to_string()
     }
 }

@@ -5,15 +5,16 @@
 use super::deadlines::{loading_deadline, writing_deadline};
 use super::json_out::{self, errors_text, refuse, refuse_output, warnings_text};
 use super::outputs::{check_distinct, source_inputs, write_together, Named};
+use super::parts::{for_each_part, PartsError};
 use super::value_enums::{DialectArg, FormatArg};
 use super::{emit, CliError, Finished};
+use crate::run_output::file::{is_stdout, OutputFile};
 use clap::{Args, ValueEnum};
-use gpu16::input::limits::{read_text, SOURCE};
-use gpu16::input::memory::{encode_memory, written_format};
-use gpu16::input::parts::{for_each_part, PartsError};
-use gpu16::input::{assemble_source, load_program_as, program_format, ProgramFormat, SourceError};
+use gpu16::input::memory::encode_memory_file;
+use gpu16::input::{
+    assemble_source, load_program_full, program_format, ProgramFormat, SourceError,
+};
 use gpu16::machine::{Dialect, Program};
-use gpu16::output::file::{is_stdout, OutputFile};
 use gpu16_asm::{Assembly, Diagnostic, Diagnostics, Severity};
 use serde_json::{json, Value};
 use std::io::{IsTerminal, Write};
@@ -56,7 +57,7 @@ pub struct AsmArgs {
     /// Give up after SECS (status 1, and --json's `load` or `output` object) while SOURCE
     /// (or stdin) is a FIFO or pipe no one writes, or an output a FIFO no one reads: either
     /// blocks this command where nothing else would end it, as with `run --timeout`.
-    #[arg(long, value_name = "SECS", value_parser = gpu16::stop::parse_timeout)]
+    #[arg(long, value_name = "SECS", value_parser = crate::stop::parse_timeout)]
     pub timeout: Option<std::time::Duration>,
 }
 
@@ -78,7 +79,7 @@ pub struct DisasmArgs {
     /// Give up after SECS (status 1) while IMAGE (or stdin) is a FIFO or pipe no one
     /// writes, or the output a FIFO no one reads: either blocks this command where nothing
     /// else would end it, as with `run --timeout`.
-    #[arg(long, value_name = "SECS", value_parser = gpu16::stop::parse_timeout)]
+    #[arg(long, value_name = "SECS", value_parser = crate::stop::parse_timeout)]
     pub timeout: Option<std::time::Duration>,
 }
 
@@ -109,7 +110,7 @@ pub struct CheckArgs {
     /// Give up after SECS (status 1, and --json's `load` object) while PROGRAM (or stdin)
     /// is a FIFO or pipe no one writes: it blocks this command where nothing else would end
     /// it, as with `run --timeout`.
-    #[arg(long, value_name = "SECS", value_parser = gpu16::stop::parse_timeout)]
+    #[arg(long, value_name = "SECS", value_parser = crate::stop::parse_timeout)]
     pub timeout: Option<std::time::Duration>,
 }
 
@@ -290,10 +291,10 @@ pub fn asm(args: AsmArgs) -> Result<Finished, CliError> {
     }
     let summary = format!(
         "{}: {} frames ({} bytes) -> {}\n",
-        gpu16::output::shown::path(&args.source),
+        gpu16::shown::path(&args.source),
         program.len(),
         program.len() * 32,
-        gpu16::output::shown::path(file.path())
+        gpu16::shown::path(file.path())
     );
     // Where the image or the memory went to stdout, the summary goes to stderr, out of
     // their way.
@@ -314,12 +315,12 @@ fn memory_out(assembly: &Assembly, file: &OutputFile, name: &str, json: bool) ->
         if !json {
             stderr_line!(
                 "note: {name} has no `.data` directive: --mem-out {} holds all-zero memory",
-                gpu16::output::shown::path(file.path())
+                gpu16::shown::path(file.path())
             );
         }
         &zero
     });
-    encode_memory(bytes, written_format(file.path()))
+    encode_memory_file(bytes, file.path())
 }
 
 /// Why source did not assemble: it could not be read, or it has errors.
@@ -333,7 +334,7 @@ enum Stopped {
 /// Read and assemble the source at `path` (`-`: stdin), it and the files it includes
 /// within their limits.
 fn assemble(path: &Path, dialect: DialectArg) -> Result<Assembly, Stopped> {
-    let text = read_text(path, SOURCE).map_err(Stopped::Load)?;
+    let text = gpu16::input::read_source(path).map_err(Stopped::Load)?;
     assemble_source(&text, path, dialect.0).map_err(|e| match e {
         SourceError::Input(e) => Stopped::Load(e),
         SourceError::Assembly(d) => Stopped::Diagnostics(d),
@@ -379,8 +380,9 @@ pub fn disasm(args: DisasmArgs) -> Result<Finished, CliError> {
         drop(loading);
         return disasm_in_parts(&args, file);
     }
-    let (program, _) =
-        load_program_as(&args.image, format, args.dialect.0).map_err(CliError::failed)?;
+    let program = load_program_full(&args.image, format, args.dialect.0)
+        .map_err(CliError::failed)?
+        .program;
     drop(loading);
     let text = gpu16_asm::disassemble(&program);
     let outputs: Vec<&Path> = file.iter().map(OutputFile::path).collect();
@@ -392,13 +394,13 @@ pub fn disasm(args: DisasmArgs) -> Result<Finished, CliError> {
     Ok(Finished::Success)
 }
 
-/// Whether the program at `path` is read in parts ([`gpu16::input::parts`]) rather than
+/// Whether the program at `path` is read in parts ([`super::parts`]) rather than
 /// whole: a raw spec-dialect image in a regular file. (An MCST image has at most 64
 /// frames; stdin, a FIFO or a device have no length to give the header.)
 fn in_parts(path: &Path, format: ProgramFormat, dialect: DialectArg) -> bool {
     format == ProgramFormat::Binary
         && dialect.0 == Dialect::Spec
-        && gpu16::input::parts::frames_of(path).is_some()
+        && super::parts::frames_of(path).is_some()
 }
 
 /// [`disasm`] of an image read in parts, in memory independent of its size: the image is
@@ -411,7 +413,7 @@ fn disasm_in_parts(args: &DisasmArgs, file: Option<OutputFile>) -> Result<Finish
         PartsError::Stopped(e) => CliError::failed(e),
     };
     for_each_part(path, |_, _, _| Ok::<(), std::io::Error>(())).map_err(load)?;
-    let total = gpu16::input::parts::frames_of(path).unwrap_or(0);
+    let total = super::parts::frames_of(path).unwrap_or(0);
     let write_text = |w: &mut dyn Write| -> Result<(), PartsError<std::io::Error>> {
         w.write_all(gpu16_asm::disassembly_header(Dialect::Spec, total).as_bytes())
             .map_err(PartsError::Stopped)?;
@@ -546,8 +548,8 @@ pub fn check(args: CheckArgs) -> Result<Finished, CliError> {
             Err(Stopped::Diagnostics(d)) => return Ok(fail(&d)),
         }
     } else {
-        match load_program_as(&args.program, format, args.dialect.0) {
-            Ok((p, _)) => (p, None),
+        match load_program_full(&args.program, format, args.dialect.0) {
+            Ok(loaded) => (loaded.program, None),
             Err(e) => return load_failed(e),
         }
     };

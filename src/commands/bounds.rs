@@ -17,7 +17,7 @@ pub const MAX_COUNT: u64 = 1 << 48;
 
 /// `run --width`: columns of the `--timeline` chart (the chart's own bound, which `$COLUMNS`
 /// obeys too).
-pub use gpu16::output::timeline::MAX_WIDTH;
+pub use crate::run_output::timeline::MAX_WIDTH;
 
 /// `run --trace-limit`: events kept for `--trace`, `--timeline` and `--vcd`. The recorder
 /// holds up to twice the limit before it cuts, a few dozen bytes an event, so 10,000,000 (50

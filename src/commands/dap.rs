@@ -1,4 +1,4 @@
-//! `gpu16 dap`: the Debug Adapter Protocol server on stdin/stdout (`gpu16::dap`), and how
+//! `gpu16 dap`: the Debug Adapter Protocol server on stdin/stdout (`crate::dap`), and how
 //! a `launch` request's arguments become the session `gpu16 debug` would open: they are
 //! turned into `debug`'s command-line flags and parsed by the same clap definition, then
 //! loaded by the same [`open_session`], so both commands load programs exactly alike.
@@ -37,7 +37,7 @@ struct Launch {
 /// DAP stream (bad headers, a Content-Length over 1 MiB, the input ending inside a message)
 /// or stdout cannot be written.
 pub fn dap(_args: DapArgs) -> Result<Finished, CliError> {
-    gpu16::dap::serve(std::io::stdin(), std::io::stdout(), Box::new(launch))
+    crate::dap::serve(std::io::stdin(), std::io::stdout(), Box::new(launch))
         .map_err(CliError::failed)?;
     Ok(Finished::Success)
 }

@@ -1,7 +1,7 @@
 //! `--timeout` where a command can block before (or after) its work: an input that is a
 //! FIFO no one writes blocks its reader in `open` and `read`, an output that is a FIFO no
 //! one reads blocks its writer in `open`. Nothing polls a stop signal there, so these
-//! guards end the process instead ([`gpu16::stop::deadline`]), with the command's status
+//! guards end the process instead ([`crate::stop::deadline`]), with the command's status
 //! and, under `--json`, its `{"error", "stage", "file"}` object. Shared by `run`, `diff`,
 //! `asm`, `check` and `disasm`. Regular files are read and written as long as they take:
 //! no guard is armed unless one of the paths is a FIFO.
@@ -37,18 +37,18 @@ pub fn loading_deadline(
     program: &Path,
     inputs: &[Option<&PathBuf>],
     status: i32,
-) -> Option<gpu16::stop::Deadline> {
+) -> Option<crate::stop::Deadline> {
     let given: Vec<&PathBuf> = inputs.iter().flatten().copied().collect();
     if !any_fifo(&given) {
         return None;
     }
     let limit = timeout?;
     let program = program.to_path_buf();
-    Some(gpu16::stop::deadline(limit, move || {
+    Some(crate::stop::deadline(limit, move || {
         let message = format!(
             "timeout: the inputs of {} were not read within --timeout {}s (an input that is \
              a FIFO no one writes blocks its reader)",
-            gpu16::output::shown::path(&program),
+            gpu16::shown::path(&program),
             limit.as_secs_f64()
         );
         if json {
@@ -56,7 +56,7 @@ pub fn loading_deadline(
             let _ = super::emit(&format!("{v}\n"));
         }
         stderr_line!("error: {message}");
-        gpu16::output::file::remove_staged();
+        crate::run_output::file::remove_staged();
         std::process::exit(status);
     }))
 }
@@ -72,12 +72,12 @@ pub fn writing_deadline<P: AsRef<Path>>(
     outputs: &[P],
     when: &'static str,
     status: i32,
-) -> Option<gpu16::stop::Deadline> {
+) -> Option<crate::stop::Deadline> {
     if !any_fifo(outputs) {
         return None;
     }
     let limit = timeout?;
-    Some(gpu16::stop::deadline(limit, move || {
+    Some(crate::stop::deadline(limit, move || {
         let message = format!(
             "timeout: the outputs were not written within --timeout {}s{when} (an output \
              that is a FIFO no one reads blocks its writer)",
@@ -88,7 +88,7 @@ pub fn writing_deadline<P: AsRef<Path>>(
             let _ = super::emit(&format!("{v}\n"));
         }
         stderr_line!("error: {message}");
-        gpu16::output::file::remove_staged();
+        crate::run_output::file::remove_staged();
         std::process::exit(status);
     }))
 }

@@ -99,7 +99,7 @@ pub fn debug(args: DebugArgs) -> Result<Finished, CliError> {
     // before the next command starts, ends the process.
     let interrupt = session.interrupt();
     let raised = interrupt.clone();
-    let _listening = gpu16::stop::listen(move || !raised.swap(true, Ordering::Relaxed));
+    let _listening = crate::stop::listen(move || !raised.swap(true, Ordering::Relaxed));
     let stdin = std::io::stdin();
     // A person at a terminal confirms `delete` with no argument; scripts and --json
     // clients do not (they may say `delete all`).
@@ -120,11 +120,11 @@ pub fn debug(args: DebugArgs) -> Result<Finished, CliError> {
                 let history = if args.no_history {
                     None
                 } else {
-                    gpu16::debugger::history::path()
+                    super::history::path()
                 };
                 let mut kept = Vec::new();
                 if let Some(path) = &history {
-                    match gpu16::debugger::history::load(path) {
+                    match super::history::load(path) {
                         Ok(entries) => kept = entries,
                         Err(e) => stderr_line!(
                             "gpu16 debug: cannot read the history {}: {e}",
@@ -249,12 +249,9 @@ impl Terminal {
             return;
         }
         self.kept.push(line.to_string());
-        let extra = self
-            .kept
-            .len()
-            .saturating_sub(gpu16::debugger::history::MAX_ENTRIES);
+        let extra = self.kept.len().saturating_sub(super::history::MAX_ENTRIES);
         self.kept.drain(..extra);
-        if let Err(e) = gpu16::debugger::history::save(path, &self.kept) {
+        if let Err(e) = super::history::save(path, &self.kept) {
             if !std::mem::replace(&mut self.warned, true) {
                 stderr_line!(
                     "gpu16 debug: cannot write the history {}: {e}; the session goes on \

@@ -8,13 +8,13 @@ use super::memory_args::MemoryArgs;
 use super::stdout::StdoutError;
 use super::value_enums::BackendArg;
 use super::{emit, CliError, Finished};
+use crate::run_output::see::Outcome;
+use crate::stop::StopSignal;
 use clap::Args;
-use gpu16::diff::{divergence, locate, Divergence, Outcome};
-use gpu16::input::limits::{read_text, SOURCE};
+use gpu16::diff::{divergence, locate, Divergence};
 use gpu16::input::{assemble_source, load_program_full, InputError, ProgramFormat, SourceError};
 use gpu16::machine::{Config, Program, RunError};
 use gpu16::output::json::not_run;
-use gpu16::stop::StopSignal;
 use gpu16::Runner;
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -37,7 +37,7 @@ pub struct DiffArgs {
     /// so; also while an input blocks as it is opened or read (a FIFO no one writes). A
     /// limit passed while the cycle of a divergence already found is being located keeps
     /// the verdict (status 1), without that cycle.
-    #[arg(long, value_name = "SECS", value_parser = gpu16::stop::parse_timeout)]
+    #[arg(long, value_name = "SECS", value_parser = crate::stop::parse_timeout)]
     pub timeout: Option<Duration>,
     /// Print one JSON object on stdout instead of text, with the same status.
     ///
@@ -112,7 +112,7 @@ fn load(args: &DiffArgs) -> Result<(Program, Option<Vec<u8>>), CliError> {
             .map_err(failed);
     }
     // The source is read once here and assembled from memory, so a FIFO works as a file.
-    let source = read_text(path, SOURCE).map_err(failed)?;
+    let source = gpu16::input::read_source(path).map_err(failed)?;
     match assemble_source(&source, path, dialect) {
         Ok(a) => Ok((a.program, a.memory)),
         Err(SourceError::Input(e)) => Err(failed(e)),

@@ -7,10 +7,10 @@
 
 use super::outputs::write_together;
 use super::{emit, CliError, Finished};
+use crate::run_output::file::OutputFile;
 use clap::Args;
 use clap_complete::Shell;
 use clap_mangen::Man;
-use gpu16::output::file::OutputFile;
 use std::path::PathBuf;
 
 /// The arguments of `gpu16 completions`.

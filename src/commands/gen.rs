@@ -5,10 +5,10 @@ use super::json_out::{self, refuse};
 use super::outputs::{check_distinct, write_together, Named};
 use super::value_enums::DialectArg;
 use super::{CliError, Finished};
+use crate::run_output::file::{is_stdout, OutputFile};
 use clap::Args;
-use gpu16::input::memory::{encode_memory, written_format};
+use gpu16::input::memory::encode_memory_file;
 use gpu16::machine::Dialect;
-use gpu16::output::file::{is_stdout, OutputFile};
 use gpu16_gen::{generate_in, generate_violating, Profile, Violation, MAX_GROUPS, MCST_MAX_GROUPS};
 use serde_json::json;
 use std::path::PathBuf;
@@ -100,7 +100,7 @@ pub fn gen(args: GenArgs) -> Result<Finished, CliError> {
             n.flag, n.flag
         )));
     }
-    let output_failed = |e: gpu16::output::file::OutputError| {
+    let output_failed = |e: crate::run_output::file::OutputError| {
         refuse(json, "output", CliError::failed(&e), Some(&e.path))
     };
     let files = named
@@ -115,7 +115,7 @@ pub fn gen(args: GenArgs) -> Result<Finished, CliError> {
     let memory = args
         .mem_out
         .as_deref()
-        .map(|m| encode_memory(&g.memory, written_format(m)));
+        .map(|m| encode_memory_file(&g.memory, m));
     let contents = [&g.image[..], memory.as_deref().unwrap_or_default()];
     let pairs: Vec<(&OutputFile, &[u8])> = files.iter().zip(contents).collect();
     write_together(&pairs).map_err(output_failed)?;

@@ -3,7 +3,7 @@
 //! it is asked for, which is what the assembler itself resolves (nested includes, includes
 //! inside `.repeat`), and it is only done when the command writes files.
 
-use gpu16::input::{limits, ProgramFormat};
+use gpu16::input::ProgramFormat;
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
@@ -31,7 +31,7 @@ pub fn included_files(program: &Path) -> Vec<PathBuf> {
 /// A source read as the loader reads it, within its limit, so a file that changed since the
 /// program was loaded cannot make this read without end.
 fn read(path: &Path) -> Result<String, String> {
-    limits::read_text(path, limits::SOURCE).map_err(|e| e.message)
+    gpu16::input::read_source(path).map_err(|e| e.message)
 }
 
 #[cfg(test)]

@@ -41,8 +41,8 @@ impl MemoryArgs {
             (Some(_), Some(mem)) => {
                 stderr_line!(
                     "warning: --mem {} is the initial memory: the `.data` directives of {} are ignored",
-                    gpu16::output::shown::path(mem),
-                    gpu16::output::shown::path(program)
+                    gpu16::shown::path(mem),
+                    gpu16::shown::path(program)
                 );
                 self.load()
             }

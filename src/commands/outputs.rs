@@ -4,8 +4,8 @@
 //! write and a mistyped flag never overwrites the program.
 
 use super::includes::included_files;
-use gpu16::output::file::{is_stdout, OutputError, OutputFile};
-use gpu16::output::file_id::FileId;
+use crate::run_output::file::{is_stdout, OutputError, OutputFile};
+use crate::run_output::file_id::FileId;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -26,7 +26,7 @@ impl Named {
     }
 
     fn shown(&self) -> String {
-        format!("{} {}", self.flag, gpu16::output::shown::path(&self.path))
+        format!("{} {}", self.flag, gpu16::shown::path(&self.path))
     }
 }
 

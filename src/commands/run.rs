@@ -10,22 +10,22 @@ use super::see_args::SeeArgs;
 use super::stdout::Stdout;
 use super::value_enums::{BackendArg, FormatArg, MemoryFormatArg};
 use super::{CliError, Finished};
+use crate::progress::ProgressDisplay;
+use crate::run_output::events::Recorder;
+use crate::run_output::expect::{self, Writers};
+use crate::run_output::file::{is_stdout, names_stdout, OutputFile};
+use crate::run_output::json_stream::JsonStream;
+use crate::run_output::run_files::{self, Planned, RunFile, Written};
+use crate::run_output::see::{Outcome, SeeOptions};
+use crate::run_output::task_spool::TaskSpool;
+use crate::stop::StopSignal;
 use clap::{Args, ValueEnum};
 use gpu16::input::dump::{load_memory_dump, load_register_dump};
 use gpu16::input::stream::FrameStream;
 use gpu16::input::{load_program_full, program_format, InputError, ProgramFormat};
 use gpu16::machine::{Config, Dialect, Observer, RunError, StopCause, TaskLog};
 use gpu16::output;
-use gpu16::output::events::Recorder;
 use gpu16::output::exec_log::ExecLog;
-use gpu16::output::expect::{self, Writers};
-use gpu16::output::file::{is_stdout, names_stdout, OutputFile};
-use gpu16::output::json_stream::JsonStream;
-use gpu16::output::run_files::{self, Planned, RunFile, Written};
-use gpu16::output::see::{Outcome, SeeOptions};
-use gpu16::output::task_spool::TaskSpool;
-use gpu16::progress::ProgressDisplay;
-use gpu16::stop::StopSignal;
 use gpu16::{BackendKind, ProgramInput, Runner};
 use serde_json::{json, Value};
 use std::io::{self, BufWriter};
@@ -79,7 +79,7 @@ pub struct RunArgs {
     /// from the run's end. Ctrl-C (or SIGTERM, SIGHUP) ends a run the same way, and exits 130; a second
     /// one, or one once the run is over (while outputs are written), exits 130 at once,
     /// leaving the files named as they were.
-    #[arg(long, value_name = "SECS", value_parser = gpu16::stop::parse_timeout)]
+    #[arg(long, value_name = "SECS", value_parser = crate::stop::parse_timeout)]
     pub timeout: Option<std::time::Duration>,
     /// Write one line per executed instruction to FILE (`-`: stdout, before the report), in
     /// (cycle, core id) order: `CYCLE CORE FRAME IP  instruction  effect`. The run executes
@@ -87,8 +87,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub exec_log: Option<PathBuf>,
     /// Lines the execution log keeps: the first N (1..=10,000,000).
-    #[arg(long, value_name = "N", default_value_t = output::exec_log::DEFAULT_LIMIT,
-          value_parser = clap::value_parser!(u64).range(1..=output::exec_log::MAX_LIMIT))]
+    #[arg(long, value_name = "N", default_value_t = ExecLog::DEFAULT_LIMIT,
+          value_parser = clap::value_parser!(u64).range(1..=ExecLog::MAX_LIMIT))]
     pub exec_log_limit: u64,
     /// Compare the final shared memory with FILE, an RTL simulation's dump, and exit 1 if
     /// they differ, listing each differing byte with its bank, row and last writer. FILE is
@@ -166,7 +166,7 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
         stderr_line!(
             "warning: {}: the task scheduler never reaches a stop frame (.halt), so it wraps to \
              frame 0 and runs again until the watchdog (--max-cycles) ends the run",
-            gpu16::output::shown::path(&args.program)
+            gpu16::shown::path(&args.program)
         );
     }
     // Stop frames that are frame syncs on a walk that runs no task never end it either.
@@ -178,7 +178,7 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
             "warning: {}: the task scheduler reaches only stop frames that are frame syncs \
              (no .halt) and runs no task, so no core is ever busy for one of them to wait on: \
              the run goes on until the watchdog (--max-cycles) ends it",
-            gpu16::output::shown::path(&args.program)
+            gpu16::shown::path(&args.program)
         );
     }
     let memory = args.memory.load_for(&args.program, data).map_err(loaded)?;
@@ -223,7 +223,8 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
     }
     // A stream from stdin that stalls still ends at the timeout or Ctrl-C.
     if let Some(stream) = stream.as_mut() {
-        stream.stop_on(stop.clone());
+        let stop = stop.clone();
+        stream.stop_on(move || stop.cause());
     }
     // Without a handler Ctrl-C kills the process, which is no worse: only a run reports.
     // The handler listens while the run goes; once it is over a signal ends the process at
@@ -339,7 +340,7 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
     if let Some(note) = see.cut_note(&events) {
         stderr_line!("{note}");
     }
-    let state = output::see::state_of(&outcome);
+    let state = crate::run_output::see::state_of(&outcome);
     let mem_diffs = expect_mem
         .as_ref()
         .map(|d| expect::memory_diffs(&d.bytes, &state.memory[..], writers.as_ref()));
@@ -366,7 +367,7 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
         Ok(report) => {
             if json {
                 // An output that could not be written is the error to report first.
-                let mut v = output::json::run_document(&outcome, source_map.as_ref(), &written);
+                let mut v = run_files::run_document(&outcome, source_map.as_ref(), &written);
                 add_expected(&mut v);
                 if let (None, Some(d)) = (v.get("error"), &differs) {
                     v["error"] = json!({"rule": "expect", "message": d});
@@ -379,8 +380,8 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
                 let spooled = match task_spool.take() {
                     Some(spool) => spool.copy(|text| out.print(text)),
                     None if config.tasks == TaskLog::All && !report.tasks.is_empty() => {
-                        out.print(output::human::TASK_TABLE_HEADING);
-                        out.print(&output::human::task_table(&report.tasks));
+                        out.print(output::human::TaskTable::HEADING);
+                        out.print(&output::human::TaskTable::of(&report.tasks));
                         Ok(())
                     }
                     None => Ok(()),
@@ -396,11 +397,8 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
             (!unwritten.is_empty()).then(|| CliError::failed(unwritten.join("\nerror: ")))
         }
         Err(failure) => {
-            let located = source_map
-                .as_ref()
-                .map(|m| output::location::FailureLocations::of(&failure.error, m));
             if json {
-                let mut v = output::json::run_document(&outcome, source_map.as_ref(), &written);
+                let mut v = run_files::run_document(&outcome, source_map.as_ref(), &written);
                 add_expected(&mut v);
                 print_json(&mut out, json_stream.take(), v);
             } else {
@@ -408,7 +406,7 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
                 out.print(&compared);
             }
             let message = failed_run(
-                output::human::failure(&args.program, &failure.error, located.as_ref()),
+                output::human::failure(&args.program, &failure.error, source_map.as_ref()),
                 &written,
                 &unwritten,
             );
@@ -548,14 +546,14 @@ fn differences(
         parts.push(format!(
             "{} of 4096 bytes (--expect-mem {})",
             d.len(),
-            gpu16::output::shown::path(p)
+            gpu16::shown::path(p)
         ));
     }
     if let (Some(p), Some(d)) = (&args.expect_regs, regs.filter(|d| !d.is_empty())) {
         parts.push(format!(
             "{} of 256 registers (--expect-regs {})",
             d.len(),
-            gpu16::output::shown::path(p)
+            gpu16::shown::path(p)
         ));
     }
     (!parts.is_empty()).then(|| {

@@ -5,10 +5,10 @@
 
 use super::bounds::{MAX_TRACE_LIMIT, MAX_WIDTH};
 use super::value_enums::PaletteArg;
+use crate::run_output::events::DEFAULT_LIMIT;
+use crate::run_output::png::{Palette, MAX_SCALE};
+use crate::run_output::see::SeeOptions;
 use clap::Args;
-use gpu16::output::events::DEFAULT_LIMIT;
-use gpu16::output::png::{Palette, MAX_SCALE};
-use gpu16::output::see::SeeOptions;
 use std::path::PathBuf;
 
 /// The flags of the pictures of a run.

@@ -1,4 +1,4 @@
-//! `gpu16 serve`: the playground in the browser (`gpu16::serve`), and how the page's
+//! `gpu16 serve`: the playground in the browser (`crate::serve`), and how the page's
 //! machine choices become the machine `gpu16 debug` would run: they are turned into the
 //! command line's flags (`--backend`, `--dialect`, `--timing`, `--max-cycles`, `--issue`,
 //! `--bank-conflicts`, `--jit-engine`) and parsed by the same clap definitions, so the page
@@ -8,9 +8,9 @@ use super::bounds::MAX_TRACE_LIMIT;
 use super::machine_args::MachineArgs;
 use super::value_enums::BackendArg;
 use super::{emit, CliError, Finished};
+use crate::run_output::events::DEFAULT_LIMIT;
+use crate::serve::{Machine, Options};
 use clap::{Args, Parser};
-use gpu16::output::events::DEFAULT_LIMIT;
-use gpu16::serve::{Machine, Options};
 use gpu16::BackendKind;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -34,7 +34,7 @@ pub struct ServeArgs {
     /// whole run (a decimal number, at most 1e9): past it the command stops and the
     /// session stays where it was.
     #[arg(long, value_name = "SECS", default_value = "10",
-          value_parser = gpu16::stop::parse_timeout)]
+          value_parser = crate::stop::parse_timeout)]
     pub timeout: Duration,
     /// Keep at most N run events for the timeline, the trace and the VCD (1 to 10000000).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_LIMIT as u64,
@@ -55,7 +55,7 @@ struct Choices {
 /// `gpu16 serve`: runs until the process is ended (Ctrl-C: status 130); status 1 if the
 /// port cannot be had.
 pub fn serve(args: ServeArgs) -> Result<Finished, CliError> {
-    let (server, port) = gpu16::serve::bind(args.port).map_err(CliError::failed)?;
+    let (server, port) = crate::serve::bind(args.port).map_err(CliError::failed)?;
     emit(&format!(
         "gpu16 serve: http://127.0.0.1:{port}/ (one user on this machine; Ctrl-C ends it)\n"
     ))
@@ -67,7 +67,7 @@ pub fn serve(args: ServeArgs) -> Result<Finished, CliError> {
         machine: Box::new(machine),
         diagnostic: super::json_out::diagnostic,
     };
-    gpu16::serve::run(server, port, options).map_err(CliError::failed)?;
+    crate::serve::run(server, port, options).map_err(CliError::failed)?;
     Ok(Finished::Success)
 }
 

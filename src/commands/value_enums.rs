@@ -3,11 +3,11 @@
 //! enums the names and help lines the command line shows. A backend's name is
 //! [`BackendKind::name`], the same name the reports print.
 
+use crate::run_output::png::Palette;
 use clap::builder::PossibleValue;
 use clap::ValueEnum;
 use gpu16::input::{MemoryFormat, ProgramFormat};
 use gpu16::machine::Dialect;
-use gpu16::output::png::Palette;
 use gpu16::{BackendKind, Engine};
 
 /// A [`BackendKind`] as a command-line value: `interp`, `jit` or `auto`.

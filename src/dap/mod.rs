@@ -1,6 +1,6 @@
 //! `gpu16 dap`: a Debug Adapter Protocol server over stdio, so editors (VS Code, nvim-dap,
 //! Emacs dap-mode) can debug gpu16 programs. It is a translator, not a second debugger:
-//! every request becomes command lines of one [`crate::debugger::Session`] in JSON mode,
+//! every request becomes command lines of one [`gpu16::debugger::Session`] in JSON mode,
 //! and its JSON replies become DAP responses and events. `docs/debugger.md` has the
 //! mapping.
 //!
@@ -12,7 +12,7 @@
 pub mod protocol;
 pub mod views;
 
-use crate::debugger::Session;
+use gpu16::debugger::Session;
 use protocol::{read_message, write_message, Incoming};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -460,7 +460,7 @@ impl<W: Write> Server<W> {
                 .map(|ls| ls.iter().map(|l| (l.as_i64().unwrap_or(0), None)).collect())
                 .unwrap_or_default(),
         };
-        lines.truncate(crate::debugger::MAX_POINTS);
+        lines.truncate(Session::MAX_POINTS);
         let mut ids = Vec::new();
         let mut answers = Vec::new();
         for (line, condition) in lines {
@@ -492,7 +492,7 @@ impl<W: Write> Server<W> {
         let empty = Vec::new();
         let wanted = args["breakpoints"].as_array().unwrap_or(&empty);
         let mut answers = Vec::new();
-        for b in wanted.iter().take(crate::debugger::MAX_POINTS) {
+        for b in wanted.iter().take(Session::MAX_POINTS) {
             let addr = b["dataId"].as_str().and_then(views::address);
             let access = b["accessType"].as_str().unwrap_or("write");
             answers.push(match addr {

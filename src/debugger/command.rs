@@ -7,7 +7,7 @@ use gpu16_machine::MEMORY_BYTES;
 
 /// Where a breakpoint is, as the user wrote it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum BreakSpec {
+pub(crate) enum BreakSpec {
     /// `break F:I`: frame and IP.
     Instr {
         /// The instruction frame.
@@ -35,7 +35,7 @@ pub enum BreakSpec {
 
 /// What `info` shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Info {
+pub(crate) enum Info {
     /// `info breakpoints` (and watchpoints).
     Breakpoints,
     /// `info locks`.
@@ -50,7 +50,7 @@ pub enum Info {
 
 /// What `when` looks for the last write of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WriteTarget {
+pub(crate) enum WriteTarget {
     /// A byte of shared memory.
     Byte(u16),
     /// Register `r` of a core (`None`: the current core).
@@ -59,7 +59,7 @@ pub enum WriteTarget {
 
 /// One debugger command.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Command {
+pub(crate) enum Command {
     /// `break SPEC [core K] [if EXPR]`: only core K stops there, only where EXPR holds.
     Break(BreakSpec, Option<u8>, Option<String>),
     /// `watch ADDR`.
@@ -130,7 +130,7 @@ pub enum Command {
 const MAX_FRAME: u64 = 1 << 40;
 
 /// A number: decimal, or hexadecimal after `0x`.
-pub fn number(s: &str) -> Option<u64> {
+pub(crate) fn number(s: &str) -> Option<u64> {
     match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
         Some(h) if !h.is_empty() => u64::from_str_radix(h, 16).ok(),
         Some(_) => None,
@@ -250,7 +250,7 @@ fn set(text: &str) -> Result<Command, String> {
 }
 
 /// Parse one line; `Ok(None)` for a blank line or a `#` comment.
-pub fn parse(line: &str) -> Result<Option<Command>, String> {
+pub(crate) fn parse(line: &str) -> Result<Option<Command>, String> {
     let line = line.trim();
     if line.is_empty() || line.starts_with('#') {
         return Ok(None);
@@ -384,7 +384,8 @@ pub fn parse(line: &str) -> Result<Option<Command>, String> {
 }
 
 /// Every command's other names, (alias, command): `help` lists them all.
-pub const ALIASES: &[(&str, &str)] = &[
+#[cfg(test)] // `parse` spells the aliases; the tests check them against this list.
+pub(crate) const ALIASES: &[(&str, &str)] = &[
     ("b", "break"),
     ("w", "watch"),
     ("d", "delete"),
@@ -407,7 +408,7 @@ pub const ALIASES: &[(&str, &str)] = &[
 ];
 
 /// The `help` text.
-pub const HELP: &str = "\
+pub(crate) const HELP: &str = "\
 command          alias  what it does
 break F:I        b      stop before any core executes (or faults at) IP I of frame F
 break cycle N    b      stop before cycle N

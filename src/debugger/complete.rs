@@ -8,7 +8,7 @@ use std::path::Path;
 
 /// Every command's full name, as `help` lists them (aliases are not offered: a name
 /// already typed in full is completed to itself).
-pub const COMMANDS: &[&str] = &[
+pub(crate) const COMMANDS: &[&str] = &[
     "break",
     "continue",
     "core",
@@ -43,7 +43,7 @@ pub const COMMANDS: &[&str] = &[
 ];
 
 /// The subjects `info` takes.
-pub const INFO_SUBJECTS: &[&str] = &[
+pub(crate) const INFO_SUBJECTS: &[&str] = &[
     "breakpoints",
     "cores",
     "display",
@@ -55,7 +55,7 @@ pub const INFO_SUBJECTS: &[&str] = &[
 
 /// The most candidates one completion offers (a directory of many files, a program of
 /// many labels).
-pub const MAX_CANDIDATES: usize = 1000;
+pub(crate) const MAX_CANDIDATES: usize = 1000;
 
 /// The most directory entries read to complete one file name.
 const MAX_ENTRIES: usize = 10_000;
@@ -94,7 +94,7 @@ impl Completer {
 
     /// The candidates for the word under the cursor of `line` (the cursor at byte `pos`),
     /// and the byte where that word starts (which each candidate replaces), sorted, at most
-    /// [`MAX_CANDIDATES`]:
+    /// `MAX_CANDIDATES`:
     /// - the first word: the command names it begins;
     /// - after `info`: the subjects;
     /// - after `break` (or `b`): `cycle`, the labels `F:LABEL` and the source files

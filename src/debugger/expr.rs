@@ -7,7 +7,7 @@
 //! core.
 
 /// What an expression can read.
-pub trait Machine {
+pub(crate) trait Machine {
     /// Register `r` of core `core`.
     fn register(&self, core: u8, r: u8) -> u8;
     /// The byte at `addr` (0..0xfff).
@@ -173,12 +173,12 @@ impl<M: Machine> Parser<'_, M> {
 
 /// Whether `text` reads another core's registers (`cK.rN`): a breakpoint's condition
 /// reads only the stopping core's.
-pub fn reads_other_cores(text: &str) -> bool {
+pub(crate) fn reads_other_cores(text: &str) -> bool {
     lex(text).is_ok_and(|t| t.iter().any(|t| matches!(t, Token::Reg(Some(_), _))))
 }
 
 /// Check that `text` is an expression (for `display`, before it is first shown).
-pub fn check(text: &str) -> Result<(), String> {
+pub(crate) fn check(text: &str) -> Result<(), String> {
     struct Zero;
     impl Machine for Zero {
         fn register(&self, _: u8, _: u8) -> u8 {
@@ -201,7 +201,7 @@ pub fn check(text: &str) -> Result<(), String> {
 }
 
 /// The value of `text` on `machine`.
-pub fn evaluate(text: &str, machine: &impl Machine) -> Result<i64, String> {
+pub(crate) fn evaluate(text: &str, machine: &impl Machine) -> Result<i64, String> {
     if text.len() > MAX_LEN {
         return Err(format!("an expression is at most {MAX_LEN} bytes"));
     }

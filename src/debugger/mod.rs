@@ -1,12 +1,12 @@
 //! `gpu16 debug`: a debugging session over a program, one command a line
-//! ([`command::parse`]), each answered with text for people or one JSON object a line.
+//! (`command::parse`), each answered with text for people or one JSON object a line.
 //!
 //! The session re-executes instead of keeping a live machine: the state "when cycle N
 //! begins" is what a run limited to N cycles leaves when the watchdog stops it (its
 //! registers, memory, tasks and the unfinished cores with their frame, IP and state), so
 //! every stop is one run from the start, deterministic and the same on every backend. The
 //! next stop is found by one more run with an observer of every executed instruction
-//! ([`search::Finder`]), which ends the run as soon as it has its answer.
+//! (`search::Finder`), which ends the run as soon as it has its answer.
 //!
 //! Cycles: a breakpoint stops *before* the cycle its instruction executes in (the state
 //! when that cycle begins); a watchpoint stops *after* the cycle of the write (the event's
@@ -15,19 +15,18 @@
 //! `stepi` do not stop at breakpoints. A `continue` with nothing to stop at runs to the end
 //! of the program or the watchdog (`--max-cycles`).
 
-pub mod command;
+pub(crate) mod command;
 pub mod complete;
-pub mod expr;
-pub mod history;
-pub mod search;
+pub(crate) mod expr;
+pub(crate) mod search;
 
-use crate::live::{Live, Status as LiveStatus};
 use crate::output;
 use crate::output::location::Location;
 use crate::Runner;
 use command::{BreakSpec, Command};
 use gpu16_asm::SourceMap;
 use gpu16_machine::engine::isa::{Instr, MemOp};
+use gpu16_machine::live::{Live, Status as LiveStatus};
 use gpu16_machine::{
     Config, CoreWait, FrameKind, Observer, Program, RunError, RunFailure, RunReport, UnfinishedCore,
 };
@@ -86,20 +85,20 @@ impl Snapshot {
     }
 }
 
-/// The most breakpoints and watchpoints a session holds at once.
-pub const MAX_POINTS: usize = 10_000;
+/// The most breakpoints and watchpoints a session holds at once ([`Session::MAX_POINTS`]).
+pub(crate) const MAX_POINTS: usize = 10_000;
 
 /// The deepest `source` files nest (a file that sources itself stops there).
-pub const MAX_SOURCE_DEPTH: usize = 16;
+pub(crate) const MAX_SOURCE_DEPTH: usize = 16;
 
 /// The largest file `source` reads.
-pub const MAX_SOURCE_BYTES: u64 = 1 << 20;
+pub(crate) const MAX_SOURCE_BYTES: u64 = 1 << 20;
 
 /// The most lines one `source` (with the files it sources) runs.
-pub const MAX_SOURCED_LINES: usize = 10_000;
+pub(crate) const MAX_SOURCED_LINES: usize = 10_000;
 
 /// The longest line of a sourced file, as of a typed command.
-pub const MAX_SOURCE_LINE: usize = 4096;
+pub(crate) const MAX_SOURCE_LINE: usize = 4096;
 
 /// What the session answered to one line.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -178,6 +177,9 @@ fn line(json: bool, v: Value, text: impl FnOnce() -> String) -> String {
 }
 
 impl Session {
+    /// The most breakpoints and watchpoints a session holds at once.
+    pub const MAX_POINTS: usize = MAX_POINTS;
+
     /// A session on `program` (with its source map if it is assembly), starting from
     /// `memory`, run by `runner` under `config` (its `max_cycles` is the watchdog), answering
     /// in JSON if `json`. It stands before cycle 0.
@@ -385,8 +387,8 @@ impl Session {
     /// command), `delete` does not ask, and an error names the file and line
     /// (`FILE:LINE: message`). The answer is the commands' answers, in text one after the
     /// other, in JSON one object `{"source": FILE, "replies": [...]}`. Bounded: a file
-    /// larger than [`MAX_SOURCE_BYTES`], a line longer than [`MAX_SOURCE_LINE`], nesting
-    /// deeper than [`MAX_SOURCE_DEPTH`] and more than [`MAX_SOURCED_LINES`] lines in all
+    /// larger than `MAX_SOURCE_BYTES`, a line longer than `MAX_SOURCE_LINE`, nesting
+    /// deeper than `MAX_SOURCE_DEPTH` and more than `MAX_SOURCED_LINES` lines in all
     /// are errors; `quit` in the file ends the session; Ctrl-C stops the file.
     pub fn source(&mut self, path: &Path) -> Reply {
         let name = path.display().to_string();
@@ -2016,7 +2018,7 @@ impl Session {
                 if r.tasks.is_empty() {
                     return format!("no task issued before cycle {}", self.cycle);
                 }
-                output::human::task_table(&r.tasks)
+                output::human::TaskTable::of(&r.tasks)
             },
         )
     }

@@ -23,11 +23,11 @@ use std::sync::Arc;
 /// A flag someone outside the session raises (Ctrl-C) to stop the run under way; as an
 /// observer, it asks the run to stop while it is raised.
 #[derive(Clone, Debug, Default)]
-pub struct Interrupt(pub Arc<AtomicBool>);
+pub(crate) struct Interrupt(pub Arc<AtomicBool>);
 
 impl Interrupt {
     /// Whether it is raised.
-    pub fn raised(&self) -> bool {
+    pub(crate) fn raised(&self) -> bool {
         self.0.load(Ordering::Relaxed)
     }
 }
@@ -45,7 +45,7 @@ impl Observer for Interrupt {
 
 /// What stopped a search.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Hit {
+pub(crate) enum Hit {
     /// A core was about to execute a breakpoint's instruction in `cycle`.
     Break {
         /// The breakpoint.
@@ -99,14 +99,14 @@ pub enum Hit {
 
 /// A breakpoint at a (frame, IP).
 #[derive(Clone, Debug)]
-pub struct BreakAt {
+pub(crate) struct BreakAt {
     /// Its id.
-    pub id: u64,
+    pub(crate) id: u64,
     /// The only core it stops, if one.
-    pub core: Option<u8>,
+    pub(crate) core: Option<u8>,
     /// Its condition, if one: read with the core's registers as it comes there, memory
     /// as it finds it in its turn, the cycle and the core.
-    pub when: Option<std::rc::Rc<str>>,
+    pub(crate) when: Option<std::rc::Rc<str>>,
 }
 
 /// What a breakpoint's condition reads.
@@ -135,21 +135,21 @@ impl super::expr::Machine for Coming<'_> {
 /// Looks for the first [`Hit`] at or after cycle `from`, ignoring breakpoints in cycle
 /// `skip` (where the session already stopped). A watch hit waits until its cycle is over,
 /// since a breakpoint in the same cycle stops the machine before it.
-pub struct Finder {
+pub(crate) struct Finder {
     /// The first cycle that counts.
-    pub from: u64,
+    pub(crate) from: u64,
     /// A cycle whose breakpoints do not count.
-    pub skip: Option<u64>,
+    pub(crate) skip: Option<u64>,
     /// (frame, IP) -> the breakpoints there, lowest id first: (id, the only core it
     /// stops, if one).
-    pub breaks: HashMap<(usize, u8), Vec<BreakAt>>,
+    pub(crate) breaks: HashMap<(usize, u8), Vec<BreakAt>>,
     /// Address -> watchpoint id.
-    pub watches: HashMap<u16, u64>,
+    pub(crate) watches: HashMap<u16, u64>,
     /// The core a `stepi` follows.
-    pub core: Option<u8>,
+    pub(crate) core: Option<u8>,
     /// After a watch stop at (cycle, core): the later writes of that cycle count too,
     /// though the cycle is before `from`.
-    pub watch_after: Option<(u64, u8)>,
+    pub(crate) watch_after: Option<(u64, u8)>,
     memory: Box<[u8; MEMORY_BYTES]>,
     /// The first cycle whose instructions the finder needs (see [`Finder::start_at`]).
     start: u64,
@@ -159,7 +159,7 @@ pub struct Finder {
 
 impl Finder {
     /// A finder over a run starting from `memory`.
-    pub fn new(from: u64, skip: Option<u64>, memory: &[u8]) -> Finder {
+    pub(crate) fn new(from: u64, skip: Option<u64>, memory: &[u8]) -> Finder {
         let mut bytes = Box::new([0u8; MEMORY_BYTES]);
         let n = memory.len().min(MEMORY_BYTES);
         bytes[..n].copy_from_slice(&memory[..n]);
@@ -201,13 +201,13 @@ impl Finder {
     /// Look from cycle `start` on only: no hit falls before it. The run hands over shared
     /// memory as the first instruction seen begins ([`Observer::executed_memory`]), which
     /// the bytes a watch hit reports as `old` come from.
-    pub fn start_at(&mut self, start: u64) {
+    pub(crate) fn start_at(&mut self, start: u64) {
         self.start = start;
     }
 
     /// The stops a first, fast run notes ([`FirstStop`]): this finder's breakpoints and
     /// watches, from its `from`.
-    pub fn stops(&self) -> Stops {
+    pub(crate) fn stops(&self) -> Stops {
         let mut breaks: HashMap<usize, u16> = HashMap::new();
         for &(frame, ip) in self.breaks.keys() {
             *breaks.entry(frame).or_default() |= 1 << (ip & 0xF);
@@ -222,12 +222,12 @@ impl Finder {
     }
 
     /// Take `hit` as found, without a run (the fast first run found it exactly).
-    pub fn found(&mut self, hit: Hit) {
+    pub(crate) fn found(&mut self, hit: Hit) {
         self.found = Some(hit);
     }
 
     /// The first hit, once the run is over.
-    pub fn hit(&self) -> Option<Hit> {
+    pub(crate) fn hit(&self) -> Option<Hit> {
         self.found.or(self.pending)
     }
 
@@ -236,7 +236,7 @@ impl Finder {
     /// before its cycle, like one on an executed instruction; a watch on the byte a
     /// faulting store would write stops too (marked `faulting`); a watch hit of the fault's
     /// cycle is marked `fault_cycle`. A hit found earlier in the order stays the hit.
-    pub fn fault(&mut self, fault: &Faulted) {
+    pub(crate) fn fault(&mut self, fault: &Faulted) {
         if self.found.is_some() {
             return;
         }
@@ -305,19 +305,19 @@ impl Finder {
 
 /// The fault that ended a run, as [`Finder::fault`] needs it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Faulted {
+pub(crate) struct Faulted {
     /// The fault's cycle.
-    pub cycle: u64,
+    pub(crate) cycle: u64,
     /// The faulting core.
-    pub core: u8,
+    pub(crate) core: u8,
     /// Its frame.
-    pub frame: usize,
+    pub(crate) frame: usize,
     /// The faulting instruction's IP.
-    pub ip: u8,
+    pub(crate) ip: u8,
     /// For a store, the address and the byte it would have written.
-    pub write: Option<(u16, u8)>,
+    pub(crate) write: Option<(u16, u8)>,
     /// The faulting core's registers as the fault's cycle began.
-    pub regs: [u8; 16],
+    pub(crate) regs: [u8; 16],
 }
 
 impl Observer for Finder {
@@ -405,11 +405,11 @@ impl Observer for Finder {
 
 /// The observer of a search's first, fast run: the run notes the first cycle a core comes
 /// to a breakpoint or writes a watched byte ([`Stops`]), and stops soon after.
-pub struct FirstStop {
+pub(crate) struct FirstStop {
     /// What to note.
-    pub stops: Stops,
+    pub(crate) stops: Stops,
     /// The earliest stop noted.
-    pub first: Option<StopNote>,
+    pub(crate) first: Option<StopNote>,
 }
 
 impl Observer for FirstStop {
@@ -434,15 +434,15 @@ impl Observer for FirstStop {
 
 /// The last write of a byte or a register in a window of cycles, `from` up to `before`
 /// (`when`): (cycle, core, frame, IP, the value written).
-pub struct LastWrite {
+pub(crate) struct LastWrite {
     /// What was written: a byte (`Ok(addr)`) or a register of a core (`Err((core, r))`).
-    pub target: Result<u16, (u8, u8)>,
+    pub(crate) target: Result<u16, (u8, u8)>,
     /// The window's end: instructions of this cycle and later do not count.
-    pub before: u64,
+    pub(crate) before: u64,
     /// The window's start.
-    pub from: u64,
+    pub(crate) from: u64,
     /// The last write seen.
-    pub last: Option<(u64, u8, usize, u8, u8)>,
+    pub(crate) last: Option<(u64, u8, usize, u8, u8)>,
 }
 
 impl Observer for LastWrite {
@@ -486,13 +486,13 @@ impl Observer for LastWrite {
 
 /// When core `core`'s part running at cycle `at` ends (`finish`): the last cycle of the
 /// first part of that core that ends at or after `at`.
-pub struct PartEnd {
+pub(crate) struct PartEnd {
     /// The core.
-    pub core: u8,
+    pub(crate) core: u8,
     /// The cycle the part runs at.
-    pub at: u64,
+    pub(crate) at: u64,
     /// Its last cycle, once seen.
-    pub end: Option<u64>,
+    pub(crate) end: Option<u64>,
 }
 
 impl Observer for PartEnd {
@@ -519,15 +519,15 @@ impl Observer for PartEnd {
 
 /// The last instruction a core executed in a window of cycles, `from` up to `before`
 /// (`reverse-stepi`): (cycle, frame, IP).
-pub struct LastInstr {
+pub(crate) struct LastInstr {
     /// The core.
-    pub core: u8,
+    pub(crate) core: u8,
     /// The window's end: instructions of this cycle and later do not count.
-    pub before: u64,
+    pub(crate) before: u64,
     /// The window's start.
-    pub from: u64,
+    pub(crate) from: u64,
     /// The last instruction seen.
-    pub last: Option<(u64, usize, u8)>,
+    pub(crate) last: Option<(u64, usize, u8)>,
 }
 
 impl Observer for LastInstr {
@@ -553,7 +553,7 @@ impl Observer for LastInstr {
 
 /// The locks held when a run stops: address -> (holder, cycle of its `ld_sync`).
 #[derive(Default)]
-pub struct Locks(pub BTreeMap<u16, (u8, u64)>);
+pub(crate) struct Locks(pub BTreeMap<u16, (u8, u64)>);
 
 impl Observer for Locks {
     const WANTS_EVENTS: bool = false;

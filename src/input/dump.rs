@@ -1,6 +1,6 @@
 //! Expected final states, as an RTL simulation dumps them, for `run --expect-mem` and
 //! `run --expect-regs` (the rules are `docs/expect.md`). This module owns reading them; the
-//! comparison with a run is [`crate::output::expect`].
+//! comparison with a run is the binary's `run_output::expect`.
 //!
 //! A shared-memory dump is one of:
 //! - one file, read by the rule every shared-memory image follows ([`super::memory`]): a
@@ -33,11 +33,11 @@ const ROWS: usize = 256;
 const BANKS: usize = 16;
 /// The most directory entries a bank dump's directory (or pattern's directory) may have;
 /// past it the listing stops with an error instead of reading on.
-pub const MAX_DIR_ENTRIES: usize = 4096;
+pub(crate) const MAX_DIR_ENTRIES: usize = 4096;
 
 /// How a memory dump was given.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DumpFormat {
+pub(crate) enum DumpFormat {
     /// Raw bytes.
     Raw,
     /// One `$readmemh` text.
@@ -48,7 +48,7 @@ pub enum DumpFormat {
 
 impl DumpFormat {
     /// The name reports use: `raw`, `hex` or `banks`.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             DumpFormat::Raw => "raw",
             DumpFormat::Hex => "hex",
@@ -62,14 +62,21 @@ impl DumpFormat {
 pub struct MemoryDump {
     /// The 4096 expected bytes, address order.
     pub bytes: Vec<u8>,
-    /// How it was given.
-    pub format: DumpFormat,
+    /// How it was given ([`MemoryDump::format`] names it).
+    pub(crate) format: DumpFormat,
     /// The files read: the one file, or the 16 bank files in bank order.
     pub files: Vec<PathBuf>,
 }
 
+impl MemoryDump {
+    /// How it was given, as reports name it: `raw`, `hex` or `banks`.
+    pub fn format(&self) -> &'static str {
+        self.format.name()
+    }
+}
+
 /// Expected registers: `[core][reg]`.
-pub type RegisterDump = [[u8; 16]; 16];
+pub(crate) type RegisterDump = [[u8; 16]; 16];
 
 /// Read an expected shared memory from `path`: a directory or a pattern of 16 bank files,
 /// or one file read by the shared-memory images' rule ([`super::memory`]): `format` if
@@ -216,7 +223,7 @@ fn matches(pattern: &[u8], name: &[u8]) -> bool {
 
 /// Natural order of file names: runs of digits compare as numbers (`b2` < `b10`), the rest
 /// byte by byte; names equal that way (`b1`, `b01`) fall back to plain order.
-pub fn natural(a: &str, b: &str) -> Ordering {
+pub(crate) fn natural(a: &str, b: &str) -> Ordering {
     fn runs(s: &str) -> impl Iterator<Item = (bool, &str)> {
         let mut rest = s;
         std::iter::from_fn(move || {
@@ -252,7 +259,7 @@ pub fn natural(a: &str, b: &str) -> Ordering {
 }
 
 /// One bank file: each of its 256 rows given exactly once (in order, or placed by `@row`).
-pub fn parse_bank(path: &Path, text: &str) -> Result<[u8; ROWS], InputError> {
+pub(crate) fn parse_bank(path: &Path, text: &str) -> Result<[u8; ROWS], InputError> {
     let given = parse_bytes(path, text, ROWS, "row")?;
     if let Some(missing) = given.iter().position(Option::is_none) {
         let n = given.iter().filter(|b| b.is_some()).count();
@@ -271,14 +278,14 @@ pub fn parse_bank(path: &Path, text: &str) -> Result<[u8; ROWS], InputError> {
     Ok(bank)
 }
 
-/// Read expected registers from `path` ([`parse_registers`]).
+/// Read expected registers from `path` (`parse_registers`).
 pub fn load_register_dump(path: &Path) -> Result<RegisterDump, InputError> {
     parse_registers(path, &read_text(path, limits::REGISTER_DUMP)?)
 }
 
 /// 16 lines of 16 hex bytes: line k is core k's r0..r15. Bytes are separated by spaces, tabs
 /// or commas; blank lines, `//`, `#`, `;` and `/* */` comments are skipped.
-pub fn parse_registers(path: &Path, text: &str) -> Result<RegisterDump, InputError> {
+pub(crate) fn parse_registers(path: &Path, text: &str) -> Result<RegisterDump, InputError> {
     let text = blank_block_comments(path, text)?;
     let mut regs = [[0u8; 16]; 16];
     let mut core = 0usize;

@@ -13,7 +13,7 @@ use std::path::Path;
 /// word it skips, so this bound is what keeps a tiny file from allocating much: at the limit
 /// the image and the program loaded from it take about 17 MiB. Longer programs are given as
 /// binary images (up to [`super::limits::PROGRAM_IMAGE`]).
-pub const MAX_PROGRAM_WORDS: usize = 1 << 22;
+pub(crate) const MAX_PROGRAM_WORDS: usize = 1 << 22;
 
 /// `text` with each `/* ... */` comment blanked out (newlines kept, so lines and columns of
 /// what remains do not move), as `$readmemh` allows. An unterminated comment is an error
@@ -82,7 +82,7 @@ fn address(tok: &str, end: usize, unit: &str, of: &str) -> Result<usize, String>
 /// (little-endian), so 16 words make one 32-byte frame. `@addr` (hex, in words, below
 /// [`MAX_PROGRAM_WORDS`]) moves to another address; words skipped over are zero. `/* */`
 /// comments may span lines.
-pub fn parse_hex_words(path: &Path, text: &str) -> Result<Vec<u8>, InputError> {
+pub(crate) fn parse_hex_words(path: &Path, text: &str) -> Result<Vec<u8>, InputError> {
     let of = format!("a .hex program (at most {MAX_PROGRAM_WORDS} words)");
     let text = blank_block_comments(path, text)?;
     let mut image: Vec<u8> = Vec::new();
@@ -200,7 +200,8 @@ pub(super) fn parse_bytes(
 
 /// A `$readmemh` text of shared memory: hex bytes, `@addr` (hex, below 4096) to move,
 /// `//`, `#`, `;` and `/* */` comments. Gives the 4096 bytes, those it does not give zero.
-pub fn parse_memory_text(path: &Path, text: &str) -> Result<Vec<u8>, InputError> {
+#[cfg(test)] // Only the tests read a memory text with no file behind it.
+pub(crate) fn parse_memory_text(path: &Path, text: &str) -> Result<Vec<u8>, InputError> {
     parse_memory(path, text).map(|(bytes, _)| bytes)
 }
 

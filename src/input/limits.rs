@@ -13,11 +13,11 @@ use std::sync::{Mutex, PoisonError};
 
 /// The most bytes one kind of input file may have.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Limit {
+pub(crate) struct Limit {
     /// What the file is, as the error names it: "a raw memory image".
-    pub what: &'static str,
+    pub(crate) what: &'static str,
     /// The most bytes it may have.
-    pub bytes: u64,
+    pub(crate) bytes: u64,
 }
 
 const KIB: u64 = 1 << 10;
@@ -26,28 +26,28 @@ const GIB: u64 = 1 << 30;
 
 /// A raw shared-memory image: the 4096 bytes of shared memory. Longer files are an error
 /// (memory past a shorter image is zero).
-pub const MEMORY_IMAGE: Limit = Limit {
+pub(crate) const MEMORY_IMAGE: Limit = Limit {
     what: "a raw memory image",
     bytes: gpu16_machine::MEMORY_BYTES as u64,
 };
 
 /// A `.hex` shared-memory text: it describes at most 4096 bytes, so 1 MiB leaves room for a
 /// comment of about 250 characters on every byte.
-pub const MEMORY_HEX: Limit = Limit {
+pub(crate) const MEMORY_HEX: Limit = Limit {
     what: "a .hex memory text",
     bytes: MIB,
 };
 
 /// One bank file of an `--expect-mem` bank dump: 256 rows of one byte, so 256 KiB leaves
 /// room for a comment of about 1000 characters on every row.
-pub const BANK_HEX: Limit = Limit {
+pub(crate) const BANK_HEX: Limit = Limit {
     what: "a bank dump file",
     bytes: 256 * KIB,
 };
 
 /// An `--expect-regs` register dump: 16 lines of 16 bytes, so 64 KiB leaves room for
 /// comments.
-pub const REGISTER_DUMP: Limit = Limit {
+pub(crate) const REGISTER_DUMP: Limit = Limit {
     what: "a register dump",
     bytes: 64 * KIB,
 };
@@ -57,14 +57,14 @@ pub const REGISTER_DUMP: Limit = Limit {
 /// that load an image whole (`disasm`, `check`, `debug`, `diff`, a run with `--timeline`
 /// or `--expect-*`) hold it and the program's copy of its frames, about 2.1 GiB at the
 /// limit.
-pub const PROGRAM_IMAGE: Limit = Limit {
+pub(crate) const PROGRAM_IMAGE: Limit = Limit {
     what: "a program image",
     bytes: GIB,
 };
 
 /// A `.hex` program text. The image it may describe is bounded separately
 /// ([`super::hex::MAX_PROGRAM_WORDS`]); the text may be larger for its comments.
-pub const PROGRAM_HEX: Limit = Limit {
+pub(crate) const PROGRAM_HEX: Limit = Limit {
     what: "a .hex program text",
     bytes: 256 * MIB,
 };
@@ -72,14 +72,14 @@ pub const PROGRAM_HEX: Limit = Limit {
 /// An assembly source, and each file it `.include`s: the assembler's own bound on one
 /// source file (`gpu16_asm::limits::MAX_FILE_BYTES`, 16 MiB), so the CLI never reads more
 /// of a file than the assembler would accept.
-pub const SOURCE: Limit = Limit {
+pub(crate) const SOURCE: Limit = Limit {
     what: "an assembly source",
     bytes: gpu16_asm::limits::MAX_FILE_BYTES as u64,
 };
 
 /// `bytes` for a reader: the count, and the largest binary unit that divides it if there is
 /// one ("4096 bytes (4 KiB)", "100 bytes").
-pub fn size(bytes: u64) -> String {
+pub(crate) fn size(bytes: u64) -> String {
     let unit = [(GIB, "GiB"), (MIB, "MiB"), (KIB, "KiB")]
         .into_iter()
         .find(|&(u, _)| bytes >= u && bytes.is_multiple_of(u));
@@ -113,7 +113,7 @@ fn too_large_has(path: &Path, limit: Limit, has: String) -> InputError {
 /// The bytes of the file at `path` (`-`: stdin), at most `limit.bytes` of them; a longer
 /// input is an error naming the file and the limit, found after reading at most one byte
 /// past it.
-pub fn read(path: &Path, limit: Limit) -> Result<Vec<u8>, InputError> {
+pub(crate) fn read(path: &Path, limit: Limit) -> Result<Vec<u8>, InputError> {
     let (bytes, more) = read_capped(path, limit.bytes)?;
     if more {
         return Err(too_large_input(path, limit));
@@ -133,13 +133,13 @@ fn known_length(path: &Path) -> Option<u64> {
 }
 
 /// How much of a regular file past its cap [`read_capped`] reads.
-pub const PEEK: u64 = 4096;
+pub(crate) const PEEK: u64 = 4096;
 
 /// The first `cap` bytes of the file at `path` (`-`: stdin), and whether it has more. At
 /// most one byte past `cap` is read, so an endless input costs `cap` bytes; of a regular
 /// file already longer than `cap`, only its first [`PEEK`] bytes (at most `cap`), enough to
 /// tell what kind of file it is.
-pub fn read_capped(path: &Path, cap: u64) -> Result<(Vec<u8>, bool), InputError> {
+pub(crate) fn read_capped(path: &Path, cap: u64) -> Result<(Vec<u8>, bool), InputError> {
     let cannot = |e: std::io::Error| err(path, format!("cannot read: {e}"));
     let mut bytes = Vec::new();
     if path == Path::new("-") {
@@ -171,7 +171,7 @@ pub fn read_capped(path: &Path, cap: u64) -> Result<(Vec<u8>, bool), InputError>
 
 /// The error for an input past `limit` whose length is not known (a pipe, a device, or a
 /// file read only up to another limit): "this input has more".
-pub fn too_large_input(path: &Path, limit: Limit) -> InputError {
+pub(crate) fn too_large_input(path: &Path, limit: Limit) -> InputError {
     match known_length(path) {
         Some(len) if len > limit.bytes => too_large(path, limit, Some(len)),
         _ => too_large(path, limit, None),
@@ -181,16 +181,16 @@ pub fn too_large_input(path: &Path, limit: Limit) -> InputError {
 /// An input handed over in memory rather than read from a file (the bytes or text a Python
 /// caller passes), of `len` bytes, held to `limit` like a file: past it, the error a file
 /// gets, naming `name` and saying "this input has `len`".
-pub fn check(name: &Path, limit: Limit, len: u64) -> Result<(), InputError> {
+pub(crate) fn check(name: &Path, limit: Limit, len: u64) -> Result<(), InputError> {
     if len > limit.bytes {
         return Err(too_large_has(name, limit, format!("this input has {len}")));
     }
     Ok(())
 }
 
-/// [`read`], as UTF-8 text. Once [`read_each_input_once`] was called, an input that
+/// `read`, as UTF-8 text. Once [`read_each_input_once`] was called, an input that
 /// cannot be read twice is read once and its text (or error) given again.
-pub fn read_text(path: &Path, limit: Limit) -> Result<String, InputError> {
+pub(crate) fn read_text(path: &Path, limit: Limit) -> Result<String, InputError> {
     let Some(key) = once_key(path) else {
         return read_text_now(path, limit);
     };
@@ -220,13 +220,8 @@ type Kept = Vec<((u64, u64), Result<String, InputError>)>;
 
 static KEPT: Mutex<Option<Kept>> = Mutex::new(None);
 
-/// From now on, in this process, [`read_text`] reads each input that cannot be read twice
-/// (stdin, a FIFO, `/dev/stdin`, a device) once, however often it is asked for: the command
-/// line reads a source again to find the files it includes, which a FIFO or a pipe would
-/// not give again (one read would block or come back empty). Inputs are known by the file
-/// they are, so `-` and `/dev/stdin` are one input. Not for a long-lived process (the
-/// Python module): a FIFO given again there is meant to be read again.
-pub fn read_each_input_once() {
+/// Start keeping inputs that cannot be read twice: [`super::read_each_input_once`].
+pub(crate) fn read_each_input_once() {
     let mut kept = KEPT.lock().unwrap_or_else(PoisonError::into_inner);
     kept.get_or_insert_with(Vec::new);
 }
@@ -252,7 +247,7 @@ fn once_key(path: &Path) -> Option<(u64, u64)> {
 /// The message for `bytes` that are UTF-8 up to byte `at` and not at it: the line and
 /// column (counted in characters) of the bad byte, and the byte, as text formats name
 /// every other error.
-pub fn not_utf8(bytes: &[u8], at: usize) -> String {
+pub(crate) fn not_utf8(bytes: &[u8], at: usize) -> String {
     let before = &bytes[..at];
     let line_start = before
         .iter()

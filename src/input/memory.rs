@@ -11,8 +11,8 @@
 //!   to hold printable bytes, or a text with a typo), so it is an error that names the flag
 //!   that settles it, never a silent guess.
 //!
-//! A raw image is at most 4096 bytes ([`limits::MEMORY_IMAGE`]), a text at most 1 MiB
-//! ([`limits::MEMORY_HEX`]); memory past the image is zero.
+//! A raw image is at most 4096 bytes (`limits::MEMORY_IMAGE`), a text at most 1 MiB
+//! (`limits::MEMORY_HEX`); memory past the image is zero.
 
 use super::hex::parse_memory;
 use super::limits::{self, read, read_capped, Limit};
@@ -21,10 +21,10 @@ use gpu16_machine::MEMORY_BYTES;
 use std::path::Path;
 
 /// The extensions of a memory file read as `$readmemh` text (in any case).
-pub const TEXT_EXTENSIONS: [&str; 4] = ["hex", "mem", "vmem", "txt"];
+pub(crate) const TEXT_EXTENSIONS: [&str; 4] = ["hex", "mem", "vmem", "txt"];
 
 /// The extensions of a memory file read as raw bytes (in any case).
-pub const RAW_EXTENSIONS: [&str; 2] = ["bin", "raw"];
+pub(crate) const RAW_EXTENSIONS: [&str; 2] = ["bin", "raw"];
 
 /// How a shared-memory image is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,14 +47,9 @@ impl MemoryFormat {
         }
     }
 
-    /// The format named `name` (`hex` or `raw`).
-    pub fn parse(name: &str) -> Option<MemoryFormat> {
-        MemoryFormat::ALL.into_iter().find(|f| f.name() == name)
-    }
-
     /// The format `path`'s extension names, if it names one ([`TEXT_EXTENSIONS`],
     /// [`RAW_EXTENSIONS`]); `None` for another extension, none, or `-`.
-    pub fn of_extension(path: &Path) -> Option<MemoryFormat> {
+    pub(crate) fn of_extension(path: &Path) -> Option<MemoryFormat> {
         let ext = path.extension()?.to_str()?;
         let is = |list: &[&str]| list.iter().any(|e| ext.eq_ignore_ascii_case(e));
         if is(&TEXT_EXTENSIONS) {
@@ -84,7 +79,7 @@ pub struct MemoryImage {
     /// address a text gave (0 for an empty file).
     pub given: usize,
     /// How the file was read.
-    pub format: MemoryFormat,
+    pub(crate) format: MemoryFormat,
 }
 
 /// Read the memory image at `path` (`-`: stdin) by the module's rule: `format` if given,
@@ -149,9 +144,17 @@ pub fn memory_image_from(
     })
 }
 
+/// `memory` (at most 4096 bytes; zero past its end) as the file gpu16 writes at `path`:
+/// `$writememh`-style text where the extension names a text (`.hex`, `.mem`, `.vmem`, `.txt`),
+/// raw bytes otherwise (`-`, `.bin`, any other name). Reading it back gives `memory`,
+/// zero-extended to 4096 bytes.
+pub fn encode_memory_file(memory: &[u8], path: &Path) -> Vec<u8> {
+    encode_memory(memory, written_format(path))
+}
+
 /// The format a memory file gpu16 writes at `path` takes: text where the extension names a
-/// text ([`TEXT_EXTENSIONS`]), raw bytes otherwise (`-`, `.bin`, any other name).
-pub fn written_format(path: &Path) -> MemoryFormat {
+/// text (`TEXT_EXTENSIONS`), raw bytes otherwise (`-`, `.bin`, any other name).
+pub(crate) fn written_format(path: &Path) -> MemoryFormat {
     MemoryFormat::of_extension(path).unwrap_or(MemoryFormat::Raw)
 }
 
@@ -159,7 +162,7 @@ pub fn written_format(path: &Path) -> MemoryFormat {
 /// `$writememh`-style: a comment, then for each 16-byte row that is not all zero, its
 /// 16 hex bytes, with `@addr` wherever rows were skipped. Reading either back gives
 /// `memory`, zero-extended to 4096 bytes.
-pub fn encode_memory(memory: &[u8], format: MemoryFormat) -> Vec<u8> {
+pub(crate) fn encode_memory(memory: &[u8], format: MemoryFormat) -> Vec<u8> {
     let memory = &memory[..memory.len().min(MEMORY_BYTES)];
     match format {
         MemoryFormat::Raw => memory.to_vec(),

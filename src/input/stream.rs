@@ -20,11 +20,10 @@ use gpu16_machine::{FrameSource, LoadError};
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError};
 use std::time::Duration;
 
-use crate::stop::StopSignal;
 use gpu16_machine::StopCause;
 
 /// The most bytes a stream may have: a program image's limit, as for a file loaded whole.
@@ -35,7 +34,6 @@ const READ_BUFFER: usize = 1 << 16;
 
 /// A binary program image read frame by frame.
 pub struct FrameStream {
-    name: PathBuf,
     input: Input,
     /// Frames read since the start (or the last rewind).
     frames: u64,
@@ -99,7 +97,6 @@ impl FrameStream {
             Input::File(BufReader::with_capacity(READ_BUFFER, file))
         };
         Ok(FrameStream {
-            name: path.to_path_buf(),
             input,
             frames: 0,
             known_frames,
@@ -111,17 +108,13 @@ impl FrameStream {
         self.known_frames
     }
 
-    /// Give up waiting for stdin once `stop` is raised: the read then fails and the run
-    /// ends as stopped by its cause ([`FrameSource::stopped`]). A file is never waited on.
-    pub fn stop_on(&mut self, stop: StopSignal) {
+    /// Give up waiting for stdin once `stop` gives a cause (the binary's `--timeout` or
+    /// Ctrl-C): the read then fails and the run ends as stopped by that cause
+    /// ([`FrameSource::stopped`]). A file is never waited on.
+    pub fn stop_on(&mut self, stop: impl Fn() -> Option<StopCause> + Send + 'static) {
         if let Input::Stdin { stdin, .. } = &mut self.input {
-            stdin.stop = Some(stop);
+            stdin.stop = Some(Box::new(stop));
         }
-    }
-
-    /// The file as the user named it (`-` for stdin).
-    pub fn name(&self) -> &Path {
-        &self.name
     }
 
     fn read_error(&self, message: String) -> LoadError {
@@ -248,7 +241,8 @@ struct StdinReader {
     at: usize,
     /// The end of stdin (or its error) was handed over.
     ended: bool,
-    stop: Option<StopSignal>,
+    /// Asked while a read waits: why the run is being stopped, if it is.
+    stop: Option<Box<dyn Fn() -> Option<StopCause> + Send>>,
     /// Why a read gave up waiting, if it did.
     stopped: Option<StopCause>,
 }
@@ -297,7 +291,7 @@ impl StdinReader {
                     .recv()
                     .map_err(|_| RecvTimeoutError::Disconnected),
                 Some(stop) => {
-                    if let Some(cause) = stop.cause() {
+                    if let Some(cause) = stop() {
                         self.stopped = Some(cause);
                         return Err(io::Error::other(
                             "the run was stopped while it waited for input",

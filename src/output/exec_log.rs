@@ -16,12 +16,6 @@ use gpu16_machine::engine::isa::MemOp;
 use gpu16_machine::{Executed, Observer};
 use std::io::{self, Write};
 
-/// The default `--exec-log-limit`: lines kept.
-pub const DEFAULT_LIMIT: u64 = 1_000_000;
-/// The largest `--exec-log-limit`: each kept line is a record of about 48 bytes until the
-/// run ends, so 10,000,000 lines hold about half a gigabyte.
-pub const MAX_LIMIT: u64 = 10_000_000;
-
 /// An observer that keeps the first `limit` executed instructions of a run.
 #[derive(Debug)]
 pub struct ExecLog {
@@ -32,10 +26,16 @@ pub struct ExecLog {
 }
 
 impl ExecLog {
+    /// The default `--exec-log-limit`: lines kept.
+    pub const DEFAULT_LIMIT: u64 = 1_000_000;
+    /// The largest `--exec-log-limit`: each kept line is a record of about 48 bytes until
+    /// the run ends, so 10,000,000 lines hold about half a gigabyte.
+    pub const MAX_LIMIT: u64 = 10_000_000;
+
     /// A log keeping at most `limit` lines.
     pub fn new(limit: u64) -> ExecLog {
         ExecLog {
-            limit: usize::try_from(limit.min(MAX_LIMIT)).unwrap_or(usize::MAX),
+            limit: usize::try_from(limit.min(Self::MAX_LIMIT)).unwrap_or(usize::MAX),
             kept: Vec::new(),
             cut: false,
         }

@@ -3,52 +3,59 @@
 //! failed run, with source locations for an assembled program.
 
 use super::location::FailureLocations;
+use gpu16_asm::SourceMap;
 use gpu16_machine::MEMORY_BYTES;
 use gpu16_machine::{RunError, RunReport, TaskLog, TaskRecord, Timing};
 use std::fmt::Write;
 use std::path::Path;
 
 /// The task table: a header line, then a line a task in issue order (an unfinished task's
-/// end is `-`). The run report and the debugger's `tasks` both show it.
-pub fn task_table(tasks: &[TaskRecord]) -> String {
-    let mut s = TASK_TABLE_HEADER.as_bytes().to_vec();
-    for t in tasks {
-        push_task_line(&mut s, t);
-    }
-    String::from_utf8(s).expect("the task table is ASCII")
-}
+/// end is `-`). The run report and the debugger's `tasks` both show it, and `run` writes it
+/// a line at a time for a long run.
+pub struct TaskTable;
 
-/// The task table's header line.
-pub const TASK_TABLE_HEADER: &str = "  frame  cores   fence  issue  start    end\n";
+impl TaskTable {
+    /// The table's header line.
+    pub const HEADER: &'static str = "  frame  cores   fence  issue  start    end\n";
 
-/// The task table's heading in the run report, before its header line.
-pub const TASK_TABLE_HEADING: &str = "\ntasks (issue order)\n";
+    /// The table's heading in the run report, before its header line.
+    pub const HEADING: &'static str = "\ntasks (issue order)\n";
 
-/// Append one task's line of the table, with its newline, to `out`: the text of
-/// `format!("  {:>5}  {:#06x}  {:<5}  {:>5}  {:>5}  {:>5}\n", ...)` written by hand, since a
-/// long stream's table is a million lines and `format!`'s machinery was a third of such a
-/// run's time.
-pub fn push_task_line(out: &mut Vec<u8>, t: &TaskRecord) {
-    out.extend_from_slice(b"  ");
-    push_right(out, t.frame as u64);
-    out.extend_from_slice(b"  0x");
-    for shift in [12, 8, 4, 0] {
-        out.push(b"0123456789abcdef"[usize::from((t.mask >> shift) & 0xf)]);
+    /// The whole table of `tasks`.
+    pub fn of(tasks: &[TaskRecord]) -> String {
+        let mut s = TaskTable::HEADER.as_bytes().to_vec();
+        for t in tasks {
+            TaskTable::push_line(&mut s, t);
+        }
+        String::from_utf8(s).expect("the task table is ASCII")
     }
-    out.extend_from_slice(b"  ");
-    let fence = t.fence.name().as_bytes();
-    out.extend_from_slice(fence);
-    // Left-aligned in five columns, then the two between columns.
-    out.extend_from_slice(&b"       "[fence.len().min(5)..]);
-    push_right(out, t.issue);
-    out.extend_from_slice(b"  ");
-    push_right(out, t.start);
-    out.extend_from_slice(b"  ");
-    match super::tasks::end(t) {
-        Some(end) => push_right(out, end),
-        None => out.extend_from_slice(b"    -"),
+
+    /// Append one task's line of the table, with its newline, to `out`: the text of
+    /// `format!("  {:>5}  {:#06x}  {:<5}  {:>5}  {:>5}  {:>5}\n", ...)` written by hand,
+    /// since a long stream's table is a million lines and `format!`'s machinery was a third
+    /// of such a run's time.
+    pub fn push_line(out: &mut Vec<u8>, t: &TaskRecord) {
+        out.extend_from_slice(b"  ");
+        push_right(out, t.frame as u64);
+        out.extend_from_slice(b"  0x");
+        for shift in [12, 8, 4, 0] {
+            out.push(b"0123456789abcdef"[usize::from((t.mask >> shift) & 0xf)]);
+        }
+        out.extend_from_slice(b"  ");
+        let fence = t.fence.name().as_bytes();
+        out.extend_from_slice(fence);
+        // Left-aligned in five columns, then the two between columns.
+        out.extend_from_slice(&b"       "[fence.len().min(5)..]);
+        push_right(out, t.issue);
+        out.extend_from_slice(b"  ");
+        push_right(out, t.start);
+        out.extend_from_slice(b"  ");
+        match super::tasks::end(t) {
+            Some(end) => push_right(out, end),
+            None => out.extend_from_slice(b"    -"),
+        }
+        out.push(b'\n');
     }
-    out.push(b'\n');
 }
 
 /// `n` in decimal, right-aligned in five columns (wider if it needs more): the last
@@ -85,8 +92,8 @@ fn push_right(out: &mut Vec<u8>, mut n: u64) {
 pub fn report(r: &RunReport, initial: &[u8]) -> String {
     let (mut s, rest) = report_around_tasks(r, initial);
     if r.config.tasks == TaskLog::All && !r.tasks.is_empty() {
-        s += TASK_TABLE_HEADING;
-        s += &task_table(&r.tasks);
+        s += TaskTable::HEADING;
+        s += &TaskTable::of(&r.tasks);
     }
     s + &rest
 }
@@ -157,12 +164,13 @@ pub fn report_around_tasks(r: &RunReport, initial: &[u8]) -> (String, String) {
     (head, s)
 }
 
-/// The message of a failed run of `program`: `program: ` and the error. With the locations
+/// The message of a failed run of `program`: `program: ` and the error. With the source map
 /// of an assembled program, an error at an instruction (a fault, a livelock) starts with
 /// that instruction's `file:line:col: ` instead of the program's name, and each unfinished
 /// core's line ends with ` (file:line:col)` of its instruction.
-pub fn failure(program: &Path, error: &RunError, located: Option<&FailureLocations>) -> String {
+pub fn failure(program: &Path, error: &RunError, source_map: Option<&SourceMap>) -> String {
     let text = error.to_string();
+    let located = source_map.map(|m| FailureLocations::of(error, m));
     let Some(located) = located else {
         return format!("{}: {text}", super::shown::path(program));
     };
@@ -223,7 +231,7 @@ mod tests {
                             end,
                         };
                         let mut line = Vec::new();
-                        push_task_line(&mut line, &t);
+                        TaskTable::push_line(&mut line, &t);
                         assert_eq!(String::from_utf8(line).unwrap(), formatted(&t), "{t:?}");
                         lines += 1;
                     }
@@ -241,7 +249,7 @@ mod tests {
             end: 14,
         };
         assert_eq!(
-            task_table(&[t]).lines().nth(1),
+            TaskTable::of(&[t]).lines().nth(1),
             Some("      3  0x0f0f  acq       10     15      -")
         );
     }

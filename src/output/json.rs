@@ -6,26 +6,25 @@
 //! `"end": null`.
 //!
 //! `config` echoes the machine configuration; `config.timing` has every `--timing` key
-//! ([`crate::timing::KEYS`]) with its value, default or set.
+//! (`timing::KEYS`) with its value, default or set.
 //!
 //! `expect_mem` and `expect_regs` are there when `--expect-mem`/`--expect-regs` is given
-//! ([`super::expect::memory_json`], [`super::expect::register_json`]); a finished run that
-//! differs from them has `"error": {"rule": "expect", "message"}`.
+//! (the binary's `run_output::expect`); a finished run that differs from them has
+//! `"error": {"rule": "expect", "message"}`.
 //!
 //! `error` is on every object of a command that did not succeed: for a run that failed, an
-//! object with `rule` and `message` and the failure's own fields ([`failure`]); for a run
+//! object with `rule` and `message` and the failure's own fields (`failure`); for a run
 //! that never started (a file it cannot load, outputs it cannot write), a string, the message
 //! stderr gets, with `stage` and the `file` it names ([`not_run`]).
 //!
 //! [`run_document`] puts together the whole object of a run that started; `gpu16 run --json`
 //! prints it and the Python binding (`python/`) returns it, so the two cannot drift apart.
-//! With `--tasks all` the command streams it instead ([`super::json_stream`]): each task as
-//! the run hands it over ([`Task`]), then the rest of this same object, so `tasks` comes
-//! first there and the other keys follow in this object's (alphabetical) order.
+//! With `--tasks all` the command streams it instead (the binary's
+//! `run_output::json_stream`): each task as the run hands it over ([`Task`]), then the rest
+//! of this same object, so `tasks` comes first there and the other keys follow in this
+//! object's (alphabetical) order.
 
 use super::location::{FailureLocations, Location};
-use super::run_files::Written;
-use super::see::Outcome;
 use gpu16_asm::SourceMap;
 use gpu16_machine::{
     CoreWait, Event, RunError, RunFailure, RunReport, StallCause, TaskLog, TaskRecord,
@@ -46,7 +45,7 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// The report of a successful run.
-pub fn report(r: &RunReport) -> Value {
+pub(crate) fn report(r: &RunReport) -> Value {
     let mut v = json!({
         "backend": r.backend,
         "cycles": r.cycles,
@@ -97,10 +96,10 @@ pub fn report(r: &RunReport) -> Value {
 }
 
 /// One element of `tasks`: the task's instruction `frame`, its cores' `mask`, its `fence`
-/// (`no`, `acq`, `rel`), its `issue` and `start` cycles and its `end` ([`super::tasks::end`],
-/// `null` for a task the run left unfinished). The in-memory object ([`report`]) and the
-/// streamed one ([`super::json_stream`]) both serialize this, so a task reads the same in
-/// both. The fields are in alphabetical order, the order a [`Value`] object keeps, so the
+/// (`no`, `acq`, `rel`), its `issue` and `start` cycles and its `end` (`super::tasks::end`,
+/// `null` for a task the run left unfinished). The in-memory object (`report`) and the
+/// streamed one (the binary's `run_output::json_stream`) both serialize this, so a task
+/// reads the same in both. The fields are in alphabetical order, the order a [`Value`] object keeps, so the
 /// streamed text of a task is the same bytes too.
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct Task {
@@ -126,14 +125,12 @@ impl Task {
     }
 }
 
-/// The `run --json` object of a run that started, finished or failed: [`report`] or
-/// [`failure`] (located in the source through `source_map`, for an assembled program) with
-/// the [`outputs`] it wrote. A finished run whose outputs could not all be written has an
-/// `error` with `rule` `output` and the messages, one a line.
+/// The `run --json` object of a run that started, finished or failed: `report` or
+/// `failure` (located in the source through `source_map`, for an assembled program).
+/// Its `outputs` is empty: the binary's `run`, which writes files, lists them there.
 pub fn run_document(
-    outcome: &Outcome,
+    outcome: &Result<RunReport, Box<RunFailure>>,
     source_map: Option<&SourceMap>,
-    written: &[Written],
 ) -> Value {
     let mut v = match outcome {
         Ok(r) => report(r),
@@ -145,19 +142,12 @@ pub fn run_document(
             v
         }
     };
-    v["outputs"] = outputs(written);
-    let unwritten: Vec<String> = written
-        .iter()
-        .filter_map(|w| w.result.as_ref().err().map(ToString::to_string))
-        .collect();
-    if outcome.is_ok() && !unwritten.is_empty() {
-        v["error"] = json!({"rule": "output", "message": unwritten.join("\n")});
-    }
+    v["outputs"] = json!([]);
     v
 }
 
 /// A failed run: `error` describes it; the other keys show the state when it stopped.
-pub fn failure(f: &RunFailure) -> Value {
+pub(crate) fn failure(f: &RunFailure) -> Value {
     let mut v = report(&f.state);
     let mut e = json!({
         "rule": f.error.rule_name(),
@@ -232,7 +222,7 @@ pub fn failure(f: &RunFailure) -> Value {
 /// Add the source locations of an assembled program's failure to its object ([`failure`]):
 /// `error.location` (the instruction a fault or livelock names, else `null`) and each
 /// unfinished core's `location`, each `{"file", "line", "col"}` or `null`.
-pub fn locate(v: &mut Value, located: &FailureLocations) {
+pub(crate) fn locate(v: &mut Value, located: &FailureLocations) {
     let json = |l: &Option<Location>| l.as_ref().map_or(Value::Null, Location::json);
     let e = &mut v["error"];
     e["location"] = json(&located.error);
@@ -336,25 +326,6 @@ pub fn not_run(stage: &str, message: &str, file: Option<&Path>) -> Value {
         v["file"] = json!(file.display().to_string());
     }
     v
-}
-
-/// The output files a run was asked for, for `--json`'s `outputs`: each with the `flag`
-/// that asked, the `file` and whether it was `written`, with the `error` if it was not.
-pub fn outputs(written: &[Written]) -> Value {
-    written
-        .iter()
-        .map(|w| {
-            let mut v = json!({
-                "flag": w.planned.flag,
-                "file": w.planned.output.path().display().to_string(),
-                "written": w.result.is_ok(),
-            });
-            if let Err(e) = &w.result {
-                v["error"] = json!(e.to_string());
-            }
-            v
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -11,20 +11,20 @@ use std::fmt;
 
 /// A place in the source: 1-based line and column (in characters).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Location {
+pub(crate) struct Location {
     /// The file as the assembler names it: the program's path, or an included file's path
     /// joined to the directory of the file that includes it.
-    pub file: String,
+    pub(crate) file: String,
     /// Line, from 1.
-    pub line: usize,
+    pub(crate) line: usize,
     /// Column, from 1, in characters.
-    pub col: usize,
+    pub(crate) col: usize,
 }
 
 impl Location {
     /// The source of the instruction at `ip` of `frame`; for a slot the source left to
     /// `ready` fill, the frame's `.if` line.
-    pub fn of(map: &SourceMap, frame: usize, ip: u8) -> Option<Location> {
+    pub(crate) fn of(map: &SourceMap, frame: usize, ip: u8) -> Option<Location> {
         map.span(frame, Some(usize::from(ip))).map(|s| Location {
             file: s.file.to_string(),
             line: s.line,
@@ -33,7 +33,7 @@ impl Location {
     }
 
     /// `{"file", "line", "col"}`.
-    pub fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         json!({"file": self.file, "line": self.line, "col": self.col})
     }
 }
@@ -55,9 +55,9 @@ impl fmt::Display for Location {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FailureLocations {
     /// The error's own instruction, if it names one and the map has it.
-    pub error: Option<Location>,
+    pub(crate) error: Option<Location>,
     /// One per unfinished core of the error, in the error's order.
-    pub cores: Vec<Option<Location>>,
+    pub(crate) cores: Vec<Option<Location>>,
 }
 
 impl FailureLocations {
@@ -80,7 +80,7 @@ impl FailureLocations {
 }
 
 /// The unfinished cores an error lists (the watchdog's, a livelock's or a stopped run's).
-pub fn unfinished(error: &RunError) -> &[UnfinishedCore] {
+pub(crate) fn unfinished(error: &RunError) -> &[UnfinishedCore] {
     match error {
         RunError::Watchdog { cores, .. }
         | RunError::Livelock { cores, .. }

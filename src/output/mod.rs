@@ -1,27 +1,16 @@
-//! Presenting a run: the human report and the JSON object scripts read, statistics, and the
-//! pictures of a run (trace, timeline, memory image, waveform), and the one way a file the
-//! user named is written (`file`).
+//! Presenting a run as text: the human report, the JSON object scripts and Python read, the
+//! statistics both show, and the executed-instruction log. The binary's pictures and files
+//! of a run (trace, timeline, memory image, waveform, `--expect`) are `src/run_output/`.
 
-pub mod core_trace;
-pub mod events;
 pub mod exec_log;
-pub mod expect;
-pub mod file;
-pub mod file_id;
 pub mod human;
 pub mod json;
-pub mod json_stream;
-pub mod location;
-pub mod png;
-pub mod run_files;
-pub mod see;
-pub use crate::shown;
-pub mod stats;
-pub mod task_spool;
-pub mod tasks;
-pub mod timeline;
-pub mod trace;
-pub mod vcd;
+pub(crate) mod location;
+pub(crate) use crate::shown;
+pub(crate) mod stats;
+pub(crate) mod tasks;
 
+// Both crates' writers share these hand-worked programs; each uses a part of them.
 #[cfg(test)]
+#[allow(dead_code)]
 mod testprog;

@@ -11,42 +11,42 @@ use std::fmt::Write;
 
 /// One core's row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CoreStats {
+pub(crate) struct CoreStats {
     /// The core's id, 0..15.
-    pub core: usize,
+    pub(crate) core: usize,
     /// Whether it ran any task.
-    pub ran: bool,
+    pub(crate) ran: bool,
     /// Tasks it took part in.
-    pub tasks: u64,
+    pub(crate) tasks: u64,
     /// Instructions it executed.
-    pub instructions: u64,
+    pub(crate) instructions: u64,
     /// Cycles from the start to the end of its parts of tasks, stalls included.
-    pub busy: u64,
+    pub(crate) busy: u64,
     /// Cycles of the run in which it ran no part of a task.
-    pub idle: u64,
+    pub(crate) idle: u64,
     /// Stalled cycles, lock and bank together.
-    pub stalls: u64,
+    pub(crate) stalls: u64,
     /// Cycles stalled on a byte another core's atomic sequence locked.
-    pub lock_stalls: u64,
+    pub(crate) lock_stalls: u64,
     /// Cycles stalled on a bank conflict (only with the bank-conflict model on).
-    pub bank_stalls: u64,
+    pub(crate) bank_stalls: u64,
 }
 
 /// One bank's row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BankStats {
+pub(crate) struct BankStats {
     /// The bank, 0..15 (address bits 11:8).
-    pub bank: usize,
+    pub(crate) bank: usize,
     /// Accesses it served.
-    pub accesses: u64,
+    pub(crate) accesses: u64,
     /// Atomic sequences opened on it (`ld_sync`s performed).
-    pub lock_acquisitions: u64,
+    pub(crate) lock_acquisitions: u64,
     /// Sum over its atomic sequences of (st_sync cycle - ld_sync cycle).
-    pub lock_hold_cycles: u64,
+    pub(crate) lock_hold_cycles: u64,
 }
 
 /// One row per core, all 16 in id order, from a run's report (finished or failed).
-pub fn cores(r: &RunReport) -> Vec<CoreStats> {
+pub(crate) fn cores(r: &RunReport) -> Vec<CoreStats> {
     r.cores
         .iter()
         .enumerate()
@@ -66,7 +66,7 @@ pub fn cores(r: &RunReport) -> Vec<CoreStats> {
 }
 
 /// One row per bank, all 16 in bank order.
-pub fn banks(r: &RunReport) -> Vec<BankStats> {
+pub(crate) fn banks(r: &RunReport) -> Vec<BankStats> {
     let m = &r.memory_stats;
     (0..BANKS)
         .map(|bank| BankStats {
@@ -79,7 +79,7 @@ pub fn banks(r: &RunReport) -> Vec<BankStats> {
 }
 
 /// The `stats` object of `--json`. Every core and bank is listed, so index i is core/bank i.
-pub fn json(r: &RunReport) -> Value {
+pub(crate) fn json(r: &RunReport) -> Value {
     let s = &r.task_summary;
     json!({
         "cycles": r.cycles,
@@ -115,7 +115,7 @@ pub fn json(r: &RunReport) -> Value {
 }
 
 /// The statistics section of the human report: only cores that ran and banks that were used.
-pub fn human(r: &RunReport) -> String {
+pub(crate) fn human(r: &RunReport) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "\nstatistics ({} cycles)", r.cycles);
     let ran: Vec<CoreStats> = cores(r).into_iter().filter(|c| c.ran).collect();

@@ -10,7 +10,7 @@ use gpu16_machine::scheduler::TaskRecord;
 /// stopped. A task without cores ends at its broadcast. (With a zero-cycle broadcast, which
 /// the command line cannot set, a task still running at its first cycle would read as
 /// finished there.)
-pub fn end(t: &TaskRecord) -> Option<u64> {
+pub(crate) fn end(t: &TaskRecord) -> Option<u64> {
     (t.mask == 0 || t.end >= t.start).then_some(t.end)
 }
 

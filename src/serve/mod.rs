@@ -1,7 +1,7 @@
 //! `gpu16 serve`: the playground, a local web server for one user on their own machine. It
 //! serves one page (HTML, CSS and JS embedded in the binary, [`routes`]) and a small JSON
 //! API over the same debugger session `gpu16 debug` runs ([`play`]): every step, stop and
-//! view of the page is a command line of one [`crate::debugger::Session`] in JSON mode.
+//! view of the page is a command line of one [`gpu16::debugger::Session`] in JSON mode.
 //!
 //! One thread accepts requests and hands them over a bounded channel to the worker thread,
 //! which owns the session and answers them in order; `POST /api/stop` is answered by the
@@ -31,7 +31,7 @@ const QUEUE: usize = 32;
 /// `--max-cycles`, `--issue` and `--bank-conflicts` select on the command line.
 pub struct Machine {
     /// The backend and its engine.
-    pub runner: crate::Runner,
+    pub runner: gpu16::Runner,
     /// The configuration (its `max_cycles` is the watchdog).
     pub config: gpu16_machine::Config,
     /// How the source is assembled and the program read.

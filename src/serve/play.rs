@@ -1,8 +1,8 @@
 //! The playground's state: the program the page opened, its debugger [`Session`] (the one
 //! `gpu16 debug --json` runs, driven with its command lines), and the program's whole run,
 //! made once as the program opens, for the timeline, the statistics and the downloads
-//! (written by the writers `gpu16 run` uses: [`crate::output::trace`],
-//! [`crate::output::vcd`], [`crate::output::png`], [`crate::output::json`]).
+//! (written by the writers `gpu16 run` uses: [`crate::run_output::trace`],
+//! [`crate::run_output::vcd`], [`crate::run_output::png`], [`gpu16::output::json`]).
 //!
 //! Every command, and the whole run, is bounded as on the command line: in cycles by the
 //! watchdog (`max_cycles`, checked as `--max-cycles` is), in time by `--timeout` (the
@@ -10,12 +10,13 @@
 //! and in memory by the event limit (`--trace-limit`) and the size of a request.
 
 use super::{error, ok, Options, Reply};
-use crate::debugger::Session;
-use crate::input::memory::{memory_image_from, MemoryFormat};
-use crate::output::events::Recorder;
-use crate::output::see::{state_of, Outcome, SeeOptions};
-use crate::output::{json as run_json, png, trace, vcd};
-use crate::ProgramInput;
+use crate::run_output::events::Recorder;
+use crate::run_output::see::{state_of, Outcome, SeeOptions};
+use crate::run_output::{png, trace, vcd};
+use gpu16::debugger::Session;
+use gpu16::input::memory::{memory_image_from, MemoryFormat};
+use gpu16::output::json as run_json;
+use gpu16::ProgramInput;
 use gpu16_asm::{Assembly, Diagnostics, SourceMap};
 use gpu16_machine::{Dialect, Observer, Program, StopCause};
 use serde_json::{json, Value};
@@ -246,7 +247,7 @@ impl Play {
         let Some(c) = self.current.as_mut() else {
             return Value::Null;
         };
-        let mut doc = run_json::run_document(&c.outcome, c.map.as_ref(), &[]);
+        let mut doc = run_json::run_document(&c.outcome, c.map.as_ref());
         if let Some(o) = doc.as_object_mut() {
             for key in ["memory", "registers", "tasks", "outputs", "unfinished"] {
                 o.remove(key);
@@ -262,7 +263,9 @@ impl Play {
                     .map(run_json::event)
                     .collect();
                 let cut = if all.len() > MAX_TIMELINE_EVENTS {
-                    Some(crate::output::events::start_of(&all[MAX_TIMELINE_EVENTS]))
+                    Some(crate::run_output::events::start_of(
+                        &all[MAX_TIMELINE_EVENTS],
+                    ))
                 } else {
                     cut
                 };
@@ -355,7 +358,7 @@ impl Play {
                     .map_err(|e| e.to_string()),
             ),
             ("json", _) => {
-                let v = run_json::run_document(&c.outcome, c.map.as_ref(), &[]);
+                let v = run_json::run_document(&c.outcome, c.map.as_ref());
                 bytes = format!("{v}\n").into_bytes();
                 ("application/json", "run.json", Ok(()))
             }

@@ -306,16 +306,16 @@ pub fn write(w: &mut impl Write, rec: &mut Recorder, cycles: u64) -> io::Result<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::core_trace::CoreTrace;
-    use crate::output::testprog::*;
-    use crate::BackendKind;
+    use crate::run_output::core_trace::CoreTrace;
+    use crate::run_output::testprog::*;
+    use gpu16::BackendKind;
     use gpu16_machine::{Config, Program};
     use std::collections::HashMap;
 
     fn dump(p: &Program) -> String {
         let mut rec = Recorder::new(10_000);
         let r =
-            crate::run_observed(BackendKind::Interp, p, &[], &Config::default(), &mut rec).unwrap();
+            gpu16::run_observed(BackendKind::Interp, p, &[], &Config::default(), &mut rec).unwrap();
         let mut out = Vec::new();
         write(&mut out, &mut rec, r.cycles).unwrap();
         String::from_utf8(out).unwrap()
@@ -437,7 +437,7 @@ mod tests {
     fn dump_cores(p: &Program, registers: bool, limit: usize) -> String {
         let mut obs = (Recorder::new(10_000), CoreTrace::new(Some(p), limit));
         let r =
-            crate::run_observed(BackendKind::Interp, p, &[], &Config::default(), &mut obs).unwrap();
+            gpu16::run_observed(BackendKind::Interp, p, &[], &Config::default(), &mut obs).unwrap();
         let (mut rec, cores) = obs;
         rec.set_cores(cores.finish(), registers);
         let mut out = Vec::new();

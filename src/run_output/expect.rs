@@ -2,7 +2,7 @@
 //! the observer that remembers who last wrote each byte and register ([`Writers`]), the
 //! differences ([`memory_diffs`], [`register_diffs`]) and how they are shown, as text
 //! ([`memory_text`], [`register_text`]) and as `--json`'s `expect_mem` and `expect_regs`
-//! ([`memory_json`], [`register_json`]). Reading the dumps is [`crate::input::dump`].
+//! ([`memory_json`], [`register_json`]). Reading the dumps is [`gpu16::input::dump`].
 //!
 //! Who wrote what is worked out from the instructions the run reports
 //! ([`Observer::executed`]): a `st` or `st_sync` writes its byte, an instruction writes the
@@ -19,25 +19,25 @@ use std::path::Path;
 
 /// The most differences the text shows; the rest are counted. JSON lists them all (at most
 /// 4096 bytes or 256 registers).
-pub const TEXT_LIMIT: usize = 100;
+pub(crate) const TEXT_LIMIT: usize = 100;
 
 /// What last wrote a byte or a register.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Writer {
+pub(crate) struct Writer {
     /// The core that wrote it (for R0 init, the core initialised).
-    pub core: u8,
+    pub(crate) core: u8,
     /// The instruction frame it ran, or for R0 init the control frame.
-    pub frame: usize,
+    pub(crate) frame: usize,
     /// The instruction's IP; `None` for a control frame's R0 init.
-    pub ip: Option<u8>,
+    pub(crate) ip: Option<u8>,
     /// The cycle of the write.
-    pub cycle: u64,
+    pub(crate) cycle: u64,
 }
 
 impl Writer {
     /// How the text names it: `core 0, frame 1, IP 4, cycle 9`, or
     /// `R0 init of control frame 0, cycle 0`.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         match self.ip {
             Some(ip) => format!(
                 "core {}, frame {}, IP {ip}, cycle {}",
@@ -52,7 +52,7 @@ impl Writer {
 
     /// The JSON object: `core`, `frame`, `ip` (`null` for R0 init), `cycle` and `kind`
     /// (`instruction` or `r0_init`).
-    pub fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         json!({
             "core": self.core,
             "frame": self.frame,
@@ -88,12 +88,12 @@ impl<'p> Writers<'p> {
     }
 
     /// The last writer of byte `addr`, if tracked and written.
-    pub fn of_byte(&self, addr: usize) -> Option<Writer> {
+    pub(crate) fn of_byte(&self, addr: usize) -> Option<Writer> {
         self.memory.as_ref()?.get(addr).copied().flatten()
     }
 
     /// The last writer of `core`'s register `reg`, if tracked and written.
-    pub fn of_register(&self, core: usize, reg: usize) -> Option<Writer> {
+    pub(crate) fn of_register(&self, core: usize, reg: usize) -> Option<Writer> {
         let mut last = self
             .registers
             .as_ref()?
@@ -167,28 +167,28 @@ impl Observer for Writers<'_> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MemoryDiff {
     /// Its address, 0..4095: bank `addr >> 8`, row `addr & 0xff`.
-    pub addr: u16,
+    pub(crate) addr: u16,
     /// The expected byte.
-    pub expected: u8,
+    pub(crate) expected: u8,
     /// The byte the run left.
-    pub actual: u8,
+    pub(crate) actual: u8,
     /// The last instruction that wrote it, if one did.
-    pub writer: Option<Writer>,
+    pub(crate) writer: Option<Writer>,
 }
 
 /// A register that differs from the expectation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RegisterDiff {
     /// The core, 0..15.
-    pub core: u8,
+    pub(crate) core: u8,
     /// The register, 0..15.
-    pub reg: u8,
+    pub(crate) reg: u8,
     /// The expected value.
-    pub expected: u8,
+    pub(crate) expected: u8,
     /// The value the run left.
-    pub actual: u8,
+    pub(crate) actual: u8,
     /// The last instruction (or R0 init) that wrote it, if one did.
-    pub writer: Option<Writer>,
+    pub(crate) writer: Option<Writer>,
 }
 
 /// The bytes where `actual` differs from `expected` (both 4096 bytes), in address order.
@@ -236,9 +236,9 @@ pub fn register_diffs(
 /// The heading line: `expected memory (FILE): N differences` or `...: matches`.
 fn heading(what: &str, file: &Path, n: usize, unit: &str) -> String {
     match n {
-        0 => format!("{what} {}: all {unit} match\n", super::shown::path(file)),
-        1 => format!("{what} {}: 1 difference\n", super::shown::path(file)),
-        n => format!("{what} {}: {n} differences\n", super::shown::path(file)),
+        0 => format!("{what} {}: all {unit} match\n", gpu16::shown::path(file)),
+        1 => format!("{what} {}: 1 difference\n", gpu16::shown::path(file)),
+        n => format!("{what} {}: {n} differences\n", gpu16::shown::path(file)),
     }
 }
 
@@ -319,12 +319,12 @@ fn writer_json(w: Option<Writer>) -> Value {
 /// [`Writer::json`] or `null`.
 pub fn memory_json(
     file: &Path,
-    dump: &crate::input::dump::MemoryDump,
+    dump: &gpu16::input::dump::MemoryDump,
     diffs: &[MemoryDiff],
 ) -> Value {
     json!({
         "file": file.display().to_string(),
-        "format": dump.format.name(),
+        "format": dump.format(),
         "files": dump.files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
         "differences": diffs.len(),
         "diffs": diffs.iter().map(|d| json!({
@@ -360,7 +360,7 @@ mod tests {
 
     #[test]
     fn a_rewind_forgets_r0_inits_and_keeps_the_instructions() {
-        use crate::output::testprog::{cf, iff, program, set};
+        use crate::run_output::testprog::{cf, iff, program, set};
         use gpu16_machine::engine::isa::Instr;
         use gpu16_machine::Fence;
         // CF0 inits R0 of core 1 (reported at 0, and again at 30 by a first run that went

@@ -14,28 +14,28 @@ use gpu16_machine::{ControlFrame, Dialect, Event, Executed, Observer, Program};
 /// One change to a core: in `cycle`, core `core` executed the instruction at `ip` (`Some`)
 /// or had its r0 set by a control frame (`None`), writing `writes` (register, value).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CoreChange {
+pub(crate) struct CoreChange {
     /// The cycle of the instruction or of the R0 init.
-    pub cycle: u64,
+    pub(crate) cycle: u64,
     /// The core, 0..15.
-    pub core: u8,
+    pub(crate) core: u8,
     /// The instruction's IP; `None` for an R0 init.
-    pub ip: Option<u8>,
+    pub(crate) ip: Option<u8>,
     /// The registers written and their new values.
-    pub writes: [Option<(u8, u8)>; 2],
+    pub(crate) writes: [Option<(u8, u8)>; 2],
 }
 
 /// The kept changes of a run, and where they were cut.
 #[derive(Clone, Debug, Default)]
-pub struct CoreChanges {
+pub(crate) struct CoreChanges {
     /// Instructions and R0 inits before [`CoreChanges::cut_at`], in cycle order.
-    pub changes: Vec<CoreChange>,
+    pub(crate) changes: Vec<CoreChange>,
     /// If changes were dropped: the cycle from which on none are kept.
-    pub cut_at: Option<u64>,
+    pub(crate) cut_at: Option<u64>,
 }
 
 /// The observer that collects [`CoreChanges`] during a run of `program` (if whole).
-pub struct CoreTrace<'p> {
+pub(crate) struct CoreTrace<'p> {
     program: Option<&'p Program>,
     limit: usize,
     executed: Vec<CoreChange>,
@@ -49,7 +49,7 @@ pub struct CoreTrace<'p> {
 impl<'p> CoreTrace<'p> {
     /// A trace keeping about `limit` changes (at least one cycle's), reading R0 inits from
     /// `program` when there is one.
-    pub fn new(program: Option<&'p Program>, limit: usize) -> CoreTrace<'p> {
+    pub(crate) fn new(program: Option<&'p Program>, limit: usize) -> CoreTrace<'p> {
         CoreTrace {
             program,
             limit: limit.max(1),
@@ -61,7 +61,7 @@ impl<'p> CoreTrace<'p> {
     }
 
     /// The changes kept, in cycle order (an R0 init before the instructions of its cycle).
-    pub fn finish(mut self) -> CoreChanges {
+    pub(crate) fn finish(mut self) -> CoreChanges {
         self.shrink();
         let mut changes = self.r0;
         changes.append(&mut self.executed);

@@ -2,16 +2,16 @@
 //! over a program once without running it (`check`, `disasm`): memory holds one part, not
 //! the image (issue 33: a 1 GiB image took 21 GB to check). Each part is checked as
 //! loading the whole image checks it, and the first load error names the frame of the
-//! whole image, in the words [`super::load_program_as`] gives.
+//! whole image, in the words [`load_program_as`](gpu16::input::load_program_as) gives.
 
-use super::stream::FrameStream;
-use super::{err, InputError};
+use gpu16::input::stream::FrameStream;
+use gpu16::input::InputError;
 use gpu16_machine::frame::FRAME_BYTES;
 use gpu16_machine::{ControlFrame, Dialect, FrameSource, LoadError, Program};
 use std::path::Path;
 
 /// The fewest frames a part holds before it ends (at the end of a group): 512 KiB.
-pub const PART_FRAMES: usize = 1 << 14;
+pub(crate) const PART_FRAMES: usize = 1 << 14;
 
 /// Why reading in parts ended early.
 #[derive(Debug)]
@@ -48,8 +48,8 @@ pub fn for_each_part<E>(
     let total = stream
         .known_frames()
         .and_then(|n| usize::try_from(n).ok())
-        .ok_or_else(|| PartsError::Load(err(path, "not a regular file")))?;
-    let load = |e: LoadError| PartsError::Load(err(path, e.to_string()));
+        .ok_or_else(|| PartsError::Load(InputError::new(path, "not a regular file")))?;
+    let load = |e: LoadError| PartsError::Load(InputError::new(path, e.to_string()));
     let mut next = || -> Result<[u8; FRAME_BYTES], LoadError> {
         // The length was checked when the stream was opened: a frame missing now is a file
         // cut short while it was read.

@@ -44,7 +44,7 @@ pub struct Recorder {
 
 impl Recorder {
     /// A recorder keeping at most `limit` events (at least one).
-    pub fn new(limit: usize) -> Recorder {
+    pub(crate) fn new(limit: usize) -> Recorder {
         Recorder {
             limit: limit.max(1),
             events: Vec::new(),
@@ -59,27 +59,27 @@ impl Recorder {
 
     /// Keep what each core executed beside the events (`registers`: the VCD shows the
     /// registers too).
-    pub fn set_cores(&mut self, changes: CoreChanges, registers: bool) {
+    pub(crate) fn set_cores(&mut self, changes: CoreChanges, registers: bool) {
         self.cores = Some((changes, registers));
     }
 
     /// What each core executed, if kept, and whether the VCD shows the registers.
-    pub fn cores(&self) -> Option<(&CoreChanges, bool)> {
+    pub(crate) fn cores(&self) -> Option<(&CoreChanges, bool)> {
         self.cores.as_ref().map(|(c, r)| (c, *r))
     }
 
     /// The configuration the run started with.
-    pub fn config(&self) -> &Config {
+    pub(crate) fn config(&self) -> &Config {
         &self.config
     }
 
     /// Every event the run reported, kept or not.
-    pub fn seen(&self) -> u64 {
+    pub(crate) fn seen(&self) -> u64 {
         self.seen
     }
 
     /// Events dropped by the limit.
-    pub fn dropped(&self) -> u64 {
+    pub(crate) fn dropped(&self) -> u64 {
         self.seen - self.events.len() as u64
     }
 

@@ -30,7 +30,7 @@ pub struct FileId {
 
 impl FileId {
     /// The identity of the file `path` names, existing or not.
-    pub fn of(path: &Path) -> FileId {
+    pub(crate) fn of(path: &Path) -> FileId {
         let meta = fs::metadata(path).ok();
         let place = fs::canonicalize(path).ok().or_else(|| {
             let name = path.file_name()?;

@@ -2,8 +2,8 @@
 //! list is the bulk of the object (a million tasks are about 90 MB of JSON, and far more as
 //! [`Value`]s), so the tasks go out one by one as the machine hands them over
 //! ([`Observer::task`]) and none is kept. The rest of the object is known only once the run
-//! is over; [`JsonStream::finish`] writes it from the document [`super::json::run_document`]
-//! builds, so every key has the one serialization of [`super::json`].
+//! is over; [`JsonStream::finish`] writes it from the document [`gpu16::output::json::run_document`]
+//! builds, so every key has the one serialization of [`gpu16::output::json`].
 //!
 //! The object is therefore `{"tasks":[...],` followed by the other keys in the order of the
 //! in-memory object (alphabetical): the same keys and values, `tasks` moved to the front.
@@ -11,7 +11,7 @@
 //! long as [`JsonStream::finish`] is called; only a failed write leaves it cut short, and
 //! the first such failure is what `finish` returns.
 
-use super::json::Task;
+use gpu16::output::json::Task;
 use gpu16_machine::{Observer, TaskRecord};
 use serde_json::Value;
 use std::io::{self, Write};
@@ -79,7 +79,7 @@ impl<W: Write> JsonStream<W> {
     }
 
     /// Close `tasks` and write the other keys of `document`, the run's whole `--json`
-    /// object as [`super::json::run_document`] and the command built it: its `tasks` is
+    /// object as [`gpu16::output::json::run_document`] and the command built it: its `tasks` is
     /// empty when the run handed every task to this stream, and any element it does have
     /// is written after the streamed ones. Then the closing brace, a newline and a flush.
     /// Returns the first write that failed, here or while the run went.
@@ -124,9 +124,9 @@ impl<W: Write> Observer for JsonStream<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::json::run_document;
-    use crate::output::see::{state_of, Outcome};
-    use crate::BackendKind;
+    use crate::run_output::see::{state_of, Outcome};
+    use gpu16::output::json::run_document;
+    use gpu16::BackendKind;
     use gpu16_machine::{Config, Program, TaskLog};
 
     fn assemble(source: &str) -> Program {
@@ -137,8 +137,8 @@ mod tests {
     fn streamed(p: &Program, config: &Config) -> (String, Outcome) {
         let mut text = Vec::new();
         let mut stream = JsonStream::new(&mut text);
-        let outcome = crate::run_observed(BackendKind::Interp, p, &[], config, &mut stream);
-        stream.finish(run_document(&outcome, None, &[])).unwrap();
+        let outcome = gpu16::run_observed(BackendKind::Interp, p, &[], config, &mut stream);
+        stream.finish(run_document(&outcome, None)).unwrap();
         (String::from_utf8(text).unwrap(), outcome)
     }
 
@@ -170,11 +170,7 @@ mod tests {
             ),
             "{text}"
         );
-        let kept = run_document(
-            &crate::run(BackendKind::Interp, &p, &[], &config),
-            None,
-            &[],
-        );
+        let kept = run_document(&gpu16::run(BackendKind::Interp, &p, &[], &config), None);
         assert_eq!(kept["tasks"].as_array().unwrap().len(), 2);
         assert_eq!(text, reordered(&kept));
     }
@@ -195,11 +191,7 @@ mod tests {
         assert_eq!(v["error"]["rule"], "watchdog");
         assert_eq!(v["tasks"][0]["frame"], 1);
         assert_eq!(v["tasks"][0]["end"], Value::Null);
-        let kept = run_document(
-            &crate::run(BackendKind::Interp, &p, &[], &config),
-            None,
-            &[],
-        );
+        let kept = run_document(&gpu16::run(BackendKind::Interp, &p, &[], &config), None);
         assert_eq!(text, reordered(&kept));
     }
 
@@ -226,7 +218,7 @@ mod tests {
     fn a_failed_write_is_kept_and_returned_at_the_end() {
         let p = assemble(".cf mask=3\n.if\n    nop\n");
         let mut stream = JsonStream::new(Full { room: 20 });
-        let outcome = crate::run_observed(
+        let outcome = gpu16::run_observed(
             BackendKind::Interp,
             &p,
             &[],
@@ -237,9 +229,7 @@ mod tests {
             stream.failed.is_some(),
             "20 bytes cannot hold the first task"
         );
-        let e = stream
-            .finish(run_document(&outcome, None, &[]))
-            .unwrap_err();
+        let e = stream.finish(run_document(&outcome, None)).unwrap_err();
         assert_eq!(e.raw_os_error(), Some(28));
     }
 }

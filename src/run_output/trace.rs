@@ -37,7 +37,7 @@ fn metadata(name: &str, tid: u32, args: Value) -> Value {
 }
 
 /// The trace-event objects of one machine event.
-pub fn trace_event(e: &Event, control_frame_cycles: u64) -> Value {
+pub(crate) fn trace_event(e: &Event, control_frame_cycles: u64) -> Value {
     match *e {
         Event::ControlFrame { frame, cycle } => slice(
             format!("CF frame {frame}"),
@@ -206,14 +206,14 @@ pub fn write(w: &mut impl Write, rec: &mut Recorder, report: &RunReport) -> io::
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::testprog::*;
-    use crate::BackendKind;
+    use crate::run_output::testprog::*;
+    use gpu16::BackendKind;
     use gpu16_machine::Config;
 
     fn traced(p: &gpu16_machine::Program, limit: usize) -> (Value, RunReport) {
         let mut rec = Recorder::new(limit);
         let r =
-            crate::run_observed(BackendKind::Interp, p, &[], &Config::default(), &mut rec).unwrap();
+            gpu16::run_observed(BackendKind::Interp, p, &[], &Config::default(), &mut rec).unwrap();
         let mut out = Vec::new();
         write(&mut out, &mut rec, &r).unwrap();
         (serde_json::from_slice(&out).expect("the trace is JSON"), r)

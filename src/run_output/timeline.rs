@@ -19,7 +19,7 @@ const LEGEND_FRAMES: usize = 40;
 const STALL: char = '*';
 
 /// The character that stands for `frame` in the chart.
-pub fn frame_char(frame: usize) -> char {
+pub(crate) fn frame_char(frame: usize) -> char {
     char::from(FRAME_CHARS[frame % FRAME_CHARS.len()])
 }
 
@@ -38,7 +38,7 @@ pub const MAX_WIDTH: usize = 100_000;
 
 /// The chart width when `--width` is not given: the terminal's width when stdout is one,
 /// else $COLUMNS (at most [`MAX_WIDTH`]), else 100.
-pub fn default_width() -> usize {
+pub(crate) fn default_width() -> usize {
     let term = console::Term::stdout();
     if let Some((_, cols)) = term.is_term().then(|| term.size_checked()).flatten() {
         if cols > 0 {
@@ -102,7 +102,7 @@ impl Canvas {
 }
 
 /// Render the chart of a run of `program` that took `cycles` cycles, `width` columns wide.
-pub fn render(rec: &mut Recorder, program: &Program, cycles: u64, width: usize) -> String {
+pub(crate) fn render(rec: &mut Recorder, program: &Program, cycles: u64, width: usize) -> String {
     let cf_cycles = rec.config().timing.control_frame_cycles;
     let cut = rec.cut_at();
     let events = rec.events();
@@ -257,13 +257,13 @@ fn axis(c: &Canvas) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::testprog::*;
-    use crate::BackendKind;
+    use crate::run_output::testprog::*;
+    use gpu16::BackendKind;
     use gpu16_machine::{Config, Fence, IssuePolicy};
 
     fn chart(p: &Program, config: &Config, width: usize) -> String {
         let mut rec = Recorder::new(100_000);
-        let r = crate::run_observed(BackendKind::Interp, p, &[], config, &mut rec).unwrap();
+        let r = gpu16::run_observed(BackendKind::Interp, p, &[], config, &mut rec).unwrap();
         render(&mut rec, p, r.cycles, width)
     }
 

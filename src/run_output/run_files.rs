@@ -6,18 +6,18 @@
 //! others.
 
 use super::events::Recorder;
-use super::exec_log::ExecLog;
 use super::file::{OutputError, OutputFile};
 use super::png::Palette;
 use super::see::{state_of, Outcome};
-use crate::input::memory;
+use gpu16::input::memory;
+use gpu16::output::exec_log::ExecLog;
 use std::io::Write;
 
 /// One kind of file a run can write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RunFile {
     /// The shared memory: 4096 raw bytes, or `$readmemh` text where the file's extension
-    /// names a text ([`crate::input::memory::written_format`]).
+    /// names a text ([`gpu16::input::memory::written_format`]).
     MemoryDump,
     /// The shared memory as a 64x64 PNG in a palette, each byte a square of this many
     /// pixels a side.
@@ -32,7 +32,7 @@ pub enum RunFile {
 
 impl RunFile {
     /// What the file holds, as messages name it.
-    pub fn what(self) -> &'static str {
+    pub(crate) fn what(self) -> &'static str {
         match self {
             RunFile::MemoryDump => "memory dump",
             RunFile::MemoryPicture(..) => "memory picture",
@@ -40,11 +40,6 @@ impl RunFile {
             RunFile::Waveform => "waveform",
             RunFile::ExecLog => "execution log",
         }
-    }
-
-    /// Whether the file is drawn from the run's events (the event recorder must run).
-    pub fn needs_events(self) -> bool {
-        matches!(self, RunFile::Trace | RunFile::Waveform)
     }
 }
 
@@ -63,7 +58,7 @@ pub struct Planned {
 #[derive(Debug)]
 pub struct Written<'a> {
     /// The file it was.
-    pub planned: &'a Planned,
+    pub(crate) planned: &'a Planned,
     /// Whether it was written, or why not.
     pub result: Result<(), OutputError>,
 }
@@ -82,9 +77,8 @@ pub fn write<'a>(
             let result = p.output.write(|w| -> Result<(), String> {
                 match (p.file, events.as_mut()) {
                     (RunFile::MemoryDump, _) => {
-                        let format = memory::written_format(p.output.path());
-                        w.write_all(&memory::encode_memory(&state.memory[..], format))
-                            .map_err(|e| e.to_string())
+                        let bytes = memory::encode_memory_file(&state.memory[..], p.output.path());
+                        w.write_all(&bytes).map_err(|e| e.to_string())
                     }
                     (RunFile::MemoryPicture(palette, scale), _) => {
                         super::png::write(w, &state.memory, palette, scale)
@@ -120,9 +114,48 @@ pub fn wrote(written: &[Written]) -> Option<String> {
             format!(
                 "{} to {}",
                 w.planned.file.what(),
-                super::shown::path(w.planned.output.path())
+                gpu16::shown::path(w.planned.output.path())
             )
         })
         .collect();
     (!done.is_empty()).then(|| format!("wrote {}", done.join(", ")))
+}
+
+/// [`run_document`](gpu16::output::json::run_document) with the output files the run was
+/// asked for in `outputs`: a finished run whose outputs could not all be written has an
+/// `error` with `rule` `output` and the messages, one a line.
+pub fn run_document(
+    outcome: &Outcome,
+    source_map: Option<&gpu16_asm::SourceMap>,
+    written: &[Written],
+) -> serde_json::Value {
+    let mut v = gpu16::output::json::run_document(outcome, source_map);
+    v["outputs"] = outputs(written);
+    let unwritten: Vec<String> = written
+        .iter()
+        .filter_map(|w| w.result.as_ref().err().map(ToString::to_string))
+        .collect();
+    if outcome.is_ok() && !unwritten.is_empty() {
+        v["error"] = serde_json::json!({"rule": "output", "message": unwritten.join("\n")});
+    }
+    v
+}
+
+/// The output files a run was asked for, for `--json`'s `outputs`: each with the `flag`
+/// that asked, the `file` and whether it was `written`, with the `error` if it was not.
+fn outputs(written: &[Written]) -> serde_json::Value {
+    written
+        .iter()
+        .map(|w| {
+            let mut v = serde_json::json!({
+                "flag": w.planned.flag,
+                "file": w.planned.output.path().display().to_string(),
+                "written": w.result.is_ok(),
+            });
+            if let Err(e) = &w.result {
+                v["error"] = serde_json::json!(e.to_string());
+            }
+            v
+        })
+        .collect()
 }

@@ -25,9 +25,27 @@ use std::fs::{self, File, OpenOptions, Permissions};
 use std::io::{self, BufWriter};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
-pub use crate::scratch::remove_staged;
-use crate::scratch::staged;
+/// The temporary files this process has beside their targets: a path is added under the
+/// lock as its file is created, and leaves it under the lock as the file is removed or
+/// renamed, so a signal handler holding the lock sees exactly the files that exist.
+static STAGED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// The list of staged temporary files, locked: an output adds its file as it creates it
+/// and takes it out as it renames or removes it.
+fn staged() -> MutexGuard<'static, Vec<PathBuf>> {
+    STAGED.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Remove every temporary file this process has staged and not yet renamed or removed:
+/// for a process about to end at once (a signal), which runs no destructors.
+pub fn remove_staged() {
+    let mut files = staged();
+    for path in files.drain(..) {
+        let _ = fs::remove_file(path);
+    }
+}
 
 /// Remove a temporary file and forget it.
 fn discard(temp: &Path) {
@@ -42,7 +60,7 @@ pub struct OutputError {
     /// The file, as the user named it.
     pub path: PathBuf,
     /// Why it cannot be written.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 impl fmt::Display for OutputError {
@@ -50,7 +68,7 @@ impl fmt::Display for OutputError {
         write!(
             f,
             "{}: cannot write: {}",
-            super::shown::path(&self.path),
+            gpu16::shown::path(&self.path),
             self.message
         )
     }
@@ -109,14 +127,14 @@ impl OutputFile {
             let real_dir = fs::canonicalize(dir).map_err(|e| match missing(&e) {
                 true => fail(format!(
                     "directory {} does not exist",
-                    super::shown::path(dir)
+                    gpu16::shown::path(dir)
                 )),
-                false => fail(format!("directory {}: {e}", super::shown::path(dir))),
+                false => fail(format!("directory {}: {e}", gpu16::shown::path(dir))),
             })?;
             if !real_dir.is_dir() {
                 return Err(fail(format!(
                     "{} is not a directory",
-                    super::shown::path(dir)
+                    gpu16::shown::path(dir)
                 )));
             }
             probe(&real_dir).map_err(fail)?;
@@ -166,7 +184,7 @@ impl OutputFile {
 
     /// Write the file with `body` and put it in place: [`OutputFile::stage`], then
     /// [`Staged::commit`].
-    pub fn write<E: fmt::Display>(
+    pub(crate) fn write<E: fmt::Display>(
         &self,
         body: impl FnOnce(&mut BufWriter<File>) -> Result<(), E>,
     ) -> Result<(), OutputError> {
@@ -373,7 +391,7 @@ pub fn check_directory(dir: &Path) -> Result<(), OutputError> {
             Ok(_) => {
                 return Err(fail(format!(
                     "{} is not a directory",
-                    super::shown::path(at)
+                    gpu16::shown::path(at)
                 )))
             }
             Err(e) if missing(&e) => at = directory_of(at),

@@ -1,4 +1,4 @@
-//! The debugger's command history kept across sessions, in a file of one command a line:
+//! `gpu16 debug`'s command history kept across sessions, in a file of one command a line:
 //! where it is ([`path`]), reading it ([`load`]) and writing it ([`save`]), each bounded to
 //! [`MAX_ENTRIES`] commands. `gpu16 debug` keeps it only at a terminal (not with `--json`,
 //! nor with commands piped in), and a file that cannot be read or written never ends the
@@ -19,7 +19,7 @@ const MAX_BYTES: u64 = (MAX_ENTRIES * (MAX_LINE + 1)) as u64;
 
 /// The environment variable that names the history file, or (set and empty) turns history
 /// off.
-pub const ENV: &str = "GPU16_HISTORY";
+const ENV: &str = "GPU16_HISTORY";
 
 /// Where the history is kept, given the environment `env`: `$GPU16_HISTORY` if it is set
 /// (`None`, no history, if it is empty), else `$XDG_STATE_HOME/gpu16/debug_history` (an
@@ -98,4 +98,68 @@ pub fn save(path: &Path, entries: &[String]) -> Result<(), std::io::Error> {
         let _ = std::fs::remove_file(&temporary);
     }
     written
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn history_lives_in_the_state_directory_and_is_bounded() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| OsString::from(v))
+            }
+        };
+        assert_eq!(
+            path_in(env(&[("HOME", "/home/u")])),
+            Some(PathBuf::from("/home/u/.local/state/gpu16/debug_history"))
+        );
+        assert_eq!(
+            path_in(env(&[("HOME", "/home/u"), ("XDG_STATE_HOME", "/st")])),
+            Some(PathBuf::from("/st/gpu16/debug_history"))
+        );
+        // A relative XDG_STATE_HOME is ignored, as the XDG rules say.
+        assert_eq!(
+            path_in(env(&[("HOME", "/home/u"), ("XDG_STATE_HOME", "st")])),
+            Some(PathBuf::from("/home/u/.local/state/gpu16/debug_history"))
+        );
+        assert_eq!(
+            path_in(env(&[("HOME", "/home/u"), ("GPU16_HISTORY", "/h/f")])),
+            Some(PathBuf::from("/h/f"))
+        );
+        assert_eq!(
+            path_in(env(&[("HOME", "/home/u"), ("GPU16_HISTORY", "")])),
+            None
+        );
+        assert_eq!(path_in(env(&[])), None);
+
+        let dir = std::env::temp_dir().join(format!("gpu16-history-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let file = dir.join("state/gpu16/debug_history");
+        assert_eq!(load(&file).unwrap(), Vec::<String>::new());
+        let entries: Vec<String> = (0..1500).map(|i| format!("step {i}")).collect();
+        save(&file, &entries).unwrap();
+        let back = load(&file).unwrap();
+        assert_eq!(back.len(), MAX_ENTRIES);
+        assert_eq!(back[0], "step 500");
+        assert_eq!(back[999], "step 1499");
+        // Blank and over-long lines in the file are left out.
+        std::fs::write(
+            &file,
+            format!("break 1:2\n\n{}\ncontinue\n", "x".repeat(5000)),
+        )
+        .unwrap();
+        assert_eq!(
+            load(&file).unwrap(),
+            vec!["break 1:2".to_string(), "continue".to_string()]
+        );
+        // A file that cannot be written is an error to warn about, not a panic.
+        std::fs::write(dir.join("plain"), "").unwrap();
+        assert!(save(&dir.join("plain/debug_history"), &entries).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

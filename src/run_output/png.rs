@@ -8,7 +8,7 @@ use gpu16_machine::MEMORY_BYTES;
 use std::io::Write;
 
 /// The picture's side in pixels at scale 1.
-pub const SIDE: u32 = 64;
+pub(crate) const SIDE: u32 = 64;
 
 /// The largest `--png-scale`: a 2048 x 2048 picture, 12 MiB of RGB at most.
 pub const MAX_SCALE: u32 = 32;
@@ -26,7 +26,7 @@ pub enum Palette {
 }
 
 /// The RGB colour of `v` (for `Gray`, all three channels are `v`).
-pub fn color(palette: Palette, v: u8) -> [u8; 3] {
+pub(crate) fn color(palette: Palette, v: u8) -> [u8; 3] {
     match palette {
         Palette::Gray => [v; 3],
         Palette::Heat => {

@@ -3,7 +3,7 @@
 //! the report at its place once the run is over. The report is the same text as one built
 //! in memory, and a stream of any length keeps no task in memory.
 
-use super::human::{push_task_line, TASK_TABLE_HEADER, TASK_TABLE_HEADING};
+use gpu16::output::human::TaskTable;
 use gpu16_machine::{Observer, TaskRecord};
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -26,7 +26,7 @@ impl TaskSpool {
     /// A spool in a new unnamed temporary file.
     pub fn new() -> io::Result<TaskSpool> {
         Ok(TaskSpool {
-            file: crate::scratch::unnamed_file("tasks")?,
+            file: gpu16::scratch::unnamed_file("tasks")?,
             lines: 0,
             pending: Vec::with_capacity(SPOOL_CHUNK + 256),
             failed: None,
@@ -45,8 +45,8 @@ impl TaskSpool {
         let mut file = self.file;
         file.write_all(&self.pending)?;
         file.seek(SeekFrom::Start(0))?;
-        print(TASK_TABLE_HEADING);
-        print(TASK_TABLE_HEADER);
+        print(TaskTable::HEADING);
+        print(TaskTable::HEADER);
         let mut buf = vec![0u8; 1 << 16];
         loop {
             let n = file.read(&mut buf)?;
@@ -67,7 +67,7 @@ impl Observer for TaskSpool {
         if self.failed.is_some() {
             return;
         }
-        push_task_line(&mut self.pending, record);
+        TaskTable::push_line(&mut self.pending, record);
         self.lines += 1;
         if self.pending.len() >= SPOOL_CHUNK {
             match self.file.write_all(&self.pending) {

@@ -10,7 +10,7 @@
 use super::core_trace::CoreTrace;
 use super::events::Recorder;
 use super::png::Palette;
-use crate::{ProgramInput, Runner};
+use gpu16::{ProgramInput, Runner};
 use gpu16_machine::{Config, Observer, Program, RunFailure, RunReport};
 use std::path::PathBuf;
 
@@ -38,7 +38,7 @@ pub struct SeeOptions {
     pub vcd_regs: bool,
 }
 
-/// The outcome of a run, as [`crate::run`] returns it.
+/// The outcome of a run, as [`gpu16::run`] returns it.
 pub type Outcome = Result<RunReport, Box<RunFailure>>;
 
 impl SeeOptions {
@@ -53,7 +53,7 @@ impl SeeOptions {
         self.timeline || (self.vcd.is_some() && self.vcd_regs)
     }
 
-    /// Run as [`crate::run`] does, recording events if an output needs them.
+    /// Run as [`gpu16::run`] does, recording events if an output needs them.
     pub fn run<P: Observer>(
         &self,
         backend: Runner,
@@ -64,7 +64,7 @@ impl SeeOptions {
     ) -> (Outcome, Option<Recorder>) {
         if !self.wants_events() {
             return (
-                crate::run_input_observed(backend, program, memory, config, progress),
+                gpu16::run_input_observed(backend, program, memory, config, progress),
                 None,
             );
         }
@@ -80,13 +80,13 @@ impl SeeOptions {
                 (Recorder::new(limit), CoreTrace::new(whole, limit)),
                 progress,
             );
-            let outcome = crate::run_input_observed(backend, program, memory, config, &mut all);
+            let outcome = gpu16::run_input_observed(backend, program, memory, config, &mut all);
             let ((mut rec, cores), _) = all;
             rec.set_cores(cores.finish(), self.vcd_regs);
             return (outcome, Some(settled(rec)));
         }
         let mut both = (Recorder::new(limit), progress);
-        let outcome = crate::run_input_observed(backend, program, memory, config, &mut both);
+        let outcome = gpu16::run_input_observed(backend, program, memory, config, &mut both);
         (outcome, Some(settled(both.0)))
     }
 
