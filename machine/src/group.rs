@@ -1,25 +1,9 @@
-//! Which cores run together: a group's shape as a backend sees it ([`GroupShape`]), and
-//! the run loop's policy for the group the earliest core leads ([`GroupShape::led_by`]).
+//! Which cores run together: the run loop's policy for the group the earliest core leads
+//! ([`GroupShape::led_by`]), beside the shape a backend is offered (`GroupShape`, defined
+//! with the `Backend` trait that takes it).
 
+use crate::backend::{shares_banks, GroupShape};
 use crate::cores::{lanes_of, CoreTable, Mode};
-
-/// A group of cores the run loop could run together, as [`Backend::takes_group`](crate::backend::Backend::takes_group) sees it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct GroupShape {
-    /// The cores, as a mask.
-    pub cores: u16,
-    /// Some core's task can touch shared memory.
-    pub touches_memory: bool,
-    /// Two of the cores may touch the same bank, so their accesses interleave.
-    pub shares_banks: bool,
-    /// Every core's task touches memory only in the bank numbered like the core, so each
-    /// memory instruction's accesses can be one row of the 16 banks (see
-    /// [`Port::own_bank_rows`](crate::backend::Port::own_bank_rows)).
-    pub own_banks: bool,
-    /// All the cores are at one IP in one cycle. Otherwise they are a cohort (see
-    /// [`Backend::run_group`](crate::backend::Backend::run_group)).
-    pub one_ip: bool,
-}
 
 impl GroupShape {
     /// The group core `i` (the earliest event) leads: every core at the same IP of the same
@@ -86,20 +70,4 @@ impl GroupShape {
             one_ip: group == at_ip,
         }
     }
-}
-
-/// Whether two of `cores` may touch the same bank, each core `k` touching the banks of
-/// `banks[k]`: their accesses may then interleave, and must take turns.
-pub(crate) fn shares_banks(banks: &[u16; 16], cores: u16) -> bool {
-    let mut seen = 0u16;
-    let mut m = cores;
-    while m != 0 {
-        let k = m.trailing_zeros() as usize;
-        m &= m - 1;
-        if seen & banks[k] != 0 {
-            return true;
-        }
-        seen |= banks[k];
-    }
-    false
 }

@@ -14,7 +14,6 @@ use crate::config::INSTRUCTION_CYCLES;
 use crate::event_key::EventKey;
 use crate::isa::MemOp;
 use crate::memory::{bank_of, Attempt, SharedMemory, Stall, Wakes, BANKS};
-use crate::observe::{Event, StallCause};
 
 /// One stretch of cycles a running core slept on a lock, from its stalled attempt up to
 /// (not including) the retry its wake-up gave it; charged to it as stalls.
@@ -28,20 +27,6 @@ pub(crate) struct LockStall {
     pub to: u64,
     /// The byte address (0..4095) whose lock it waited for.
     pub addr: u16,
-}
-
-impl LockStall {
-    /// The stretch as the event a run reports.
-    #[inline]
-    pub(crate) fn event(self) -> Event {
-        Event::Stall {
-            core: self.core,
-            from: self.from,
-            to: self.to,
-            cause: StallCause::Lock,
-            addr: self.addr,
-        }
-    }
 }
 
 /// Every core's lock wait and the stall ledger; see the module docs.

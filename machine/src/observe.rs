@@ -7,6 +7,7 @@ use crate::backend::CoreState;
 use crate::config::Config;
 use crate::frame::Fence;
 use crate::isa::{Instr, MemOp};
+use crate::lock_wait::LockStall;
 use crate::scheduler::{TaskRecord, WaitCause};
 use crate::semantics::execute;
 use crate::semantics::Effect;
@@ -21,6 +22,18 @@ pub enum StallCause {
     /// Bank-conflict model ([`Config::bank_conflicts`]): its bank already served another
     /// access in that cycle.
     BankConflict,
+}
+
+/// A lock wait's charged stretch, as the event a run reports.
+#[inline]
+pub(crate) fn lock_stall_event(stall: LockStall) -> Event {
+    Event::Stall {
+        core: stall.core,
+        from: stall.from,
+        to: stall.to,
+        cause: StallCause::Lock,
+        addr: stall.addr,
+    }
 }
 
 /// Something that happened during a run. Intervals are inclusive of both ends unless noted.

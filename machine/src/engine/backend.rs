@@ -12,8 +12,6 @@
 use crate::config::INSTRUCTION_CYCLES;
 use crate::event_key::EventKey;
 use crate::frame::InstrFrame;
-pub(crate) use crate::group::shares_banks;
-pub use crate::group::GroupShape;
 use crate::isa::{Flow, MemOp, FRAME_INSTRS};
 use crate::lock_wait::LockWaits;
 use crate::memory::{bank_of, holding_bit, BankTally, Refusal, SharedMemory, Stall, Wakes, BANKS};
@@ -95,6 +93,40 @@ impl std::fmt::Display for BackendError {
 }
 
 impl std::error::Error for BackendError {}
+
+/// Whether two of `cores` may touch the same bank, each core `k` touching the banks of
+/// `banks[k]`: their accesses may then interleave, and must take turns.
+pub(crate) fn shares_banks(banks: &[u16; 16], cores: u16) -> bool {
+    let mut seen = 0u16;
+    let mut m = cores;
+    while m != 0 {
+        let k = m.trailing_zeros() as usize;
+        m &= m - 1;
+        if seen & banks[k] != 0 {
+            return true;
+        }
+        seen |= banks[k];
+    }
+    false
+}
+
+/// A group of cores the run loop could run together, as [`Backend::takes_group`] sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GroupShape {
+    /// The cores, as a mask.
+    pub cores: u16,
+    /// Some core's task can touch shared memory.
+    pub touches_memory: bool,
+    /// Two of the cores may touch the same bank, so their accesses interleave.
+    pub shares_banks: bool,
+    /// Every core's task touches memory only in the bank numbered like the core, so each
+    /// memory instruction's accesses can be one row of the 16 banks (see
+    /// [`Port::own_bank_rows`]).
+    pub own_banks: bool,
+    /// All the cores are at one IP in one cycle. Otherwise they are a cohort (see
+    /// [`Backend::run_group`]).
+    pub one_ip: bool,
+}
 
 /// An execution engine for cores. Its supertrait [`SlotCompiler`] is the separate interface
 /// of the MCST dialect's slot engine (an empty `impl` for a backend with no slot code).

@@ -15,7 +15,7 @@ use crate::held::Held;
 use crate::isa::{Flow, MemOp};
 use crate::lock_wait::LockWaits;
 use crate::memory::{bank_of, FaultRule, Refusal, SharedMemory, Stall, Wakes, BANKS};
-use crate::observe::{Event, Observer, StallCause};
+use crate::observe::{lock_stall_event, Event, Observer, StallCause};
 use crate::report::{CoreCounters, RunError, RunFailure, RunReport};
 use crate::scheduler::TaskScheduler;
 use crate::semantics::execute;
@@ -426,7 +426,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             self.wake(w as u8, self.waits.retry_at(w));
         }
         for stall in self.waits.drain_log() {
-            self.tele.observer.event(stall.event());
+            self.tele.observer.event(lock_stall_event(stall));
         }
         // Cores whose parts ended are ended together (a group usually ends as one).
         let (mut ended, mut by_ready) = (0u16, 0u16);
@@ -654,7 +654,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         let w = usize::from(w);
         if let Mode::Sleeping { .. } = self.cores.mode(w) {
             let stall = self.waits.wake_to_retry(w as u8, at);
-            self.tele.observer.event(stall.event());
+            self.tele.observer.event(lock_stall_event(stall));
             self.cores.park_at(w, at, false);
         }
     }

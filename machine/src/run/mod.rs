@@ -5,13 +5,18 @@
 //!
 //! The loop itself is `event_loop.rs` (`Run`: serving the earliest event, running cores,
 //! their lock waits and part ends). Its parts, each in a file of its own:
-//! - `driver.rs`: the task scheduler, the loop's step of it and its deferred step;
+//! - `driver.rs`: what the loop keeps to drive the task scheduler; `scheduling.rs`: the
+//!   loop's step of it, with its deferred step;
 //! - `proofs.rs`: the livelock proofs made at checkpoints;
 //! - `telemetry.rs`: what the observer hears and asks (events, progress, stops, the
-//!   executed-instruction log);
+//!   executed-instruction log); `reporting.rs`: what the loop tells it of the machine;
 //! - `outcome.rs`: the run's report, or the error it ends with;
 //! - `paused.rs`: a live machine's paused run;
 //! - `rerun.rs`: a failed run's second run.
+//!
+//! The part types do not name `Run`; the files that extend `Run` (`scheduling.rs`,
+//! `reporting.rs`, `outcome.rs`, `paused.rs`) are named by none, so no two files import
+//! each other.
 //!
 //! Which cores run together is `crate::group`'s policy.
 
@@ -20,7 +25,9 @@ mod event_loop;
 mod outcome;
 mod paused;
 mod proofs;
+mod reporting;
 mod rerun;
+mod scheduling;
 mod telemetry;
 
 pub(crate) use event_loop::Run;
