@@ -18,7 +18,7 @@ pub use crate::slot_run::{SlotExit, SlotRun, SlotState};
 use crate::config::{Config, SlotTiming, TaskLog, TASK_LOG_LIMIT};
 use crate::frame::{Fence, Program, FRAME_BYTES, TASK_MEMORY_FRAMES};
 use crate::isa::{Flow, Instr, MemOp, FRAME_INSTRS};
-use crate::memory::{MemoryStats, BANKS, MEMORY_BYTES};
+use crate::memory::{BankAccesses, MemoryStats, BANKS, MEMORY_BYTES};
 use crate::observe::{Event, Executed, Observer, Progress, StallCause};
 use crate::report::{CoreCounters, CoreWait, RunError, RunFailure, RunReport, UnfinishedCore};
 use crate::scheduler::{TaskRecord, TaskSummary};
@@ -112,7 +112,8 @@ pub(crate) struct Machine {
     /// Each frame's compiled slots, by frame index in task memory (all of it: a CF's IFs
     /// may lie past the image, in its zero frames), as the backend gave them.
     ahead: Vec<AheadFrame>,
-    stats: MemoryStats,
+    /// Accesses per bank, counted by the memory's one rule.
+    accesses: BankAccesses,
     /// Executed instructions not yet reported, for observers that want them.
     executed: Vec<Executed>,
     frames_done: u64,
@@ -150,7 +151,7 @@ impl Machine {
             ahead: (0..TASK_MEMORY_FRAMES)
                 .map(|_| AheadFrame::default())
                 .collect(),
-            stats: MemoryStats::default(),
+            accesses: BankAccesses::default(),
             executed: Vec::new(),
             frames_done: 0,
             changed: false,
@@ -520,7 +521,7 @@ impl Machine {
                         if !switched {
                             self.cores[c].regs[usize::from(m.reg)] =
                                 self.memory[usize::from(m.addr)];
-                            self.stats.accesses_per_bank[m.bank()] += 1;
+                            self.accesses.count(m.addr);
                             m.read_at = Some(t);
                         }
                         !switched && self.slots.load_cycles == 1
@@ -529,7 +530,7 @@ impl Machine {
                 }
             } else if granted & (1 << c) != 0 {
                 self.memory[usize::from(m.addr)] = m.value;
-                self.stats.accesses_per_bank[m.bank()] += 1;
+                self.accesses.count(m.addr);
                 true
             } else {
                 false
@@ -788,7 +789,10 @@ impl Machine {
             instructions: self.counters.iter().map(|c| c.instructions).sum(),
             stalls: self.counters.iter().map(|c| c.stalls).sum(),
             cores: self.counters,
-            memory_stats: self.stats.clone(),
+            memory_stats: MemoryStats {
+                accesses_per_bank: self.accesses.totals(),
+                ..MemoryStats::default()
+            },
         }
     }
 }
