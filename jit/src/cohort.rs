@@ -13,7 +13,7 @@
 
 use crate::abi::{lanes_of, CohortAccess, CohortCtx, CohortExit, CohortFile};
 use crate::cache::CohortCode;
-use gpu16_machine::engine::backend::{CoreExit, CoreState, Port, PortAccess};
+use gpu16_machine::engine::backend::{CoreExit, CoreState, LaneAccesses, Port, PortAccess};
 use gpu16_machine::engine::isa::{address, Instr, MemOp, FRAME_INSTRS};
 use gpu16_machine::engine::semantics::execute;
 use gpu16_machine::engine::semantics::Effect;
@@ -75,15 +75,16 @@ pub(crate) extern "C" fn cohort_access(
                     run |= 1 << k;
                     rest &= rest - 1;
                 }
-                let done = port.plain_lanes(
-                    run,
+                let done = port.plain_lanes(LaneAccesses {
+                    lanes: run,
                     cycle,
                     op,
-                    (&file.bank, &file.row),
-                    &file.value,
-                    &mut loaded,
-                    &mut performed,
-                );
+                    banks: &file.bank,
+                    rows: &file.row,
+                    values: &file.value,
+                    loaded: &mut loaded,
+                    performed: &mut performed,
+                });
                 if done != 0 {
                     todo &= !done;
                     for (k, a) in awake.iter_mut().enumerate() {

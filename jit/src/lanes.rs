@@ -13,7 +13,7 @@ use crate::cache::{CohortCode, LaneCode};
 use crate::cohort::Cohort;
 use crate::compile::cycles_to_entry;
 use gpu16_interp::{interpret_cohort, interpret_group, run_lockstep};
-use gpu16_machine::engine::backend::{CoreExit, CoreState, Port, PortAccess};
+use gpu16_machine::engine::backend::{CoreExit, CoreState, LaneAccesses, Port, PortAccess};
 use gpu16_machine::engine::isa::{address, Flow, Instr, MemOp, FRAME_INSTRS};
 use gpu16_machine::engine::memory::BankTally;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
@@ -47,15 +47,16 @@ pub(crate) extern "C" fn lane_access(
         file.count_rows();
         file.performed = [0; 16];
         // Plain accesses that are in turn, with no lock anywhere, take the short path.
-        let plain = port.plain_lanes(
-            file.mask as u16,
+        let plain = port.plain_lanes(LaneAccesses {
+            lanes: file.mask as u16,
             cycle,
             op,
-            (&file.bank, &file.row),
-            &file.value,
-            &mut file.loaded,
-            &mut file.performed,
-        );
+            banks: &file.bank,
+            rows: &file.row,
+            values: &file.value,
+            loaded: &mut file.loaded,
+            performed: &mut file.performed,
+        });
         let mut done = u32::from(plain);
         let mut lanes = file.mask & !done;
         while lanes != 0 {
@@ -147,7 +148,7 @@ impl LaneFile {
             mask: u32::from(group),
             done: 0,
             ip: u32::from(cores[lead].ip),
-            rows: port.own_bank_rows(),
+            rows: port.cell_views().bytes,
             rows_until: if memory {
                 port.own_banks_until(group)
             } else {
@@ -379,7 +380,7 @@ fn enter_once(
     // `file` and `ctx` are locals that outlive the call; compiled code reads and writes
     // `file`'s fields at the `repr(C)` offsets it was compiled with (vector accesses at
     // 16-byte aligned offsets of a 16-byte aligned struct), and the 16 bytes at
-    // `file.rows + 16 * row` for a row byte (so within the 4096 cells `Port::own_bank_rows`
+    // `file.rows + 16 * row` for a row byte (so within the 4096 cells `Port::cell_views`
     // points at, which the port keeps alive and changes only through `Cell`s), and hands
     // `ctx` and `file` to `lane_access`, which catches every panic, so nothing unwinds
     // through it. In a frame with the shared-row path it also writes the 32 counters at

@@ -127,7 +127,7 @@ pub(crate) struct LaneFile {
     /// On `LaneExit::Parked` and `LaneExit::Split`: the lanes that performed, or took the branch.
     pub(crate) done: u32,
     pub(crate) ip: u32,
-    /// Own-bank rows (see `Port::own_bank_rows`): below cycle `rows_until`, a plain access
+    /// Own-bank rows (see `Port::cell_views`): below cycle `rows_until`, a plain access
     /// in which every lane k of the group reaches bank k, all in one row, is one vector
     /// load or store of that row, performed by compiled code itself. `rows_done` counts
     /// such accesses not yet added to the banks' counters (`LaneFile::count_rows`).

@@ -121,7 +121,7 @@ pub struct GroupShape {
     pub shares_banks: bool,
     /// Every core's task touches memory only in the bank numbered like the core, so each
     /// memory instruction's accesses can be one row of the 16 banks (see
-    /// [`Port::own_bank_rows`]).
+    /// [`Port::cell_views`]).
     pub own_banks: bool,
     /// All the cores are at one IP in one cycle. Otherwise they are a cohort (see
     /// [`Backend::run_group`]).
@@ -203,6 +203,48 @@ pub trait Backend: SlotCompiler {
             self.name()
         )
     }
+}
+
+/// One memory instruction's accesses by a row of lanes, as lockstep and cohort code hand
+/// them to [`Port::plain_lanes`]: core l's address is (`banks[l]`, `rows[l]`) as
+/// [`crate::isa::address`] makes it, its stored byte `values[l]`; the byte it loads (or
+/// stores) goes to `loaded[l]`, with 0xFF in `performed[l]`.
+#[derive(Debug)]
+pub struct LaneAccesses<'a> {
+    /// The lanes (cores) that access memory, as a mask.
+    pub lanes: u16,
+    /// The cycle of the accesses.
+    pub cycle: u64,
+    /// `ld` or `st` (a sync access never takes this path).
+    pub op: MemOp,
+    /// Each lane's bank.
+    pub banks: &'a [u8; 16],
+    /// Each lane's row.
+    pub rows: &'a [u8; 16],
+    /// Each lane's byte to store.
+    pub values: &'a [u8; 16],
+    /// Each performed lane's byte loaded (or stored).
+    pub loaded: &'a mut [u8; 16],
+    /// 0xFF in each performed lane.
+    pub performed: &'a mut [u8; 16],
+}
+
+/// The raw views of shared memory that compiled code reads and writes directly, the one
+/// place such pointers come from ([`Port::cell_views`]; [`DirectAccess`] carries them with
+/// its bounds). Both are derived from a shared reference to the memory's [`Cell`]s, which
+/// the memory changes only through shared references too, so they stay valid, and see
+/// every change, while the port lives: no `&mut` to what they point at is ever taken.
+/// Compiled code may use them only within the bounds the port gives
+/// ([`DirectAccess`], [`Port::own_banks_until`], [`Port::shared_rows_until`]).
+#[derive(Clone, Copy, Debug)]
+pub struct CellViews {
+    /// The 4096 bytes of shared memory, each at its cell index
+    /// ([`crate::engine::memory`]: row-major, `(addr & 0xFF) * 16 + bank`), so row r of
+    /// all banks is the 16 bytes from `16 * r`, bank k's byte at `16 * r + k`.
+    pub bytes: *mut u8,
+    /// 16 access counters, one a bank: bank k's at `.add(k)`, counted as
+    /// [`crate::engine::memory`]'s "Counting accesses" says.
+    pub accesses: *mut u64,
 }
 
 /// What compiled code needs to perform a plain `ld` or `st` itself: for each bank, the
@@ -401,12 +443,12 @@ impl<'m> Port<'m> {
             self.bounds.until[b].set(0);
         }
         self.refresh_until();
-        let cells = self.memory.cells();
+        let cells = self.cell_views();
         DirectAccess {
             until: self.bounds.until.as_ptr().cast::<u64>(),
             turn: self.bounds.turn.as_ptr().cast::<u64>(),
-            bytes: cells.bytes.as_ptr().cast::<u8>().cast_mut(),
-            accesses: cells.accesses.as_ptr(),
+            bytes: cells.bytes,
+            accesses: cells.accesses,
         }
     }
 
@@ -439,7 +481,7 @@ impl<'m> Port<'m> {
     /// k might not proceed exactly as [`SharedMemory::perform`] would commit it: core k's
     /// turn on bank k ends, the bank has an open sequence (or the bank-conflict model
     /// arbitrates it), or core k holds a lock. Before it, compiled code may perform such a
-    /// row of accesses itself (see [`Port::own_bank_rows`]).
+    /// row of accesses itself (see [`Port::cell_views`]).
     pub fn own_banks_until(&self, group: u16) -> u64 {
         let gate = self.memory.gate();
         let mut until = u64::MAX;
@@ -462,7 +504,7 @@ impl<'m> Port<'m> {
     /// for the group's highest core (and so for every lower one), the bank has an open
     /// sequence (or the bank-conflict model arbitrates it), or a core of the group holds a
     /// lock. Before it, compiled code may perform a load in which every lane reads one row
-    /// itself, one byte of that row each (see [`Port::own_bank_rows`]).
+    /// itself, one byte of that row each (see [`Port::cell_views`]).
     pub fn shared_rows_until(&self, group: u16) -> u64 {
         if group == 0 {
             return 0;
@@ -491,18 +533,20 @@ impl<'m> Port<'m> {
         until
     }
 
-    /// The memory's cells, for lockstep code that performs rows of own-bank accesses below
-    /// [`Port::own_banks_until`]: byte `addr` is at offset
-    /// the cell index `(addr & 0xFF) * 16 + bank`, so row r of all banks is the 16 bytes from
-    /// `16 * r`, bank k's byte at `16 * r + k`. Derived from a shared reference to the
-    /// cells, which the memory changes only through shared references too, so the pointer
-    /// stays valid, and sees every change, while the port lives.
-    pub fn own_bank_rows(&self) -> *mut u8 {
-        self.memory.cells().bytes.as_ptr().cast::<u8>().cast_mut()
+    /// The raw views of shared memory ([`CellViews`]), for compiled code that performs
+    /// accesses itself below the bounds the port gives: a lone core's [`DirectAccess`], or
+    /// lockstep rows of own-bank accesses below [`Port::own_banks_until`] (and shared
+    /// rows below [`Port::shared_rows_until`]), counted through [`Port::count_accesses`].
+    pub fn cell_views(&self) -> CellViews {
+        let cells = self.memory.cells();
+        CellViews {
+            bytes: cells.bytes.as_ptr().cast::<u8>().cast_mut(),
+            accesses: cells.accesses.as_ptr(),
+        }
     }
 
     /// Count the accesses of `tally`, performed by compiled code through
-    /// [`Port::own_bank_rows`] (own-bank rows, and shared rows below
+    /// [`Port::cell_views`] (own-bank rows, and shared rows below
     /// [`Port::shared_rows_until`]).
     pub fn count_accesses(&self, tally: &BankTally) {
         self.memory.cells().accesses.add(tally);
@@ -565,25 +609,23 @@ impl<'m> Port<'m> {
         }
     }
 
-    /// Perform the plain accesses (`op` is `ld` or `st`) of the cores of `lanes` in
-    /// `cycle`, in ascending id, as long as each is in turn and would neither stall nor
-    /// fault: core l's address is (`banks[l]`, `rows[l]`) as [`crate::isa::address`] makes
-    /// it, its stored byte `values[l]`, and the byte it loads (or stores) goes to
-    /// `loaded[l]`, with 0xFF in `performed[l]`. Returns the cores performed: the lanes
-    /// below the first that was not, which goes on through [`Port::access_or_sleep`] (a
-    /// plain access moves neither the gate nor a horizon, so whether one is safe does not
-    /// depend on those before it). None where some lock is open or held, or banks conflict.
-    #[allow(clippy::too_many_arguments)]
-    pub fn plain_lanes(
-        &mut self,
-        lanes: u16,
-        cycle: u64,
-        op: MemOp,
-        (banks, rows): (&[u8; 16], &[u8; 16]),
-        values: &[u8; 16],
-        loaded: &mut [u8; 16],
-        performed: &mut [u8; 16],
-    ) -> u16 {
+    /// Perform the plain accesses of `row` ([`LaneAccesses`]) in its cycle, in ascending
+    /// id, as long as each is in turn and would neither stall nor fault. Returns the cores
+    /// performed: the lanes below the first that was not, which goes on through
+    /// [`Port::access_or_sleep`] (a plain access moves neither the gate nor a horizon, so
+    /// whether one is safe does not depend on those before it). None where some lock is
+    /// open or held, or banks conflict.
+    pub fn plain_lanes(&mut self, row: LaneAccesses<'_>) -> u16 {
+        let LaneAccesses {
+            lanes,
+            cycle,
+            op,
+            banks,
+            rows,
+            values,
+            loaded,
+            performed,
+        } = row;
         if op.is_sync() || cycle >= self.limit || !self.memory.plain_accesses_proceed() {
             return 0;
         }
