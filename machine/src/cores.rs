@@ -131,6 +131,23 @@ impl<C> CoreTable<C> {
         self.mark(1 << i, mode);
     }
 
+    /// Put the cores of `cores` to sleep, each in the `Mode::Sleeping` that `sleeping` gives
+    /// it: [`CoreTable::set_mode`] for each, with the masks marked once.
+    pub(crate) fn sleep_all(&mut self, cores: u16, sleeping: impl Fn(usize) -> Mode) {
+        if cores == 0 {
+            return;
+        }
+        let mut m = cores;
+        while m != 0 {
+            let j = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let mode = sleeping(j);
+            debug_assert!(matches!(mode, Mode::Sleeping { .. }), "{mode:?}");
+            self.place(j, mode);
+        }
+        self.mark(cores, Mode::Sleeping { bank: 0, addr: 0 });
+    }
+
     /// Core `i`'s mode and key, leaving the masks to [`CoreTable::mark`].
     fn place(&mut self, i: usize, mode: Mode) {
         self.least_key.set(None);

@@ -178,18 +178,12 @@ impl LockWaits {
         self.retrying &= !cores;
     }
 
-    /// The cores of `wakes` outside `running` (none of them runs while a port lives) retry
-    /// when [`Wakes::retry`] says; the run loop wakes them when the port ends. Returns them.
+    /// Core `core`, outside the cores a port runs (none of them runs while a port lives),
+    /// was woken to retry in cycle `at`, as [`Wakes::retry`] says; the run loop wakes it
+    /// when the port ends.
     #[inline]
-    pub(crate) fn note_retries(&mut self, wakes: Wakes, running: u16) -> u16 {
-        let outside = wakes.mask() & !running;
-        let mut m = outside;
-        while m != 0 {
-            let w = m.trailing_zeros() as u8;
-            m &= m - 1;
-            self.retry_at[usize::from(w)] = wakes.retry(w);
-        }
-        outside
+    pub(crate) fn note_retry(&mut self, core: u8, at: u64) {
+        self.retry_at[usize::from(core)] = at;
     }
 
     /// A close woke sleepers among `running`, the cores a port runs: each retries in the

@@ -708,12 +708,14 @@ impl<'m> Port<'m> {
         self.running_woken |= self
             .waits
             .wake_running(self.memory, wakes, self.running, self.limit);
-        let mut outside = self.waits.note_retries(wakes, self.running);
+        let mut outside = wakes.mask() & !self.running;
         self.woken |= outside;
         while outside != 0 {
             let w = outside.trailing_zeros() as u8;
             outside &= outside - 1;
-            let key = EventKey::new(wakes.retry(w), w).raw();
+            let at = wakes.retry(w);
+            self.waits.note_retry(w, at);
+            let key = EventKey::new(at, w).raw();
             let mut banks = self.banks[usize::from(w)];
             while banks != 0 {
                 let b = banks.trailing_zeros() as usize;

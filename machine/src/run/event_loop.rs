@@ -638,9 +638,11 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                     && key.cycle() < self.config.max_cycles)
                     .then_some(key)
             });
-        for j in lanes_of(slept) {
-            self.asleep(j);
-        }
+        let waits = &self.waits;
+        self.cores.sleep_all(slept, |j| Mode::Sleeping {
+            bank,
+            addr: waits.access(j).1,
+        });
     }
 
     fn wake_all(&mut self, wakes: Wakes) {
