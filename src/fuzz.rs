@@ -39,6 +39,61 @@ pub struct Case {
 }
 
 impl Case {
+    /// The case a seed names in the spec dialect. `profile` fixes the profile; `None` picks
+    /// one per seed.
+    pub fn new(seed: u64, profile: Option<Profile>) -> Case {
+        Case::new_in(seed, profile, Dialect::Spec)
+    }
+
+    /// The case a seed names in `dialect`. In the MCST dialect the program breaks no rule on
+    /// purpose (the violations are the spec's), and the timing is the default, `mcst-rtl` or
+    /// a random slot model (one case in three each), so that every bubble and latency rule
+    /// meets compiled code.
+    pub fn new_in(seed: u64, profile: Option<Profile>, dialect: Dialect) -> Case {
+        let mut rng = Rng::new(seed.wrapping_mul(0x2545_F491_4F6C_DD1D));
+        let profile = profile.unwrap_or_else(|| rng.pick(&Profile::ALL));
+        let groups = rng.range(1, 6) as usize;
+        let violation =
+            (dialect == Dialect::Spec && rng.chance(10)).then(|| rng.pick(&Violation::ALL));
+        let g = match violation {
+            Some(v) => generate_violating(seed, groups, profile, v),
+            None => generate_in(seed, groups, profile, dialect),
+        };
+        let max_cycles = if violation == Some(Violation::EndlessLoop) || rng.chance(8) {
+            // A limit that lands anywhere in a run exercises the watchdog's exact stop.
+            rng.range(1, 4000)
+        } else {
+            1_000_000
+        };
+        // The MCST scheduler is in-order only and its banks are the slot model's
+        // (`crate::dialect::check_config`).
+        let spec = dialect == Dialect::Spec;
+        let config = Config {
+            issue: if !spec || rng.chance(50) {
+                IssuePolicy::InOrder
+            } else {
+                IssuePolicy::Lookahead
+            },
+            bank_conflicts: spec && rng.chance(40),
+            max_cycles,
+            timing: match dialect {
+                Dialect::Spec => Timing::default(),
+                Dialect::Mcst => mcst_timing(&mut rng),
+            },
+            ..Config::default()
+        };
+        Case {
+            seed,
+            profile,
+            dialect,
+            violation,
+            image: g.image,
+            memory: g.memory,
+            config,
+            hot: auto_hotness(seed),
+        }
+    }
+
     /// `runner` as this case runs it: `auto` compiles exactly at the case's thresholds.
     pub fn runner(&self, runner: Runner) -> Runner {
         Runner {
@@ -56,60 +111,6 @@ pub(crate) fn auto_hotness(seed: u64) -> Hotness {
     Hotness {
         issues: rng.pick(&[1, 1, 2, 3, 5, 1000]),
         instructions: rng.pick(&[1, 2, 7, 30, 150, 80_000]),
-    }
-}
-
-/// The case a seed names in the spec dialect. `profile` fixes the profile; `None` picks
-/// one per seed.
-pub fn case(seed: u64, profile: Option<Profile>) -> Case {
-    case_in(seed, profile, Dialect::Spec)
-}
-
-/// The case a seed names in `dialect`. In the MCST dialect the program breaks no rule on
-/// purpose (the violations are the spec's), and the timing is the default, `mcst-rtl` or
-/// a random slot model (one case in three each), so that every bubble and latency rule
-/// meets compiled code.
-pub fn case_in(seed: u64, profile: Option<Profile>, dialect: Dialect) -> Case {
-    let mut rng = Rng::new(seed.wrapping_mul(0x2545_F491_4F6C_DD1D));
-    let profile = profile.unwrap_or_else(|| rng.pick(&Profile::ALL));
-    let groups = rng.range(1, 6) as usize;
-    let violation = (dialect == Dialect::Spec && rng.chance(10)).then(|| rng.pick(&Violation::ALL));
-    let g = match violation {
-        Some(v) => generate_violating(seed, groups, profile, v),
-        None => generate_in(seed, groups, profile, dialect),
-    };
-    let max_cycles = if violation == Some(Violation::EndlessLoop) || rng.chance(8) {
-        // A limit that lands anywhere in a run exercises the watchdog's exact stop.
-        rng.range(1, 4000)
-    } else {
-        1_000_000
-    };
-    // The MCST scheduler is in-order only and its banks are the slot model's
-    // (`crate::dialect::check_config`).
-    let spec = dialect == Dialect::Spec;
-    let config = Config {
-        issue: if !spec || rng.chance(50) {
-            IssuePolicy::InOrder
-        } else {
-            IssuePolicy::Lookahead
-        },
-        bank_conflicts: spec && rng.chance(40),
-        max_cycles,
-        timing: match dialect {
-            Dialect::Spec => Timing::default(),
-            Dialect::Mcst => mcst_timing(&mut rng),
-        },
-        ..Config::default()
-    };
-    Case {
-        seed,
-        profile,
-        dialect,
-        violation,
-        image: g.image,
-        memory: g.memory,
-        config,
-        hot: auto_hotness(seed),
     }
 }
 

@@ -13,7 +13,7 @@ pub mod stream;
 pub(crate) use hex::parse_hex_words;
 #[cfg(test)]
 pub(crate) use hex::parse_memory_text;
-pub use memory::{load_memory_image, MemoryFormat, MemoryImage};
+pub use memory::{MemoryFormat, MemoryImage};
 
 use gpu16_asm::{Assembly, Diagnostics, SourceMap};
 use gpu16_machine::{Dialect, Program};
@@ -81,6 +81,19 @@ impl ProgramFormat {
             )),
         }
     }
+
+    /// The format of the program at `path`: `given` when given, else binary for `-`
+    /// (stdin) and the extension's for a file.
+    pub fn of_input(
+        path: &Path,
+        given: Option<ProgramFormat>,
+    ) -> Result<ProgramFormat, InputError> {
+        match given {
+            Some(f) => Ok(f),
+            None if path == Path::new("-") => Ok(ProgramFormat::Binary),
+            None => ProgramFormat::of(path),
+        }
+    }
 }
 
 /// Load a program image from any supported format, each within its limits, in the spec
@@ -104,19 +117,6 @@ pub(crate) fn load_program_with_map_in(
     dialect: Dialect,
 ) -> Result<(Program, Option<SourceMap>), InputError> {
     load_program_as(path, ProgramFormat::of(path)?, dialect)
-}
-
-/// The format of the program at `path`: `format` when given, else binary for `-` (stdin)
-/// and the extension's for a file.
-pub fn program_format(
-    path: &Path,
-    format: Option<ProgramFormat>,
-) -> Result<ProgramFormat, InputError> {
-    match format {
-        Some(f) => Ok(f),
-        None if path == Path::new("-") => Ok(ProgramFormat::Binary),
-        None => ProgramFormat::of(path),
-    }
 }
 
 /// [`load_program_with_map_in`] of a program in `format` whatever its name; `-` is stdin.
@@ -232,7 +232,7 @@ fn assemble_bounded(source: &str, path: &Path, dialect: Dialect) -> Result<Assem
 /// content does; a file the content cannot decide is an error naming `--mem-format`.
 /// Gives the bytes the file gave (memory past them is zero).
 pub fn load_memory(path: &Path) -> Result<Vec<u8>, InputError> {
-    let mut image = load_memory_image(path, None, "--mem-format")?;
+    let mut image = MemoryImage::load(path, None, "--mem-format")?;
     image.bytes.truncate(image.given);
     Ok(image.bytes)
 }

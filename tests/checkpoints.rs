@@ -12,7 +12,7 @@
 mod common;
 
 use common::every_runner;
-use gpu16::fuzz::case;
+use gpu16::fuzz::Case;
 use gpu16::{BackendKind, Runner};
 use gpu16_gen::Profile;
 use gpu16_machine::{Config, Program, RunError, RunFailure, RunReport};
@@ -47,7 +47,7 @@ fn checkpoint_spacing_changes_no_result() {
     for (k, profile) in Profile::ALL.into_iter().enumerate() {
         let base = 40_000_000 + k as u64 * 1_000_000;
         for seed in base..base + per_profile {
-            let c = case(seed, Some(profile));
+            let c = Case::new(seed, Some(profile));
             let Ok(program) = Program::from_image(&c.image) else {
                 continue;
             };

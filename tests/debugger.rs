@@ -1018,7 +1018,7 @@ fn locks_in_a_program_without_ld_sync_are_none_without_a_run() {
 #[test]
 fn the_fast_search_stops_where_seeing_every_instruction_stops() {
     use gpu16::debugger::Session;
-    use gpu16::fuzz::case;
+    use gpu16::fuzz::Case;
     use gpu16::{BackendKind, Engine, Runner};
     use gpu16_gen::Profile;
     use gpu16_machine::{Config, FrameKind, Program};
@@ -1036,7 +1036,7 @@ fn the_fast_search_stops_where_seeing_every_instruction_stops() {
     for (k, profile) in Profile::ALL.into_iter().enumerate() {
         for seed in 0..4u64 {
             let seed = 77_000_000 + k as u64 * 1000 + seed;
-            let c = case(seed, Some(profile));
+            let c = Case::new(seed, Some(profile));
             let Ok(program) = Program::from_image(&c.image) else {
                 continue;
             };

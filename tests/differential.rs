@@ -3,7 +3,7 @@
 //! JIT and the auto backend. The reference is the interpreter; the cases are the same seeds
 //! `gpu16 fuzz` uses, so a failure here reproduces with `gpu16 diff`.
 
-use gpu16::fuzz::{case, case_in, diverge_in, shrink_divergence_in};
+use gpu16::fuzz::{diverge_in, shrink_divergence_in, Case};
 use gpu16::machine::{Dialect, Event};
 use gpu16::{BackendKind, Engine, Runner};
 use gpu16_gen::Profile;
@@ -14,7 +14,7 @@ fn check(seeds: impl Iterator<Item = u64>, profile: Option<Profile>, b: impl Int
     let b = b.into();
     let mut n = 0;
     for seed in seeds {
-        let c = case(seed, profile);
+        let c = Case::new(seed, profile);
         // `auto` compiles at the case's drawn thresholds, so short programs switch too.
         let b = c.runner(b);
         if let Some(d) = diverge_in(
@@ -92,7 +92,7 @@ fn the_drawn_thresholds_make_auto_compile_short_programs() {
     // thresholds most of them switch to compiled code, so the differential tests above
     // compare compiled code too. Counted on the backend itself, not through the run.
     let compiled = |seed: u64, hot: gpu16::Hotness| {
-        let c = case(seed, None);
+        let c = Case::new(seed, None);
         let Ok(program) = gpu16::machine::Program::from_image(&c.image) else {
             return false;
         };
@@ -107,15 +107,15 @@ fn the_drawn_thresholds_make_auto_compile_short_programs() {
         .count();
     let drawn = seeds
         .clone()
-        .filter(|&s| compiled(s, case(s, None).hot))
+        .filter(|&s| compiled(s, Case::new(s, None).hot))
         .count();
     assert_eq!(by_default, 0);
     assert!(drawn >= 120, "only {drawn} of 200 cases compiled a frame");
     // Threshold 1 is drawn, for issues and for instructions.
-    let hots: Vec<gpu16::Hotness> = seeds.map(|s| case(s, None).hot).collect();
+    let hots: Vec<gpu16::Hotness> = seeds.map(|s| Case::new(s, None).hot).collect();
     assert!(hots.iter().any(|h| h.issues == 1));
     assert!(hots.iter().any(|h| h.instructions == 1));
-    assert_eq!(case(77, None).hot, case(77, None).hot);
+    assert_eq!(Case::new(77, None).hot, Case::new(77, None).hot);
 }
 
 #[test]
@@ -128,7 +128,7 @@ fn the_cases_cover_what_they_claim() {
     let mut lookahead = 0;
     let mut banks = 0;
     for seed in 0..600 {
-        let c = case(seed, None);
+        let c = Case::new(seed, None);
         lookahead += u32::from(c.config.issue == gpu16_machine::IssuePolicy::Lookahead);
         banks += u32::from(c.config.bank_conflicts);
         match gpu16::fuzz::outcome(BackendKind::Interp, &c.image, &c.memory, &c.config) {
@@ -235,7 +235,7 @@ fn interpreter_in_lockstep_equals_interpreter_one_core_at_a_time() {
     for (k, profile) in Profile::ALL.into_iter().enumerate() {
         let base = 27_000_000 + k as u64 * 1_000_000;
         for seed in base..base + per {
-            let c = case(seed, Some(profile));
+            let c = Case::new(seed, Some(profile));
             let Ok(program) = Program::from_image(&c.image) else {
                 continue;
             };
@@ -285,7 +285,7 @@ fn every_engine_reports_the_interpreters_events() {
     for (k, profile) in Profile::ALL.into_iter().enumerate() {
         let base = 37_000_000 + k as u64 * 1_000_000;
         for seed in base..base + per {
-            let c = case(seed, Some(profile));
+            let c = Case::new(seed, Some(profile));
             let Ok(program) = Program::from_image(&c.image) else {
                 continue;
             };
@@ -325,7 +325,7 @@ fn every_engine_reports_the_interpreters_events() {
 fn jit_equals_interpreter_in_the_mcst_dialect() {
     let mut compared = 0;
     for seed in 40_000_000..40_000_600 {
-        let c = case_in(seed, None, Dialect::Mcst);
+        let c = Case::new_in(seed, None, Dialect::Mcst);
         let d = diverge_in(
             BackendKind::Interp,
             BackendKind::Jit,

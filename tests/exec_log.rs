@@ -3,7 +3,7 @@
 //! log is the same on every backend and engine, in strict (cycle, core) order, one line per
 //! counted instruction, and logging changes nothing else about the run.
 
-use gpu16::fuzz::case;
+use gpu16::fuzz::Case;
 use gpu16::output::exec_log::{line, ExecLog};
 mod common;
 
@@ -112,7 +112,7 @@ fn every_backend_logs_the_same_instructions_in_cycle_and_core_order() {
     let mut logged = 0;
     for (k, profile) in Profile::ALL.into_iter().enumerate() {
         for seed in 0..8 {
-            let c = case(60_000_000 + k as u64 * 1000 + seed, Some(profile));
+            let c = Case::new(60_000_000 + k as u64 * 1000 + seed, Some(profile));
             let Ok(program) = Program::from_image(&c.image) else {
                 continue;
             };

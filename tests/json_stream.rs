@@ -8,7 +8,7 @@
 mod common;
 
 use common::{gpu16, s, scratch, stdout};
-use gpu16::input::{load_memory, load_program_full, program_format};
+use gpu16::input::{load_memory, load_program_full, ProgramFormat};
 use gpu16::machine::{Config, Dialect};
 use gpu16::output::json::run_document;
 use gpu16::BackendKind;
@@ -52,7 +52,7 @@ impl Case {
 
     /// The object the library builds in memory for the same run (no outputs asked for).
     fn in_memory(&self) -> Value {
-        let format = program_format(&self.program, None).unwrap();
+        let format = ProgramFormat::of_input(&self.program, None).unwrap();
         let loaded = load_program_full(&self.program, format, self.dialect).unwrap();
         let (program, map) = (loaded.program, loaded.source_map);
         let memory = self

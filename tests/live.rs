@@ -10,7 +10,7 @@
 mod common;
 
 use common::every_runner;
-use gpu16::fuzz::case_in;
+use gpu16::fuzz::Case;
 use gpu16::live::machine;
 use gpu16::machine::live::{Live, Status, WriteError};
 use gpu16::{BackendKind, Runner};
@@ -60,7 +60,7 @@ fn check_dialect(dialect: Dialect, seeds: std::ops::Range<u64>) -> usize {
     let mut compared = 0;
     for seed in seeds {
         for profile in Profile::ALL {
-            let c = case_in(seed, Some(profile), dialect);
+            let c = Case::new_in(seed, Some(profile), dialect);
             let Ok(program) = Program::from_image_in(&c.image, dialect) else {
                 continue;
             };

@@ -9,7 +9,7 @@
 // The model indexes frames and cores by number on purpose: it mirrors the spec's wording.
 #![allow(clippy::needless_range_loop)]
 
-use gpu16::fuzz::case;
+use gpu16::fuzz::Case;
 use gpu16::BackendKind;
 use gpu16_machine::engine::isa::{Flow, Instr};
 use gpu16_machine::engine::memory::{FaultRule, Refusal, SharedMemory};
@@ -360,7 +360,7 @@ fn first_difference(got: &Outcome, model: &Outcome) -> String {
 fn emulator_matches_the_cycle_stepped_model_on_generated_programs() {
     let mut compared = 0;
     for seed in 0..1500u64 {
-        let c = case(seed, None);
+        let c = Case::new(seed, None);
         let Ok(program) = Program::from_image(&c.image) else {
             continue;
         };

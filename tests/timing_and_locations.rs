@@ -7,7 +7,7 @@
 mod common;
 
 use common::{gpu16, s, stderr, stdout};
-use gpu16::fuzz::{case, diverge_in};
+use gpu16::fuzz::{diverge_in, Case};
 use gpu16::machine::{Dialect, Timing};
 use gpu16::{BackendKind, Engine, Runner};
 use serde_json::{json, Value};
@@ -315,7 +315,7 @@ fn interpreter_and_jit_agree_under_non_default_timing() {
     let seeds = (0..8u64).map(|k| k * 7).chain([359]);
     for seed in seeds {
         for (i, spec) in timings.iter().enumerate() {
-            let mut c = case(if seed == 359 { 359 } else { seed + i as u64 }, None);
+            let mut c = Case::new(if seed == 359 { 359 } else { seed + i as u64 }, None);
             c.config.timing = gpu16::timing::parse(spec).unwrap();
             assert_ne!(c.config.timing, Timing::default());
             for engine in engines {

@@ -264,13 +264,13 @@ fn memory_image(memory: &Bound<'_, PyAny>, format: Option<&str>) -> PyResult<Vec
     let image = if let Ok(text) = memory.cast::<PyString>() {
         let text = text.to_str()?;
         let format = format.unwrap_or(MemoryFormat::Hex);
-        input::memory::memory_image_from(name, text.as_bytes(), Some(format), flag)
+        input::MemoryImage::from_bytes(name, text.as_bytes(), Some(format), flag)
     } else if let Some(bytes) = byte_string(memory) {
         let format = format.unwrap_or(MemoryFormat::Raw);
-        input::memory::memory_image_from(name, &bytes, Some(format), flag)
+        input::MemoryImage::from_bytes(name, &bytes, Some(format), flag)
     } else if memory.hasattr("__fspath__")? {
         let path: std::path::PathBuf = memory.extract()?;
-        input::load_memory_image(&path, format, flag)
+        input::MemoryImage::load(&path, format, flag)
     } else {
         return Err(PyTypeError::new_err(format!(
             "memory must be bytes (a raw image), str ($readmemh text) or a path \
@@ -291,7 +291,7 @@ fn load_memory<'py>(
     memory_format: Option<&str>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let format = self::memory_format(memory_format)?;
-    let image = input::load_memory_image(&path, format, "memory_format=").map_err(load_error)?;
+    let image = input::MemoryImage::load(&path, format, "memory_format=").map_err(load_error)?;
     Ok(PyBytes::new(py, &image.bytes))
 }
 

@@ -10,10 +10,8 @@ use super::value_enums::{DialectArg, FormatArg};
 use super::{emit, CliError, Finished};
 use crate::run_output::file::{is_stdout, OutputFile};
 use clap::{Args, ValueEnum};
-use gpu16::input::memory::encode_memory_file;
-use gpu16::input::{
-    assemble_source, load_program_full, program_format, ProgramFormat, SourceError,
-};
+use gpu16::input::MemoryFormat;
+use gpu16::input::{assemble_source, load_program_full, ProgramFormat, SourceError};
 use gpu16::machine::{Dialect, Program};
 use gpu16_asm::{Assembly, Diagnostic, Diagnostics, Severity};
 use serde_json::{json, Value};
@@ -320,7 +318,7 @@ fn memory_out(assembly: &Assembly, file: &OutputFile, name: &str, json: bool) ->
         }
         &zero
     });
-    encode_memory_file(bytes, file.path())
+    MemoryFormat::written_at(file.path()).encode(bytes)
 }
 
 /// Why source did not assemble: it could not be read, or it has errors.
@@ -375,7 +373,8 @@ pub fn disasm(args: DisasmArgs) -> Result<Finished, CliError> {
         )?),
         None => None,
     };
-    let format = program_format(&args.image, args.format.map(|f| f.0)).map_err(CliError::failed)?;
+    let format =
+        ProgramFormat::of_input(&args.image, args.format.map(|f| f.0)).map_err(CliError::failed)?;
     if in_parts(&args.image, format, args.dialect) {
         drop(loading);
         return disasm_in_parts(&args, file);
@@ -492,7 +491,7 @@ pub fn check(args: CheckArgs) -> Result<Finished, CliError> {
         stderr_line!("1 error");
         Ok(Finished::Reported)
     };
-    let format = match program_format(&args.program, args.format.map(|f| f.0)) {
+    let format = match ProgramFormat::of_input(&args.program, args.format.map(|f| f.0)) {
         Ok(f) => f,
         Err(e) => return load_failed(e),
     };

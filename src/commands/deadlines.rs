@@ -52,7 +52,7 @@ pub fn loading_deadline(
             limit.as_secs_f64()
         );
         if json {
-            let v = gpu16::output::json::not_run("load", &message, Some(&program));
+            let v = super::json_out::not_run("load", &message, Some(&program));
             let _ = super::emit(&format!("{v}\n"));
         }
         stderr_line!("error: {message}");
@@ -84,7 +84,7 @@ pub fn writing_deadline<P: AsRef<Path>>(
             limit.as_secs_f64()
         );
         if json {
-            let v = gpu16::output::json::not_run("output", &message, None);
+            let v = super::json_out::not_run("output", &message, None);
             let _ = super::emit(&format!("{v}\n"));
         }
         stderr_line!("error: {message}");

@@ -84,7 +84,7 @@ pub fn debug(args: DebugArgs) -> Result<Finished, CliError> {
     let loaded = |e: gpu16::input::InputError| {
         let error = CliError::failed(&e);
         if json {
-            let v = gpu16::output::json::not_run("load", &error.to_string(), Some(&e.path));
+            let v = super::json_out::not_run("load", &error.to_string(), Some(&e.path));
             if let Err(stdout) = emit(&format!("{v}\n")) {
                 return error.and(stdout);
             }

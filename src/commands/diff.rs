@@ -2,7 +2,8 @@
 //! divergence. Status 0 when identical, 1 on a divergence, 2 when it could not compare.
 
 use super::diff_json::{verdict, Search};
-use super::json_out::{self, errors_text, refuse};
+use super::diff_locate::locate;
+use super::json_out::{self, errors_text, not_run, refuse};
 use super::machine_args::MachineArgs;
 use super::memory_args::MemoryArgs;
 use super::stdout::StdoutError;
@@ -11,10 +12,9 @@ use super::{emit, CliError, Finished};
 use crate::run_output::see::Outcome;
 use crate::stop::StopSignal;
 use clap::Args;
-use gpu16::diff::{divergence, locate, Divergence};
+use gpu16::diff::{divergence, Divergence};
 use gpu16::input::{assemble_source, load_program_full, InputError, ProgramFormat, SourceError};
 use gpu16::machine::{Config, Program, RunError};
-use gpu16::output::json::not_run;
 use gpu16::Runner;
 use serde_json::{json, Value};
 use std::path::PathBuf;

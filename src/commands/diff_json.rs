@@ -4,7 +4,8 @@
 //! `{"program", "backends": [A, B], "identical", "divergence"}`; `divergence` is null or
 //! [`divergence`]'s object with `located` and `not_located` added ([`verdict`]).
 
-use gpu16::diff::{Divergence, Field, Located};
+use super::diff_locate::Located;
+use gpu16::diff::{Divergence, Field};
 use gpu16::output::json::Task;
 use gpu16_machine::MemoryStats;
 use gpu16_machine::{CoreCounters, TaskSummary};

@@ -11,7 +11,7 @@ use super::value_enums::{BackendArg, DialectArg, EngineArg};
 use super::{emit, CliError, Finished};
 use crate::run_output::file::{check_directory, OutputFile};
 use clap::Args;
-use gpu16::fuzz::{case_in, diverge_in, shrink_divergence_in, Case};
+use gpu16::fuzz::{diverge_in, shrink_divergence_in, Case};
 use gpu16::machine::Dialect;
 use gpu16::{BackendKind, Engine, Runner};
 use gpu16_gen::Profile;
@@ -126,7 +126,7 @@ fn campaign(args: FuzzArgs) -> Result<Finished, CliError> {
     // the same on every run.
     let found = pool.install(|| {
         (0..programs).into_par_iter().find_map_first(|n| {
-            let c = case_in(seed_of(n), args.profile, args.dialect.0);
+            let c = Case::new_in(seed_of(n), args.profile, args.dialect.0);
             let (a, b) = (c.runner(a), c.runner(b));
             let d = diverge_in(a, b, &c.image, &c.memory, &c.config, c.dialect);
             bar.inc(1);
@@ -325,7 +325,7 @@ mod tests {
         Found {
             a: BackendKind::Interp.into(),
             b: BackendKind::Jit.into(),
-            case: case_in(5, None, dialect),
+            case: Case::new_in(5, None, dialect),
             first: "cycles: interp 9, jit 10".into(),
             image: vec![1; 32],
             memory: vec![2; 3],

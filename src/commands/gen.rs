@@ -7,7 +7,7 @@ use super::value_enums::DialectArg;
 use super::{CliError, Finished};
 use crate::run_output::file::{is_stdout, OutputFile};
 use clap::Args;
-use gpu16::input::memory::encode_memory_file;
+use gpu16::input::MemoryFormat;
 use gpu16::machine::Dialect;
 use gpu16_gen::{generate_in, generate_violating, Profile, Violation, MAX_GROUPS, MCST_MAX_GROUPS};
 use serde_json::json;
@@ -115,7 +115,7 @@ pub fn gen(args: GenArgs) -> Result<Finished, CliError> {
     let memory = args
         .mem_out
         .as_deref()
-        .map(|m| encode_memory_file(&g.memory, m));
+        .map(|m| MemoryFormat::written_at(m).encode(&g.memory));
     let contents = [&g.image[..], memory.as_deref().unwrap_or_default()];
     let pairs: Vec<(&OutputFile, &[u8])> = files.iter().zip(contents).collect();
     write_together(&pairs).map_err(output_failed)?;

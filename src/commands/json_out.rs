@@ -1,10 +1,9 @@
 //! What `asm`, `check` and `gen` print with `--json`: one object on stdout, its diagnostics
 //! as objects rather than text with carets, and a command that stopped early still one
 //! object, with `error`, `stage` and `file` as `run --json` prints it
-//! ([`gpu16::output::json::not_run`]).
+//! ([`not_run`]).
 
 use super::{emit, CliError};
-use gpu16::output::json::not_run;
 use gpu16_asm::{Diagnostic, Finding};
 use serde_json::{json, Value};
 use std::path::Path;
@@ -75,4 +74,34 @@ pub fn errors_text(n: usize) -> String {
 /// `"N warning"` or `"N warnings"`.
 pub fn warnings_text(n: usize) -> String {
     format!("{n} warning{}", if n == 1 { "" } else { "s" })
+}
+
+/// Why a run never started, for `--json`: `error` is the message stderr gets, `stage` says
+/// what stopped it (`load`: a program or memory file; `usage`: the flags, such as an output
+/// naming an input; `output`: an output file it cannot write) and `file` is the file the
+/// message names, if one.
+pub fn not_run(stage: &str, message: &str, file: Option<&Path>) -> Value {
+    let mut v = json!({"error": message, "stage": stage});
+    if let Some(file) = file {
+        v["file"] = json!(file.display().to_string());
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_that_never_started_has_an_error_string() {
+        let v = not_run("load", "p.bin: cannot read", Some(Path::new("p.bin")));
+        assert_eq!(
+            v,
+            json!({"error": "p.bin: cannot read", "stage": "load", "file": "p.bin"})
+        );
+        assert_eq!(
+            not_run("usage", "x", None),
+            json!({"error": "x", "stage": "usage"})
+        );
+    }
 }

@@ -6,7 +6,7 @@
 use super::outputs::{one_stdin_reader, Named};
 use super::value_enums::MemoryFormatArg;
 use clap::Args;
-use gpu16::input::{load_memory_image, InputError};
+use gpu16::input::{InputError, MemoryImage};
 use std::path::{Path, PathBuf};
 
 /// The initial shared memory's flags.
@@ -57,7 +57,7 @@ impl MemoryArgs {
             return Ok(Vec::new());
         };
         let format = self.mem_format.map(|f| f.0);
-        let mut image = load_memory_image(path, format, "--mem-format")?;
+        let mut image = MemoryImage::load(path, format, "--mem-format")?;
         image.bytes.truncate(image.given);
         Ok(image.bytes)
     }

@@ -8,6 +8,7 @@ pub mod deadlines;
 pub mod debug;
 pub mod diff;
 pub mod diff_json;
+pub mod diff_locate;
 pub mod docs;
 pub mod fuzz;
 pub mod gen;

@@ -20,9 +20,9 @@ use crate::run_output::see::{Outcome, SeeOptions};
 use crate::run_output::task_spool::TaskSpool;
 use crate::stop::StopSignal;
 use clap::{Args, ValueEnum};
-use gpu16::input::dump::{load_memory_dump, load_register_dump};
+use gpu16::input::dump::{load_register_dump, MemoryDump};
 use gpu16::input::stream::FrameStream;
-use gpu16::input::{load_program_full, program_format, InputError, ProgramFormat};
+use gpu16::input::{load_program_full, InputError, ProgramFormat};
 use gpu16::machine::{Config, Dialect, Observer, RunError, StopCause, TaskLog};
 use gpu16::output;
 use gpu16::output::exec_log::ExecLog;
@@ -144,7 +144,8 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
     ];
     let loading = loading_deadline(args.timeout, json, &args.program, &inputs, 1);
     let dialect = args.machine.dialect();
-    let format = program_format(&args.program, args.format.map(|f| f.0)).map_err(loaded)?;
+    let format =
+        ProgramFormat::of_input(&args.program, args.format.map(|f| f.0)).map_err(loaded)?;
     let see = args.see.clone().options();
     // A raw image is read as a stream unless something needs it whole: the mcst dialect's
     // scheduler wraps through its task memory, the timeline names groups, and --expect-*
@@ -184,7 +185,7 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
     let memory = args.memory.load_for(&args.program, data).map_err(loaded)?;
     let expect_mem = match &args.expect_mem {
         Some(p) => Some(
-            load_memory_dump(
+            MemoryDump::load(
                 p,
                 args.expect_mem_format.map(|f| f.0),
                 "--expect-mem-format",
@@ -298,7 +299,7 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
             return Err(match json_stream.take().filter(JsonStream::opened) {
                 Some(begun) => {
                     let error = CliError::failed(&e);
-                    let v = output::json::not_run("load", &error.to_string(), Some(&e.path));
+                    let v = super::json_out::not_run("load", &error.to_string(), Some(&e.path));
                     let mut out = Stdout::default();
                     print_json(&mut out, Some(begun), v);
                     match out.finish() {

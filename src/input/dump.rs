@@ -22,7 +22,7 @@
 
 use super::hex::{blank_block_comments, byte, parse_bytes};
 use super::limits::{self, read_text};
-use super::memory::{load_memory_image, MemoryFormat};
+use super::memory::{MemoryFormat, MemoryImage};
 use super::{err, InputError};
 use gpu16_machine::MEMORY_BYTES;
 use std::cmp::Ordering;
@@ -78,39 +78,41 @@ impl MemoryDump {
 /// Expected registers: `[core][reg]`.
 pub(crate) type RegisterDump = [[u8; 16]; 16];
 
-/// Read an expected shared memory from `path`: a directory or a pattern of 16 bank files,
-/// or one file read by the shared-memory images' rule ([`super::memory`]): `format` if
-/// given, else its extension, else its content; `flag` names the option that gives the
-/// format, for a file its content cannot decide.
-pub fn load_memory_dump(
-    path: &Path,
-    format: Option<MemoryFormat>,
-    flag: &str,
-) -> Result<MemoryDump, InputError> {
-    if path.is_dir() || (is_pattern(path) && !path.exists()) {
-        let files = bank_files(path)?;
-        let mut bytes = Vec::with_capacity(MEMORY_BYTES);
-        for (k, file) in files.iter().enumerate() {
-            let text = read_text(file, limits::BANK_HEX)?;
-            let bank = parse_bank(file, &text)
-                .map_err(|e| err(&e.path, format!("bank {k}: {}", e.message)))?;
-            bytes.extend_from_slice(&bank);
+impl MemoryDump {
+    /// Read an expected shared memory from `path`: a directory or a pattern of 16 bank files,
+    /// or one file read by the shared-memory images' rule ([`super::memory`]): `format` if
+    /// given, else its extension, else its content; `flag` names the option that gives the
+    /// format, for a file its content cannot decide.
+    pub fn load(
+        path: &Path,
+        format: Option<MemoryFormat>,
+        flag: &str,
+    ) -> Result<MemoryDump, InputError> {
+        if path.is_dir() || (is_pattern(path) && !path.exists()) {
+            let files = bank_files(path)?;
+            let mut bytes = Vec::with_capacity(MEMORY_BYTES);
+            for (k, file) in files.iter().enumerate() {
+                let text = read_text(file, limits::BANK_HEX)?;
+                let bank = parse_bank(file, &text)
+                    .map_err(|e| err(&e.path, format!("bank {k}: {}", e.message)))?;
+                bytes.extend_from_slice(&bank);
+            }
+            return Ok(MemoryDump {
+                bytes,
+                format: DumpFormat::Banks,
+                files,
+            });
         }
-        return Ok(MemoryDump {
-            bytes,
-            format: DumpFormat::Banks,
-            files,
-        });
+        let image = MemoryImage::load(path, format, flag)?;
+        Ok(MemoryDump {
+            bytes: image.bytes,
+            format: match image.format {
+                MemoryFormat::Hex => DumpFormat::Hex,
+                MemoryFormat::Raw => DumpFormat::Raw,
+            },
+            files: vec![path.to_path_buf()],
+        })
     }
-    let image = load_memory_image(path, format, flag)?;
-    Ok(MemoryDump {
-        bytes: image.bytes,
-        format: match image.format {
-            MemoryFormat::Hex => DumpFormat::Hex,
-            MemoryFormat::Raw => DumpFormat::Raw,
-        },
-        files: vec![path.to_path_buf()],
-    })
 }
 
 /// Whether the file name of `path` has a wildcard (`*` or `?`).

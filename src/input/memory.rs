@@ -47,6 +47,47 @@ impl MemoryFormat {
         }
     }
 
+    /// The format of a memory file gpu16 writes at `path`: `$writememh`-style text where the
+    /// extension names a text (`.hex`, `.mem`, `.vmem`, `.txt`), raw bytes otherwise (`-`,
+    /// `.bin`, any other name).
+    /// Reading a file written as `format.encode(memory)` back gives `memory`, zero-extended
+    /// to 4096 bytes.
+    pub fn written_at(path: &Path) -> MemoryFormat {
+        MemoryFormat::of_extension(path).unwrap_or(MemoryFormat::Raw)
+    }
+
+    /// `memory` (at most 4096 bytes; zero past its end) as a file in this format. The text is
+    /// `$writememh`-style: a comment, then for each 16-byte row that is not all zero, its
+    /// 16 hex bytes, with `@addr` wherever rows were skipped. Reading either back gives
+    /// `memory`, zero-extended to 4096 bytes.
+    pub fn encode(self, memory: &[u8]) -> Vec<u8> {
+        let memory = &memory[..memory.len().min(MEMORY_BYTES)];
+        match self {
+            MemoryFormat::Raw => memory.to_vec(),
+            MemoryFormat::Hex => {
+                use std::fmt::Write;
+                let mut text = String::from(
+                    "// gpu16 shared memory ($readmemh): hex bytes from @addr; unlisted bytes are 0\n",
+                );
+                let mut next = 0;
+                for (row, bytes) in memory.chunks(16).enumerate() {
+                    if bytes.iter().all(|&b| b == 0) {
+                        continue;
+                    }
+                    let at = row * 16;
+                    if at != next {
+                        let _ = writeln!(text, "@{at:03x}");
+                    }
+                    let line: Vec<String> = bytes.iter().map(|b| format!("{b:02x}")).collect();
+                    text.push_str(&line.join(" "));
+                    text.push('\n');
+                    next = at + bytes.len();
+                }
+                text.into_bytes()
+            }
+        }
+    }
+
     /// The format `path`'s extension names, if it names one ([`TEXT_EXTENSIONS`],
     /// [`RAW_EXTENSIONS`]); `None` for another extension, none, or `-`.
     pub(crate) fn of_extension(path: &Path) -> Option<MemoryFormat> {
@@ -82,111 +123,67 @@ pub struct MemoryImage {
     pub(crate) format: MemoryFormat,
 }
 
-/// Read the memory image at `path` (`-`: stdin) by the module's rule: `format` if given,
-/// else the extension, else the content. `flag` names the option that gives the format
-/// (`--mem-format`, `memory_format=`), for the error of a file the content cannot decide.
-pub fn load_memory_image(
-    path: &Path,
-    format: Option<MemoryFormat>,
-    flag: &str,
-) -> Result<MemoryImage, InputError> {
-    let named = format.or_else(|| MemoryFormat::of_extension(path));
-    let ((bytes, given), format) = match named {
-        Some(format) => (
-            decode(path, &read(path, format.limit())?, format, flag)?,
+impl MemoryImage {
+    /// Read the memory image at `path` (`-`: stdin) by the module's rule: `format` if given,
+    /// else the extension, else the content. `flag` names the option that gives the format
+    /// (`--mem-format`, `memory_format=`), for the error of a file the content cannot decide.
+    pub fn load(
+        path: &Path,
+        format: Option<MemoryFormat>,
+        flag: &str,
+    ) -> Result<MemoryImage, InputError> {
+        let named = format.or_else(|| MemoryFormat::of_extension(path));
+        let ((bytes, given), format) = match named {
+            Some(format) => (
+                decode(path, &read(path, format.limit())?, format, flag)?,
+                format,
+            ),
+            None => {
+                // The larger of the two limits bounds the read; the content then says which
+                // format, and so which limit, applies.
+                let (bytes, more) = read_capped(path, limits::MEMORY_HEX.bytes)?;
+                if more {
+                    let format = if is_text(&bytes) {
+                        MemoryFormat::Hex
+                    } else {
+                        MemoryFormat::Raw
+                    };
+                    return Err(limits::too_large_input(path, format.limit()));
+                }
+                let format = sniff(path, &bytes, flag)?;
+                (decode(path, &bytes, format, flag)?, format)
+            }
+        };
+        Ok(MemoryImage {
+            bytes,
+            given,
             format,
-        ),
-        None => {
-            // The larger of the two limits bounds the read; the content then says which
-            // format, and so which limit, applies.
-            let (bytes, more) = read_capped(path, limits::MEMORY_HEX.bytes)?;
-            if more {
-                let format = if is_text(&bytes) {
-                    MemoryFormat::Hex
-                } else {
-                    MemoryFormat::Raw
-                };
-                return Err(limits::too_large_input(path, format.limit()));
+        })
+    }
+
+    /// The memory image of `bytes` handed over in memory (a Python caller's), named `name` in
+    /// errors, read by the same rule as a file: `format` if given, else by content. `flag`
+    /// names the argument that gives the format.
+    pub fn from_bytes(
+        name: &Path,
+        bytes: &[u8],
+        format: Option<MemoryFormat>,
+        flag: &str,
+    ) -> Result<MemoryImage, InputError> {
+        let format = match format {
+            Some(f) => f,
+            None => {
+                limits::check(name, limits::MEMORY_HEX, bytes.len() as u64)?;
+                sniff(name, bytes, flag)?
             }
-            let format = sniff(path, &bytes, flag)?;
-            (decode(path, &bytes, format, flag)?, format)
-        }
-    };
-    Ok(MemoryImage {
-        bytes,
-        given,
-        format,
-    })
-}
-
-/// The memory image of `bytes` handed over in memory (a Python caller's), named `name` in
-/// errors, read by the same rule as a file: `format` if given, else by content. `flag`
-/// names the argument that gives the format.
-pub fn memory_image_from(
-    name: &Path,
-    bytes: &[u8],
-    format: Option<MemoryFormat>,
-    flag: &str,
-) -> Result<MemoryImage, InputError> {
-    let format = match format {
-        Some(f) => f,
-        None => {
-            limits::check(name, limits::MEMORY_HEX, bytes.len() as u64)?;
-            sniff(name, bytes, flag)?
-        }
-    };
-    limits::check(name, format.limit(), bytes.len() as u64)?;
-    let (bytes, given) = decode(name, bytes, format, flag)?;
-    Ok(MemoryImage {
-        bytes,
-        given,
-        format,
-    })
-}
-
-/// `memory` (at most 4096 bytes; zero past its end) as the file gpu16 writes at `path`:
-/// `$writememh`-style text where the extension names a text (`.hex`, `.mem`, `.vmem`, `.txt`),
-/// raw bytes otherwise (`-`, `.bin`, any other name). Reading it back gives `memory`,
-/// zero-extended to 4096 bytes.
-pub fn encode_memory_file(memory: &[u8], path: &Path) -> Vec<u8> {
-    encode_memory(memory, written_format(path))
-}
-
-/// The format a memory file gpu16 writes at `path` takes: text where the extension names a
-/// text (`TEXT_EXTENSIONS`), raw bytes otherwise (`-`, `.bin`, any other name).
-pub(crate) fn written_format(path: &Path) -> MemoryFormat {
-    MemoryFormat::of_extension(path).unwrap_or(MemoryFormat::Raw)
-}
-
-/// `memory` (at most 4096 bytes; zero past its end) as a file in `format`. The text is
-/// `$writememh`-style: a comment, then for each 16-byte row that is not all zero, its
-/// 16 hex bytes, with `@addr` wherever rows were skipped. Reading either back gives
-/// `memory`, zero-extended to 4096 bytes.
-pub(crate) fn encode_memory(memory: &[u8], format: MemoryFormat) -> Vec<u8> {
-    let memory = &memory[..memory.len().min(MEMORY_BYTES)];
-    match format {
-        MemoryFormat::Raw => memory.to_vec(),
-        MemoryFormat::Hex => {
-            use std::fmt::Write;
-            let mut text = String::from(
-                "// gpu16 shared memory ($readmemh): hex bytes from @addr; unlisted bytes are 0\n",
-            );
-            let mut next = 0;
-            for (row, bytes) in memory.chunks(16).enumerate() {
-                if bytes.iter().all(|&b| b == 0) {
-                    continue;
-                }
-                let at = row * 16;
-                if at != next {
-                    let _ = writeln!(text, "@{at:03x}");
-                }
-                let line: Vec<String> = bytes.iter().map(|b| format!("{b:02x}")).collect();
-                text.push_str(&line.join(" "));
-                text.push('\n');
-                next = at + bytes.len();
-            }
-            text.into_bytes()
-        }
+        };
+        limits::check(name, format.limit(), bytes.len() as u64)?;
+        let (bytes, given) = decode(name, bytes, format, flag)?;
+        Ok(MemoryImage {
+            bytes,
+            given,
+            format,
+        })
     }
 }
 
@@ -271,7 +268,8 @@ mod tests {
     use super::*;
 
     fn image(bytes: &[u8], format: Option<MemoryFormat>) -> Result<MemoryImage, String> {
-        memory_image_from(Path::new("m"), bytes, format, "--mem-format").map_err(|e| e.message)
+        MemoryImage::from_bytes(Path::new("m"), bytes, format, "--mem-format")
+            .map_err(|e| e.message)
     }
 
     #[test]
@@ -371,7 +369,7 @@ mod tests {
         memory[0] = 1;
         memory[0x11] = 0xab;
         memory[0xfff] = 0xff;
-        let text = String::from_utf8(encode_memory(&memory, MemoryFormat::Hex)).unwrap();
+        let text = String::from_utf8(MemoryFormat::Hex.encode(&memory)).unwrap();
         let body: Vec<&str> = text.lines().skip(1).collect();
         assert_eq!(
             body,
@@ -383,15 +381,21 @@ mod tests {
             ]
         );
         for format in MemoryFormat::ALL {
-            let file = encode_memory(&memory[..], format);
+            let file = format.encode(&memory[..]);
             assert_eq!(image(&file, None).unwrap().bytes, memory, "{format:?}");
         }
         // A short image: zero past its end, either way.
-        let short = encode_memory(&[7, 8], MemoryFormat::Hex);
+        let short = MemoryFormat::Hex.encode(&[7, 8]);
         assert_eq!(&image(&short, None).unwrap().bytes[..3], &[7, 8, 0]);
-        assert_eq!(written_format(Path::new("d.VMEM")), MemoryFormat::Hex);
-        assert_eq!(written_format(Path::new("d.dat")), MemoryFormat::Raw);
-        assert_eq!(written_format(Path::new("-")), MemoryFormat::Raw);
+        assert_eq!(
+            MemoryFormat::written_at(Path::new("d.VMEM")),
+            MemoryFormat::Hex
+        );
+        assert_eq!(
+            MemoryFormat::written_at(Path::new("d.dat")),
+            MemoryFormat::Raw
+        );
+        assert_eq!(MemoryFormat::written_at(Path::new("-")), MemoryFormat::Raw);
     }
 
     #[test]

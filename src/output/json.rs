@@ -15,7 +15,8 @@
 //! `error` is on every object of a command that did not succeed: for a run that failed, an
 //! object with `rule` and `message` and the failure's own fields (`failure`); for a run
 //! that never started (a file it cannot load, outputs it cannot write), a string, the message
-//! stderr gets, with `stage` and the `file` it names ([`not_run`]).
+//! stderr gets, with `stage` and the `file` it names (the binary's
+//! `commands::json_out::not_run`).
 //!
 //! [`run_document`] puts together the whole object of a run that started; `gpu16 run --json`
 //! prints it and the Python binding (`python/`) returns it, so the two cannot drift apart.
@@ -32,7 +33,6 @@ use gpu16_machine::{
 };
 use serde::Serialize;
 use serde_json::{json, Value};
-use std::path::Path;
 
 fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write;
@@ -316,18 +316,6 @@ pub fn event(e: &Event) -> Value {
     }
 }
 
-/// Why a run never started, for `--json`: `error` is the message stderr gets, `stage` says
-/// what stopped it (`load`: a program or memory file; `usage`: the flags, such as an output
-/// naming an input; `output`: an output file it cannot write) and `file` is the file the
-/// message names, if one.
-pub fn not_run(stage: &str, message: &str, file: Option<&Path>) -> Value {
-    let mut v = json!({"error": message, "stage": stage});
-    if let Some(file) = file {
-        v["file"] = json!(file.display().to_string());
-    }
-    v
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -362,19 +350,6 @@ mod tests {
                  "holder": 12, "since": 99},
                 {"core": 14, "frame": 1, "ip": 5, "state": "bank_conflict"},
             ])
-        );
-    }
-
-    #[test]
-    fn a_run_that_never_started_has_an_error_string() {
-        let v = not_run("load", "p.bin: cannot read", Some(Path::new("p.bin")));
-        assert_eq!(
-            v,
-            json!({"error": "p.bin: cannot read", "stage": "load", "file": "p.bin"})
-        );
-        assert_eq!(
-            not_run("usage", "x", None),
-            json!({"error": "x", "stage": "usage"})
         );
     }
 }

@@ -77,7 +77,8 @@ pub fn write<'a>(
             let result = p.output.write(|w| -> Result<(), String> {
                 match (p.file, events.as_mut()) {
                     (RunFile::MemoryDump, _) => {
-                        let bytes = memory::encode_memory_file(&state.memory[..], p.output.path());
+                        let bytes = memory::MemoryFormat::written_at(p.output.path())
+                            .encode(&state.memory[..]);
                         w.write_all(&bytes).map_err(|e| e.to_string())
                     }
                     (RunFile::MemoryPicture(palette, scale), _) => {

@@ -14,7 +14,7 @@ use crate::run_output::events::Recorder;
 use crate::run_output::see::{state_of, Outcome, SeeOptions};
 use crate::run_output::{png, trace, vcd};
 use gpu16::debugger::Session;
-use gpu16::input::memory::{memory_image_from, MemoryFormat};
+use gpu16::input::{MemoryFormat, MemoryImage};
 use gpu16::output::json as run_json;
 use gpu16::ProgramInput;
 use gpu16_asm::{Assembly, Diagnostics, SourceMap};
@@ -172,7 +172,7 @@ impl Play {
         let memory = if memory_text.trim().is_empty() {
             assembly.memory.clone().unwrap_or_default()
         } else {
-            match memory_image_from(
+            match MemoryImage::from_bytes(
                 Path::new("memory"),
                 memory_text.as_bytes(),
                 Some(MemoryFormat::Hex),
