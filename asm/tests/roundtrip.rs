@@ -3,24 +3,9 @@
 //! bnz targets inside and past the folded `ready` fill.
 
 use gpu16_asm::{assemble, disassemble};
+// The workspace's one random source (SplitMix64), which every generator and test draws from.
+use gpu16_gen::rng::Rng;
 use gpu16_machine::Program;
-
-/// xorshift64*: reproducible random bytes without a dependency.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn byte(&mut self) -> u8 {
-        self.next() as u8
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 /// Random frames, patched just enough to load: a valid fence, an IF_Num that fits, no
 /// reserved ld/st mode. Some frames are biased toward `ready` so fill folding is exercised.
@@ -40,7 +25,7 @@ fn random_image(rng: &mut Rng, frames: usize) -> Vec<u8> {
         for _ in 0..n {
             let ready_from = rng.below(17) as usize;
             for slot in 0..16 {
-                let mut w = rng.next() as u16;
+                let mut w = rng.next_u64() as u16;
                 if slot >= ready_from {
                     w = 0xf000;
                 }
@@ -64,7 +49,7 @@ fn round_trip(img: &[u8]) {
 
 #[test]
 fn random_loadable_images() {
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15);
     for _ in 0..500 {
         let frames = 1 + rng.below(12) as usize;
         round_trip(&random_image(&mut rng, frames));
@@ -162,10 +147,10 @@ fn random_instruction(rng: &mut Rng) -> (String, u16) {
 
 #[test]
 fn generated_sources_assemble_to_the_table_and_round_trip() {
-    let mut rng = Rng(42);
+    let mut rng = Rng::new(42);
     for _ in 0..300 {
         let frames = 1 + rng.below(4) as usize;
-        let mut src = format!(".cf mask={:#x}\n", rng.next() as u16);
+        let mut src = format!(".cf mask={:#x}\n", rng.next_u64() as u16);
         let mut want = Vec::new();
         for _ in 0..frames {
             src.push_str(".if\n");
