@@ -146,6 +146,20 @@ pub enum TaskLog {
     All,
 }
 
+impl TaskLog {
+    /// The three, in the order `--tasks` lists them.
+    pub const ALL: [TaskLog; 3] = [TaskLog::None, TaskLog::Summary, TaskLog::All];
+
+    /// The name `--tasks` and the Python package's `tasks=` take: `none`, `summary`, `all`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TaskLog::None => "none",
+            TaskLog::Summary => "summary",
+            TaskLog::All => "all",
+        }
+    }
+}
+
 /// Everything that selects a machine's behaviour besides the program and memory image.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Config {

@@ -76,6 +76,7 @@ def run(
     *,
     name: str = "<string>",
     memory_format: Optional[str] = None,
+    tasks: str = "all",
 ) -> Dict[str, Any]:
     """Run ``program`` and return the object ``gpu16 run --json`` prints, as a dict.
 
@@ -87,6 +88,11 @@ def run(
     ``auto``; ``dialect`` is ``spec`` or ``mcst``; ``issue`` is ``in-order`` or
     ``lookahead``; ``timing`` is a ``--timing`` value such as ``"cf=3,broadcast=2"`` or
     ``"mcst-rtl"`` (with ``dialect="mcst"``); ``max_cycles`` is the watchdog (default 2**32).
+    ``tasks`` is how much of the task timeline the dict keeps, as ``--tasks`` says:
+    ``"all"`` (every task under ``tasks``), ``"summary"`` (``task_summary`` only) or
+    ``"none"`` (counts only). Every task is a dict, so a long run (an mcst program that
+    never halts issues tasks until the watchdog) wants ``"summary"``: with ``"all"``, an
+    mcst run stops with ``task_log_full`` at 2**22 tasks, as ``gpu16 run`` does.
 
     A run that fails (a fault, the watchdog, a livelock) is not an exception: the dict has
     an ``error`` object, as in ``run --json``. A program that does not assemble raises
@@ -104,6 +110,7 @@ def run(
         max_cycles,
         name,
         memory_format,
+        tasks,
     )
     return _json.loads(text)
 
@@ -153,6 +160,7 @@ class Machine:
         *,
         name: str = "<string>",
         memory_format: Optional[str] = None,
+        tasks: str = "all",
     ) -> None:
         self._m = _native.Machine(
             program,
@@ -165,6 +173,7 @@ class Machine:
             max_cycles,
             name,
             memory_format,
+            tasks,
         )
 
     def step(self, cycles: int = 1) -> str:

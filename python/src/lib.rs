@@ -8,7 +8,7 @@
 #![deny(missing_docs)]
 
 use gpu16::input::{self, MemoryFormat, SourceError};
-use gpu16::machine::{Config, Dialect, IssuePolicy, Program};
+use gpu16::machine::{Config, Dialect, IssuePolicy, Program, TaskLog};
 use gpu16::{BackendKind, Runner};
 use gpu16_asm::SourceMap;
 use gpu16_gen::{Profile, MAX_GROUPS};
@@ -105,7 +105,7 @@ fn disassemble(image: Cow<'_, [u8]>, dialect: &str) -> PyResult<String> {
 /// input that cannot be loaded or an option out of range raises.
 #[pyfunction]
 #[pyo3(signature = (program, memory, backend, dialect, timing, issue, bank_conflicts,
-                    max_cycles, name, memory_format = None))]
+                    max_cycles, name, memory_format = None, tasks = "all"))]
 #[allow(clippy::too_many_arguments)]
 fn run_json(
     py: Python<'_>,
@@ -119,6 +119,7 @@ fn run_json(
     max_cycles: Option<u64>,
     name: &str,
     memory_format: Option<&str>,
+    tasks: &str,
 ) -> PyResult<String> {
     let RunInputs {
         runner,
@@ -137,6 +138,7 @@ fn run_json(
         max_cycles,
         name,
         memory_format,
+        tasks,
     )?;
     // The run does not touch Python objects: let other threads run meanwhile.
     let document = py.detach(|| {
@@ -168,6 +170,7 @@ pub(crate) fn run_inputs(
     max_cycles: Option<u64>,
     name: &str,
     memory_format: Option<&str>,
+    tasks: &str,
 ) -> PyResult<RunInputs> {
     // No memory given: the source's `.data`, if any (as `gpu16 run` without `--mem`).
     let given = if memory.is_none() {
@@ -198,11 +201,13 @@ pub(crate) fn run_inputs(
             "max_cycles: {max_cycles} is not in 0..={MAX_CYCLE_LIMIT}"
         )));
     }
+    let tasks = one_of("task log", tasks, &TaskLog::ALL.map(|t| (t.name(), t)))?;
     let config = Config {
         issue,
         bank_conflicts,
         max_cycles,
         timing,
+        tasks,
         ..Config::default()
     };
     gpu16::dialect::check_config(&config, dialect).map_err(PyValueError::new_err)?;

@@ -31,7 +31,7 @@ fn status_name(status: Status) -> &'static str {
 impl Machine {
     #[new]
     #[pyo3(signature = (program, memory, backend, dialect, timing, issue, bank_conflicts,
-                        max_cycles, name, memory_format = None))]
+                        max_cycles, name, memory_format = None, tasks = "all"))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         program: &Bound<'_, PyAny>,
@@ -44,6 +44,7 @@ impl Machine {
         max_cycles: Option<u64>,
         name: &str,
         memory_format: Option<&str>,
+        tasks: &str,
     ) -> PyResult<Self> {
         let RunInputs {
             runner,
@@ -62,6 +63,7 @@ impl Machine {
             max_cycles,
             name,
             memory_format,
+            tasks,
         )?;
         let live = gpu16::live::machine(runner, program, &memory, &config)
             .map_err(|e| PyRuntimeError::new_err(format!("the JIT cannot start: {e}")))?;

@@ -68,3 +68,24 @@ def test_generate_in_the_mcst_dialect():
     assert "error" not in result
     with pytest.raises(ValueError, match="task memory holds 64 frames"):
         gpu16.generate(7, groups=13, dialect="mcst")
+
+
+def test_a_program_that_never_halts_keeps_no_task_list_with_tasks_summary():
+    # No .halt: the task scheduler wraps round its 64 frames and issues tasks until the
+    # watchdog, one every few cycles; "summary" keeps counts, not a dict per task.
+    never = ".cf mask=0xffff\n.if\n    add r1, r2, r3\n    ready\n" * 32
+    r = gpu16.run(never, dialect="mcst", backend="interp", max_cycles=100_000,
+                  tasks="summary")
+    assert r["error"]["rule"] == "watchdog"
+    assert r["task_log"] == "summary"
+    assert r["tasks"] is None
+    assert r["task_summary"]["tasks"] > 1_000
+    full = gpu16.run(never, dialect="mcst", backend="interp", max_cycles=1_000)
+    assert full["task_log"] == "all"
+    assert len(full["tasks"]) == full["task_summary"]["tasks"]
+    with pytest.raises(ValueError, match="unknown task log `some` \\(one of none, summary, all\\)"):
+        gpu16.run(never, dialect="mcst", tasks="some")
+    m = gpu16.Machine(never, dialect="mcst", backend="interp", max_cycles=1_000,
+                      tasks="none")
+    m.run()
+    assert m.report()["task_log"] == "none"

@@ -83,11 +83,7 @@ pub(crate) fn report(r: &RunReport) -> Value {
         },
     });
     v["stats"] = super::stats::json(r);
-    v["task_log"] = json!(match r.config.tasks {
-        TaskLog::All => "all",
-        TaskLog::Summary => "summary",
-        TaskLog::None => "none",
-    });
+    v["task_log"] = json!(r.config.tasks.name());
     v["tasks"] = Value::Null;
     if r.config.tasks == TaskLog::All {
         v["tasks"] = r.tasks.iter().map(|t| json!(Task::of(t))).collect();
@@ -194,6 +190,17 @@ pub(crate) fn failure(f: &RunFailure) -> Value {
             e["period"] = json!(period);
             e["cycle"] = json!(cycle);
             e["next_frame"] = json!(next_frame);
+            e["cores"] = unfinished(cores);
+        }
+        RunError::EndlessWalk {
+            frame,
+            walk,
+            cycle,
+            cores,
+        } => {
+            e["frame"] = json!(frame);
+            e["walk"] = json!(walk);
+            e["cycle"] = json!(cycle);
             e["cores"] = unfinished(cores);
         }
         RunError::Stopped {
