@@ -236,7 +236,58 @@ fn the_bundled_example_runs_as_the_readme_says() {
         "{}",
         stderr(&o)
     );
-    assert!(stderr(&o).contains("watchdog"), "{}", stderr(&o));
+    // The livelock proof: CF 0 in cycle 0, its broadcast in 1..=4 (TP to 2 as it is
+    // delivered), then the 62 zero frames as empty control frames, one a cycle from cycle
+    // 5, frame 63 in cycle 66, so TP is back at frame 0 after cycle 66. The core's task
+    // (start 5, `ready` in 5) ended long before.
+    assert!(
+        stderr(&o).contains(
+            ": livelock: the task scheduler's walk reaches no halt (.halt) nor any stop \
+             frame that could end the run: it goes round control frames 0, 2..63 for ever; \
+             the run stopped at cycle 67, after it came back to frame 0; no core was running"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    // Below that cycle, the watchdog stops it first.
+    let o = gpu16(&[
+        "run",
+        s(&p),
+        "--dialect",
+        "mcst",
+        "-q",
+        "--max-cycles",
+        "60",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["error"]["rule"], "watchdog");
+    assert_eq!(v["error"]["limit"], 60);
+    // The same proof on every engine, with its frames and cycle under --json.
+    for backend in ["interp", "jit", "auto"] {
+        let o = gpu16(&[
+            "run",
+            s(&p),
+            "--dialect",
+            "mcst",
+            "-q",
+            "--json",
+            "--backend",
+            backend,
+        ]);
+        assert_eq!(o.status.code(), Some(1), "{backend}");
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let e = &v["error"];
+        assert_eq!(
+            (&e["rule"], &e["frame"], &e["cycle"], &v["cycles"]),
+            (&"livelock".into(), &0.into(), &67.into(), &67.into()),
+            "{backend}"
+        );
+        let walk: Vec<u64> = [0].into_iter().chain(2..64).collect();
+        assert_eq!(e["walk"], serde_json::json!(walk), "{backend}");
+        assert_eq!(v["task_summary"]["tasks"], 1, "{backend}");
+    }
 }
 
 /// Under round robin a later core can store first: cores 0 and 1 store their R0 (1 and 2)

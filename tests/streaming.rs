@@ -338,3 +338,51 @@ fn the_human_report_with_a_spooled_task_table_is_the_report_built_in_memory() {
         assert_eq!(stdout(&o), gpu16::output::human::report(&report, &g.memory));
     }
 }
+
+/// A full `$TMPDIR` (here, a file-size limit the spool of stdin runs into, with SIGXFSZ
+/// ignored so the write fails rather than killing the process) is an error about keeping
+/// the stream, naming the frame and the directory, never an unreadable input.
+#[cfg(unix)]
+#[test]
+fn a_spool_that_cannot_be_written_is_not_an_unreadable_input() {
+    use std::io::Write as _;
+    use std::process::{Command, Stdio};
+    let dir = scratch("streaming", "spool-full");
+    // 4,096 frames of a legal program, 128 KiB: the spool writes its first 64 KiB as frame
+    // 2,047 (byte offset 65,504) is kept, past the 16 KiB the limit allows.
+    let group = generate(5, 3, Profile::Alu).image;
+    let mut image = Vec::new();
+    while image.len() < 4096 * 32 {
+        image.extend_from_slice(&group);
+    }
+    image.truncate(image.len() / group.len() * group.len());
+    let mut child = Command::new("sh")
+        .args([
+            "-c",
+            "trap '' XFSZ; ulimit -f 16 && exec \"$0\" run -q -",
+            env!("CARGO_BIN_EXE_gpu16"),
+        ])
+        .env("TMPDIR", &dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pipe = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let _ = pipe.write_all(&image);
+    });
+    let o = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o).trim_end(),
+        format!(
+            "error: -: frame 2047 (byte offset 65504): cannot keep it: the temporary file in \
+             $TMPDIR ({}) that keeps stdin for the run's second pass cannot take it: File too \
+             large (os error 27)",
+            dir.display()
+        )
+    );
+    assert!(stdout(&o).is_empty(), "no report: {}", stdout(&o));
+}

@@ -179,55 +179,16 @@ fn mcst_control(cf: &ControlFrame, f: usize, out: &mut Vec<Finding>) {
 /// a task).
 fn scheduler_walk(program: &Program, out: &mut Vec<Finding>) -> bool {
     let len = program.len();
-    let header = |p: usize| -> u16 {
-        if p < len {
-            let b = program.raw(p);
-            u16::from_le_bytes([b[0], b[1]])
-        } else {
-            0
-        }
-    };
-    let mut as_cf = [false; TASK_MEMORY_FRAMES];
-    let mut as_if = [false; TASK_MEMORY_FRAMES];
-    let mut came_from: [Option<usize>; TASK_MEMORY_FRAMES] = [None; TASK_MEMORY_FRAMES];
-    let mut halts = false;
-    // A stop frame with no instruction frames and another NextCF (a frame sync) ends the
-    // run only where the scheduler waits there for a busy core or comes by a group's
-    // NextCF jump: never on a walk that runs no task, whose cores are always idle.
-    let (mut frame_sync, mut runs_a_task) = (false, false);
-    let mut past_end = false;
-    let mut p = 0usize;
-    // One successor a frame: the walk is a path that ends at a halt or in a cycle.
-    while !as_cf[p] {
-        as_cf[p] = true;
-        past_end |= p >= len;
-        let h = header(p);
-        if (h >> 6) & 3 == 3 {
-            break; // a load error; the loader reports it
-        }
-        let n = usize::from(h & 0x3F);
-        let stop = h & 0x4000 != 0;
-        let next_cf = usize::from((h >> 8) & 0x3F);
-        for k in 1..=n {
-            as_if[(p + k) % TASK_MEMORY_FRAMES] = true;
-        }
-        // A group with a mask of 0 runs on no core.
-        runs_a_task |= n > 0 && p < len && program.raw(p)[2..4] != [0, 0];
-        let next = if stop {
-            if n == 0 && next_cf == p {
-                halts = true;
-                break;
-            }
-            frame_sync |= n == 0;
-            next_cf
-        } else {
-            (p + n + 1) % TASK_MEMORY_FRAMES
-        };
-        if came_from[next].is_none() {
-            came_from[next] = Some(p);
-        }
-        p = next;
-    }
+    let walk = program.mcst_walk();
+    let (cfs, ifs) = (walk.control_frames(), walk.instr_frames);
+    let as_cf = |f: usize| cfs & (1 << f) != 0;
+    let as_if = |f: usize| ifs & (1 << f) != 0;
+    let past_end = walk.path.iter().any(|&p| p >= len);
+    // A frame sync ends the run only where the scheduler waits there for a busy core or
+    // comes by a group's NextCF jump: never on a walk that runs no task and jumps from no
+    // group, whose cores are always idle ([`McstWalk::may_end`]).
+    let halts = walk.may_end();
+    let frame_sync = walk.frame_sync;
     let mut say = |frame: usize, message: String| {
         out.push(Finding {
             frame,
@@ -235,8 +196,6 @@ fn scheduler_walk(program: &Program, out: &mut Vec<Finding>) -> bool {
             message,
         })
     };
-    // A frame sync on a walk that runs a task may end the run.
-    halts |= frame_sync && runs_a_task;
     if !halts {
         let past = if frame_sync {
             ", and its stop frames without instruction frames end a run only where the \
@@ -253,8 +212,8 @@ fn scheduler_walk(program: &Program, out: &mut Vec<Finding>) -> bool {
         );
     }
     for f in 0..len {
-        if as_cf[f] && matches!(program.kind(f), FrameKind::Instr { .. }) {
-            let from = came_from[f].map_or(String::new(), |c| {
+        if as_cf(f) && matches!(program.kind(f), FrameKind::Instr { .. }) {
+            let from = walk.came_from[f].map_or(String::new(), |c| {
                 format!(" (after the control frame at frame {c})")
             });
             say(
@@ -265,12 +224,12 @@ fn scheduler_walk(program: &Program, out: &mut Vec<Finding>) -> bool {
     }
     let mut f = 0;
     while f < len {
-        if as_cf[f] || as_if[f] {
+        if as_cf(f) || as_if(f) {
             f += 1;
             continue;
         }
         let start = f;
-        while f < len && !as_cf[f] && !as_if[f] {
+        while f < len && !as_cf(f) && !as_if(f) {
             f += 1;
         }
         let msg = if f - start == 1 {

@@ -215,47 +215,121 @@ pub enum FrameKind {
     },
 }
 
-/// The MCST dialect: the frames the task scheduler can read as control frames, as a mask
-/// (bit p for frame p). Which frames it reads as CFs depends only on task memory (IF_Num,
-/// the stop bit and NextCF), never on what the cores compute, so it is a walk over the 64
-/// positions: after a CF at `p` with `n` IFs comes `p + n + 1`, or NextCF if it has the stop
-/// bit (after its group, or by a jump when IF_Num is 0). A fence-3 frame ends its path.
-fn mcst_control_frames(image: &[[u8; FRAME_BYTES]]) -> u64 {
-    let frame = |p: usize| image.get(p).copied().unwrap_or([0; FRAME_BYTES]);
-    let mut seen = 0u64;
-    let mut todo = vec![0usize];
-    while let Some(p) = todo.pop() {
-        if seen & (1 << p) != 0 {
-            continue;
+/// The MCST dialect's task scheduler walking task memory from frame 0: which frames it
+/// reads as control frames and which it broadcasts, and how its walk ends. The walk depends
+/// only on task memory (IF_Num, the stop bit and NextCF), never on what the cores compute:
+/// after a control frame at `p` with `n` instruction frames comes `p + n + 1`, or NextCF if
+/// it has the stop bit (after its group's last broadcast, or by a jump when `n` is 0). Each
+/// frame has one successor, so the walk is a path that ends at a halt, at a frame with the
+/// reserved fence value 3 (a load error), or back at a frame it has read: a loop it goes
+/// round for as long as the run lasts. The loader, `check`, the run's warnings and the
+/// MCST run's livelock proof all read task memory through this one walk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct McstWalk {
+    /// The frames read as control frames, in the order the walk first reaches them.
+    pub path: Vec<usize>,
+    /// The frames broadcast as instruction frames (bit `p` for frame `p`).
+    pub instr_frames: u64,
+    /// For each frame read as a control frame but frame 0, the control frame the walk
+    /// came from.
+    pub came_from: [Option<usize>; TASK_MEMORY_FRAMES],
+    /// The halt it ends at: a stop frame with no instruction frames whose NextCF is its own
+    /// index.
+    pub halt: Option<usize>,
+    /// The frame with the reserved fence value 3 it ends at.
+    pub reserved_fence: Option<usize>,
+    /// The frame it comes back to, where it ends neither at a halt nor at a reserved fence.
+    pub loops_to: Option<usize>,
+    /// Whether it reads a frame sync: a stop frame with no instruction frames and another
+    /// NextCF, which ends a run where the scheduler waits there for a busy core or comes by
+    /// a group's NextCF jump (mcst-dialect.md section 3.4), and is jumped over otherwise.
+    pub frame_sync: bool,
+    /// Whether a group on it runs a task: instruction frames and a mask that is not 0.
+    pub runs_a_task: bool,
+    /// Whether a stop group with instruction frames is on it: its last broadcast jumps to
+    /// NextCF.
+    pub group_jumps: bool,
+}
+
+impl McstWalk {
+    /// The walk over `image`, zero frames past its end.
+    pub fn of(image: &[[u8; FRAME_BYTES]]) -> McstWalk {
+        let frame = |p: usize| image.get(p).copied().unwrap_or([0; FRAME_BYTES]);
+        let mut walk = McstWalk {
+            path: Vec::new(),
+            instr_frames: 0,
+            came_from: [None; TASK_MEMORY_FRAMES],
+            halt: None,
+            reserved_fence: None,
+            loops_to: None,
+            frame_sync: false,
+            runs_a_task: false,
+            group_jumps: false,
+        };
+        let mut read = 0u64;
+        let mut p = 0usize;
+        loop {
+            if read & (1 << p) != 0 {
+                walk.loops_to = Some(p);
+                return walk;
+            }
+            read |= 1 << p;
+            walk.path.push(p);
+            let bytes = frame(p);
+            let header = u16::from_le_bytes([bytes[0], bytes[1]]);
+            if (header >> 6) & 3 == 3 {
+                walk.reserved_fence = Some(p);
+                return walk;
+            }
+            let n = usize::from(header & 0x3F);
+            let stop = header & 0x4000 != 0;
+            let next_cf = usize::from((header >> 8) & 0x3F);
+            for k in 1..=n {
+                walk.instr_frames |= 1 << ((p + k) % TASK_MEMORY_FRAMES);
+            }
+            walk.runs_a_task |= n > 0 && bytes[2..4] != [0, 0];
+            let next = match (stop, n) {
+                (true, 0) if next_cf == p => {
+                    walk.halt = Some(p);
+                    return walk;
+                }
+                (true, 0) => {
+                    walk.frame_sync = true;
+                    next_cf
+                }
+                (true, _) => {
+                    walk.group_jumps = true;
+                    next_cf
+                }
+                (false, _) => (p + n + 1) % TASK_MEMORY_FRAMES,
+            };
+            if read & (1 << next) == 0 {
+                walk.came_from[next] = Some(p);
+            }
+            p = next;
         }
-        seen |= 1 << p;
-        let bytes = frame(p);
-        let header = u16::from_le_bytes([bytes[0], bytes[1]]);
-        if (header >> 6) & 3 == 3 {
-            continue;
-        }
-        let n = usize::from(header & 0x3F);
-        let stop = header & 0x4000 != 0;
-        let next_cf = usize::from((header >> 8) & 0x3F);
-        todo.push(if stop {
-            next_cf
-        } else {
-            (p + n + 1) % TASK_MEMORY_FRAMES
-        });
     }
-    seen
-}
 
-/// The header word of frame `p` of task memory (zero past the image).
-fn mcst_header(image: &[[u8; FRAME_BYTES]], p: usize) -> u16 {
-    image.get(p).map_or(0, |b| u16::from_le_bytes([b[0], b[1]]))
-}
+    /// The frames read as control frames, as a mask (bit `p` for frame `p`).
+    pub fn control_frames(&self) -> u64 {
+        self.path.iter().fold(0, |m, &p| m | 1 << p)
+    }
 
-/// The MCST dialect: the first frame with the reserved fence value 3 that the task
-/// scheduler can read as a control frame, if any.
-fn mcst_reserved_fence(image: &[[u8; FRAME_BYTES]]) -> Option<usize> {
-    let cfs = mcst_control_frames(image);
-    (0..TASK_MEMORY_FRAMES).find(|&p| cfs & (1 << p) != 0 && (mcst_header(image, p) >> 6) & 3 == 3)
+    /// Whether the walk reads a stop frame with no instruction frames (a halt or a frame
+    /// sync), the only frames at which a run can end.
+    pub fn reaches_a_stop(&self) -> bool {
+        self.halt.is_some() || self.frame_sync
+    }
+
+    /// Whether a run can end other than at the watchdog: the walk reaches a halt (or a
+    /// reserved fence, which does not load), or a frame sync that something can make end a
+    /// run: a task that may still run when the scheduler arrives, or a group's NextCF jump.
+    /// When false, the run goes round the loop back to [`McstWalk::loops_to`] for ever.
+    pub fn may_end(&self) -> bool {
+        self.halt.is_some()
+            || self.reserved_fence.is_some()
+            || (self.frame_sync && (self.runs_a_task || self.group_jumps))
+    }
 }
 
 /// A program image whose layout has been checked: frames are kept as raw bytes (the image
@@ -325,6 +399,17 @@ pub enum LoadError {
         /// Why the read failed.
         message: String,
     },
+    /// A frame was read but could not be kept for the run's second pass: a stream that
+    /// cannot be read twice (stdin) is kept, as it is read, in a temporary file, and that
+    /// file could not take it (a full or missing `$TMPDIR`). The input itself is fine.
+    Keep {
+        /// The index of the frame that could not be kept.
+        frame: usize,
+        /// Its byte offset in the stream.
+        offset: u64,
+        /// Where it was to be kept, and why that failed.
+        message: String,
+    },
     /// An instruction word is `ld` or `st` with a reserved mode (2 or 3).
     ReservedMode {
         /// The instruction frame's index.
@@ -368,6 +453,9 @@ impl fmt::Display for LoadError {
             LoadError::Read { frame, offset, message } => {
                 write!(f, "frame {frame} (byte offset {offset}): cannot read: {message}")
             }
+            LoadError::Keep { frame, offset, message } => {
+                write!(f, "frame {frame} (byte offset {offset}): cannot keep it: {message}")
+            }
             LoadError::TooLong { frames } => {
                 write!(f, "image has {frames} frames; at most 2^32 - 1 are supported")
             }
@@ -385,6 +473,7 @@ impl LoadError {
             | LoadError::ReservedFence { frame }
             | LoadError::Truncated { frame, .. }
             | LoadError::Read { frame, .. }
+            | LoadError::Keep { frame, .. }
             | LoadError::ReservedMode { frame, .. } => Some(*frame),
             LoadError::Length { .. }
             | LoadError::Empty
@@ -442,7 +531,7 @@ impl Program {
             });
         }
         if dialect == Dialect::Mcst {
-            if let Some(frame) = mcst_reserved_fence(&frames) {
+            if let Some(frame) = McstWalk::of(&frames).reserved_fence {
                 return Err(LoadError::ReservedFence { frame });
             }
         }
@@ -493,17 +582,17 @@ impl Program {
     }
 
     /// MCST dialect: whether the task scheduler can reach a stop frame with IF_Num 0 (a
-    /// halt, or a frame sync), the only frames that end a run. Without one the scheduler
-    /// wraps forever and only the watchdog ends the run. Always true in the spec dialect.
+    /// halt, or a frame sync), the only frames that end a run ([`McstWalk::reaches_a_stop`]).
+    /// Without one the scheduler wraps forever and only the watchdog ends the run. Always
+    /// true in the spec dialect.
     pub fn can_end(&self) -> bool {
-        if self.dialect == Dialect::Spec {
-            return true;
-        }
-        let cfs = mcst_control_frames(&self.frames);
-        (0..TASK_MEMORY_FRAMES).any(|p| {
-            let h = mcst_header(&self.frames, p);
-            cfs & (1 << p) != 0 && h & 0x4000 != 0 && h & 0x3F == 0
-        })
+        self.dialect == Dialect::Spec || self.mcst_walk().reaches_a_stop()
+    }
+
+    /// The MCST task scheduler's walk over this image's task memory (read as the MCST
+    /// dialect reads it, whatever the program's dialect).
+    pub fn mcst_walk(&self) -> McstWalk {
+        McstWalk::of(&self.frames)
     }
 
     /// The number of frames, control and instruction.
@@ -616,5 +705,76 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    /// An MCST control frame's bytes, by hand: header (IF_Num bits 5:0, fence 7:6, NextCF
+    /// 13:8, stop 14) and mask.
+    fn mcst_cf(if_num: u16, fence: u16, stop: bool, next_cf: u16, mask: u16) -> [u8; 32] {
+        let header = if_num | fence << 6 | next_cf << 8 | u16::from(stop) << 14;
+        let mut b = [0u8; 32];
+        b[..2].copy_from_slice(&header.to_le_bytes());
+        b[2..4].copy_from_slice(&mask.to_le_bytes());
+        b
+    }
+
+    #[test]
+    fn the_mcst_walk_ends_at_a_halt() {
+        // CF 0 (one IF), IF 1, halt at 2.
+        let image = [
+            mcst_cf(1, 0, false, 0, 1),
+            [0; 32],
+            mcst_cf(0, 0, true, 2, 0),
+        ];
+        let w = McstWalk::of(&image);
+        assert_eq!(w.path, [0, 2]);
+        assert_eq!(
+            (w.halt, w.loops_to, w.reserved_fence),
+            (Some(2), None, None)
+        );
+        assert_eq!(w.instr_frames, 0b10);
+        assert_eq!(w.came_from[2], Some(0));
+        assert!(w.runs_a_task && w.may_end() && w.reaches_a_stop());
+    }
+
+    #[test]
+    fn an_mcst_walk_without_a_halt_wraps_through_the_zero_frames() {
+        // CF 0 and its IF; frames 2..63 are zero, empty control frames; then frame 0 again.
+        let image = [mcst_cf(1, 0, false, 0, 1), [0; 32]];
+        let w = McstWalk::of(&image);
+        let expected: Vec<usize> = [0].into_iter().chain(2..64).collect();
+        assert_eq!(w.path, expected);
+        assert_eq!((w.halt, w.loops_to), (None, Some(0)));
+        assert!(!w.reaches_a_stop() && !w.may_end());
+        assert_eq!(w.control_frames(), !0b10);
+    }
+
+    #[test]
+    fn frame_syncs_end_an_mcst_walk_only_with_a_task_or_a_group_jump() {
+        // Two stop frames without IFs whose NextCFs point at each other: with every core
+        // idle, each jumps on; the loop is 0, 1.
+        let syncs = [mcst_cf(0, 0, true, 1, 1), mcst_cf(0, 0, true, 0, 1)];
+        let w = McstWalk::of(&syncs);
+        assert_eq!((w.path.clone(), w.loops_to), (vec![0, 1], Some(0)));
+        assert!(w.frame_sync && w.reaches_a_stop() && !w.may_end());
+        // A stop group of mask 0 runs no task, but its last IF jumps to NextCF, and a frame
+        // sync reached by a jump ends the run once every core is idle.
+        let jump = [
+            mcst_cf(1, 0, true, 2, 0),
+            [0; 32],
+            mcst_cf(0, 0, true, 0, 1),
+        ];
+        let w = McstWalk::of(&jump);
+        assert_eq!(w.path, [0, 2]);
+        assert!(!w.runs_a_task && w.group_jumps && w.may_end());
+        // A task on the walk may be running when the scheduler reaches the frame sync.
+        let task = [
+            mcst_cf(1, 0, false, 0, 1),
+            [0; 32],
+            mcst_cf(0, 0, true, 0, 1),
+        ];
+        assert!(McstWalk::of(&task).may_end());
+        // A reserved fence ends the walk (the image does not load).
+        let reserved = [mcst_cf(0, 3, false, 0, 1)];
+        assert_eq!(McstWalk::of(&reserved).reserved_fence, Some(0));
     }
 }

@@ -436,7 +436,8 @@ impl<B: Backend + 'static> Live for Machine<B> {
                 Err(failure) => match &failure.error {
                     RunError::Watchdog { cores, .. }
                     | RunError::Stopped { cores, .. }
-                    | RunError::Livelock { cores, .. } => cores.clone(),
+                    | RunError::Livelock { cores, .. }
+                    | RunError::EndlessWalk { cores, .. } => cores.clone(),
                     _ => Vec::new(),
                 },
             },

@@ -177,6 +177,22 @@ pub enum RunError {
         /// The first frame the scheduler had not processed, if any.
         next_frame: Option<usize>,
     },
+    /// The MCST dialect: the run was proven never to end. The task scheduler's walk over
+    /// task memory reaches no halt, and no frame sync that anything could make end the run
+    /// ([`crate::frame::McstWalk::may_end`]), so it goes round a loop of control frames for
+    /// ever: `walk`, from `frame`, where the loop begins. The run stopped at `cycle`, as it
+    /// began after the scheduler came back to `frame`; `cores` lists every unfinished core
+    /// as the watchdog would at that cycle.
+    EndlessWalk {
+        /// The frame the loop begins at, where the scheduler came back.
+        frame: usize,
+        /// The control frames of the loop, in the order the scheduler reads them.
+        walk: Vec<usize>,
+        /// The cycle at which the run stopped.
+        cycle: u64,
+        /// Every unfinished core, as the watchdog would list them at `cycle`.
+        cores: Vec<UnfinishedCore>,
+    },
     /// The run was stopped from outside (`cause`: a wall-clock limit, or the user) at
     /// `cycle`, where it had come: it ends as the watchdog would with that limit, with every
     /// unfinished core listed, and the state is the machine's when that cycle began.
@@ -282,6 +298,23 @@ impl fmt::Display for RunError {
                 }
                 write_unfinished(f, cores)
             }
+            RunError::EndlessWalk {
+                frame,
+                walk,
+                cycle,
+                cores,
+            } => {
+                let s = if walk.len() == 1 { "" } else { "s" };
+                write!(
+                    f,
+                    "livelock: the task scheduler's walk reaches no halt (.halt) nor any stop \
+                     frame that could end the run: it goes round control frame{s} {} for \
+                     ever; the run stopped at cycle {cycle}, after it came back to frame \
+                     {frame}",
+                    frame_runs(walk)
+                )?;
+                write_unfinished(f, cores)
+            }
             RunError::Stopped {
                 cause,
                 cycle,
@@ -330,7 +363,7 @@ impl RunError {
         match self {
             RunError::Fault { rule, .. } => rule.name(),
             RunError::Watchdog { .. } => "watchdog",
-            RunError::Livelock { .. } => "livelock",
+            RunError::Livelock { .. } | RunError::EndlessWalk { .. } => "livelock",
             RunError::Stopped { cause, .. } => cause.name(),
             RunError::TaskLogFull { .. } => "task_log_full",
             RunError::Backend { .. } => "backend",
@@ -342,7 +375,9 @@ impl RunError {
     /// The frame the failure names, if any.
     pub fn frame(&self) -> Option<usize> {
         match self {
-            RunError::Fault { frame, .. } | RunError::Livelock { frame, .. } => Some(*frame),
+            RunError::Fault { frame, .. }
+            | RunError::Livelock { frame, .. }
+            | RunError::EndlessWalk { frame, .. } => Some(*frame),
             RunError::Watchdog { .. } | RunError::Stopped { .. } | RunError::TaskLogFull { .. } => {
                 None
             }
@@ -353,6 +388,25 @@ impl RunError {
 }
 
 impl std::error::Error for RunError {}
+
+/// Frame numbers as a list with consecutive runs joined: `0, 2..63`.
+fn frame_runs(frames: &[usize]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < frames.len() {
+        let mut j = i;
+        while j + 1 < frames.len() && frames[j + 1] == frames[j] + 1 {
+            j += 1;
+        }
+        parts.push(match j - i {
+            0 => frames[i].to_string(),
+            1 => format!("{}, {}", frames[i], frames[j]),
+            _ => format!("{}..{}", frames[i], frames[j]),
+        });
+        i = j + 1;
+    }
+    parts.join(", ")
+}
 
 /// The unfinished cores of a watchdog or livelock report, one line each.
 fn write_unfinished(f: &mut fmt::Formatter<'_>, cores: &[UnfinishedCore]) -> fmt::Result {

@@ -336,19 +336,40 @@ fn acq_waits_for_every_core_and_next_cf_jumps() {
 }
 
 #[test]
-fn no_halt_ends_at_the_watchdog() {
+fn no_halt_stops_as_a_livelock_after_one_lap() {
+    // CF 0 in cycle 0, its IF's broadcast in 1..=4 (TP to 2 as it is delivered), the 62
+    // zero frames as empty control frames from cycle 5, one a cycle (they need no core),
+    // frame 63 in 66: TP is back at frame 0, and the run stops as cycle 67 begins. The
+    // same under both timings: only the task's start differs (5, or 8 with the RTL's fill).
     let p = program(&[cf(1, 0, 0, false, 1, &[]), code(&[READY])]);
-    let mut interp = gpu16_interp::Interpreter::new();
-    let c = Config {
-        max_cycles: 500,
-        ..config(Timing::mcst_rtl())
-    };
-    let failure = run(&mut interp, &p, &[], &c).unwrap_err();
-    assert!(matches!(
-        failure.error,
-        RunError::Watchdog { limit: 500, .. }
-    ));
-    assert_eq!(failure.state.cycles, 500);
+    let walk: Vec<usize> = [0].into_iter().chain(2..64).collect();
+    for timing in [Timing::default(), Timing::mcst_rtl()] {
+        let mut interp = gpu16_interp::Interpreter::new();
+        let failure = run(&mut interp, &p, &[], &config(timing)).unwrap_err();
+        assert_eq!(
+            failure.error,
+            RunError::EndlessWalk {
+                frame: 0,
+                walk: walk.clone(),
+                cycle: 67,
+                cores: Vec::new(),
+            }
+        );
+        assert_eq!(failure.error.rule_name(), "livelock");
+        assert_eq!(failure.state.cycles, 67);
+        assert_eq!(failure.state.task_summary.tasks, 1);
+        // Below the proof's cycle the watchdog stops it first.
+        let c = Config {
+            max_cycles: 60,
+            ..config(timing)
+        };
+        let failure = run(&mut interp, &p, &[], &c).unwrap_err();
+        assert!(matches!(
+            failure.error,
+            RunError::Watchdog { limit: 60, .. }
+        ));
+        assert_eq!(failure.state.cycles, 60);
+    }
 }
 
 #[test]
@@ -509,11 +530,19 @@ fn round_robin_starts_after_the_last_core_granted() {
 
 #[test]
 fn a_run_without_end_keeps_a_bounded_task_log() {
-    // No halt: one CF of 63 IFs (the zero frames after it, with no cores), so the scheduler
-    // issues a task every 4 cycles and wraps to frame 0 for ever. With every task logged
-    // the run stops when the log is full, long before the watchdog.
-    let p = program(&[cf(63, 0, 0, false, 0, &[])]);
-    assert!(!p.can_end());
+    // No halt, and a frame sync that never ends the run: a task on core 0, an empty CF that
+    // waits for every core (so all are idle as the scheduler reaches frame 3), and a frame
+    // sync at 3 that finds them idle in its first cycle, so it jumps to frame 0 for ever.
+    // The walk may end (a task runs on it), so no livelock is proven: the scheduler issues
+    // a task a lap without end. With every task logged the run stops when the log is full,
+    // long before the watchdog.
+    let p = program(&[
+        cf(1, 0, 0, false, 1, &[]),
+        code(&[READY]),
+        cf(0, 0, 0, false, 0xFFFF, &[]),
+        cf(0, 0, 0, true, 1, &[]),
+    ]);
+    assert!(p.can_end() && p.mcst_walk().may_end());
     let mut interp = gpu16_interp::Interpreter::new();
     let c = Config {
         max_cycles: 1 << 32,

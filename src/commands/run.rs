@@ -165,8 +165,9 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
     };
     if program.as_ref().is_some_and(|p| !p.can_end()) {
         stderr_line!(
-            "warning: {}: the task scheduler never reaches a stop frame (.halt), so it wraps to \
-             frame 0 and runs again until the watchdog (--max-cycles) ends the run",
+            "warning: {}: the task scheduler never reaches a stop frame (.halt), so it goes \
+             round the same frames for ever: the run stops as a livelock after one lap, or \
+             at the watchdog (--max-cycles) if a core never ends its task",
             gpu16::shown::path(&args.program)
         );
     }
@@ -178,7 +179,7 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
         stderr_line!(
             "warning: {}: the task scheduler reaches only stop frames that are frame syncs \
              (no .halt) and runs no task, so no core is ever busy for one of them to wait on: \
-             the run goes on until the watchdog (--max-cycles) ends it",
+             the run stops as a livelock after one lap",
             gpu16::shown::path(&args.program)
         );
     }

@@ -1449,7 +1449,9 @@ impl Session {
             }
             Snapshot::Failed { failure: f, .. } => {
                 let cycle = match &f.error {
-                    RunError::Fault { cycle, .. } | RunError::Livelock { cycle, .. } => *cycle,
+                    RunError::Fault { cycle, .. }
+                    | RunError::Livelock { cycle, .. }
+                    | RunError::EndlessWalk { cycle, .. } => *cycle,
                     _ => f.state.cycles,
                 };
                 let mut v = json!({"event": "fault", "cycle": cycle});

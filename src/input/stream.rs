@@ -147,21 +147,23 @@ impl FrameSource for FrameStream {
             } => {
                 // Past the spool: reading stdin again, and keeping what it gives.
                 *replay = None;
-                match fill(stdin, &mut frame) {
+                let got = fill(stdin, &mut frame);
+                if let Ok(FRAME_BYTES) = got {
                     // A failed write is the spool's, not stdin's (issue 33: a full
                     // $TMPDIR read as an unreadable input frame).
-                    Ok(FRAME_BYTES) => spool.push(&frame).map(|()| FRAME_BYTES).map_err(|e| {
-                        io::Error::new(
-                            e.kind(),
-                            format!(
-                                "the temporary file stdin is kept in, in $TMPDIR ({}), cannot \
-                                 take it: {e}",
+                    if let Err(e) = spool.push(&frame) {
+                        return Err(LoadError::Keep {
+                            frame: self.frames as usize,
+                            offset: self.frames * FRAME_BYTES as u64,
+                            message: format!(
+                                "the temporary file in $TMPDIR ({}) that keeps stdin for the \
+                                 run's second pass cannot take it: {e}",
                                 std::env::temp_dir().display()
                             ),
-                        )
-                    }),
-                    other => other,
+                        });
+                    }
                 }
+                got
             }
         };
         let got = got.map_err(|e| self.read_error(e.to_string()))?;

@@ -84,6 +84,7 @@ pub(crate) fn unfinished(error: &RunError) -> &[UnfinishedCore] {
     match error {
         RunError::Watchdog { cores, .. }
         | RunError::Livelock { cores, .. }
+        | RunError::EndlessWalk { cores, .. }
         | RunError::Stopped { cores, .. } => cores,
         RunError::Fault { .. }
         | RunError::TaskLogFull { .. }

@@ -16,7 +16,7 @@ mod ts;
 pub use crate::slot_run::{SlotExit, SlotRun, SlotState};
 
 use crate::config::{Config, SlotTiming, TaskLog, TASK_LOG_LIMIT};
-use crate::frame::{Fence, Program, FRAME_BYTES, TASK_MEMORY_FRAMES};
+use crate::frame::{Fence, McstWalk, Program, FRAME_BYTES, TASK_MEMORY_FRAMES};
 use crate::isa::{Flow, Instr, MemOp, FRAME_INSTRS};
 use crate::memory::{BankAccesses, MemoryStats, BANKS, MEMORY_BYTES};
 use crate::observe::{Event, Executed, Observer, Progress, StallCause};
@@ -120,6 +120,46 @@ pub(crate) struct Machine {
     /// A core's part ended in the cycle being run: the scheduler may decide otherwise in
     /// the next one.
     changed: bool,
+    /// The livelock proof, where the scheduler's walk can never end the run.
+    endless: Option<Lap>,
+}
+
+/// A walk that can never end the run ([`McstWalk::may_end`]): the loop it goes round, and
+/// how often the scheduler has arrived at the loop's first frame. One lap is run, so the
+/// loop is seen; the run stops as the cycle after the second arrival begins.
+struct Lap {
+    /// The loop's control frames, from its first.
+    walk: Vec<usize>,
+    /// The task pointer after the scheduler's last decision.
+    tp: usize,
+    /// Arrivals at `walk[0]` (frame 0, where the run starts, counts).
+    arrivals: u32,
+}
+
+impl Lap {
+    /// The lap of `walk`, if it proves the run endless.
+    fn of(walk: McstWalk) -> Option<Lap> {
+        let first = walk.loops_to.filter(|_| !walk.may_end())?;
+        let at = walk.path.iter().position(|&p| p == first)?;
+        Some(Lap {
+            walk: walk.path[at..].to_vec(),
+            tp: 0,
+            arrivals: u32::from(first == 0),
+        })
+    }
+
+    /// Note where the scheduler's decisions left the task pointer; true when it has just
+    /// come back to the loop's first frame.
+    fn moved_to(&mut self, tp: usize) -> bool {
+        if tp == self.tp {
+            return false;
+        }
+        self.tp = tp;
+        if tp == self.walk[0] {
+            self.arrivals += 1;
+        }
+        self.arrivals >= 2
+    }
 }
 
 impl Machine {
@@ -155,6 +195,7 @@ impl Machine {
             executed: Vec::new(),
             frames_done: 0,
             changed: false,
+            endless: Lap::of(McstWalk::of(image)),
         }
     }
 
@@ -184,9 +225,23 @@ impl Machine {
                     });
                 }
             }
+            if self.endless.as_ref().is_some_and(|l| l.arrivals >= 2) {
+                self.report_executed(observer, u64::MAX);
+                let walk = self.endless.as_ref().map_or(Vec::new(), |l| l.walk.clone());
+                return Err(RunError::EndlessWalk {
+                    frame: walk[0],
+                    walk,
+                    cycle: t,
+                    cores: self.unfinished(),
+                });
+            }
             if self.scheduler(t, observer)? {
                 self.report_executed(observer, u64::MAX);
                 return Ok(());
+            }
+            if let Some(lap) = &mut self.endless {
+                // The run stops as the next cycle begins: no cycle between is skipped.
+                self.changed |= lap.moved_to(self.ts.tp);
             }
             if t >= self.config.max_cycles {
                 self.report_executed(observer, u64::MAX);

@@ -135,8 +135,9 @@ impl<'a, B: Backend, O: Observer> Run<'a, B, O> {
                 let cycle = match &error {
                     RunError::Fault { cycle, .. } | RunError::Livelock { cycle, .. } => *cycle,
                     RunError::Watchdog { limit, .. } => *limit,
-                    RunError::Stopped { cycle, .. } => *cycle,
-                    RunError::TaskLogFull { cycle, .. } => *cycle,
+                    RunError::Stopped { cycle, .. }
+                    | RunError::TaskLogFull { cycle, .. }
+                    | RunError::EndlessWalk { cycle, .. } => *cycle,
                     RunError::Backend { .. } | RunError::Internal { .. } | RunError::Load(_) => {
                         run.end_cycle()
                     }
