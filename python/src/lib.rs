@@ -143,9 +143,9 @@ fn run_json(
     // The run does not touch Python objects: let other threads run meanwhile.
     let document = py.detach(|| {
         let outcome = gpu16::run(runner, &program, &memory, &config);
-        gpu16::output::json::run_document(&outcome, source_map.as_ref())
+        gpu16::output::json::run_document_text(&outcome, source_map.as_ref())
     });
-    Ok(document.to_string())
+    Ok(document)
 }
 
 /// What a run is asked for, checked: `run_json`'s and `Machine`'s arguments.

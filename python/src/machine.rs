@@ -165,6 +165,6 @@ impl Machine {
     /// The object `gpu16 run --json` prints for the run so far (or the whole run, once over).
     fn report_json(&mut self) -> String {
         let outcome = self.live.report();
-        gpu16::output::json::run_document(&outcome, self.map.as_ref()).to_string()
+        gpu16::output::json::run_document_text(&outcome, self.map.as_ref())
     }
 }

@@ -1433,13 +1433,18 @@ impl Session {
         }
     }
 
-    /// The `end` or `fault` event of a session whose run is over.
+    /// The `end` or `fault` event of a session whose run is over. Its JSON is built only in
+    /// JSON mode, with the tasks written as text ([`output::json::text_with_tasks`]): a run
+    /// of millions of tasks never holds them as JSON values.
     fn final_event(&self) -> String {
         match &self.state {
             Snapshot::Ended(r) => {
-                let mut v = json!({"event": "end", "cycle": r.cycles});
-                merge(&mut v, output::json::report(r));
-                line(self.json, v, || {
+                if self.json {
+                    let mut v = json!({"event": "end", "cycle": r.cycles});
+                    merge(&mut v, output::json::report_keys(r));
+                    return output::json::text_with_tasks(&v, r) + "\n";
+                }
+                line(false, Value::Null, || {
                     format!(
                         "the program ended after {} cycles\n{}",
                         r.cycles,
@@ -1454,16 +1459,19 @@ impl Session {
                     | RunError::EndlessWalk { cycle, .. } => *cycle,
                     _ => f.state.cycles,
                 };
-                let mut v = json!({"event": "fault", "cycle": cycle});
-                let mut failure = output::json::failure(f);
-                if let Some(m) = &self.map {
-                    output::json::locate(
-                        &mut failure,
-                        &output::location::FailureLocations::of(&f.error, m),
-                    );
+                if self.json {
+                    let mut v = json!({"event": "fault", "cycle": cycle});
+                    let mut failure = output::json::failure_keys(f);
+                    if let Some(m) = &self.map {
+                        output::json::locate(
+                            &mut failure,
+                            &output::location::FailureLocations::of(&f.error, m),
+                        );
+                    }
+                    merge(&mut v, failure);
+                    return output::json::text_with_tasks(&v, &f.state) + "\n";
                 }
-                merge(&mut v, failure);
-                line(self.json, v, || {
+                line(false, Value::Null, || {
                     let at = match &f.error {
                         RunError::Fault { frame, ip, .. } => self
                             .location(*frame, *ip)

@@ -46,6 +46,15 @@ fn hex(bytes: &[u8]) -> String {
 
 /// The report of a successful run.
 pub(crate) fn report(r: &RunReport) -> Value {
+    let mut v = report_keys(r);
+    if r.config.tasks == TaskLog::All {
+        v["tasks"] = r.tasks.iter().map(|t| json!(Task::of(t))).collect();
+    }
+    v
+}
+
+/// [`report`] with `tasks` left `null`, for [`text_with_tasks`] to write.
+pub(crate) fn report_keys(r: &RunReport) -> Value {
     let mut v = json!({
         "backend": r.backend,
         "cycles": r.cycles,
@@ -85,10 +94,42 @@ pub(crate) fn report(r: &RunReport) -> Value {
     v["stats"] = super::stats::json(r);
     v["task_log"] = json!(r.config.tasks.name());
     v["tasks"] = Value::Null;
-    if r.config.tasks == TaskLog::All {
-        v["tasks"] = r.tasks.iter().map(|t| json!(Task::of(t))).collect();
-    }
     v
+}
+
+/// The text of `v`, a run's object built with `tasks` left `null` ([`report_keys`]), with
+/// `tasks` written straight from `r`'s records where the run kept them all: a task costs
+/// its few dozen bytes of text, never a JSON value (about 1 KB), so a run of millions of
+/// tasks can be printed or handed over. The same bytes as `v` with `tasks` as [`report`]
+/// builds it (an object's keys, and a [`Task`]'s fields, are in alphabetical order).
+pub(crate) fn text_with_tasks(v: &Value, r: &RunReport) -> String {
+    let Value::Object(keys) = v else {
+        return v.to_string();
+    };
+    let mut out: Vec<u8> = Vec::new();
+    out.push(b'{');
+    for (n, (key, value)) in keys.iter().enumerate() {
+        if n > 0 {
+            out.push(b',');
+        }
+        // Writing to a Vec cannot fail, and every key and value serializes.
+        let _ = serde_json::to_writer(&mut out, key);
+        out.push(b':');
+        if key == "tasks" && r.config.tasks == TaskLog::All {
+            out.push(b'[');
+            for (i, t) in r.tasks.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                let _ = serde_json::to_writer(&mut out, &Task::of(t));
+            }
+            out.push(b']');
+        } else {
+            let _ = serde_json::to_writer(&mut out, value);
+        }
+    }
+    out.push(b'}');
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// One element of `tasks`: the task's instruction `frame`, its cores' `mask`, its `fence`
@@ -122,16 +163,38 @@ impl Task {
 }
 
 /// The `run --json` object of a run that started, finished or failed: `report` or
-/// `failure` (located in the source through `source_map`, for an assembled program).
+/// a failure (located in the source through `source_map`, for an assembled program).
 /// Its `outputs` is empty: the binary's `run`, which writes files, lists them there.
 pub fn run_document(
     outcome: &Result<RunReport, Box<RunFailure>>,
     source_map: Option<&SourceMap>,
 ) -> Value {
+    document_with(outcome, source_map, report)
+}
+
+/// [`run_document`] as its text (one line, no newline), with its tasks written straight
+/// from the run's records ([`text_with_tasks`]): what the Python package hands over.
+pub fn run_document_text(
+    outcome: &Result<RunReport, Box<RunFailure>>,
+    source_map: Option<&SourceMap>,
+) -> String {
+    let v = document_with(outcome, source_map, report_keys);
+    match outcome {
+        Ok(r) => text_with_tasks(&v, r),
+        Err(f) => text_with_tasks(&v, &f.state),
+    }
+}
+
+/// [`run_document`] with the run's keys made by `keys` ([`report`] or [`report_keys`]).
+fn document_with(
+    outcome: &Result<RunReport, Box<RunFailure>>,
+    source_map: Option<&SourceMap>,
+    keys: fn(&RunReport) -> Value,
+) -> Value {
     let mut v = match outcome {
-        Ok(r) => report(r),
+        Ok(r) => keys(r),
         Err(f) => {
-            let mut v = failure(f);
+            let mut v = failure_with(f, keys);
             if let Some(map) = source_map {
                 locate(&mut v, &FailureLocations::of(&f.error, map));
             }
@@ -142,9 +205,16 @@ pub fn run_document(
     v
 }
 
-/// A failed run: `error` describes it; the other keys show the state when it stopped.
-pub(crate) fn failure(f: &RunFailure) -> Value {
-    let mut v = report(&f.state);
+/// A failed run, with `tasks` left `null` for [`text_with_tasks`] to write: `error`
+/// describes it; the other keys show the state when it stopped.
+pub(crate) fn failure_keys(f: &RunFailure) -> Value {
+    failure_with(f, report_keys)
+}
+
+/// A failed run's object, with the state's keys made by `keys` ([`report`] or
+/// [`report_keys`]).
+fn failure_with(f: &RunFailure, keys: fn(&RunReport) -> Value) -> Value {
+    let mut v = keys(&f.state);
     let mut e = json!({
         "rule": f.error.rule_name(),
         "message": f.error.to_string(),
@@ -226,7 +296,7 @@ pub(crate) fn failure(f: &RunFailure) -> Value {
     v
 }
 
-/// Add the source locations of an assembled program's failure to its object ([`failure`]):
+/// Add the source locations of an assembled program's failure to its object ([`failure_keys`]):
 /// `error.location` (the instruction a fault or livelock names, else `null`) and each
 /// unfinished core's `location`, each `{"file", "line", "col"}` or `null`.
 pub(crate) fn locate(v: &mut Value, located: &FailureLocations) {
@@ -358,5 +428,48 @@ mod tests {
                 {"core": 14, "frame": 1, "ip": 5, "state": "bank_conflict"},
             ])
         );
+    }
+
+    /// The text written with tasks straight from the records is the same bytes as the
+    /// object built with them as values, finished or failed, with every task log.
+    #[test]
+    fn tasks_written_as_text_are_the_bytes_of_the_values() {
+        use gpu16_machine::{Config, Fence, RunError, TaskRecord};
+        for tasks in TaskLog::ALL {
+            let config = Config {
+                tasks,
+                ..Config::default()
+            };
+            let mut r = RunReport::initial("interp", config, &[7, 0, 9]);
+            r.cycles = 40;
+            r.tasks = (0..3)
+                .map(|i| TaskRecord {
+                    frame: 2 * i + 1,
+                    mask: 0x8001 << i,
+                    fence: [Fence::No, Fence::Acq, Fence::Rel][i],
+                    issue: 3 * i as u64,
+                    start: 3 * i as u64 + 4,
+                    end: if i == 2 { u64::MAX } else { 9 * i as u64 + 6 },
+                })
+                .collect();
+            let done = Ok(r.clone());
+            let text = run_document_text(&done, None);
+            assert_eq!(text, run_document(&done, None).to_string(), "{tasks:?}");
+            let failed = Err(Box::new(RunFailure {
+                error: RunError::Watchdog {
+                    limit: 40,
+                    cores: Vec::new(),
+                    next_frame: Some(5),
+                },
+                state: r,
+            }));
+            let text = run_document_text(&failed, None);
+            assert_eq!(text, run_document(&failed, None).to_string(), "{tasks:?}");
+            let tasks_in = serde_json::from_str::<Value>(&text).unwrap()["tasks"].clone();
+            match tasks {
+                TaskLog::All => assert_eq!(tasks_in.as_array().map(Vec::len), Some(3)),
+                _ => assert_eq!(tasks_in, Value::Null),
+            }
+        }
     }
 }
