@@ -131,21 +131,19 @@ impl<C> CoreTable<C> {
         self.mark(1 << i, mode);
     }
 
-    /// Put the cores of `cores` to sleep, each in the `Mode::Sleeping` that `sleeping` gives
-    /// it: [`CoreTable::set_mode`] for each, with the masks marked once.
-    pub(crate) fn sleep_all(&mut self, cores: u16, sleeping: impl Fn(usize) -> Mode) {
-        if cores == 0 {
-            return;
+    /// Put core `i` to sleep in `mode` (a `Mode::Sleeping`), leaving the masks to
+    /// [`CoreTable::mark_asleep`], which marks a herd's once.
+    pub(crate) fn place_asleep(&mut self, i: usize, mode: Mode) {
+        debug_assert!(matches!(mode, Mode::Sleeping { .. }), "{mode:?}");
+        self.place(i, mode);
+    }
+
+    /// Mark the cores of `cores`, each placed asleep ([`CoreTable::place_asleep`]), in the
+    /// masks: [`CoreTable::set_mode`] for a herd at once.
+    pub(crate) fn mark_asleep(&mut self, cores: u16) {
+        if cores != 0 {
+            self.mark(cores, Mode::Sleeping { bank: 0, addr: 0 });
         }
-        let mut m = cores;
-        while m != 0 {
-            let j = m.trailing_zeros() as usize;
-            m &= m - 1;
-            let mode = sleeping(j);
-            debug_assert!(matches!(mode, Mode::Sleeping { .. }), "{mode:?}");
-            self.place(j, mode);
-        }
-        self.mark(cores, Mode::Sleeping { bank: 0, addr: 0 });
     }
 
     /// Core `i`'s mode and key, leaving the masks to [`CoreTable::mark`].

@@ -29,6 +29,16 @@ pub(crate) struct LockStall {
     pub addr: u16,
 }
 
+/// The run loop's cores as [`LockWaits::settle`] meets them: which are parked to retry,
+/// with their event keys, and where it puts one to sleep (the loop's core table keeps its
+/// mode). Asked core by core in one pass, so a herd goes to sleep in that pass.
+pub(crate) trait Herd {
+    /// Core `j`'s event key if it is parked to retry below the limit, else `None`.
+    fn parked(&self, j: usize) -> Option<EventKey>;
+    /// Core `j` goes to sleep on `addr`.
+    fn asleep(&mut self, j: usize, addr: u16);
+}
+
 /// Every core's lock wait and the stall ledger; see the module docs.
 #[derive(Debug)]
 pub(crate) struct LockWaits {
@@ -267,7 +277,7 @@ impl LockWaits {
         bank: usize,
         holder: u8,
         opened: u64,
-        parked: impl Fn(usize) -> Option<EventKey>,
+        mut herd: impl Herd,
     ) -> u16 {
         let after = EventKey::new(opened, holder);
         let before = EventKey::new(opened + INSTRUCTION_CYCLES, holder);
@@ -280,7 +290,7 @@ impl LockWaits {
             if bank_of(addr) != bank {
                 continue;
             }
-            let Some(key) = parked(j).filter(|&k| k > after && k < before) else {
+            let Some(key) = herd.parked(j).filter(|&k| k > after && k < before) else {
                 continue;
             };
             if let Attempt::Stall(Stall::Lock { .. }) = memory.check(j as u8, key.cycle(), op, addr)
@@ -290,6 +300,7 @@ impl LockWaits {
                 slept |= 1 << j;
                 ld_sync |= u16::from(op == MemOp::LdSync) << j;
                 self.since[j] = key.cycle();
+                herd.asleep(j, addr);
             }
         }
         if slept != 0 {

@@ -13,7 +13,7 @@ use crate::event_key::EventKey;
 use crate::frame_table::FrameTable;
 use crate::held::Held;
 use crate::isa::{Flow, MemOp};
-use crate::lock_wait::LockWaits;
+use crate::lock_wait::{Herd, LockWaits};
 use crate::memory::{bank_of, FaultRule, Refusal, SharedMemory, Stall, Wakes, BANKS};
 use crate::observe::{lock_stall_event, Event, Observer, StallCause};
 use crate::report::{CoreCounters, RunError, RunFailure, RunReport};
@@ -630,20 +630,15 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         else {
             return;
         };
-        let cores = &self.cores;
+        let herd = Table {
+            cores: &mut self.cores,
+            bank,
+            max_cycles: self.config.max_cycles,
+        };
         let slept = self
             .waits
-            .settle(&mut self.memory, bank, holder, opened, |j| {
-                let key = cores.key(j);
-                (matches!(cores.mode(j), Mode::Parked { .. })
-                    && key.cycle() < self.config.max_cycles)
-                    .then_some(key)
-            });
-        let waits = &self.waits;
-        self.cores.sleep_all(slept, |j| Mode::Sleeping {
-            bank,
-            addr: waits.access(j).1,
-        });
+            .settle(&mut self.memory, bank, holder, opened, herd);
+        self.cores.mark_asleep(slept);
     }
 
     fn wake_all(&mut self, wakes: Wakes) {
@@ -660,5 +655,31 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             self.tele.observer.event(lock_stall_event(stall));
             self.cores.park_at(w, at, false);
         }
+    }
+}
+
+/// The run loop's core table as a settling herd meets it ([`Herd`]).
+struct Table<'t, C> {
+    cores: &'t mut CoreTable<C>,
+    /// The bank whose sequence the herd waits on.
+    bank: usize,
+    max_cycles: u64,
+}
+
+impl<C> Herd for Table<'_, C> {
+    fn parked(&self, j: usize) -> Option<EventKey> {
+        let key = self.cores.key(j);
+        (matches!(self.cores.mode(j), Mode::Parked { .. }) && key.cycle() < self.max_cycles)
+            .then_some(key)
+    }
+
+    fn asleep(&mut self, j: usize, addr: u16) {
+        self.cores.place_asleep(
+            j,
+            Mode::Sleeping {
+                bank: self.bank,
+                addr,
+            },
+        );
     }
 }
