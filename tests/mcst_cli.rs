@@ -219,17 +219,12 @@ fn the_bundled_example_runs_as_the_readme_says() {
     std::fs::create_dir_all(&d).unwrap();
     let p = d.join("loop.s");
     std::fs::write(&p, ".cf mask=1\n.if\nready\n").unwrap();
-    let o = gpu16(&[
-        "run",
-        s(&p),
-        "--dialect",
-        "mcst",
-        "-q",
-        "--max-cycles",
-        "1000",
-        "--tasks",
-        "none",
-    ]);
+    let run_loop = |extra: &[&str]| {
+        let mut args = vec!["run", s(&p), "--dialect", "mcst", "-q"];
+        args.extend_from_slice(extra);
+        gpu16(&args)
+    };
+    let o = run_loop(&["--max-cycles", "1000", "--tasks", "none"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr(&o).contains("never reaches a stop frame"),
@@ -250,32 +245,14 @@ fn the_bundled_example_runs_as_the_readme_says() {
         stderr(&o)
     );
     // Below that cycle, the watchdog stops it first.
-    let o = gpu16(&[
-        "run",
-        s(&p),
-        "--dialect",
-        "mcst",
-        "-q",
-        "--max-cycles",
-        "60",
-        "--json",
-    ]);
+    let o = run_loop(&["--max-cycles", "60", "--json"]);
     assert_eq!(o.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["error"]["rule"], "watchdog");
     assert_eq!(v["error"]["limit"], 60);
     // The same proof on every engine, with its frames and cycle under --json.
     for backend in ["interp", "jit", "auto"] {
-        let o = gpu16(&[
-            "run",
-            s(&p),
-            "--dialect",
-            "mcst",
-            "-q",
-            "--json",
-            "--backend",
-            backend,
-        ]);
+        let o = run_loop(&["--json", "--backend", backend]);
         assert_eq!(o.status.code(), Some(1), "{backend}");
         let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
         let e = &v["error"];
