@@ -300,15 +300,23 @@ fn auto_steps_a_frame_until_it_is_hot() {
 #[test]
 fn instruction_frames_past_the_image_run_compiled_too() {
     // One CF whose IF lies past the image's end: task memory there is zero, an IF of 16
-    // nops that runs off IP 15. Then the zero frames are CFs without IFs, and the task
-    // pointer wraps forever, so the watchdog ends the run.
+    // nops that runs off IP 15 (cycles 5 to 20). Then the zero frames are CFs without IFs,
+    // one a cycle from cycle 5, and the task pointer wraps forever: the walk can never end,
+    // so the run stops as a livelock as cycle 67 begins, after frame 63 in cycle 66.
     let mut image = vec![0u8; 32];
     image[0] = 1; // IF_Num 1
     image[2] = 1; // CAV: core 0
     let p = Program::from_image_in(&image, Dialect::Mcst).expect("loads");
     let ((error, state), compiled) = everywhere(&p, &config(Timing::default(), 5_000));
     assert!(
-        matches!(error, Some(RunError::Watchdog { .. })),
+        matches!(
+            error,
+            Some(RunError::EndlessWalk {
+                frame: 0,
+                cycle: 67,
+                ..
+            })
+        ),
         "{error:?}"
     );
     assert!(compiled >= 1);
