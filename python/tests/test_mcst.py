@@ -70,22 +70,32 @@ def test_generate_in_the_mcst_dialect():
         gpu16.generate(7, groups=13, dialect="mcst")
 
 
-def test_a_program_that_never_halts_keeps_no_task_list_with_tasks_summary():
-    # No .halt: the task scheduler wraps round its 64 frames and issues tasks until the
-    # watchdog, one every few cycles; "summary" keeps counts, not a dict per task.
-    never = ".cf mask=0xffff\n.if\n    add r1, r2, r3\n    ready\n" * 32
-    r = gpu16.run(never, dialect="mcst", backend="interp", max_cycles=100_000,
+def test_a_run_without_end_keeps_no_task_list_with_tasks_summary():
+    # A task on core 0, an empty CF that waits for every core, and a frame sync that finds
+    # them all idle in its first cycle, so it jumps back to frame 0: a task every 8 cycles
+    # until the watchdog. "summary" keeps counts, not a dict per task.
+    endless = ".cf mask=1\n.if\n    ready\n.cf mask=0xffff\n.cf mask=1 stop next=0\n"
+    r = gpu16.run(endless, dialect="mcst", backend="interp", max_cycles=100_000,
                   tasks="summary")
     assert r["error"]["rule"] == "watchdog"
     assert r["task_log"] == "summary"
     assert r["tasks"] is None
-    assert r["task_summary"]["tasks"] > 1_000
-    full = gpu16.run(never, dialect="mcst", backend="interp", max_cycles=1_000)
+    assert r["task_summary"]["tasks"] == 100_000 // 8
+    full = gpu16.run(endless, dialect="mcst", backend="interp", max_cycles=1_000)
     assert full["task_log"] == "all"
-    assert len(full["tasks"]) == full["task_summary"]["tasks"]
+    assert len(full["tasks"]) == full["task_summary"]["tasks"] == 1_000 // 8
     with pytest.raises(ValueError, match="unknown task log `some` \\(one of none, summary, all\\)"):
-        gpu16.run(never, dialect="mcst", tasks="some")
-    m = gpu16.Machine(never, dialect="mcst", backend="interp", max_cycles=1_000,
+        gpu16.run(endless, dialect="mcst", tasks="some")
+    m = gpu16.Machine(endless, dialect="mcst", backend="interp", max_cycles=1_000,
                       tasks="none")
     m.run()
     assert m.report()["task_log"] == "none"
+
+
+def test_a_program_without_a_halt_stops_as_a_livelock_after_one_lap():
+    # CF 0 in cycle 0, its broadcast delivered in 4, the 62 zero frames as empty control
+    # frames in cycles 5..66: back at frame 0, the run stops as cycle 67 begins.
+    r = gpu16.run(".cf mask=1\n.if\n    ready\n", dialect="mcst", backend="interp")
+    assert r["error"]["rule"] == "livelock"
+    assert (r["error"]["frame"], r["error"]["cycle"], r["cycles"]) == (0, 67, 67)
+    assert r["error"]["walk"] == [0] + list(range(2, 64))
