@@ -376,7 +376,7 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
                 }
                 print_json(&mut out, json_stream.take(), v);
             } else {
-                let (head, body) = output::human::report_around_tasks(report, &memory);
+                let (head, body) = output::human::TaskTable::around(report, &memory);
                 out.print(&head);
                 // The task table: spooled as the run went, or kept in the report.
                 let spooled = match task_spool.take() {

@@ -15,6 +15,73 @@ use std::path::Path;
 pub struct TaskTable;
 
 impl TaskTable {
+    /// A report ([`report`]) in the two parts the task table goes between, the table
+    /// itself left out, for a caller that writes it from elsewhere (a long run's table,
+    /// spooled to disk as the run went).
+    pub fn around(r: &RunReport, initial: &[u8]) -> (String, String) {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "cycles {}   instructions {}   stalls {}   tasks {}   backend {}",
+            r.cycles, r.instructions, r.stalls, r.task_summary.tasks, r.backend
+        );
+        if r.dialect != gpu16_machine::Dialect::Spec {
+            let _ = writeln!(s, "dialect {}", r.dialect);
+        }
+        if r.config.timing != Timing::default() {
+            let _ = writeln!(s, "timing {}", crate::timing::spec(&r.config.timing));
+        }
+        let head = std::mem::take(&mut s);
+        let ran: Vec<usize> = (0..16).filter(|&i| r.cores[i].ran).collect();
+        if !ran.is_empty() {
+            let _ = writeln!(s, "\nregisters (hex) of the cores that ran");
+            let _ = write!(s, "  core");
+            for i in 0..16 {
+                let _ = write!(s, " {:>3}", format!("r{i}"));
+            }
+            let _ = writeln!(s, "   instr  stalls");
+            for &c in &ran {
+                let _ = write!(s, "  {c:>4}");
+                for v in r.registers[c] {
+                    let _ = write!(s, "  {v:02x}");
+                }
+                let _ = writeln!(
+                    s,
+                    "  {:>6}  {:>6}",
+                    r.cores[c].instructions, r.cores[c].stalls
+                );
+            }
+        }
+        let before = |a: usize| initial.get(a).copied().unwrap_or(0);
+        let changed: Vec<usize> = (0..MEMORY_BYTES)
+            .filter(|&a| r.memory[a] != before(a))
+            .collect();
+        let _ = writeln!(s, "\nshared memory: {} bytes changed", changed.len());
+        let mut rows: Vec<usize> = changed.iter().map(|a| a & !0xF).collect();
+        rows.dedup();
+        const SHOWN: usize = 16;
+        for &row in rows.iter().take(SHOWN) {
+            let _ = write!(s, "  {row:03x}:");
+            for a in row..row + 16 {
+                if r.memory[a] != before(a) {
+                    let _ = write!(s, " {:02x}", r.memory[a]);
+                } else {
+                    let _ = write!(s, " ..");
+                }
+            }
+            let _ = writeln!(s);
+        }
+        if rows.len() > SHOWN {
+            let _ = writeln!(
+                s,
+                "  ... {} more rows changed (use --dump-mem FILE or --json for all)",
+                rows.len() - SHOWN
+            );
+        }
+        s.push_str(&super::stats::human(r));
+        (head, s)
+    }
+
     /// The table's header line.
     pub const HEADER: &'static str = "  frame  cores   fence  issue  start    end\n";
 
@@ -90,78 +157,12 @@ fn push_right(out: &mut Vec<u8>, mut n: u64) {
 
 /// Render a report. `initial` is the memory image the run started from.
 pub fn report(r: &RunReport, initial: &[u8]) -> String {
-    let (mut s, rest) = report_around_tasks(r, initial);
+    let (mut s, rest) = TaskTable::around(r, initial);
     if r.config.tasks == TaskLog::All && !r.tasks.is_empty() {
         s += TaskTable::HEADING;
         s += &TaskTable::of(&r.tasks);
     }
     s + &rest
-}
-
-/// A report in the two parts its task table goes between (the table itself left out, for
-/// a caller that writes it from elsewhere, as a long run's spooled table).
-pub fn report_around_tasks(r: &RunReport, initial: &[u8]) -> (String, String) {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "cycles {}   instructions {}   stalls {}   tasks {}   backend {}",
-        r.cycles, r.instructions, r.stalls, r.task_summary.tasks, r.backend
-    );
-    if r.dialect != gpu16_machine::Dialect::Spec {
-        let _ = writeln!(s, "dialect {}", r.dialect);
-    }
-    if r.config.timing != Timing::default() {
-        let _ = writeln!(s, "timing {}", crate::timing::spec(&r.config.timing));
-    }
-    let head = std::mem::take(&mut s);
-    let ran: Vec<usize> = (0..16).filter(|&i| r.cores[i].ran).collect();
-    if !ran.is_empty() {
-        let _ = writeln!(s, "\nregisters (hex) of the cores that ran");
-        let _ = write!(s, "  core");
-        for i in 0..16 {
-            let _ = write!(s, " {:>3}", format!("r{i}"));
-        }
-        let _ = writeln!(s, "   instr  stalls");
-        for &c in &ran {
-            let _ = write!(s, "  {c:>4}");
-            for v in r.registers[c] {
-                let _ = write!(s, "  {v:02x}");
-            }
-            let _ = writeln!(
-                s,
-                "  {:>6}  {:>6}",
-                r.cores[c].instructions, r.cores[c].stalls
-            );
-        }
-    }
-    let before = |a: usize| initial.get(a).copied().unwrap_or(0);
-    let changed: Vec<usize> = (0..MEMORY_BYTES)
-        .filter(|&a| r.memory[a] != before(a))
-        .collect();
-    let _ = writeln!(s, "\nshared memory: {} bytes changed", changed.len());
-    let mut rows: Vec<usize> = changed.iter().map(|a| a & !0xF).collect();
-    rows.dedup();
-    const SHOWN: usize = 16;
-    for &row in rows.iter().take(SHOWN) {
-        let _ = write!(s, "  {row:03x}:");
-        for a in row..row + 16 {
-            if r.memory[a] != before(a) {
-                let _ = write!(s, " {:02x}", r.memory[a]);
-            } else {
-                let _ = write!(s, " ..");
-            }
-        }
-        let _ = writeln!(s);
-    }
-    if rows.len() > SHOWN {
-        let _ = writeln!(
-            s,
-            "  ... {} more rows changed (use --dump-mem FILE or --json for all)",
-            rows.len() - SHOWN
-        );
-    }
-    s.push_str(&super::stats::human(r));
-    (head, s)
 }
 
 /// The message of a failed run of `program`: `program: ` and the error. With the source map
