@@ -1,6 +1,8 @@
 //! Task-memory frames and program images: the byte layout of control and instruction frames,
 //! the positional decoding of an image (a CF, then IF_Num IFs, then a CF again), and the load
-//! errors of a malformed image, each naming its frame.
+//! errors of a malformed image, each naming its frame; and the MCST dialect's task
+//! scheduler walk of task memory (`McstWalk`), the one reading of which frames it takes as
+//! control frames and whether its walk can end a run.
 
 use crate::dialect::Dialect;
 use crate::isa::{Instr, FRAME_INSTRS};

@@ -3,7 +3,8 @@
 //! cycle in between". It keeps, for every core, the access it sleeps on (or, woken, retries)
 //! and since when, the cycle of its retry, and the ledger of stall cycles charged to it;
 //! and it decides a herd: sleepers woken together of whom all but the first go back to
-//! sleep at once.
+//! sleep at once (the run loop's cores answer a settling herd through `Herd`, so each goes
+//! to sleep in the one pass that finds it).
 //!
 //! The run loop and every [`Port`](crate::backend::Port) (and through the port, each
 //! engine's compiled code) change waits only through these methods. The lock itself (who

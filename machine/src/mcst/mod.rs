@@ -9,6 +9,9 @@
 //! slots request their banks), then bank arbitration, then the memory slots' grants in core
 //! order. A backend with compiled code for a frame runs a core's register-only slots ahead
 //! in one call ([`SlotRun`]); the cycles they fill are then skipped like idle ones.
+//!
+//! Where the scheduler's walk of task memory can never end the run (`McstWalk::may_end` in
+//! `frame.rs`), `Lap` stops it as a livelock as the cycle after its first lap begins.
 
 mod slots;
 mod ts;
