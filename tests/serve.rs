@@ -564,6 +564,162 @@ fn a_run_is_bounded_in_time_and_can_be_stopped() {
     assert!(started.elapsed() < Duration::from_secs(20));
 }
 
+/// An open `GET /api/events` stream: its events, read one by one.
+struct Events(BufReader<TcpStream>);
+
+impl Events {
+    /// Open the stream, or give the status it was refused with.
+    fn open(port: u16, host: &str) -> Result<Events, u16> {
+        let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        write!(stream, "GET /api/events HTTP/1.1\r\nHost: {host}\r\n\r\n").unwrap();
+        let mut r = BufReader::new(stream);
+        let mut head = String::new();
+        loop {
+            let mut line = String::new();
+            r.read_line(&mut line).unwrap();
+            if line == "\r\n" || line.is_empty() {
+                break;
+            }
+            head.push_str(&line.to_ascii_lowercase());
+        }
+        let status: u16 = head.split(' ').nth(1).unwrap().parse().unwrap();
+        if status != 200 {
+            return Err(status);
+        }
+        assert!(head.contains("content-type: text/event-stream"), "{head}");
+        Ok(Events(r))
+    }
+
+    /// The next event: its kind and its data.
+    fn next(&mut self) -> (String, Value) {
+        let (mut kind, mut data) = (String::new(), String::new());
+        loop {
+            let mut line = String::new();
+            let n = self.0.read_line(&mut line).expect("an event in time");
+            assert!(n > 0, "the stream ended");
+            let line = line.trim_end_matches('\n');
+            if line.is_empty() {
+                if !kind.is_empty() {
+                    return (kind, serde_json::from_str(&data).unwrap());
+                }
+                continue;
+            }
+            if let Some(k) = line.strip_prefix("event: ") {
+                kind = k.to_string();
+            } else if let Some(d) = line.strip_prefix("data: ") {
+                data.push_str(d);
+            }
+        }
+    }
+}
+
+#[test]
+fn live_updates_tell_what_runs_and_how_far() {
+    let srv = serve(&["--timeout", "1.5"]);
+    let p = srv.port;
+    // The Host rule holds for the stream too.
+    assert_eq!(Events::open(p, "evil.example").err(), Some(403));
+    let mut events = Events::open(p, &format!("127.0.0.1:{p}")).unwrap();
+    // A whole run the time limit ends: busy, its progress every quarter second, idle.
+    let opener = std::thread::spawn(move || {
+        post(
+            p,
+            "/api/open",
+            &json!({ "source": BUSY, "machine": {"max_cycles": 100000000000u64} }),
+        )
+        .json()
+    });
+    assert_eq!(events.next(), ("busy".into(), json!({"what": "open"})));
+    let mut seen = Vec::new();
+    let idle = loop {
+        match events.next() {
+            (k, v) if k == "progress" => seen.push(v),
+            (k, v) if k == "idle" => break v,
+            other => panic!("{other:?}"),
+        }
+    };
+    let opened = opener.join().unwrap();
+    assert_eq!(opened["ok"], true, "{opened}");
+    // 1.5 s at a tick every 0.25 s: five or six ticks, fewer on a machine so busy that
+    // the clock's thread waits for its turn.
+    assert!((2..=6).contains(&seen.len()), "{seen:?}");
+    for (i, v) in seen.iter().enumerate() {
+        assert_eq!(v["what"], "open");
+        assert!(
+            v["elapsed_ms"].as_u64().unwrap() >= 250 * (i as u64 + 1),
+            "{v}"
+        );
+        // BUSY is one task of one control frame and one frame of a loop; its 16 cores
+        // execute 16 instructions a cycle after the first few (the count may trail the
+        // checkpoint's cycle by a few cycles).
+        assert_eq!(v["tasks"], 1, "{v}");
+        let cycle = v["cycle"].as_u64().unwrap();
+        let instructions = v["instructions"].as_u64().unwrap();
+        assert!(cycle > 0 && instructions <= 16 * cycle, "{v}");
+        assert!(instructions + 16 * 16 >= 16 * cycle, "{v}");
+        if i > 0 {
+            assert!(cycle > seen[i - 1]["cycle"].as_u64().unwrap(), "{seen:?}");
+        }
+    }
+    assert_eq!(idle["what"], "open");
+    assert_eq!(idle["error"]["rule"], "timeout", "{idle}");
+    assert_eq!(idle["error"], opened["run"]["error"]);
+    assert_eq!(
+        (idle["cycle"].clone(), idle["status"].clone()),
+        (json!(0), json!("paused"))
+    );
+    // A quick command: busy and idle, no progress.
+    let c = command(p, "step 3");
+    assert_eq!(events.next(), ("busy".into(), json!({"what": "step 3"})));
+    let (kind, idle) = events.next();
+    assert_eq!(kind, "idle");
+    assert_eq!(idle["what"], "step 3");
+    assert_eq!(idle["cycle"], 3);
+    assert_eq!(idle["cycle"], c["state"]["cycle"]);
+    assert_eq!(idle["error"], Value::Null);
+    // A stream opened now is told where the server stands first.
+    let mut late = Events::open(p, "localhost").unwrap();
+    assert_eq!(late.next(), ("idle".into(), idle));
+    // A search the stop request ends: its progress, then idle with the error.
+    command(p, "watch 4000");
+    assert_eq!(events.next().0, "busy");
+    assert_eq!(events.next().0, "idle");
+    let runner = std::thread::spawn(move || command(p, "continue"));
+    assert_eq!(events.next(), ("busy".into(), json!({"what": "continue"})));
+    // Its progress climbs from cycle 0 (a search re-executes from the start).
+    loop {
+        let (kind, v) = events.next();
+        assert_eq!(kind, "progress", "{v}");
+        if v["cycle"].as_u64().is_some_and(|c| c > 0) {
+            break;
+        }
+    }
+    assert_eq!(post(p, "/api/stop", &json!({})).json()["stopped"], true);
+    let idle = loop {
+        match events.next() {
+            (k, _) if k == "progress" => {}
+            (k, v) if k == "idle" => break v,
+            other => panic!("{other:?}"),
+        }
+    };
+    let c = runner.join().unwrap();
+    assert!(
+        idle["error"].as_str().unwrap().contains("interrupted"),
+        "{idle}"
+    );
+    assert_eq!(idle["error"], c["reply"]["error"]);
+    assert_eq!(idle["cycle"], 3);
+    // At most eight streams at once: two are open.
+    let more: Vec<Events> = (0..6)
+        .map(|_| Events::open(p, "127.0.0.1").unwrap())
+        .collect();
+    assert_eq!(Events::open(p, "127.0.0.1").err(), Some(503));
+    drop((more, late, events));
+}
+
 // ---- the page in a browser ------------------------------------------------------------
 
 /// The program the browser test types, with an error on line 5 (`ad`).
@@ -1022,6 +1178,34 @@ fn the_page_in_a_browser() {
     b.click("#backend option[value=\"auto\"]");
     let started = Instant::now();
     b.click("#run");
+    // The whole run's progress arrives live (server-sent events) while it runs.
+    let live = loop {
+        std::thread::sleep(Duration::from_millis(100));
+        let live = b.js("const l = document.getElementById('live'); \
+             return [l.hidden, l.dataset.what || '', l.dataset.cycle || '', l.textContent, \
+             document.getElementById('stop').className]");
+        if live[2]
+            .as_str()
+            .is_some_and(|c| c.parse::<u64>().is_ok_and(|c| c > 0))
+        {
+            break live;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no live progress: {live}"
+        );
+    };
+    assert_eq!(live[0], false, "{live}");
+    assert_eq!(live[1], "open", "{live}");
+    assert!(
+        live[3]
+            .as_str()
+            .unwrap()
+            .starts_with("the whole run: cycle "),
+        "{live}"
+    );
+    assert_eq!(live[4], "armed", "{live}");
+    shot(&b, "08-live-progress");
     loop {
         std::thread::sleep(Duration::from_millis(300));
         b.click("#stop");
@@ -1038,5 +1222,13 @@ fn the_page_in_a_browser() {
         b.js("return document.getElementById('status').dataset.cycle"),
         "0"
     );
-    shot(&b, "08-stopped");
+    // The stream's `idle` may come a moment after the command's reply.
+    while b.js("return document.getElementById('live').hidden") != json!(true) {
+        assert!(
+            started.elapsed() < Duration::from_secs(40),
+            "the live progress stays after the stop"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    shot(&b, "09-stopped");
 }

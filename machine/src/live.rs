@@ -17,7 +17,7 @@ use crate::frame::{Program, FRAME_BYTES};
 use crate::held::Held;
 use crate::mcst;
 use crate::memory::MEMORY_BYTES;
-use crate::observe::{Event, Observer};
+use crate::observe::{Event, Observer, Progress};
 use crate::report::{RunError, RunFailure, RunReport, UnfinishedCore};
 use crate::run::{adopt_state, rewind_cycle, Run};
 use crate::stop::StopCause;
@@ -89,6 +89,8 @@ struct EventLog {
     muted: bool,
     /// Raised from outside (Ctrl-C): the run stops soon after, and is over.
     interrupt: Option<Arc<AtomicBool>>,
+    /// Told how far the run has come, for a display on another thread.
+    progress: Option<Box<dyn FnMut(Progress) + Send>>,
 }
 
 impl Observer for EventLog {
@@ -99,6 +101,12 @@ impl Observer for EventLog {
             .as_ref()
             .filter(|f| f.load(Ordering::Relaxed))
             .map(|_| StopCause::Interrupt)
+    }
+
+    fn progress(&mut self, progress: Progress) {
+        if let Some(note) = &mut self.progress {
+            note(progress);
+        }
     }
 
     fn event(&mut self, event: Event) {
@@ -181,6 +189,9 @@ pub trait Live {
     /// A flag that, raised (Ctrl-C), stops the run under way soon after, as
     /// [`RunError::Stopped`]: the run is then over.
     fn set_interrupt(&mut self, flag: Arc<AtomicBool>);
+    /// Tell `note` how far a run has come whenever a plain run would tell its observer
+    /// ([`Observer::progress`]): for a display on another thread while the machine runs.
+    fn set_progress(&mut self, note: Box<dyn FnMut(Progress) + Send>);
     /// Whether to keep events for [`Live::take_events`] (the default); a caller that never
     /// takes them says no, and none are kept.
     fn keep_events(&mut self, keep: bool);
@@ -487,6 +498,10 @@ impl<B: Backend + 'static> Live for Machine<B> {
 
     fn set_interrupt(&mut self, flag: Arc<AtomicBool>) {
         self.events_mut().interrupt = Some(flag);
+    }
+
+    fn set_progress(&mut self, note: Box<dyn FnMut(Progress) + Send>) {
+        self.events_mut().progress = Some(note);
     }
 
     fn keep_events(&mut self, keep: bool) {

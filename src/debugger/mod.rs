@@ -243,6 +243,15 @@ impl Session {
         self.interrupt.0.clone()
     }
 
+    /// How far the command under way has come, for another thread to show while the
+    /// session's thread runs it (`gpu16 serve` streams it to the page): the run's last
+    /// [`gpu16_machine::Progress`], or `None` before the command's first (each command
+    /// starts afresh). A search re-executes from cycle 0, so its cycle climbs to the stop.
+    pub fn progress(&self) -> impl Fn() -> Option<gpu16_machine::Progress> + Send + Sync + 'static {
+        let reached = self.interrupt.1.clone();
+        move || reached.last()
+    }
+
     /// Make `delete` with no argument ask for a confirmation (`y` or `yes` on the next
     /// line) before it removes every breakpoint and watchpoint, as for a person at a
     /// terminal. Off by default: scripts and `--json` clients delete at once.
@@ -259,6 +268,7 @@ impl Session {
 
     /// Answer one line.
     pub fn execute(&mut self, input: &str) -> Reply {
+        self.interrupt.1.forget();
         if std::mem::take(&mut self.confirming) {
             let text = match input.trim() {
                 "y" | "yes" => self.delete_all(),
@@ -766,6 +776,8 @@ impl Session {
             ) {
                 Ok(mut m) => {
                     m.set_interrupt(self.interrupt.0.clone());
+                    let reached = self.interrupt.1.clone();
+                    m.set_progress(Box::new(move |p| reached.note(p)));
                     m.keep_events(false);
                     self.live = Some(m);
                 }
@@ -2356,6 +2368,25 @@ mod tests {
         assert_eq!(say("y"), "deleted 1, 2\n");
         say("break 1:3");
         assert_eq!(say("delete all"), "deleted 3\n");
+    }
+
+    #[test]
+    fn the_progress_probe_follows_each_command_from_its_start() {
+        for backend in [BackendKind::Interp, BackendKind::Jit] {
+            let mut s = session(backend);
+            let probe = s.progress();
+            assert_eq!(probe(), None);
+            let end = ask(&mut s, "continue");
+            assert_eq!(end["event"], "end");
+            // The one task was issued (the scheduler's step reports it); the run's last
+            // report is no later than its end.
+            let p = probe().expect("the run reported its progress");
+            assert_eq!(p.tasks, 1);
+            assert!(p.cycle <= end["cycle"].as_u64().unwrap(), "{p:?}");
+            // A command that runs nothing reports nothing.
+            ask(&mut s, "help");
+            assert_eq!(probe(), None);
+        }
     }
 
     #[test]

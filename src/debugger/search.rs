@@ -15,20 +15,60 @@
 
 use gpu16_machine::engine::isa::MemOp;
 use gpu16_machine::MEMORY_BYTES;
-use gpu16_machine::{Executed, Observer, StopCause, StopNote, Stops};
+use gpu16_machine::{Executed, Observer, Progress, StopCause, StopNote, Stops};
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// A flag someone outside the session raises (Ctrl-C) to stop the run under way; as an
-/// observer, it asks the run to stop while it is raised.
+/// observer, it asks the run to stop while it is raised, and notes how far the run has
+/// come for whoever watches it from another thread (the playground's live progress).
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Interrupt(pub Arc<AtomicBool>);
+pub(crate) struct Interrupt(pub Arc<AtomicBool>, pub Arc<Reached>);
 
 impl Interrupt {
     /// Whether it is raised.
     pub(crate) fn raised(&self) -> bool {
         self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// How far the session's run under way has come: its last [`Progress`], written by the
+/// run's thread and read by any other, or nothing since [`Reached::forget`].
+#[derive(Debug, Default)]
+pub(crate) struct Reached {
+    seen: AtomicBool,
+    cycle: AtomicU64,
+    instructions: AtomicU64,
+    tasks: AtomicU64,
+    frames: AtomicU64,
+}
+
+impl Reached {
+    /// Note `p`.
+    pub(crate) fn note(&self, p: Progress) {
+        self.cycle.store(p.cycle, Ordering::Relaxed);
+        self.instructions.store(p.instructions, Ordering::Relaxed);
+        self.tasks.store(p.tasks, Ordering::Relaxed);
+        self.frames.store(p.frames, Ordering::Relaxed);
+        self.seen.store(true, Ordering::Release);
+    }
+
+    /// Forget what was noted: a new command begins.
+    pub(crate) fn forget(&self) {
+        self.seen.store(false, Ordering::Release);
+    }
+
+    /// The last progress noted, if any since [`Reached::forget`]. Its four numbers are
+    /// read one by one, so while the run goes on they may come from two neighbouring
+    /// notes: good enough for a display, which is all this is for.
+    pub(crate) fn last(&self) -> Option<Progress> {
+        self.seen.load(Ordering::Acquire).then(|| Progress {
+            frames: self.frames.load(Ordering::Relaxed),
+            tasks: self.tasks.load(Ordering::Relaxed),
+            instructions: self.instructions.load(Ordering::Relaxed),
+            cycle: self.cycle.load(Ordering::Relaxed),
+        })
     }
 }
 
@@ -38,6 +78,10 @@ impl Observer for Interrupt {
 
     fn stop_requested(&mut self) -> Option<StopCause> {
         self.raised().then_some(StopCause::Interrupt)
+    }
+
+    fn progress(&mut self, progress: Progress) {
+        self.1.note(progress);
     }
 
     fn rewind_events(&mut self, _cycle: u64) {}

@@ -6,8 +6,11 @@
 //! One thread accepts requests and hands them over a bounded channel to the worker thread,
 //! which owns the session and answers them in order; `POST /api/stop` is answered by the
 //! accepting thread itself, raising the session's interrupt flag, so a long run can be
-//! stopped while the worker is busy with it. `docs/playground.md` has the API.
+//! stopped while the worker is busy with it. `GET /api/events`, the live updates, is
+//! answered there too, each stream on a thread of its own ([`live`]). `docs/playground.md`
+//! has the API.
 
+pub mod live;
 pub mod play;
 pub mod routes;
 
@@ -79,10 +82,12 @@ pub fn run(server: Server, port: u16, options: Options) -> Result<(), String> {
     let (tx, rx) = mpsc::sync_channel::<Request>(QUEUE);
     let slot: Arc<Mutex<Option<Arc<AtomicBool>>>> = Arc::default();
     let worker_slot = slot.clone();
+    let hub: Arc<live::Hub> = Arc::default();
+    let worker_hub = hub.clone();
     std::thread::Builder::new()
         .name("serve-worker".into())
         .spawn(move || {
-            let mut play = play::Play::new(options, worker_slot);
+            let mut play = play::Play::new(options, worker_slot, worker_hub);
             for request in rx {
                 routes::handle(&mut play, request);
             }
@@ -105,6 +110,10 @@ pub fn run(server: Server, port: u16, options: Options) -> Result<(), String> {
                 None => false,
             };
             respond(request, ok(json!({ "stopped": raised })));
+            continue;
+        }
+        if request.method() == &Method::Get && request.url() == "/api/events" {
+            live::stream(request, &hub);
             continue;
         }
         if let Err(mpsc::TrySendError::Full(request)) = tx.try_send(request) {

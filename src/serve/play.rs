@@ -9,6 +9,7 @@
 //! session's interrupt flag is raised at the limit, as Ctrl-C raises it in `gpu16 debug`),
 //! and in memory by the event limit (`--trace-limit`) and the size of a request.
 
+use super::live::{self, Hub};
 use super::{error, ok, Options, Reply};
 use crate::run_output::events::Recorder;
 use crate::run_output::see::{state_of, Outcome, SeeOptions};
@@ -18,7 +19,7 @@ use gpu16::input::{MemoryFormat, MemoryImage};
 use gpu16::output::json as run_json;
 use gpu16::ProgramInput;
 use gpu16_asm::{Assembly, Diagnostics, SourceMap};
-use gpu16_machine::{Dialect, Observer, Program, StopCause};
+use gpu16_machine::{Dialect, Observer, Program, Progress, StopCause};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -44,8 +45,10 @@ pub struct Play {
     /// Where the accepting thread finds the current session's interrupt flag.
     slot: Arc<Mutex<Option<Arc<AtomicBool>>>>,
     current: Option<Current>,
-    /// Times each command and whole run.
-    watchdog: Watchdog,
+    /// Times each command and whole run, and publishes their progress.
+    clock: Clock,
+    /// Where the live updates go.
+    hub: Arc<Hub>,
 }
 
 /// An opened program.
@@ -67,13 +70,15 @@ fn no_includes(path: &Path) -> Result<String, String> {
 }
 
 impl Play {
-    /// A playground with nothing opened, publishing each session's interrupt flag in `slot`.
-    pub fn new(options: Options, slot: Arc<Mutex<Option<Arc<AtomicBool>>>>) -> Play {
+    /// A playground with nothing opened, publishing each session's interrupt flag in `slot`
+    /// and its live updates to `hub`.
+    pub fn new(options: Options, slot: Arc<Mutex<Option<Arc<AtomicBool>>>>, hub: Arc<Hub>) -> Play {
         Play {
             options,
             slot,
             current: None,
-            watchdog: Watchdog::new(),
+            clock: Clock::new(hub.clone()),
+            hub,
         }
     }
 
@@ -207,15 +212,24 @@ impl Play {
             *slot = Some(stopped.clone());
         }
         let timed_out = Arc::new(AtomicBool::new(false));
-        self.watchdog.arm(self.options.timeout, timed_out.clone());
+        let last: Arc<Mutex<Option<Progress>>> = Arc::default();
+        let theirs = last.clone();
+        let started = Instant::now();
+        self.hub.publish("busy", &json!({ "what": "open" }));
+        self.clock.arm(
+            self.options.timeout,
+            timed_out.clone(),
+            Some("open"),
+            Box::new(move || theirs.lock().ok().and_then(|p| *p)),
+        );
         let (outcome, events) = see.run(
             machine.runner,
             ProgramInput::Whole(&program),
             &memory,
             &machine.config,
-            &mut Stoppable(timed_out, stopped),
+            &mut Stoppable(timed_out, stopped, last),
         );
-        self.watchdog.disarm();
+        self.clock.disarm();
         let session = Session::new(
             program,
             Some(map.clone()),
@@ -237,6 +251,15 @@ impl Play {
         });
         let run = self.run_summary();
         let state = self.state();
+        self.hub.publish(
+            "idle",
+            &idle_event(
+                "open",
+                started,
+                &state,
+                run.get("error").unwrap_or(&Value::Null),
+            ),
+        );
         ok(json!({ "ok": true, "name": SOURCE_NAME, "run": run, "state": state }))
     }
 
@@ -278,15 +301,22 @@ impl Play {
         doc
     }
 
-    /// One command line of the session, bounded by `--timeout`, as its JSON reply.
-    fn execute(&mut self, line: &str) -> Value {
+    /// One command line of the session, bounded by `--timeout`, as its JSON reply; its
+    /// progress is published as `what`'s, if it has a name.
+    fn execute(&mut self, line: &str, what: Option<&str>) -> Value {
         let Some(c) = self.current.as_mut() else {
             return json!({"error": "no program is open"});
         };
         c.interrupt.store(false, Ordering::Relaxed);
-        self.watchdog.arm(self.options.timeout, c.interrupt.clone());
+        let probe = c.session.progress();
+        self.clock.arm(
+            self.options.timeout,
+            c.interrupt.clone(),
+            what,
+            Box::new(probe),
+        );
         let reply = c.session.execute(line);
-        self.watchdog.disarm();
+        self.clock.disarm();
         serde_json::from_str(reply.text.trim())
             .unwrap_or_else(|_| json!({"error": reply.text.trim()}))
     }
@@ -294,10 +324,10 @@ impl Play {
     /// The machine where the session stands: the replies of `where`, `regs`, `mem 0 4096`
     /// and `locks`.
     fn state(&mut self) -> Value {
-        let place = self.execute("where");
-        let regs = self.execute("regs");
-        let memory = self.execute("mem 0 4096");
-        let locks = self.execute("locks");
+        let place = self.execute("where", None);
+        let regs = self.execute("regs", None);
+        let memory = self.execute("mem 0 4096", None);
+        let locks = self.execute("locks", None);
         json!({
             "cycle": place["cycle"],
             "status": place["status"],
@@ -324,8 +354,19 @@ impl Play {
         if self.current.is_none() {
             return error(409, "no program is open: POST /api/open first");
         }
-        let reply = self.execute(line);
+        let started = Instant::now();
+        self.hub.publish("busy", &json!({ "what": line }));
+        let reply = self.execute(line, Some(line));
         let state = self.state();
+        self.hub.publish(
+            "idle",
+            &idle_event(
+                line,
+                started,
+                &state,
+                reply.get("error").unwrap_or(&Value::Null),
+            ),
+        );
         ok(json!({ "reply": reply, "state": state }))
     }
 
@@ -378,12 +419,24 @@ impl Play {
 }
 
 /// The whole run's observer: stopped when its first flag is raised (`--timeout`) or its
-/// second (`POST /api/stop`).
-struct Stoppable(Arc<AtomicBool>, Arc<AtomicBool>);
+/// second (`POST /api/stop`); it keeps the run's last progress for the clock to publish.
+struct Stoppable(
+    Arc<AtomicBool>,
+    Arc<AtomicBool>,
+    Arc<Mutex<Option<Progress>>>,
+);
 
 impl Observer for Stoppable {
     const WANTS_EVENTS: bool = false;
     const WANTS_PROGRESS: bool = true;
+
+    fn progress(&mut self, progress: Progress) {
+        // The clock holds the lock only to copy it out; a note it would wait for is
+        // skipped, the next one comes soon.
+        if let Ok(mut last) = self.2.try_lock() {
+            *last = Some(progress);
+        }
+    }
 
     fn stop_requested(&mut self) -> Option<StopCause> {
         if self.1.load(Ordering::Relaxed) {
@@ -398,35 +451,57 @@ impl Observer for Stoppable {
     fn rewind_events(&mut self, _cycle: u64) {}
 }
 
-/// What the watchdog waits for: the flag to raise and when, or nothing.
-type Armed = Mutex<Option<(Instant, Arc<AtomicBool>)>>;
+/// How far a command has come, asked by the clock from its thread: `None` before the run
+/// reports any progress.
+type Probe = Box<dyn Fn() -> Option<Progress> + Send>;
+
+/// What the clock times: one command or whole run.
+struct Timing {
+    /// When `--timeout` has passed, if it is still to come, and the flag it raises.
+    deadline: Option<Instant>,
+    flag: Arc<AtomicBool>,
+    /// What it is (`open` or the command line) and its progress, published every
+    /// [`live::TICK`] from the first tick on; the page's own queries are not published.
+    what: Option<String>,
+    probe: Probe,
+    started: Instant,
+    next_tick: Instant,
+}
 
 /// One thread for the whole server that raises a flag when `--timeout` has passed since it
-/// was armed, unless it was disarmed first: one command or run at a time is timed, so the
-/// threads stay one however many commands come and however long the limit.
-struct Watchdog(Arc<(Armed, Condvar)>);
+/// was armed, unless it was disarmed first, and publishes the progress of what it times:
+/// one command or run at a time is timed, so the threads stay one however many commands
+/// come and however long the limit.
+struct Clock(Arc<(Mutex<Option<Timing>>, Condvar)>);
 
-impl Watchdog {
-    fn new() -> Watchdog {
-        let shared: Arc<(Armed, Condvar)> = Arc::default();
+impl Clock {
+    fn new(hub: Arc<Hub>) -> Clock {
+        let shared: Arc<(Mutex<Option<Timing>>, Condvar)> = Arc::default();
         let theirs = shared.clone();
         let started = std::thread::Builder::new()
-            .name("serve-watchdog".into())
+            .name("serve-clock".into())
             .spawn(move || {
                 let (armed, wake) = &*theirs;
                 let Ok(mut guard) = armed.lock() else { return };
                 loop {
-                    let wait = match &*guard {
-                        None => None,
-                        Some((at, flag)) => match at.checked_duration_since(Instant::now()) {
-                            Some(left) if !left.is_zero() => Some(left),
-                            _ => {
-                                flag.store(true, Ordering::Relaxed);
-                                *guard = None;
-                                None
+                    let wait = guard.as_mut().map(|t| {
+                        let now = Instant::now();
+                        if t.deadline.is_some_and(|d| d <= now) {
+                            t.flag.store(true, Ordering::Relaxed);
+                            t.deadline = None;
+                        }
+                        if t.next_tick <= now {
+                            if let Some(what) = &t.what {
+                                hub.publish(
+                                    "progress",
+                                    &progress_event(what, t.started, (t.probe)()),
+                                );
                             }
-                        },
-                    };
+                            t.next_tick = now + live::TICK;
+                        }
+                        let next = t.deadline.map_or(t.next_tick, |d| d.min(t.next_tick));
+                        next.saturating_duration_since(now)
+                    });
                     guard = match wait {
                         None => match wake.wait(guard) {
                             Ok(g) => g,
@@ -441,14 +516,22 @@ impl Watchdog {
             });
         // Without the thread nothing is timed; the watchdog of cycles and `stop` still hold.
         drop(started);
-        Watchdog(shared)
+        Clock(shared)
     }
 
-    /// Raise `flag` once `limit` has passed (never, for a limit past the clock's range).
-    fn arm(&self, limit: Duration, flag: Arc<AtomicBool>) {
-        let at = Instant::now().checked_add(limit);
+    /// Time one command or run: raise `flag` once `limit` has passed (never, for a limit
+    /// past the clock's range) and, if it has a name, publish its progress.
+    fn arm(&self, limit: Duration, flag: Arc<AtomicBool>, what: Option<&str>, probe: Probe) {
+        let now = Instant::now();
         if let Ok(mut armed) = self.0 .0.lock() {
-            *armed = at.map(|at| (at, flag));
+            *armed = Some(Timing {
+                deadline: now.checked_add(limit),
+                flag,
+                what: what.map(str::to_string),
+                probe,
+                started: now,
+                next_tick: now + live::TICK,
+            });
         }
         self.0 .1.notify_one();
     }
@@ -459,6 +542,31 @@ impl Watchdog {
         }
         self.0 .1.notify_one();
     }
+}
+
+/// The `idle` event: what ran, for how long, where the session then stands (`cycle`,
+/// `status`) and the command's or the whole run's `error`, if any.
+fn idle_event(what: &str, started: Instant, state: &Value, error: &Value) -> Value {
+    json!({
+        "what": what,
+        "elapsed_ms": started.elapsed().as_millis() as u64,
+        "cycle": state["cycle"],
+        "status": state["status"],
+        "error": error,
+    })
+}
+
+/// The `progress` event: what runs, for how long, and how far it has come (`cycle`,
+/// `instructions`, `tasks` and `frames` null before the run reports any).
+fn progress_event(what: &str, started: Instant, p: Option<Progress>) -> Value {
+    json!({
+        "what": what,
+        "elapsed_ms": started.elapsed().as_millis() as u64,
+        "cycle": p.map(|p| p.cycle),
+        "instructions": p.map(|p| p.instructions),
+        "tasks": p.map(|p| p.tasks),
+        "frames": p.map(|p| p.frames),
+    })
 }
 
 /// The string `body[key]`, or a 400 reply.

@@ -121,7 +121,8 @@ pub fn handle(play: &mut Play, mut request: Request) {
         (
             _,
             "/" | "/index.html" | "/app.js" | "/style.css" | "/api/examples" | "/api/example"
-            | "/api/file" | "/api/assemble" | "/api/open" | "/api/command" | "/api/stop",
+            | "/api/file" | "/api/assemble" | "/api/open" | "/api/command" | "/api/stop"
+            | "/api/events",
         ) => error(405, "method not allowed"),
         _ => error(404, "not found"),
     };

@@ -1,6 +1,7 @@
 // The gpu16 playground's script: the editor, the controls and the views of the machine.
 // Every action is one request to the server's JSON API (docs/playground.md), which runs
-// the same debugger session as `gpu16 debug --json`.
+// the same debugger session as `gpu16 debug --json`; what the server is running, and how
+// far it has come, arrives live as server-sent events (`GET /api/events`).
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -36,6 +37,34 @@ function setStatus(text, isError) {
   const s = $("status");
   s.textContent = text;
   s.classList.toggle("error", !!isError);
+}
+
+// ---- live updates -------------------------------------------------------------------
+
+// The server's events: `busy` when a command or a program's whole run begins, `progress`
+// every quarter second while it runs, `idle` when it ends. EventSource reconnects by
+// itself, and the server sends a new stream where it stands.
+function listen() {
+  const es = new EventSource("/api/events");
+  const on = (kind, f) => es.addEventListener(kind, (e) => f(JSON.parse(e.data)));
+  on("busy", (v) => showLive(v, null));
+  on("progress", (v) => showLive(v, v));
+  on("idle", () => showLive(null, null));
+}
+
+function showLive(busy, progress) {
+  const l = $("live");
+  $("stop").classList.toggle("armed", !!busy);
+  if (!busy) { l.hidden = true; delete l.dataset.cycle; l.dataset.what = ""; return; }
+  l.hidden = false;
+  l.dataset.what = busy.what;
+  const what = busy.what === "open" ? "the whole run" : busy.what;
+  if (!progress) { l.textContent = `${what}…`; return; }
+  const secs = (progress.elapsed_ms / 1000).toFixed(1);
+  if (progress.cycle == null) { l.textContent = `${what}: ${secs} s`; return; }
+  l.dataset.cycle = progress.cycle;
+  l.textContent = `${what}: cycle ${progress.cycle.toLocaleString("en")}, ` +
+    `${progress.instructions.toLocaleString("en")} instructions, ${secs} s`;
 }
 
 // ---- the editor --------------------------------------------------------------------
@@ -508,6 +537,7 @@ async function init() {
   for (const id of ["backend", "dialect", "timing", "max-cycles", "memory"]) {
     $(id).addEventListener("change", () => { ui.opened = false; if (id === "dialect") scheduleAssemble(); });
   }
+  listen();
   const list = await api("GET", "/api/examples");
   for (const x of list.examples || []) {
     const o = document.createElement("option");
