@@ -1171,6 +1171,80 @@ fn the_page_in_a_browser() {
     );
     shot(&b, "07-counter-locks");
 
+    // The machine choices and the memory box, each against `gpu16 run --json` with the same
+    // flags: an example whose memory image fills the box, on the compiled backend with a
+    // timing choice; and the MCST dialect under the RTL's timing.
+    let ends = [
+        ("dot_product.s", "spec", "jit", "broadcast=2"),
+        ("mcst_bank0.s", "mcst", "auto", "mcst-rtl"),
+    ];
+    for (name, dialect, backend, timing) in ends {
+        b.click(&format!("#examples option[value=\"{name}\"]"));
+        b.wait(
+            &format!("return document.getElementById('editor').value.startsWith('; ') && document.getElementById('editor').value.includes('{}')", &name[..4]),
+            "the example in the editor",
+        );
+        b.click(&format!("#dialect option[value=\"{dialect}\"]"));
+        b.click(&format!("#backend option[value=\"{backend}\"]"));
+        b.type_into("#timing", timing);
+        let program = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("examples")
+            .join(name);
+        let mut flags = vec!["run", "--json", "--dialect", dialect, "--backend", backend];
+        flags.extend(["--timing", timing]);
+        let memory_file = program.with_extension("mem.hex");
+        let memory_box = b.js("return document.getElementById('memory').value");
+        if memory_file.is_file() {
+            assert_eq!(
+                memory_box.as_str().unwrap(),
+                std::fs::read_to_string(&memory_file).unwrap()
+            );
+            flags.extend(["--mem", s(&memory_file)]);
+        } else {
+            assert_eq!(memory_box, "");
+        }
+        flags.push(s(&program));
+        b.click("#run");
+        b.wait(
+            "return document.getElementById('status').dataset.event === 'end'",
+            "the end",
+        );
+        let run: Value = serde_json::from_str(&stdout(&common::gpu16(&flags))).unwrap();
+        assert_eq!(
+            b.js("return Number(document.getElementById('stat-cycles').textContent)"),
+            run["cycles"],
+            "{name}"
+        );
+        assert_eq!(page_machine(&b).1, run["memory"], "{name}");
+        shot(&b, &format!("07-{dialect}-{backend}-{timing}"));
+    }
+    b.type_into("#timing", "");
+    b.click("#dialect option[value=\"spec\"]");
+    // Save downloads the editor's text; load file reads a local file into the editor.
+    b.click("#save-file");
+    let saved = downloads.join("program.s");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::fs::read_to_string(&saved).ok().as_deref() != Some(example("mcst_bank0.s").as_str())
+    {
+        assert!(Instant::now() < deadline, "no program.s saved");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let local = d.join("local.s");
+    std::fs::write(&local, "; a local file\n.cf mask=1\n.if\n    ready\n").unwrap();
+    // WebDriver types a path only into a file input it can see; the page's is hidden
+    // behind its button.
+    b.js("document.getElementById('load-file').hidden = false; return 1;");
+    let input = b.find("#load-file");
+    b.call(
+        "POST",
+        &format!("element/{input}/value"),
+        &json!({ "text": s(&local) }),
+    );
+    b.wait(
+        "return document.getElementById('editor').value.startsWith('; a local file')",
+        "the local file in the editor",
+    );
+
     // A run that would go on for long, stopped by the stop button (the page's run is an
     // open, whose whole run the first click stops, then a continue).
     b.type_into("#editor", BUSY);
