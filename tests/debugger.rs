@@ -1725,3 +1725,81 @@ fn mcst_cores_say_what_they_wait_for() {
         .iter()
         .all(|c| c.get("waits_for").is_none()));
 }
+
+/// At a terminal (a pseudo-terminal made by util-linux's `script`), a command that runs
+/// for over a second shows its climbing cycle on stderr until Ctrl-C stops it; the session
+/// then stays where it was.
+#[test]
+fn a_long_command_shows_its_progress_at_a_terminal() {
+    let script = Path::new("/usr/bin/script");
+    if !script.is_file() {
+        eprintln!("SKIPPED: no /usr/bin/script to make a terminal with");
+        return;
+    }
+    let program = write("progress", "busy.s", common::BUSY);
+    let command = format!(
+        "{} debug --no-history --max-cycles 100000000000 {}",
+        env!("CARGO_BIN_EXE_gpu16"),
+        s(&program)
+    );
+    /// Ends the terminal (and with its hang-up the session) if the test fails first.
+    struct Ended(std::process::Child);
+    impl Drop for Ended {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut child = Ended(
+        Command::new(script)
+            .args(["-qfc", &command, "/dev/null"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let mut stdin = child.0.stdin.take().unwrap();
+    let mut stdout = child.0.stdout.take().unwrap();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let theirs = seen.clone();
+    let reader = std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n @ 1..) = std::io::Read::read(&mut stdout, &mut buf) {
+            theirs
+                .lock()
+                .unwrap()
+                .push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    });
+    let started = std::time::Instant::now();
+    let wait_for = |what: &str, count: usize| loop {
+        if seen.lock().unwrap().matches(what).count() >= count {
+            break;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "waited in vain for {what}: {}",
+            seen.lock().unwrap()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    // The line editor reads a line at a time: type each at its prompt, as a person would.
+    wait_for("(gpu16) ", 1);
+    stdin.write_all(b"watch 4000\n").unwrap();
+    wait_for("(gpu16) ", 2);
+    stdin.write_all(b"continue\n").unwrap();
+    wait_for("continue: cycle ", 1);
+    stdin.write_all(b"\x03").unwrap();
+    wait_for("(gpu16) ", 3);
+    stdin.write_all(b"quit\n").unwrap();
+    drop(stdin);
+    child.0.wait().unwrap();
+    reader.join().unwrap();
+    let text = seen.lock().unwrap().clone();
+    assert!(text.contains(" M instr/s"), "{text}");
+    assert!(
+        text.contains("interrupted; the session stays at cycle 0"),
+        "{text}"
+    );
+}

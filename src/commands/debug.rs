@@ -40,7 +40,8 @@ Each stop is a deterministic re-run from the start, so every backend gives the s
 answers. With --json every line gets one JSON object on its own line; a stop is
 {\"event\": \"break\"|\"watch\"|\"step\"|\"end\"|\"fault\", \"cycle\": C, ...}.
 On a terminal the prompt has line editing, Tab completion (commands, labels, files) and a
-history kept across sessions (see --no-history); Ctrl-D leaves. Ctrl-C stops the
+history kept across sessions (see --no-history); Ctrl-D leaves. A command that runs
+for over a second shows its progress on stderr, if a terminal. Ctrl-C stops the
 command under way and the session stays where it was (SIGTERM and SIGHUP too); a second
 one ends the process (status 130).
 
@@ -172,7 +173,13 @@ pub fn debug(args: DebugArgs) -> Result<Finished, CliError> {
         };
         too_long_in_a_row = 0;
         interrupt.store(false, Ordering::Relaxed);
+        // At a terminal, a command that runs for a second shows how far it has come.
+        let shown = (!args.json)
+            .then(|| crate::progress::CommandProgress::start(line.trim(), session.progress()));
         let reply = session.execute(&line);
+        if let Some(shown) = shown {
+            shown.finish();
+        }
         emit(&reply.text).map_err(CliError::failed)?;
         if reply.quit {
             return Ok(Finished::Success);
