@@ -1014,12 +1014,15 @@ fn locks_in_a_program_without_ld_sync_are_none_without_a_run() {
 /// every instruction is seen from there) stops exactly where seeing every instruction from
 /// cycle 0 stops: on generated programs of every profile (faults included), on the
 /// interpreter and compiled engines, with breakpoints on instructions the program has and
-/// watches on bytes it writes, through a series of `continue`s, `stepi`s and views.
+/// watches on bytes it writes, through a series of `continue`s, `stepi`s and views. Each
+/// program is searched twice: with breakpoints and watches, and with breakpoints alone,
+/// which compiled code runs itself (its forms hand each core coming to a breakpoint to the
+/// interpreter); `auto` compiles every frame at once there, so its compiled code is tried.
 #[test]
 fn the_fast_search_stops_where_seeing_every_instruction_stops() {
     use gpu16::debugger::Session;
     use gpu16::fuzz::Case;
-    use gpu16::{BackendKind, Engine, Runner};
+    use gpu16::{BackendKind, Engine, Hotness, Runner};
     use gpu16_gen::Profile;
     use gpu16_machine::{Config, FrameKind, Program};
 
@@ -1030,6 +1033,19 @@ fn the_fast_search_stops_where_seeing_every_instruction_stops() {
             backend: BackendKind::Jit,
             engine: Engine::Lockstep,
             hot: None,
+        },
+        Runner {
+            backend: BackendKind::Jit,
+            engine: Engine::PerCore,
+            hot: None,
+        },
+        Runner {
+            backend: BackendKind::Auto,
+            engine: Engine::Adaptive,
+            hot: Some(Hotness {
+                issues: 1,
+                instructions: 1,
+            }),
         },
     ];
     let mut stops = 0;
@@ -1052,13 +1068,14 @@ fn the_fast_search_stops_where_seeing_every_instruction_stops() {
             let frames: Vec<usize> = (0..program.len())
                 .filter(|&f| matches!(program.kind(f), FrameKind::Instr { .. }))
                 .collect();
-            let mut script = String::new();
+            let mut breaks = String::new();
             for _ in 0..3 {
                 if !frames.is_empty() {
                     let f = frames[draw(frames.len() as u64) as usize];
-                    script += &format!("break {f}:{}\n", draw(16));
+                    breaks += &format!("break {f}:{}\n", draw(16));
                 }
             }
+            let mut script = breaks.clone();
             let end = gpu16::run(BackendKind::Interp, &program, &c.memory, &config)
                 .map_or_else(|f| f.state.memory, |r| r.memory);
             let written: Vec<usize> = (0..4096)
@@ -1070,13 +1087,19 @@ fn the_fast_search_stops_where_seeing_every_instruction_stops() {
                 }
             }
             script += &format!("watch {}\n", draw(4096));
+            let mut moves = String::new();
             for round in 0..6 {
-                script += "continue\nwhere\n";
+                moves += "continue\nwhere\n";
                 if round == 2 {
-                    script += &format!("stepi {}\nregs\n", draw(16));
+                    moves += &format!("stepi {}\nregs\n", draw(16));
                 }
             }
-            for runner in runners {
+            script += &moves;
+            let breaks_alone = breaks + &moves;
+            for (runner, script) in runners
+                .into_iter()
+                .flat_map(|r| [(r, &script), (r, &breaks_alone)])
+            {
                 let transcript = |exhaustive: bool| {
                     let mut s = Session::new(
                         program.clone(),
@@ -1802,4 +1825,52 @@ fn a_long_command_shows_its_progress_at_a_terminal() {
         text.contains("interrupted; the session stays at cycle 0"),
         "{text}"
     );
+}
+
+/// Breakpoints in compiled code: each engine's forms hand a core coming to a breakpoint to
+/// the interpreter, so they stop where the interpreter stops. Hand-worked: IP 0 executes
+/// in cycle 5 and IP 1 in 6; iteration k of the loop runs `sub` (IP 2) in cycle 7 + 2k and
+/// `bnz` (IP 3) in 8 + 2k; after 100 iterations `ready` (IP 4) executes in cycle 207.
+#[test]
+fn breakpoints_in_compiled_code_stop_where_the_interpreter_does() {
+    for mask in ["0x0001", "0xffff"] {
+        let source = format!(
+            ".cf mask={mask}\n.if\n    set_const 1, r8\n    set_const 100, r11\ninner:\n    \
+             sub r11, r8, r11\n    bnz inner, r11\n    ready\n"
+        );
+        let p = write("compiled_breaks", "loop.s", &source);
+        for args in [
+            &["--backend", "interp"][..],
+            &["--backend", "jit", "--jit-engine", "percore"],
+            &["--backend", "jit", "--jit-engine", "lockstep"],
+            &["--backend", "jit", "--jit-engine", "adaptive"],
+            &["--backend", "auto", "--auto-hot", "1,1"],
+        ] {
+            let a = answers(
+                &p,
+                args,
+                "break 1:4\ncontinue\nregs 0\ndelete\nbreak 1:2\nrun\ncontinue\ncontinue\n\
+                 continue\nregs 0\n",
+            );
+            let at = |i: usize| (a[i]["event"].clone(), a[i]["cycle"].clone());
+            assert_eq!(
+                at(1),
+                (json!("break"), json!(207)),
+                "{mask} {args:?}: {a:?}"
+            );
+            assert_eq!(a[1]["core"], 0, "{mask} {args:?}");
+            // Before `ready` the loop has counted r11 down to 0.
+            assert_eq!(a[2]["registers"][11], 0, "{mask} {args:?}");
+            assert_eq!(a[2]["ip"], 4, "{mask} {args:?}");
+            for (i, cycle) in [(6, 7), (7, 9), (8, 11)] {
+                assert_eq!(
+                    at(i),
+                    (json!("break"), json!(cycle)),
+                    "{mask} {args:?}: {a:?}"
+                );
+            }
+            // Two iterations done before the third `sub`.
+            assert_eq!(a[9]["registers"][11], 98, "{mask} {args:?}");
+        }
+    }
 }

@@ -29,9 +29,17 @@ pub struct CompiledFrame {
     scalar: RefCell<Option<Rc<ScalarCode>>>,
     lanes: RefCell<Option<Rc<LaneCode>>>,
     cohort: RefCell<Option<Rc<CohortCode>>>,
+    /// The per-core and lockstep forms for a debugger's search, with the stop IPs each was
+    /// compiled for (`compile::shape_stopping`): one each, replaced when the stops change.
+    scalar_stops: StopSlot<EntryFn>,
+    lanes_stops: StopSlot<LaneEntryFn>,
     /// A form failed to compile (said once; that form runs interpreted).
     pub(crate) failed: Cell<bool>,
 }
+
+/// A form of a frame compiled for a debugger's stops, with the stop IPs it was compiled
+/// for.
+type StopSlot<F> = RefCell<Option<(u16, Rc<Code<F>>)>>;
 
 /// One compiled form of a frame: its entry, and the module that holds its machine code
 /// (cloning the `Rc` around it keeps the code alive).
@@ -208,6 +216,8 @@ impl Cache {
                 scalar: RefCell::new(None),
                 lanes: RefCell::new(None),
                 cohort: RefCell::new(None),
+                scalar_stops: RefCell::new(None),
+                lanes_stops: RefCell::new(None),
                 failed: Cell::new(false),
             })
         })
@@ -235,7 +245,7 @@ impl Cache {
             &frame.scalar,
             |compiler, module, instrs| match made {
                 Some(made) => compile::place(module, made),
-                None => compiler.compile(module, instrs),
+                None => compiler.compile(module, instrs, 0),
             },
             // SAFETY: the address is that of a function `compile` or `scalar_code` (its
             // form checked above) declared with the signature `EntryFn` describes (four
@@ -269,7 +279,7 @@ impl Cache {
             &frame.lanes,
             |compiler, module, instrs| match made {
                 Some(made) => compile::place(module, made),
-                None => compiler.compile_lanes(module, instrs),
+                None => compiler.compile_lanes(module, instrs, 0),
             },
             // SAFETY: the address is that of a function `compile_lanes` or `lanes_code` (its
             // form checked above) declared with the signature `LaneEntryFn` describes (two
@@ -278,6 +288,71 @@ impl Cache {
             |entry| unsafe { std::mem::transmute::<*const u8, LaneEntryFn>(entry) },
         )?;
         self.lanes_compiled += u64::from(fresh);
+        Ok(code)
+    }
+
+    /// The per-core form of `frame` that hands a core to the interpreter before each IP of
+    /// `stop_ips` (a debugger's breakpoints), compiled on first use.
+    pub(crate) fn scalar_stopping(
+        &mut self,
+        frame: &Rc<CompiledFrame>,
+        stop_ips: u16,
+    ) -> Result<Rc<ScalarCode>, JitError> {
+        let code = self.stopping(
+            frame,
+            &frame.scalar_stops,
+            stop_ips,
+            |compiler, module, instrs| compiler.compile(module, instrs, stop_ips),
+            // SAFETY: as in `scalar_from`: the address is that of a function `compile`
+            // declared with the signature `EntryFn` describes; the `Code` keeps its module
+            // alive.
+            |entry| unsafe { std::mem::transmute::<*const u8, EntryFn>(entry) },
+        )?;
+        Ok(code)
+    }
+
+    /// The lockstep form of `frame` that hands the group to the interpreter before each IP
+    /// of `stop_ips` (a debugger's breakpoints), compiled on first use.
+    pub(crate) fn lanes_stopping(
+        &mut self,
+        frame: &Rc<CompiledFrame>,
+        stop_ips: u16,
+    ) -> Result<Rc<LaneCode>, JitError> {
+        self.stopping(
+            frame,
+            &frame.lanes_stops,
+            stop_ips,
+            |compiler, module, instrs| compiler.compile_lanes(module, instrs, stop_ips),
+            // SAFETY: as in `lanes_from`: the address is that of a function
+            // `compile_lanes` declared with the signature `LaneEntryFn` describes; the
+            // `Code` keeps its module alive.
+            |entry| unsafe { std::mem::transmute::<*const u8, LaneEntryFn>(entry) },
+        )
+    }
+
+    /// A form of `frame` for the stops `stop_ips`, held in `slot` with them: the one there
+    /// if it was compiled for the same stops, else compiled now (and counted with the
+    /// frame's forms).
+    fn stopping<F>(
+        &mut self,
+        frame: &Rc<CompiledFrame>,
+        slot: &StopSlot<F>,
+        stop_ips: u16,
+        compile: impl FnOnce(
+            &mut Compiler,
+            &mut JITModule,
+            &[Instr; FRAME_INSTRS],
+        ) -> Result<*const u8, JitError>,
+        entry: impl FnOnce(*const u8) -> F,
+    ) -> Result<Rc<Code<F>>, JitError> {
+        if let Some((stops, code)) = slot.borrow().as_ref() {
+            if *stops == stop_ips {
+                return Ok(code.clone());
+            }
+        }
+        let fresh = RefCell::new(None);
+        let (code, _) = self.form(frame, &fresh, compile, entry)?;
+        *slot.borrow_mut() = Some((stop_ips, code.clone()));
         Ok(code)
     }
 

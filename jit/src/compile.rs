@@ -116,13 +116,15 @@ impl Compiler {
         ))
     }
 
-    /// Compile `instrs` into `module` and return the finalized entry address.
+    /// Compile `instrs` into `module` and return the finalized entry address; the code
+    /// hands a core to the interpreter before each IP of `stop_ips` (see [`shape_stopping`]).
     pub(crate) fn compile(
         &mut self,
         module: &mut JITModule,
         instrs: &[Instr; FRAME_INSTRS],
+        stop_ips: u16,
     ) -> Result<*const u8, JitError> {
-        let code = self.scalar_code(instrs)?;
+        let code = self.scalar_code(instrs, stop_ips)?;
         place(module, &code)
     }
 
@@ -130,11 +132,12 @@ impl Compiler {
     pub(crate) fn scalar_code(
         &mut self,
         instrs: &[Instr; FRAME_INSTRS],
+        stop_ips: u16,
     ) -> Result<MachineCode, JitError> {
         let sig = self.signature_of::<EntryFn>();
         let (mem_access, config) = (self.callbacks.mem_access, self.isa.frontend_config());
         self.codegen(Form::Scalar, sig, |ctx, fctx| {
-            build(ctx, fctx, instrs, mem_access, config)
+            build(ctx, fctx, instrs, stop_ips, mem_access, config)
         })
     }
 
@@ -246,10 +249,28 @@ pub(crate) struct Shape {
     /// Registers some instruction reads, or writes.
     pub(crate) read: u16,
     pub(crate) written: u16,
+    /// IPs before which the code hands a core to the interpreter ([`shape_stopping`]).
+    pub(crate) stop_ips: u16,
+}
+
+impl Shape {
+    /// Whether the segment check at `ip` always hands the core over: a debugger's stop.
+    pub(crate) fn stops_at(&self, ip: usize) -> bool {
+        self.stop_ips >> ip & 1 != 0
+    }
 }
 
 pub(crate) fn shape(instrs: &[Instr; FRAME_INSTRS]) -> Shape {
-    let mut leader = [false; FRAME_INSTRS];
+    shape_stopping(instrs, 0)
+}
+
+/// The shape of a frame's code for a debugger's search that stops at the IPs of
+/// `stop_ips` (`Port::stops`): each is a leader, so a core comes to it only through its
+/// segment's check, and there the code hands the core to the interpreter, which executes
+/// that one instruction and notes that the core came to it (`Port::came_to_stop`). Every
+/// other instruction runs compiled, so a search runs at compiled speed up to its stop.
+pub(crate) fn shape_stopping(instrs: &[Instr; FRAME_INSTRS], stop_ips: u16) -> Shape {
+    let mut leader: [bool; FRAME_INSTRS] = std::array::from_fn(|i| stop_ips >> i & 1 != 0);
     leader[0] = true;
     let mut resume = [false; FRAME_INSTRS];
     let mut read = 0u16;
@@ -285,12 +306,30 @@ pub(crate) fn shape(instrs: &[Instr; FRAME_INSTRS]) -> Shape {
         end,
         read,
         written,
+        stop_ips,
     }
 }
 
 /// From `ip`, a point where compiled code cannot be entered (a core stopped mid-segment at
 /// a checkpoint), the cycles of its segment's rest: after them the core stands at a leader,
 /// or has parked at a memory instruction, or its part has ended. `None` at an entry point.
+/// The condition of the segment check at `ip`, which hands the core to the interpreter:
+/// the segment, ending in cycle `after`, would cross the watchdog's `limit`; or, at a
+/// debugger's stop, always.
+pub(crate) fn segment_check(
+    b: &mut FunctionBuilder,
+    shape: &Shape,
+    ip: usize,
+    after: Value,
+    limit: Value,
+) -> Value {
+    if shape.stops_at(ip) {
+        b.ins().iconst(types::I8, 1)
+    } else {
+        b.ins().icmp(IntCC::UnsignedGreaterThan, after, limit)
+    }
+}
+
 pub(crate) fn cycles_to_entry(instrs: &[Instr; FRAME_INSTRS], ip: u8) -> Option<u64> {
     let s = shape(instrs);
     let ip = usize::from(ip & 0xF);
@@ -308,11 +347,12 @@ fn build(
     ctx: &mut Context,
     fctx: &mut FunctionBuilderContext,
     instrs: &[Instr; FRAME_INSTRS],
+    stop_ips: u16,
     mem_access: MemAccessFn,
     module_config: TargetFrontendConfig,
 ) {
     let ptr = module_config.pointer_type();
-    let shape = shape(instrs);
+    let shape = shape_stopping(instrs, stop_ips);
     let mut b = FunctionBuilder::new(&mut ctx.func, fctx);
     let flags = MemFlagsData::trusted();
 
@@ -386,7 +426,7 @@ fn build(
         b.switch_to_block(check[i]);
         let c = b.use_var(cycle);
         let after = b.ins().iadd_imm_u(c, cycles(end + 1 - i));
-        let over = b.ins().icmp(IntCC::UnsignedGreaterThan, after, limit);
+        let over = segment_check(&mut b, &shape, i, after, limit);
         b.ins().brif(over, slow[i], &[], body[i], &[]);
         if !shape.leader[i] {
             // A resume point's body is emitted with the segment it lies in.

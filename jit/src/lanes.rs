@@ -11,7 +11,6 @@
 use crate::abi::SPARSE_LANES;
 use crate::cache::{CohortCode, LaneCode};
 use crate::cohort::Cohort;
-use crate::compile::cycles_to_entry;
 use gpu16_interp::{interpret_cohort, interpret_group, run_lockstep};
 use gpu16_machine::engine::backend::{CoreExit, CoreState, LaneAccesses, Port, PortAccess};
 use gpu16_machine::engine::isa::{address, Flow, Instr, MemOp, FRAME_INSTRS};
@@ -463,7 +462,7 @@ fn enter_once(
             let count =
                 |cores: &[CoreState; 16]| -> u64 { cores.iter().map(|c| c.instructions).sum() };
             let before = count(cores);
-            let rest = match cycles_to_entry(instrs, file.ip as u8) {
+            let rest = match crate::runtime::handed_over_for(instrs, file.ip as u8, port) {
                 Some(n) => port.within(file.cycle.saturating_add(n), |port| {
                     interpret_group(instrs, group, cores, port)
                 }),

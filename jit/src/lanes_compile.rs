@@ -27,7 +27,7 @@
 
 use crate::abi::LaneExit;
 use crate::abi::{signature, Callbacks, LaneAccessFn, LaneEntryFn, LaneFile, LaneLeaveFn};
-use crate::compile::{cycles, dispatch_on_ip, jump_to_exit, shape};
+use crate::compile::{cycles, dispatch_on_ip, jump_to_exit, segment_check, shape_stopping};
 use crate::compile::{Compiler, Form, MachineCode};
 use crate::error::JitError;
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -47,11 +47,12 @@ pub(crate) fn build(
     ctx: &mut Context,
     fctx: &mut FunctionBuilderContext,
     instrs: &[Instr; FRAME_INSTRS],
+    stop_ips: u16,
     callbacks: Callbacks,
     module_config: TargetFrontendConfig,
 ) {
     let ptr = module_config.pointer_type();
-    let shape = shape(instrs);
+    let shape = shape_stopping(instrs, stop_ips);
     // The row path is emitted only where the analysis says it can apply.
     let banks = FrameBanks::analyse(instrs);
     let mut b = FunctionBuilder::new(&mut ctx.func, fctx);
@@ -126,7 +127,7 @@ pub(crate) fn build(
         b.switch_to_block(check[i]);
         let c = b.use_var(cycle);
         let after = b.ins().iadd_imm_u(c, cycles(end + 1 - i));
-        let over = b.ins().icmp(IntCC::UnsignedGreaterThan, after, limit);
+        let over = segment_check(&mut b, &shape, i, after, limit);
         b.ins().brif(over, slow[i], &[], body[i], &[]);
         if !shape.leader[i] {
             // A resume point's body is emitted with the segment it lies in.
@@ -334,7 +335,11 @@ pub(crate) fn build(
                 b.switch_to_block(split);
                 let at_bnz = b.ins().iadd_imm_u(c0, cycles(end - piece));
                 let split_exit = b.create_block();
-                let ready_next = end + 1 < FRAME_INSTRS && instrs[end + 1] == Instr::Ready;
+                // (Not where `ready` is a debugger's stop: each core must come to it through
+                // the segment check, which hands the group to the interpreter.)
+                let ready_next = end + 1 < FRAME_INSTRS
+                    && instrs[end + 1] == Instr::Ready
+                    && !shape.stops_at(end + 1);
                 if ready_next {
                     // The lanes that fall through execute `ready` next cycle and leave; the
                     // rest go on as the group, if that cycle is below the limit.
@@ -620,13 +625,15 @@ impl Semantics for VectorLowering<'_, '_> {
 
 impl Compiler {
     /// Compile the lockstep form of `instrs` (see `lanes.rs`) into `module` and return the
-    /// finalized entry address.
+    /// finalized entry address; the code hands the group to the interpreter before each IP
+    /// of `stop_ips` (see `compile::shape_stopping`).
     pub(crate) fn compile_lanes(
         &mut self,
         module: &mut JITModule,
         instrs: &[Instr; FRAME_INSTRS],
+        stop_ips: u16,
     ) -> Result<*const u8, JitError> {
-        let code = self.lanes_code(instrs)?;
+        let code = self.lanes_code(instrs, stop_ips)?;
         crate::compile::place(module, &code)
     }
 
@@ -634,11 +641,12 @@ impl Compiler {
     pub(crate) fn lanes_code(
         &mut self,
         instrs: &[Instr; FRAME_INSTRS],
+        stop_ips: u16,
     ) -> Result<MachineCode, JitError> {
         let sig = self.signature_of::<LaneEntryFn>();
         let (callbacks, config) = (self.callbacks, self.isa.frontend_config());
         self.codegen(Form::Lanes, sig, |ctx, fctx| {
-            build(ctx, fctx, instrs, callbacks, config)
+            build(ctx, fctx, instrs, stop_ips, callbacks, config)
         })
     }
 }

@@ -204,11 +204,15 @@ impl Jit {
         core: &mut CoreState,
         port: &mut Port<'_>,
     ) -> CoreExit {
-        if port.stops() != 0 || port.watching() {
-            // A debugger's search: the interpreter notes the stops (see `Port::stops`).
-            return gpu16_interp::interpret(&code.instrs, core, port);
-        }
-        match self.cache.scalar(code) {
+        // A debugger's search for breakpoints runs code that hands each core coming to one
+        // to the interpreter, which notes it (see `compile::shape_stopping`); one for
+        // watched writes runs the plain code, whose every access then goes through the
+        // port (see `Port::watching`).
+        let compiled = match port.stops() {
+            0 => self.cache.scalar(code),
+            stops => self.cache.scalar_stopping(code, stops),
+        };
+        match compiled {
             Ok(scalar) => runtime::enter(&scalar, code, core, port, &mut self.handed_over),
             Err(e) => {
                 warn_once(code, &e);
@@ -226,10 +230,12 @@ impl Jit {
         cores: &mut [CoreState; 16],
         port: &mut Port<'_>,
     ) -> [Option<CoreExit>; 16] {
-        if port.stops() != 0 || port.watching() {
-            return gpu16_interp::interpret_group(&code.instrs, group, cores, port);
-        }
-        match self.cache.lanes(code) {
+        let stops = port.stops();
+        let compiled = match stops {
+            0 => self.cache.lanes(code),
+            stops => self.cache.lanes_stopping(code, stops),
+        };
+        match compiled {
             Ok(lanes) => {
                 let cache = &mut self.cache;
                 lanes::enter(
@@ -240,7 +246,10 @@ impl Jit {
                     port,
                     &mut self.row_accesses,
                     &mut self.handed_over,
+                    // The cohort form notes no stops: with breakpoints, cohorts are
+                    // interpreted.
                     || match cache.cohort(code) {
+                        _ if stops != 0 => None,
                         Ok(cohort) => Some(cohort),
                         Err(e) => {
                             warn_once(code, &e);

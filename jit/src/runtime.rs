@@ -126,9 +126,10 @@ pub(crate) fn enter(
             // Entered mid-segment (stopped there at a checkpoint), the interpreter takes the
             // core only to its next entry point, and compiled code goes on from there on the
             // next run; at an entry point, the segment crosses the limit, and the
-            // interpreter runs up to it.
+            // interpreter runs up to it; at a debugger's stop, it executes that one
+            // instruction, noting that the core came to it.
             let before = core.instructions;
-            let exit = match cycles_to_entry(&code.instrs, core.ip) {
+            let exit = match handed_over_for(&code.instrs, core.ip, port) {
                 Some(n) => port.within(core.cycle.saturating_add(n), |port| {
                     interpret(&code.instrs, core, port)
                 }),
@@ -140,16 +141,31 @@ pub(crate) fn enter(
     }
 }
 
+/// How many cycles the interpreter takes a core (or group) handed over at `ip` for (see
+/// `ScalarExit::Slow`): one instruction at a debugger's stop (`Port::stops`), else to the
+/// next entry point ([`cycles_to_entry`]), or, at an entry point, up to the limit (`None`).
+pub(crate) fn handed_over_for(
+    instrs: &[gpu16_machine::engine::isa::Instr; 16],
+    ip: u8,
+    port: &Port<'_>,
+) -> Option<u64> {
+    if port.stops() >> (ip & 0xF) & 1 != 0 {
+        Some(CoreState::INSTRUCTION_CYCLES)
+    } else {
+        cycles_to_entry(instrs, ip)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::compile::{Compiler, OptLevel};
     use gpu16_machine::engine::isa::{Instr, FRAME_INSTRS};
 
-    /// Every form of every frame compiles: a form that does not falls back to the
-    /// interpreter with the same results, so no differential test would notice. Frames of
-    /// random words, plus each instruction kind at every IP, under the verifier in debug
-    /// builds.
+    /// Every form of every frame compiles (with a debugger's stops too): a form that does
+    /// not falls back to the interpreter with the same results, so no differential test
+    /// would notice. Frames of random words, plus each instruction kind at every IP, under
+    /// the verifier in debug builds.
     #[test]
     fn every_form_of_random_frames_compiles() {
         let mut compiler = Compiler::new(OptLevel::None, callbacks()).unwrap();
@@ -178,10 +194,18 @@ mod tests {
             }
         }
         for f in &frames {
-            compiler.compile(&mut module, f).expect("per-core form");
+            compiler.compile(&mut module, f, 0).expect("per-core form");
             compiler
-                .compile_lanes(&mut module, f)
+                .compile_lanes(&mut module, f, 0)
                 .expect("lockstep form");
+            // The forms of a debugger's search, with breakpoints at drawn IPs.
+            let stops = word();
+            compiler
+                .compile(&mut module, f, stops)
+                .expect("per-core form with stops");
+            compiler
+                .compile_lanes(&mut module, f, stops)
+                .expect("lockstep form with stops");
             compiler
                 .compile_cohort(&mut module, f)
                 .expect("cohort form");

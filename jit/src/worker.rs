@@ -161,9 +161,9 @@ fn compile(compiler: &mut Compiler, request: &Request) -> Result<Vec<MachineCode
         let mut code = Vec::with_capacity(2);
         for lockstep in [request.lanes_first, !request.lanes_first] {
             if lockstep && request.lanes {
-                code.push(compiler.lanes_code(&request.instrs)?);
+                code.push(compiler.lanes_code(&request.instrs, 0)?);
             } else if !lockstep && request.scalar {
-                code.push(compiler.scalar_code(&request.instrs)?);
+                code.push(compiler.scalar_code(&request.instrs, 0)?);
             }
         }
         Ok(code)

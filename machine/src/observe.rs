@@ -205,8 +205,9 @@ impl Executed {
 /// a byte of `watches` (or, in cycle `also`, writes one at all). That cycle is a lower
 /// bound of where a debugger's exact search, which sees every executed instruction, stops:
 /// the search then needs to see instructions from there on only
-/// ([`Observer::executed_from`]). Frames with breakpoints, and every frame while bytes are
-/// watched, run on the reference interpreter's path, which notes them.
+/// ([`Observer::executed_from`]). The backend notes where a core comes to a breakpoint
+/// ([`crate::engine::backend::Port::came_to_stop`]), and the memory's commit path, which
+/// every write then takes, notes the writes of watched bytes.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Stops {
     /// Breakpoints: for a frame's index in task memory, a mask of its IPs.

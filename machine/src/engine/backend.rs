@@ -388,16 +388,19 @@ impl<'m> Port<'m> {
     }
 
     /// The IPs of the frame run at which a debugger may stop (its breakpoints), as a mask:
-    /// where it is not 0, or where bytes are watched ([`Port::watching`]), a backend runs
-    /// the cores on the reference interpreter's path, which tells the port of each
-    /// instruction of the mask a core comes to ([`Port::came_to_stop`]).
+    /// where it is not 0, a backend must tell the port of each instruction of the mask a
+    /// core comes to ([`Port::came_to_stop`]), as the reference interpreter does; compiled
+    /// code hands each core coming to one to the interpreter. It is 0 for a core past the
+    /// first stop the run has noted, which no later one can come before.
     #[inline]
     pub fn stops(&self) -> u16 {
         self.stops
     }
 
     /// Whether a debugger watches bytes of memory: every write must go through the memory's
-    /// commit path (no compiled code's own store), which notes the writes of watched bytes.
+    /// commit path, which notes the writes of watched bytes. The port's views for compiled
+    /// code's own accesses ([`Port::direct`], [`Port::own_banks_until`]) then let none
+    /// through, so compiled code calls back for each.
     #[inline]
     pub fn watching(&self) -> bool {
         self.memory.watching()
@@ -454,13 +457,14 @@ impl<'m> Port<'m> {
 
     /// Recompute the direct core's bounds: `cycle < turn[b]` exactly when its key
     /// `cycle * 16 + id` is below the bank's horizon; `until[b]` is the same, or 0 where
-    /// the gate is set. Only the banks the core's task can touch are computed; the others
+    /// the gate is set or a debugger watches bytes (every access then goes through the
+    /// memory's commit path, which notes the writes of watched bytes). Only the banks the core's task can touch are computed; the others
     /// stay 0 from [`Port::direct`] (always parked, where the run loop performs them in turn), which keeps a
     /// re-entry after every parked access cheap.
     fn refresh_until(&mut self) {
         let Some(core) = self.direct else { return };
         let gate = self.memory.gate();
-        let holds = gate & holding_bit(core) != 0;
+        let holds = gate & holding_bit(core) != 0 || self.memory.watching();
         let mut banks = self.banks[usize::from(core & 0xF)];
         while banks != 0 {
             let b = banks.trailing_zeros() as usize;
@@ -481,8 +485,12 @@ impl<'m> Port<'m> {
     /// k might not proceed exactly as [`SharedMemory::perform`] would commit it: core k's
     /// turn on bank k ends, the bank has an open sequence (or the bank-conflict model
     /// arbitrates it), or core k holds a lock. Before it, compiled code may perform such a
-    /// row of accesses itself (see [`Port::cell_views`]).
+    /// row of accesses itself (see [`Port::cell_views`]). Never while a debugger watches
+    /// bytes: every write then goes through the memory's commit path, which notes them.
     pub fn own_banks_until(&self, group: u16) -> u64 {
+        if self.memory.watching() {
+            return 0;
+        }
         let gate = self.memory.gate();
         let mut until = u64::MAX;
         let mut lanes = group;

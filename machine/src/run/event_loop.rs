@@ -388,7 +388,13 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         );
         if let Some(stops) = &self.tele.stops {
             let frame = self.cores.part(lead).frame;
-            let mask = stops.breaks.get(&frame).copied().unwrap_or(0);
+            // Once a core came to a stop, coming to one later changes nothing: the run's
+            // cores past that cycle run as in a plain run.
+            let noted = EventKey::from_raw(self.tele.stop_noted).cycle();
+            let mask = match stops.breaks.get(&frame) {
+                Some(&mask) if self.cores.state[lead].cycle <= noted => mask,
+                _ => 0,
+            };
             port.set_stops(mask, stops.from, stops.skip);
         }
         let exits = if together {
