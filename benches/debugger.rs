@@ -2,7 +2,8 @@
 //! breakpoint hit at the end of a 33M-cycle loop, and a watchpoint on its last write, each
 //! within 2x of a plain run). `run` is the plain run; `break` and `watch` are a session
 //! answering `break`/`watch` then `continue`; `steps` moves a session near the loop's end
-//! and then takes a hundred steps of 1000 cycles. Each on the interpreter and on `auto`.
+//! and then takes a hundred steps of 1000 cycles. Each on the interpreter and on `auto`;
+//! the `16/` rows run the same loop on all 16 cores (lockstep code on `auto`).
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use gpu16::debugger::Session;
@@ -47,13 +48,21 @@ fn session(program: &Program, runner: Runner) -> Session {
 }
 
 fn debugger(c: &mut Criterion) {
-    let program = gpu16_asm::assemble(LOOP, "loop.s")
+    let one = gpu16_asm::assemble(LOOP, "loop.s")
+        .expect("the benchmark program assembles")
+        .program;
+    let sixteen = gpu16_asm::assemble(&LOOP.replace("mask=1", "mask=0xffff"), "loop16.s")
         .expect("the benchmark program assembles")
         .program;
     let mut g = c.benchmark_group("debugger");
-    for backend in [BackendKind::Interp, BackendKind::Auto] {
+    for (shape, program, backend) in [
+        ("", &one, BackendKind::Interp),
+        ("", &one, BackendKind::Auto),
+        ("16/", &sixteen, BackendKind::Auto),
+    ] {
         let runner = Runner::from(backend);
-        let name = backend.name();
+        let name = format!("{shape}{}", backend.name());
+        let program = program.clone();
         g.bench_function(format!("run/{name}"), |b| {
             b.iter(|| black_box(gpu16::run(runner, &program, &[], &Config::default()).is_ok()))
         });

@@ -298,7 +298,7 @@ impl Cache {
         frame: &Rc<CompiledFrame>,
         stop_ips: u16,
     ) -> Result<Rc<ScalarCode>, JitError> {
-        let code = self.stopping(
+        self.stopping(
             frame,
             &frame.scalar_stops,
             stop_ips,
@@ -307,8 +307,7 @@ impl Cache {
             // declared with the signature `EntryFn` describes; the `Code` keeps its module
             // alive.
             |entry| unsafe { std::mem::transmute::<*const u8, EntryFn>(entry) },
-        )?;
-        Ok(code)
+        )
     }
 
     /// The lockstep form of `frame` that hands the group to the interpreter before each IP
