@@ -587,6 +587,79 @@ fn pause_interrupts_a_long_run_and_the_session_stays() {
     dap.disconnect();
 }
 
+/// A client that reports progress sees a long `continue`'s: `progressStart` after a second,
+/// `progressUpdate`s with the cycle climbing, and `progressEnd` before the response; a
+/// `cancel` stops it as `pause` does (a `stopped` event for reason `pause`). A client that does not is sent none (every other test
+/// here reads each message in order and would meet them).
+#[test]
+fn a_long_continue_reports_its_progress_and_cancel_stops_it() {
+    let p = write("progress", "busy.s", common::BUSY);
+    let mut dap = Dap::start();
+    let caps = dap.ok(
+        "initialize",
+        json!({"adapterID": "gpu16", "linesStartAt1": true, "supportsProgressReporting": true}),
+    );
+    assert_eq!(caps["supportsCancelRequest"], true);
+    assert_eq!(
+        dap.ok("launch", json!({"program": s(&p), "maxCycles": 1u64 << 50})),
+        json!({})
+    );
+    assert_eq!(dap.event("initialized"), json!({}));
+    let started = std::time::Instant::now();
+    let done = dap.request("configurationDone", json!({}));
+    let start = dap.event("progressStart");
+    assert!(started.elapsed() >= Duration::from_millis(900), "{start}");
+    let id = start["progressId"].clone();
+    assert_eq!(start["title"], "continue");
+    assert_eq!(start["cancellable"], true);
+    let cycle_of = |body: &Value| -> u64 {
+        let m = body["message"].as_str().unwrap();
+        m.strip_prefix("cycle ")
+            .and_then(|r| r.split(',').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no cycle in {m:?}"))
+    };
+    let mut last = cycle_of(&start);
+    for _ in 0..2 {
+        let update = dap.event("progressUpdate");
+        assert_eq!(update["progressId"], id);
+        let cycle = cycle_of(&update);
+        assert!(cycle > last, "{update}");
+        last = cycle;
+    }
+    let cancel = dap.request("cancel", json!({"progressId": id}));
+    // Updates may come before the cancel takes; then the end, the response, the stop.
+    let end = loop {
+        let v = dap.next();
+        match v["event"].as_str() {
+            Some("progressUpdate") => continue,
+            Some("progressEnd") => break v,
+            _ => panic!("{v}"),
+        }
+    };
+    assert_eq!(end["body"], json!({"progressId": id}));
+    let r = dap.next();
+    assert_eq!(
+        (&r["request_seq"], &r["success"], &r["message"]),
+        (
+            &json!(done),
+            &json!(false),
+            &json!("interrupted; the session stays at cycle 0")
+        ),
+        "{r}"
+    );
+    let r = dap.next();
+    assert_eq!(
+        (&r["request_seq"], &r["command"], &r["success"]),
+        (&json!(cancel), &json!("cancel"), &json!(true))
+    );
+    assert_eq!(
+        dap.event("stopped"),
+        json!({"reason": "pause", "threadId": 1, "allThreadsStopped": true})
+    );
+    dap.disconnect();
+}
+
 #[test]
 fn bad_requests_get_failed_responses_and_the_server_goes_on() {
     let dir = scratch("dap", "bad");

@@ -6,8 +6,11 @@
 //!
 //! One thread reads messages ([`protocol`]) and hands them over a bounded channel; the main
 //! thread answers them in order. The reader raises the session's interrupt flag when a
-//! `pause`, `disconnect` or `terminate` arrives or the input ends, so a long `continue`
-//! stops (the session stays at its previous stop, as Ctrl-C leaves `gpu16 debug`).
+//! `pause`, `cancel`, `disconnect` or `terminate` arrives or the input ends, so a long
+//! `continue` stops (the session stays at its previous stop, as Ctrl-C leaves `gpu16
+//! debug`). For a client that reports progress, a command that runs for over a second
+//! sends `progressStart`, `progressUpdate` and `progressEnd` events from a thread of its
+//! own while the main thread waits for the session ([`Server::go`]).
 
 pub mod protocol;
 pub mod views;
@@ -18,7 +21,8 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::io::{BufReader, Read, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{mpsc, Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 /// Opens the session a `launch` request's arguments describe, or says why it cannot.
 pub type Launcher = Box<dyn FnMut(&Value) -> Result<Session, String>>;
@@ -63,7 +67,7 @@ type InterruptSlot = Arc<Mutex<Option<Arc<AtomicBool>>>>;
 /// until the input's framing breaks or the output cannot be written (`Err` with why).
 pub fn serve(
     input: impl Read + Send + 'static,
-    output: impl Write,
+    output: impl Write + Send,
     launcher: Launcher,
 ) -> Result<(), String> {
     let slot: InterruptSlot = Arc::default();
@@ -76,7 +80,7 @@ pub fn serve(
             let interrupts = match &message {
                 Incoming::Message(v) => matches!(
                     v["command"].as_str(),
-                    Some("pause" | "disconnect" | "terminate")
+                    Some("pause" | "cancel" | "disconnect" | "terminate")
                 ),
                 Incoming::NotJson(_) => false,
                 Incoming::End | Incoming::Broken(_) => true,
@@ -128,12 +132,16 @@ struct Server<W: Write> {
     fault: Option<Value>,
     /// Events to send after the response being prepared.
     events: Vec<Value>,
+    /// The client shows progress (`supportsProgressReporting` at `initialize`).
+    progress: bool,
+    /// The last progress id given.
+    progress_ids: u64,
 }
 
 /// The result of one request: its response body, or the message of a failed response.
 type Answer = Result<Value, String>;
 
-impl<W: Write> Server<W> {
+impl<W: Write + Send> Server<W> {
     fn new(output: W, launcher: Launcher, slot: InterruptSlot) -> Self {
         Server {
             output,
@@ -147,6 +155,8 @@ impl<W: Write> Server<W> {
             focus: 1,
             fault: None,
             events: Vec::new(),
+            progress: false,
+            progress_ids: 0,
         }
     }
 
@@ -201,7 +211,18 @@ impl<W: Write> Server<W> {
 
     fn request(&mut self, command: &str, args: &Value) -> Answer {
         match command {
-            "initialize" => Ok(capabilities()),
+            "initialize" => {
+                self.progress = args["supportsProgressReporting"] == true;
+                Ok(capabilities())
+            }
+            // Its command was interrupted as it arrived (see `serve`): as after `pause`, the
+            // session stands at a stop.
+            "cancel" => {
+                if self.session.is_some() {
+                    self.stopped("pause", self.focus, None, None);
+                }
+                Ok(json!({}))
+            }
             "launch" => self.launch(args),
             "attach" => Err("gpu16 dap launches programs: use a launch request".into()),
             "disconnect" => Ok(json!({})),
@@ -305,28 +326,52 @@ impl<W: Write> Server<W> {
 
     /// The session's JSON reply to `line`, or its error message.
     fn ask(&mut self, line: &str) -> Answer {
-        let Some(session) = self.session.as_mut() else {
-            return Err("no program is launched".into());
-        };
-        if let Ok(slot) = self.slot.lock() {
-            if let Some(flag) = slot.as_ref() {
-                flag.store(false, Ordering::Relaxed);
-            }
-        }
-        let reply = session.execute(line);
-        let v: Value = serde_json::from_str(reply.text.trim())
-            .map_err(|e| format!("the debugger answered no JSON ({e})"))?;
-        match &v["error"] {
-            Value::String(message) => Err(message.clone()),
-            _ => Ok(v),
-        }
+        ask_session(&mut self.session, &self.slot, line)
     }
 
-    /// Run a command that moves the session and queue the events its stop makes.
+    /// Run a command that moves the session and queue the events its stop makes. For a
+    /// client that shows progress, a command that runs for over a second reports it.
     fn go(&mut self, line: &str, thread: i64) -> Answer {
-        let v = self.ask(line)?;
+        let v = if self.progress {
+            self.ask_showing_progress(line)?
+        } else {
+            self.ask(line)?
+        };
         self.report(&v, thread);
         Ok(v)
+    }
+
+    /// [`Server::ask`], with the command's progress sent by a thread of its own while the
+    /// session runs it: `progressStart` after a second, `progressUpdate` every half second
+    /// (the cycle the run has reached and its instructions), `progressEnd` before the
+    /// response. The main thread writes nothing meanwhile, so the thread has the output.
+    fn ask_showing_progress(&mut self, line: &str) -> Answer {
+        let Some(session) = self.session.as_ref() else {
+            return Err("no program is launched".into());
+        };
+        let probe = session.progress();
+        self.progress_ids += 1;
+        let id = format!("gpu16-{}", self.progress_ids);
+        let done = (Mutex::new(false), Condvar::new());
+        let mut shown = Shown {
+            output: &mut self.output,
+            seq: &mut self.seq,
+            id: &id,
+        };
+        let mut asked = None;
+        let session = &mut self.session;
+        let slot = &self.slot;
+        std::thread::scope(|scope| {
+            let watcher = scope.spawn(|| shown.watch(line, &probe, &done));
+            asked = Some(ask_session(session, slot, line));
+            if let Ok(mut finished) = done.0.lock() {
+                *finished = true;
+            }
+            done.1.notify_one();
+            // A write that failed is the main loop's to find at its next message.
+            let _ = watcher.join();
+        });
+        asked.unwrap_or_else(|| Err("the command did not run".into()))
     }
 
     /// Queue the `stopped` event of a stop.
@@ -683,6 +728,96 @@ fn thread(args: &Value) -> i64 {
     args["threadId"].as_i64().unwrap_or(1)
 }
 
+/// The JSON reply of `session` to `line` with its interrupt lowered first, or its error
+/// message.
+fn ask_session(session: &mut Option<Session>, slot: &InterruptSlot, line: &str) -> Answer {
+    let Some(session) = session.as_mut() else {
+        return Err("no program is launched".into());
+    };
+    if let Ok(slot) = slot.lock() {
+        if let Some(flag) = slot.as_ref() {
+            flag.store(false, Ordering::Relaxed);
+        }
+    }
+    let reply = session.execute(line);
+    let v: Value = serde_json::from_str(reply.text.trim())
+        .map_err(|e| format!("the debugger answered no JSON ({e})"))?;
+    match &v["error"] {
+        Value::String(message) => Err(message.clone()),
+        _ => Ok(v),
+    }
+}
+
+/// How long a command runs before its progress is shown, and how often it is updated.
+const PROGRESS_AFTER: Duration = Duration::from_secs(1);
+const PROGRESS_EVERY: Duration = Duration::from_millis(500);
+
+/// The output lent to the thread that reports one command's progress.
+struct Shown<'a, W: Write> {
+    output: &'a mut W,
+    seq: &'a mut i64,
+    id: &'a str,
+}
+
+impl<W: Write> Shown<'_, W> {
+    fn event(&mut self, event: &str, body: Value) -> Result<(), String> {
+        *self.seq += 1;
+        let message = json!({"seq": *self.seq, "type": "event", "event": event, "body": body});
+        write_message(&mut *self.output, &message)
+            .map_err(|e| format!("cannot write to standard output: {e}"))
+    }
+
+    /// Report `title`'s progress, as `probe` tells it, until `done` is raised.
+    fn watch(
+        &mut self,
+        title: &str,
+        probe: &dyn Fn() -> Option<gpu16_machine::Progress>,
+        done: &(Mutex<bool>, Condvar),
+    ) -> Result<(), String> {
+        let started = Instant::now();
+        let Ok(mut finished) = done.0.lock() else {
+            return Ok(());
+        };
+        let mut wait = PROGRESS_AFTER;
+        let mut begun = false;
+        loop {
+            finished = match done.1.wait_timeout(finished, wait) {
+                Ok((g, _)) => g,
+                Err(_) => return Ok(()),
+            };
+            if *finished {
+                break;
+            }
+            wait = PROGRESS_EVERY;
+            let secs = started.elapsed().as_secs_f64();
+            let message = match probe() {
+                Some(p) => format!(
+                    "cycle {}, {} instructions, {secs:.1} s",
+                    p.cycle, p.instructions
+                ),
+                None => format!("{secs:.1} s"),
+            };
+            if begun {
+                self.event(
+                    "progressUpdate",
+                    json!({"progressId": self.id, "message": message}),
+                )?;
+            } else {
+                begun = true;
+                self.event(
+                    "progressStart",
+                    json!({"progressId": self.id, "title": title, "message": message,
+                           "cancellable": true}),
+                )?;
+            }
+        }
+        if begun {
+            self.event("progressEnd", json!({"progressId": self.id}))?;
+        }
+        Ok(())
+    }
+}
+
 /// What the adapter can do, the `initialize` response's body.
 fn capabilities() -> Value {
     json!({
@@ -697,6 +832,7 @@ fn capabilities() -> Value {
         "supportsTerminateRequest": true,
         "supportsSteppingGranularity": true,
         "supportsSetVariable": true,
+        "supportsCancelRequest": true,
         "exceptionBreakpointFilters": [],
     })
 }
