@@ -248,12 +248,16 @@ impl Jit {
                     &mut self.handed_over,
                     // The cohort form notes no stops: with breakpoints, cohorts are
                     // interpreted.
-                    || match cache.cohort(code) {
-                        _ if stops != 0 => None,
-                        Ok(cohort) => Some(cohort),
-                        Err(e) => {
-                            warn_once(code, &e);
-                            None
+                    || {
+                        if stops != 0 {
+                            return None;
+                        }
+                        match cache.cohort(code) {
+                            Ok(cohort) => Some(cohort),
+                            Err(e) => {
+                                warn_once(code, &e);
+                                None
+                            }
                         }
                     },
                 )
