@@ -570,11 +570,16 @@ struct Events(BufReader<TcpStream>);
 impl Events {
     /// Open the stream, or give the status it was refused with.
     fn open(port: u16, host: &str) -> Result<Events, u16> {
+        Events::open_at(port, host, "/api/events")
+    }
+
+    /// [`Events::open`] at `path`.
+    fn open_at(port: u16, host: &str, path: &str) -> Result<Events, u16> {
         let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
         stream
             .set_read_timeout(Some(Duration::from_secs(30)))
             .unwrap();
-        write!(stream, "GET /api/events HTTP/1.1\r\nHost: {host}\r\n\r\n").unwrap();
+        write!(stream, "GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n").unwrap();
         let mut r = BufReader::new(stream);
         let mut head = String::new();
         loop {
@@ -680,8 +685,8 @@ fn live_updates_tell_what_runs_and_how_far() {
     assert_eq!(idle["cycle"], 3);
     assert_eq!(idle["cycle"], c["state"]["cycle"]);
     assert_eq!(idle["error"], Value::Null);
-    // A stream opened now is told where the server stands first.
-    let mut late = Events::open(p, "localhost").unwrap();
+    // A stream opened now is told where the server stands first (a query is ignored).
+    let mut late = Events::open_at(p, "localhost", "/api/events?since=0").unwrap();
     assert_eq!(late.next(), ("idle".into(), idle));
     // A search the stop request ends: its progress, then idle with the error.
     command(p, "watch 4000");

@@ -112,7 +112,8 @@ pub fn run(server: Server, port: u16, options: Options) -> Result<(), String> {
             respond(request, ok(json!({ "stopped": raised })));
             continue;
         }
-        if request.method() == &Method::Get && request.url() == "/api/events" {
+        let path = request.url().split('?').next().unwrap_or("");
+        if request.method() == &Method::Get && path == "/api/events" {
             live::stream(request, &hub);
             continue;
         }
