@@ -21,6 +21,13 @@
 //! seen out of order); otherwise, and for every ld_sync and st_sync, the code calls
 //! `runtime::mem_access` through a plain function address, so no symbol resolution is
 //! involved.
+//!
+//! A debugger's search for breakpoints gets forms of its own ([`shape_stopping`], used by
+//! this translation and the lockstep one): each breakpoint's IP starts a segment whose
+//! check always hands the core to the interpreter, for that one instruction
+//! (`runtime::handed_over_for`), which notes that the core came to it. A search for
+//! watched writes runs the plain forms, whose inline accesses the port then refuses, so
+//! every write takes the memory's commit path.
 
 use crate::abi::ScalarExit;
 use crate::abi::{signature, AbiFn, AccessReply, Callbacks, EntryFn, MemAccessFn};

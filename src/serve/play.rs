@@ -8,6 +8,9 @@
 //! watchdog (`max_cycles`, checked as `--max-cycles` is), in time by `--timeout` (the
 //! session's interrupt flag is raised at the limit, as Ctrl-C raises it in `gpu16 debug`),
 //! and in memory by the event limit (`--trace-limit`) and the size of a request.
+//!
+//! The same clock that times each command publishes its progress to the live updates
+//! ([`super::live`]), and the worker publishes when each begins and ends.
 
 use super::live::{self, Hub};
 use super::{error, ok, Options, Reply};

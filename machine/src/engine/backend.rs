@@ -461,6 +461,7 @@ impl<'m> Port<'m> {
     /// memory's commit path, which notes the writes of watched bytes). Only the banks the core's task can touch are computed; the others
     /// stay 0 from [`Port::direct`] (always parked, where the run loop performs them in turn), which keeps a
     /// re-entry after every parked access cheap.
+    #[inline]
     fn refresh_until(&mut self) {
         let Some(core) = self.direct else { return };
         let gate = self.memory.gate();
