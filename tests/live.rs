@@ -52,8 +52,30 @@ fn stepped(
             }
             Status::Ended | Status::Failed => break,
         }
+        same_but_tasks(&mut *m);
     }
+    same_but_tasks(&mut *m);
     (m.report(), events)
+}
+
+/// `report_without_tasks` is `report` with no task records, and leaves them for the next
+/// report.
+fn same_but_tasks(m: &mut dyn Live) {
+    let strip = |mut outcome: Result<gpu16_machine::RunReport, Box<gpu16_machine::RunFailure>>| {
+        match &mut outcome {
+            Ok(r) => r.tasks.clear(),
+            Err(f) => f.state.tasks.clear(),
+        }
+        outcome
+    };
+    let full = m.report();
+    let lean = m.report_without_tasks();
+    assert!(
+        strip(full.clone()) == lean,
+        "report_without_tasks at cycle {}",
+        m.cycle()
+    );
+    assert!(m.report() == full, "the records stay for a later report");
 }
 
 fn check_dialect(dialect: Dialect, seeds: std::ops::Range<u64>) -> usize {

@@ -18,7 +18,7 @@ use crate::held::Held;
 use crate::mcst;
 use crate::memory::MEMORY_BYTES;
 use crate::observe::{Event, Observer, Progress};
-use crate::report::{RunError, RunFailure, RunReport, UnfinishedCore};
+use crate::report::{KeptTasks, RunError, RunFailure, RunReport, UnfinishedCore};
 use crate::run::{adopt_state, rewind_cycle, Run};
 use crate::stop::StopCause;
 use crate::task_memory::ProgramFrames;
@@ -168,6 +168,9 @@ pub trait Live {
     /// The run's report: while paused, the state so far (`cycles` is the cycle paused
     /// at); once over, what [`crate::run()`] returns for the same run.
     fn report(&mut self) -> Result<RunReport, Box<RunFailure>>;
+    /// [`Live::report`] without the task records (its `tasks` is empty): for a caller that
+    /// looks between moves, at a cost that does not grow with the length of the task log.
+    fn report_without_tasks(&mut self) -> Result<RunReport, Box<RunFailure>>;
     /// Every core's registers, `registers()[core][r]` (cheaper than a report, which copies
     /// the task records).
     fn registers(&self) -> [[u8; 16]; 16];
@@ -353,7 +356,7 @@ impl<B: Backend + 'static> Machine<B> {
             }
         }
         machine.set_limit(asked);
-        let mut state = machine.report_tasks(false);
+        let mut state = machine.report_tasks(KeptTasks::Take);
         let outcome = match outcome {
             Ok(()) => Ok(state),
             Err(error) => {
@@ -362,6 +365,29 @@ impl<B: Backend + 'static> Machine<B> {
             }
         };
         self.conclude(outcome, events);
+    }
+
+    /// [`Live::report`], with the task records as `kept` says (never taken: the machine
+    /// may go on, and its last report must still have them all).
+    fn report_keeping(&mut self, kept: KeptTasks) -> Result<RunReport, Box<RunFailure>> {
+        let cycle = self.cycle;
+        match &mut self.now {
+            Now::Spec(run) => Ok(run.snapshot(cycle, kept)),
+            Now::Mcst { machine, asked, .. } => {
+                let mut report = machine.report_tasks(kept);
+                report.config.max_cycles = *asked;
+                Ok(report)
+            }
+            Now::Over { outcome, .. } if kept == KeptTasks::Leave => {
+                // Copied with its records out, so that the copy costs nothing per task.
+                let tasks = std::mem::take(&mut over_state_mut(outcome).tasks);
+                let copy = (**outcome).clone();
+                over_state_mut(outcome).tasks = tasks;
+                copy
+            }
+            Now::Over { outcome, .. } => (**outcome).clone(),
+            Now::Moving => unreachable!("a machine is never left moving"),
+        }
     }
 
     fn conclude(&mut self, outcome: Result<RunReport, Box<RunFailure>>, events: EventLog) {
@@ -407,17 +433,11 @@ impl<B: Backend + 'static> Live for Machine<B> {
     }
 
     fn report(&mut self) -> Result<RunReport, Box<RunFailure>> {
-        let cycle = self.cycle;
-        match &mut self.now {
-            Now::Spec(run) => Ok(run.snapshot(cycle)),
-            Now::Mcst { machine, asked, .. } => {
-                let mut report = machine.report_tasks(true);
-                report.config.max_cycles = *asked;
-                Ok(report)
-            }
-            Now::Over { outcome, .. } => (**outcome).clone(),
-            Now::Moving => unreachable!("a machine is never left moving"),
-        }
+        self.report_keeping(KeptTasks::Copy)
+    }
+
+    fn report_without_tasks(&mut self) -> Result<RunReport, Box<RunFailure>> {
+        self.report_keeping(KeptTasks::Leave)
     }
 
     fn registers(&self) -> [[u8; 16]; 16] {
@@ -522,6 +542,13 @@ fn over_state(outcome: &Result<RunReport, Box<RunFailure>>) -> &RunReport {
     match outcome {
         Ok(report) => report,
         Err(failure) => &failure.state,
+    }
+}
+
+fn over_state_mut(outcome: &mut Result<RunReport, Box<RunFailure>>) -> &mut RunReport {
+    match outcome {
+        Ok(report) => report,
+        Err(failure) => &mut failure.state,
     }
 }
 

@@ -84,6 +84,18 @@ impl RunReport {
     }
 }
 
+/// What a report made while a run can still go on does with the task records kept so far.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum KeptTasks {
+    /// Move them into the report: the run is over.
+    Take,
+    /// Copy them into the report, and keep them.
+    Copy,
+    /// Leave them out (the report's `tasks` is empty): a look between moves that must not
+    /// cost the length of the log.
+    Leave,
+}
+
 /// What an unfinished core was doing when the watchdog stopped the run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CoreWait {

@@ -28,12 +28,14 @@ use gpu16_asm::SourceMap;
 use gpu16_machine::engine::isa::{Instr, MemOp};
 use gpu16_machine::live::{Live, Status as LiveStatus};
 use gpu16_machine::{
-    Config, CoreWait, FrameKind, Observer, Program, RunError, RunFailure, RunReport, UnfinishedCore,
+    Config, CoreWait, FrameKind, Observer, Program, RunError, RunFailure, RunReport, TaskRecord,
+    UnfinishedCore,
 };
 use search::{
     BreakAt, Faulted, Finder, FirstStop, Hit, Interrupt, LastInstr, LastWrite, Locks, PartEnd,
 };
 use serde_json::{json, Value};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
 use std::path::Path;
@@ -64,6 +66,10 @@ enum Snapshot {
     Paused {
         report: RunReport,
         cores: Vec<UnfinishedCore>,
+        /// The task records are the live machine's, not the report's (whose `tasks` is
+        /// empty): a copy of the whole log at every move would make each step cost the
+        /// run's length ([`Session::task_records`]).
+        tasks_live: bool,
     },
     /// The program ended.
     Ended(RunReport),
@@ -323,7 +329,7 @@ impl Session {
             Command::Regs(core) => self.regs(core),
             Command::Mem(addr, len) => self.mem(addr, len),
             Command::Locks => self.moved(|s| s.locks()),
-            Command::Tasks => self.tasks(),
+            Command::Tasks => self.moved(Self::tasks),
             Command::Where => self.where_(),
             Command::Disasm(frame) => self.disasm(frame),
             Command::StepiCurrent => self.moved(|s| s.stepi(s.current)),
@@ -351,7 +357,7 @@ impl Session {
             Command::Info(what) => match what {
                 command::Info::Breakpoints => self.info_points(),
                 command::Info::Locks => self.moved(|s| s.locks()),
-                command::Info::Tasks => self.tasks(),
+                command::Info::Tasks => self.moved(Self::tasks),
                 command::Info::Cores => self.where_(),
                 command::Info::Display => self.displayed(),
             },
@@ -741,6 +747,7 @@ impl Session {
                     Snapshot::Paused {
                         cores: cores.clone(),
                         report,
+                        tasks_live: false,
                     }
                 }
                 _ => {
@@ -794,17 +801,24 @@ impl Session {
         }
         Ok(match status {
             LiveStatus::Paused(_) => Snapshot::Paused {
-                report: m.report().unwrap_or_else(|f| f.state),
+                report: m.report_without_tasks().unwrap_or_else(|f| f.state),
                 cores: m.unfinished(),
+                tasks_live: true,
             },
-            LiveStatus::Ended => match m.report() {
-                Ok(report) => Snapshot::Ended(report),
-                Err(f) => Snapshot::Ended(f.state),
+            // A machine whose run is over goes no further: the session keeps its one
+            // report, and the machine (with its own copy of the task log) goes.
+            LiveStatus::Ended => match self.live.take().map(|mut m| m.report()) {
+                Some(Ok(report)) => Snapshot::Ended(report),
+                Some(Err(f)) => Snapshot::Ended(f.state),
+                None => unreachable!("the live machine was there"),
             },
             LiveStatus::Failed => {
-                let failure = match m.report() {
-                    Err(f) => f,
-                    Ok(r) => unreachable!("a failed machine reports a failure, not {}", r.cycles),
+                let failure = match self.live.take().map(|mut m| m.report()) {
+                    Some(Err(f)) => f,
+                    None => unreachable!("the live machine was there"),
+                    Some(Ok(r)) => {
+                        unreachable!("a failed machine reports a failure, not {}", r.cycles)
+                    }
                 };
                 let cores = match failure.error {
                     // The state of a fault is the machine when its cycle began: the
@@ -1583,13 +1597,12 @@ impl Session {
         let Some(frame) = self.core_state(k)["frame"].as_u64() else {
             return Ok(self.error(&format!("core {k} runs no frame here; nothing was run")));
         };
+        let cycle = self.cycle;
         let start = self
-            .state
-            .report()
-            .tasks
+            .task_records()?
             .iter()
             .rev()
-            .find(|t| t.frame as u64 == frame && t.mask >> k & 1 != 0 && t.start <= self.cycle)
+            .find(|t| t.frame as u64 == frame && t.mask >> k & 1 != 0 && t.start <= cycle)
             .map(|t| t.start);
         let Some(start) = start else {
             return Ok(self.error(&format!(
@@ -2030,19 +2043,46 @@ impl Session {
         ))
     }
 
-    fn tasks(&self) -> String {
-        let r = self.state.report();
-        let tasks = output::json::report(r)["tasks"].take();
-        line(
-            self.json,
-            json!({"cycle": self.cycle, "tasks": tasks}),
-            || {
-                if r.tasks.is_empty() {
-                    return format!("no task issued before cycle {}", self.cycle);
-                }
-                output::human::TaskTable::of(&r.tasks)
-            },
-        )
+    /// The task records where the session stands: from the live machine where the paused
+    /// state left them there, or from a run to this cycle where that machine is gone (an
+    /// interrupted move drops it).
+    fn task_records(&mut self) -> Result<Cow<'_, [TaskRecord]>, Interrupted> {
+        if let Snapshot::Paused {
+            tasks_live: true, ..
+        } = self.state
+        {
+            let cycle = self.cycle;
+            if let Some(m) = self
+                .live
+                .as_mut()
+                .filter(|m| m.status() == LiveStatus::Paused(cycle))
+            {
+                let report = m.report().unwrap_or_else(|f| f.state);
+                return Ok(Cow::Owned(report.tasks));
+            }
+            let again = self.run_to(cycle)?;
+            return Ok(Cow::Owned(again.report().tasks.clone()));
+        }
+        Ok(Cow::Borrowed(&self.state.report().tasks))
+    }
+
+    fn tasks(&mut self) -> Result<String, Interrupted> {
+        let (json, cycle, log) = (self.json, self.cycle, self.config.tasks);
+        let tasks = self.task_records()?;
+        let v = if !json {
+            Value::Null
+        } else if log == gpu16_machine::TaskLog::All {
+            let list: Vec<_> = tasks.iter().map(output::json::Task::of).collect();
+            json!({"cycle": cycle, "tasks": list})
+        } else {
+            json!({"cycle": cycle, "tasks": null})
+        };
+        Ok(line(json, v, || {
+            if tasks.is_empty() {
+                return format!("no task issued before cycle {cycle}");
+            }
+            output::human::TaskTable::of(&tasks)
+        }))
     }
 
     fn where_(&self) -> String {
@@ -2402,5 +2442,34 @@ mod tests {
         );
         s.interrupt().store(false, Ordering::Relaxed);
         assert_eq!(ask(&mut s, "regs 0")["ip"], 1);
+    }
+
+    /// A paused session leaves the task log in its live machine; a move interrupted on
+    /// the way drops that machine, and the log is then taken from a run to the cycle.
+    #[test]
+    fn the_task_log_is_where_the_session_stands_even_after_an_interrupted_move() {
+        for backend in [BackendKind::Interp, BackendKind::Jit] {
+            let mut s = session(backend);
+            ask(&mut s, "step 6");
+            let before = ask(&mut s, "tasks");
+            // Hand-worked: the one task, frame 1 on core 0, broadcast from cycle 1, its
+            // first instruction in cycle 5, not ended at cycle 6.
+            assert_eq!(
+                before,
+                json!({"cycle": 6, "tasks": [{"frame": 1, "mask": 1, "fence": "no",
+                        "issue": 1, "start": 5, "end": null}]}),
+                "{backend:?}"
+            );
+            s.interrupt().store(true, Ordering::Relaxed);
+            ask(&mut s, "step 3");
+            s.interrupt().store(false, Ordering::Relaxed);
+            assert_eq!(ask(&mut s, "tasks"), before, "{backend:?}");
+            ask(&mut s, "continue");
+            let after = ask(&mut s, "tasks");
+            assert_eq!(
+                after["tasks"][0]["end"], 10,
+                "{backend:?}: `ready`, IP 5, in cycle 10"
+            );
+        }
     }
 }

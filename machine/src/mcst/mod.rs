@@ -23,7 +23,9 @@ use crate::frame::{Fence, McstWalk, Program, FRAME_BYTES, TASK_MEMORY_FRAMES};
 use crate::isa::{Flow, Instr, MemOp, FRAME_INSTRS};
 use crate::memory::{BankAccesses, MemoryStats, BANKS, MEMORY_BYTES};
 use crate::observe::{Event, Executed, Observer, Progress, StallCause};
-use crate::report::{CoreCounters, CoreWait, RunError, RunFailure, RunReport, UnfinishedCore};
+use crate::report::{
+    CoreCounters, CoreWait, KeptTasks, RunError, RunFailure, RunReport, UnfinishedCore,
+};
 use crate::scheduler::{TaskRecord, TaskSummary};
 use crate::semantics::execute;
 use crate::semantics::Effect;
@@ -814,19 +816,19 @@ impl Machine {
     }
 
     fn report(&mut self) -> RunReport {
-        self.report_tasks(false)
+        self.report_tasks(KeptTasks::Take)
     }
 
-    /// The run's report; with `keep`, the task records stay for a later report.
-    pub(crate) fn report_tasks(&mut self, keep: bool) -> RunReport {
+    /// The run's report, with the task records kept so far as `kept` says.
+    pub(crate) fn report_tasks(&mut self, kept: KeptTasks) -> RunReport {
         let mut registers = [[0u8; 16]; 16];
         for (r, c) in registers.iter_mut().zip(&self.cores) {
             *r = c.regs;
         }
-        let mut tasks = if keep {
-            self.records.clone()
-        } else {
-            std::mem::take(&mut self.records)
+        let mut tasks = match kept {
+            KeptTasks::Take => std::mem::take(&mut self.records),
+            KeptTasks::Copy => self.records.clone(),
+            KeptTasks::Leave => Vec::new(),
         };
         // Tasks still running when a run stops keep the end they had reached.
         for l in &self.live {

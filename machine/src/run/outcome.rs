@@ -7,7 +7,7 @@ use crate::config::Config;
 use crate::cores::Mode;
 use crate::memory::FaultRule;
 use crate::observe::Observer;
-use crate::report::{CoreWait, RunError, RunReport, UnfinishedCore};
+use crate::report::{CoreWait, KeptTasks, RunError, RunReport, UnfinishedCore};
 
 /// The run's outcomes.
 impl<B: Backend, O: Observer> Run<'_, B, O> {
@@ -117,11 +117,11 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     }
 
     pub(super) fn report(&mut self) -> RunReport {
-        self.report_tasks(false)
+        self.report_tasks(KeptTasks::Take)
     }
 
-    /// The run's report; with `keep`, the task records stay for a later report.
-    pub(super) fn report_tasks(&mut self, keep: bool) -> RunReport {
+    /// The run's report, with the task records kept so far as `kept` says.
+    pub(super) fn report_tasks(&mut self, kept: KeptTasks) -> RunReport {
         let mut counters = self.counters;
         for (i, (c, core)) in counters.iter_mut().zip(&self.cores.state).enumerate() {
             c.instructions = core.instructions;
@@ -138,10 +138,10 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             cycles: self.end_cycle(),
             registers: std::array::from_fn(|i| self.cores.state[i].regs),
             memory: self.memory.bytes(),
-            tasks: if keep {
-                self.driver.ts.records()
-            } else {
-                self.driver.ts.take_records()
+            tasks: match kept {
+                KeptTasks::Take => self.driver.ts.take_records(),
+                KeptTasks::Copy => self.driver.ts.records(),
+                KeptTasks::Leave => Vec::new(),
             },
             task_summary: self.driver.ts.summary.clone(),
             instructions: counters.iter().map(|c| c.instructions).sum(),

@@ -6,7 +6,7 @@ use crate::backend::Backend;
 use crate::held::Held;
 use crate::memory::BANKS;
 use crate::observe::Observer;
-use crate::report::{RunError, RunReport, UnfinishedCore};
+use crate::report::{KeptTasks, RunError, RunReport, UnfinishedCore};
 
 /// What a live machine (`crate::live`) does with a spec-dialect run between calls.
 impl<'a, B: Backend, O: Observer> Run<'a, B, O> {
@@ -27,10 +27,10 @@ impl<'a, B: Backend, O: Observer> Run<'a, B, O> {
         self.tele.asked_limit
     }
 
-    /// The state so far (registers, memory, counters, tasks kept), with `cycles` the cycle
-    /// the run is paused at.
-    pub(crate) fn snapshot(&mut self, cycle: u64) -> RunReport {
-        let mut report = self.report_tasks(true);
+    /// The state so far (registers, memory, counters, the task records as `kept` says),
+    /// with `cycles` the cycle the run is paused at.
+    pub(crate) fn snapshot(&mut self, cycle: u64, kept: KeptTasks) -> RunReport {
+        let mut report = self.report_tasks(kept);
         report.cycles = cycle;
         report
     }
