@@ -224,12 +224,14 @@ fn with_sorted_events<T>(run: impl FnOnce(&mut Vec<Event>) -> T) -> (T, Vec<Stri
     (result, events)
 }
 
-/// The interpreter's group form (a group, and a cohort once a core of it falls asleep on a
-/// lock) is the reference for the lockstep engine, so it is held to the per-core
-/// interpreter first: the same outcome and the same events on every profile.
+/// The interpreted group form (a group, and a cohort once a core of it falls asleep on a
+/// lock) that the compiled engines fall back on is held to the per-core interpreter: the
+/// same outcome and the same events on every profile.
 #[test]
 fn interpreter_in_lockstep_equals_interpreter_one_core_at_a_time() {
     use gpu16_interp::Interpreter;
+    use gpu16_jit::GroupInterpreter;
+    use gpu16_machine::engine::backend::Backend;
     use gpu16_machine::{run_observed, Program};
     let per = 6000 / Profile::ALL.len() as u64;
     for (k, profile) in Profile::ALL.into_iter().enumerate() {
@@ -239,13 +241,20 @@ fn interpreter_in_lockstep_equals_interpreter_one_core_at_a_time() {
             let Ok(program) = Program::from_image(&c.image) else {
                 continue;
             };
-            let run = |mut backend: Interpreter| {
+            fn run<B: Backend>(
+                mut backend: B,
+                program: &Program,
+                c: &Case,
+            ) -> (
+                Result<gpu16_machine::RunReport, Box<gpu16_machine::RunFailure>>,
+                Vec<String>,
+            ) {
                 with_sorted_events(|events| {
-                    run_observed(&mut backend, &program, &c.memory, &c.config, events)
+                    run_observed(&mut backend, program, &c.memory, &c.config, events)
                 })
-            };
-            let (one, one_events) = run(Interpreter::new());
-            let (group, group_events) = run(Interpreter::lockstep());
+            }
+            let (one, one_events) = run(Interpreter::new(), &program, &c);
+            let (group, group_events) = run(GroupInterpreter, &program, &c);
             // A failed run too: its events are those before its cycle, whichever engine
             // ran ahead of it (Observer::rewind_events).
             assert_eq!(

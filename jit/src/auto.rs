@@ -17,9 +17,10 @@
 use crate::cache::CompiledFrame;
 use crate::error::JitError;
 use crate::hot_table::{self, Cold, HotTable, State};
+use crate::interpreted::interpret_group;
 use crate::worker::{Done, Gone, Request, Worker};
 use crate::{Engine, Jit, JitOptions};
-use gpu16_interp::{interpret, interpret_group};
+use gpu16_interp::interpret;
 use gpu16_machine::engine::backend::{
     Backend, BackendError, CoreExit, CoreState, GroupShape, Port,
 };

@@ -7,7 +7,7 @@
 //! the spec gives. This file owns the two callbacks (the file they work on is `abi`'s), and turning the
 //! code's exit back into each core's state; the translation is `cohort_compile.rs`.
 //!
-//! Contract: [`run`] is `gpu16_interp::interpret_cohort` compiled: the same cores, cycles,
+//! Contract: [`run`] is `interpreted::interpret_cohort` compiled: the same cores, cycles,
 //! registers, memory, sleeps and exits. It never hands back for quiet (the interpreter's
 //! `QUIET_CYCLES` tuning): compiled, the cores run on until they converge, stop or park.
 

@@ -6,12 +6,12 @@
 //! in `lanes_compile.rs`. Where the group's cores part ways on a bank they share, or some
 //! fall asleep on a lock, [`enter`] hands them to the cohort form (`cohort.rs`), or, with
 //! two or fewer awake, to the interpreter's cohort, and takes them back once they
-//! converge (`gpu16_interp::run_lockstep` drives the two forms).
+//! converge (`interpreted::run_lockstep` drives the two forms).
 
 use crate::abi::SPARSE_LANES;
 use crate::cache::{CohortCode, LaneCode};
 use crate::cohort::Cohort;
-use gpu16_interp::{interpret_cohort, interpret_group, run_lockstep};
+use crate::interpreted::{interpret_cohort, interpret_group, run_lockstep};
 use gpu16_machine::engine::backend::{CoreExit, CoreState, LaneAccesses, Port, PortAccess};
 use gpu16_machine::engine::isa::{address, Flow, Instr, MemOp, FRAME_INSTRS};
 use gpu16_machine::engine::memory::BankTally;

@@ -11,6 +11,7 @@ mod cohort_compile;
 mod compile;
 mod error;
 mod hot_table;
+mod interpreted;
 mod lanes;
 mod lanes_compile;
 mod runtime;
@@ -25,6 +26,7 @@ pub use cache::{CacheStats, CompiledFrame, FrameKey};
 pub use compile::OptLevel;
 pub use error::JitError;
 pub use hot_table::{Cold, HOT_TABLE_FRAMES};
+pub use interpreted::GroupInterpreter;
 
 use cache::Cache;
 use compile::{Compiler, Form, MachineCode};
@@ -264,7 +266,7 @@ impl Jit {
             }
             Err(e) => {
                 warn_once(code, &e);
-                gpu16_interp::interpret_group(&code.instrs, group, cores, port)
+                interpreted::interpret_group(&code.instrs, group, cores, port)
             }
         }
     }

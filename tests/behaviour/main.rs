@@ -189,7 +189,7 @@ macro_rules! backend_suite {
 }
 
 backend_suite!(interp, gpu16_interp::Interpreter::new);
-backend_suite!(interp_lockstep, gpu16_interp::Interpreter::lockstep);
+backend_suite!(interp_lockstep, gpu16_jit::GroupInterpreter::default);
 backend_suite!(jit, gpu16_jit::Jit::new);
 backend_suite!(jit_percore, || gpu16_jit::Jit::with_options(
     gpu16_jit::JitOptions {
