@@ -1,4 +1,5 @@
-//! `asm --json`, `check --json` and `gen --json` through the built binary: one object on
+//! `asm --json`, `check --json` and `gen --json` (and `run --json`'s and `diff --json`'s
+//! assembly errors) through the built binary: one object on
 //! stdout, compared whole with objects written out by hand (lines and columns counted by
 //! hand from the sources below), and the exit statuses of the commands without --json.
 
@@ -109,6 +110,7 @@ fn a_source_with_errors() {
             "diagnostics": diagnostics,
             "error": "bad.s: 2 errors",
             "stage": "assemble",
+            "file": "bad.s",
         })
     );
     assert!(!d.join("bad.bin").exists());
@@ -125,8 +127,32 @@ fn a_source_with_errors() {
             "diagnostics": diagnostics,
             "error": "bad.s: 2 errors",
             "stage": "assemble",
+            "file": "bad.s",
         })
     );
+    // `run --json` and `diff --json` give the same objects, not one string with carets
+    // inside (issue 33); stderr gets the text.
+    let run_object = json!({
+        "errors": 2,
+        "warnings": 0,
+        "diagnostics": diagnostics,
+        "error": "bad.s: 2 errors",
+        "stage": "assemble",
+        "file": "bad.s",
+    });
+    let o = gpu16_in(&d, &["run", "bad.s", "--json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(object(&o), run_object);
+    assert!(
+        stderr(&o).starts_with("error: bad.s: assembly failed\nbad.s:4:13: error:"),
+        "{}",
+        stderr(&o)
+    );
+    let o = gpu16_in(&d, &["diff", "bad.s", "--json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let mut diff_object = run_object;
+    diff_object["program"] = json!("bad.s");
+    assert_eq!(object(&o), diff_object);
 }
 
 /// Line 1: `.cf mask=0` (a mask of 0, reported at the `.cf`); line 3: a constant into r2,

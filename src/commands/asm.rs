@@ -229,10 +229,11 @@ pub fn asm(args: AsmArgs) -> Result<Finished, CliError> {
         }
         Err(Stopped::Load(e)) => return Ok(fail(&unreadable(e))),
         Err(Stopped::Diagnostics(d)) if json => {
-            let list = d.0.iter().map(|d| json_out::diagnostic(d, &name)).collect();
-            let mut v = asm_json(&args, format, [None, None], None, &d, list);
-            v["error"] = json!(format!("{name}: {}", errors_text(d.errors())));
-            v["stage"] = json!("assemble");
+            let failed = json_out::assembly_failed(&name, &d);
+            let mut v = asm_json(&args, format, [None, None], None, &d, Vec::new());
+            for key in ["error", "stage", "file", "diagnostics"] {
+                v[key] = failed[key].clone();
+            }
             json_out::print(&v)?;
             return Ok(Finished::Reported);
         }
@@ -531,17 +532,11 @@ pub fn check(args: CheckArgs) -> Result<Finished, CliError> {
             Err(Stopped::Load(e)) if json => return load_failed(e),
             Err(Stopped::Load(e)) => return Ok(fail(&unreadable(e))),
             Err(Stopped::Diagnostics(d)) if json => {
-                let list: Vec<Value> = d.0.iter().map(|d| json_out::diagnostic(d, &name)).collect();
-                json_out::print(&json!({
-                    "program": name,
-                    "format": format_name,
-                    "frames": null,
-                    "errors": d.errors(),
-                    "warnings": d.warnings(),
-                    "diagnostics": list,
-                    "error": format!("{name}: {}", errors_text(d.errors())),
-                    "stage": "assemble",
-                }))?;
+                let mut v = json_out::assembly_failed(&name, &d);
+                v["program"] = json!(name);
+                v["format"] = json!(format_name);
+                v["frames"] = Value::Null;
+                json_out::print(&v)?;
                 return Ok(Finished::Reported);
             }
             Err(Stopped::Diagnostics(d)) => return Ok(fail(&d)),

@@ -3,7 +3,7 @@
 
 use super::diff_json::{verdict, Search};
 use super::diff_locate::locate;
-use super::json_out::{self, errors_text, not_run, refuse};
+use super::json_out::{self, not_run, refuse, refuse_with, Unloaded};
 use super::machine_args::MachineArgs;
 use super::memory_args::MemoryArgs;
 use super::stdout::StdoutError;
@@ -13,10 +13,10 @@ use crate::run_output::see::Outcome;
 use crate::stop::StopSignal;
 use clap::Args;
 use gpu16::diff::{divergence, Divergence};
-use gpu16::input::{assemble_source, load_program_full, InputError, ProgramFormat, SourceError};
+use gpu16::input::{InputError, ProgramFormat};
 use gpu16::machine::{Config, Program, RunError};
 use gpu16::Runner;
-use serde_json::{json, Value};
+use serde_json::json;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -105,38 +105,14 @@ fn load(args: &DiffArgs) -> Result<(Program, Option<Vec<u8>>), CliError> {
             Some(&e.path),
         )
     };
-    if !args.json || ProgramFormat::of(path) != Ok(ProgramFormat::Assembly) {
-        let format = ProgramFormat::of(path).map_err(failed)?;
-        return load_program_full(path, format, dialect)
-            .map(|l| (l.program, l.memory))
-            .map_err(failed);
-    }
-    // The source is read once here and assembled from memory, so a FIFO works as a file.
-    let source = gpu16::input::read_source(path).map_err(failed)?;
-    match assemble_source(&source, path, dialect) {
-        Ok(a) => Ok((a.program, a.memory)),
-        Err(SourceError::Input(e)) => Err(failed(e)),
-        Err(SourceError::Assembly(d)) => {
-            let name = path.display().to_string();
+    let format = ProgramFormat::of(path).map_err(failed)?;
+    match json_out::load_program(path, format, dialect, args.json) {
+        Ok(l) => Ok((l.program, l.memory)),
+        Err(Unloaded::Input(e)) => Err(failed(e)),
+        Err(Unloaded::Assembly { error, mut object }) => {
+            object["program"] = json!(path.display().to_string());
             // The message stderr gets is the one without --json.
-            let e = CliError::cannot_compare(InputError {
-                path: path.clone(),
-                message: format!("assembly failed\n{d}"),
-            });
-            let list: Vec<Value> = d.0.iter().map(|x| json_out::diagnostic(x, &name)).collect();
-            let v = json!({
-                "program": name,
-                "error": format!("{name}: {}", errors_text(d.errors())),
-                "stage": "assemble",
-                "file": name,
-                "errors": d.errors(),
-                "warnings": d.warnings(),
-                "diagnostics": list,
-            });
-            Err(match emit(&format!("{v}\n")) {
-                Ok(()) => e,
-                Err(stdout) => e.and(stdout),
-            })
+            Err(refuse_with(&object, CliError::cannot_compare(error)))
         }
     }
 }

@@ -4,7 +4,12 @@
 //! ([`not_run`]).
 
 use super::{emit, CliError};
-use gpu16_asm::{Diagnostic, Finding};
+use gpu16::input::{
+    assemble_source, load_program_full, read_source, InputError, LoadedProgram, ProgramFormat,
+    SourceError,
+};
+use gpu16::machine::Dialect;
+use gpu16_asm::{Diagnostic, Diagnostics, Finding};
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -24,6 +29,69 @@ pub fn refuse(json: bool, stage: &str, error: CliError, file: Option<&Path>) -> 
     match emit(&format!("{v}\n")) {
         Ok(()) => error,
         Err(stdout) => error.and(stdout),
+    }
+}
+
+/// [`refuse`] with the object `v` already made.
+pub fn refuse_with(v: &Value, error: CliError) -> CliError {
+    match emit(&format!("{v}\n")) {
+        Ok(()) => error,
+        Err(stdout) => error.and(stdout),
+    }
+}
+
+/// The `--json` object of assembly source `name` that did not assemble: `error` (`NAME: N
+/// errors`), `stage` `assemble`, `file`, `errors`, `warnings` and `diagnostics` (one object
+/// each, as [`diagnostic`] makes it), rather than the text with carets stderr gets.
+pub fn assembly_failed(name: &str, d: &Diagnostics) -> Value {
+    let list: Vec<Value> = d.0.iter().map(|x| diagnostic(x, name)).collect();
+    json!({
+        "error": format!("{name}: {}", errors_text(d.errors())),
+        "stage": "assemble",
+        "file": name,
+        "errors": d.errors(),
+        "warnings": d.warnings(),
+        "diagnostics": list,
+    })
+}
+
+/// Why a program did not load ([`load_program`]).
+pub enum Unloaded {
+    /// It cannot be read, or is no program.
+    Input(InputError),
+    /// It is assembly source with errors: `error` is what stderr gets (the diagnostics as
+    /// text), `object` what `--json` prints ([`assembly_failed`]).
+    Assembly { error: InputError, object: Value },
+}
+
+/// The program at `path` in `format` (`-`: stdin), as `load_program_full` loads it; with
+/// `json`, source with errors comes back with its diagnostics as objects too, for the
+/// `--json` of `run`, `debug` and `diff`. The source is read once and assembled from
+/// memory, so a FIFO works as a file.
+pub fn load_program(
+    path: &Path,
+    format: ProgramFormat,
+    dialect: Dialect,
+    json: bool,
+) -> Result<LoadedProgram, Unloaded> {
+    if !json || format != ProgramFormat::Assembly {
+        return load_program_full(path, format, dialect).map_err(Unloaded::Input);
+    }
+    let source = read_source(path).map_err(Unloaded::Input)?;
+    match assemble_source(&source, path, dialect) {
+        Ok(a) => Ok(LoadedProgram {
+            program: a.program,
+            source_map: Some(a.source_map),
+            memory: a.memory,
+        }),
+        Err(SourceError::Input(e)) => Err(Unloaded::Input(e)),
+        Err(SourceError::Assembly(d)) => Err(Unloaded::Assembly {
+            object: assembly_failed(&path.display().to_string(), &d),
+            error: InputError {
+                path: path.to_path_buf(),
+                message: format!("assembly failed\n{d}"),
+            },
+        }),
     }
 }
 

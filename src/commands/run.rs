@@ -2,7 +2,7 @@
 //! write the outputs (for a failed run too) and print the report.
 
 use super::deadlines::{loading_deadline, writing_deadline};
-use super::json_out::refuse;
+use super::json_out::{refuse, refuse_with, Unloaded};
 use super::machine_args::MachineArgs;
 use super::memory_args::MemoryArgs;
 use super::outputs::{check_distinct, one_stdin_reader, source_inputs, Named};
@@ -22,7 +22,7 @@ use crate::stop::StopSignal;
 use clap::{Args, ValueEnum};
 use gpu16::input::dump::{load_register_dump, MemoryDump};
 use gpu16::input::stream::FrameStream;
-use gpu16::input::{load_program_full, InputError, ProgramFormat};
+use gpu16::input::{InputError, ProgramFormat};
 use gpu16::machine::{Config, Dialect, Observer, RunError, StopCause, TaskLog};
 use gpu16::output;
 use gpu16::output::exec_log::ExecLog;
@@ -160,7 +160,14 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
         let stream = FrameStream::open(&args.program).map_err(loaded)?;
         (Some(stream), None, None, None)
     } else {
-        let l = load_program_full(&args.program, format, dialect).map_err(loaded)?;
+        let l = super::json_out::load_program(&args.program, format, dialect, json).map_err(
+            |u| match u {
+                Unloaded::Input(e) => loaded(e),
+                Unloaded::Assembly { error, object } => {
+                    refuse_with(&object, CliError::failed(&error))
+                }
+            },
+        )?;
         (None, Some(l.program), l.source_map, l.memory)
     };
     if program.as_ref().is_some_and(|p| !p.can_end()) {
