@@ -208,7 +208,7 @@ fn scheduler_walk(program: &Program, out: &mut Vec<Finding>) -> bool {
         };
         say(
             0,
-            format!("the task scheduler never reaches a halt (`.halt`: a stop control frame with no instruction frames whose NextCF is its own index){past}: the run ends only at the watchdog"),
+            format!("the task scheduler never reaches a halt (`.halt`: a stop control frame with no instruction frames whose NextCF is its own index){past}: the run stops as a livelock once the scheduler comes round its loop (or at the watchdog, if a task never ends)"),
         );
     }
     for f in 0..len {

@@ -364,7 +364,7 @@ fn the_examples_of_docs_assembly_md() {
 
 /// Issue 33: two stop frames without instruction frames whose NextCF point at each other
 /// (frame syncs, not halts) on a walk that runs no task: every core is always idle, so
-/// each jumps on in one cycle and the run ends only at the watchdog. A frame sync after a
+/// each jumps on in one cycle and the run stops as a livelock after one lap. A frame sync after a
 /// group may still end the run (the scheduler waits there for the group's cores).
 #[test]
 fn a_loop_of_frame_syncs_that_runs_no_task_never_halts() {
@@ -377,8 +377,9 @@ fn a_loop_of_frame_syncs_that_runs_no_task_never_halts() {
             "the task scheduler never reaches a halt (`.halt`: a stop control frame with no \
           instruction frames whose NextCF is its own index), and its stop frames without \
           instruction frames end a run only where the scheduler waits there for a core or \
-          comes by a group's NextCF, which a walk that runs no task never does: the run ends \
-          only at the watchdog"
+          comes by a group's NextCF, which a walk that runs no task never does: the run stops \
+          as a livelock once the scheduler comes round its loop (or at the watchdog, if a task \
+          never ends)"
         ]
     );
     // A stop group of mask 0 runs no task, but its last broadcast jumps to NextCF, and a

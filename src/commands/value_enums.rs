@@ -164,7 +164,8 @@ impl ValueEnum for DialectArg {
         let help = match self.0 {
             Dialect::Spec => "The spec, as docs/semantics.md states it",
             Dialect::Mcst => {
-                "The MCST RTL's dialect (mcst-dialect.md): its decoding, scheduler and end of run"
+                "The MCST RTL's dialect (docs/semantics.md section 10): its decoding, scheduler and \
+                 end of run"
             }
         };
         Some(PossibleValue::new(self.0.name()).help(help))
