@@ -329,6 +329,30 @@ fn control_characters_in_file_names_are_escaped_in_messages() {
         "{}",
         stderr(&o)
     );
+    // `check`'s summary line, and `asm`'s note on a --mem-out without `.data`.
+    let o = gpu16(&["check", s(&evil)]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        stdout(&o),
+        format!("{shown}: 2 frames, no errors, 0 warnings\n")
+    );
+    let image = d.join("i.bin");
+    let o = gpu16(&[
+        "asm",
+        s(&evil),
+        "-o",
+        s(&image),
+        "--mem-out",
+        s(&d.join("m.bin")),
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        stderr(&o).starts_with(&format!("note: {shown} has no `.data` directive")),
+        "{}",
+        stderr(&o)
+    );
+    let o = gpu16(&["check", s(&image)]);
+    assert!(!stdout(&o).contains('\x1b'), "{}", stdout(&o));
 }
 
 #[test]

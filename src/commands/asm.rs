@@ -313,7 +313,8 @@ fn memory_out(assembly: &Assembly, file: &OutputFile, name: &str, json: bool) ->
     let bytes = assembly.memory.as_ref().unwrap_or_else(|| {
         if !json {
             stderr_line!(
-                "note: {name} has no `.data` directive: --mem-out {} holds all-zero memory",
+                "note: {} has no `.data` directive: --mem-out {} holds all-zero memory",
+                gpu16::shown::path(std::path::Path::new(name)),
                 gpu16::shown::path(file.path())
             );
         }
@@ -519,7 +520,8 @@ pub fn check(args: CheckArgs) -> Result<Finished, CliError> {
             }))?;
         } else {
             emit(&format!(
-                "{name}: {frames} frames, no errors, {}\n",
+                "{}: {frames} frames, no errors, {}\n",
+                gpu16::shown::path(&args.program),
                 warnings_text(warnings)
             ))
             .map_err(CliError::failed)?;
@@ -569,7 +571,8 @@ pub fn check(args: CheckArgs) -> Result<Finished, CliError> {
     }
     let findings = gpu16_asm::check(&program, map.as_ref(), &name);
     emit(&format!(
-        "{findings}{name}: {} frames, no errors, {}\n",
+        "{findings}{}: {} frames, no errors, {}\n",
+        gpu16::shown::path(&args.program),
         program.len(),
         warnings_text(findings.warnings())
     ))
