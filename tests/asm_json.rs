@@ -471,3 +471,47 @@ fn gen_that_stops_is_still_one_object() {
     }
     assert!(!d.join("g.bin").exists());
 }
+
+/// `check --json` of a raw image, read in parts: its object is written as the findings come
+/// (a large image may have millions), and is the same object. Three groups, each a control
+/// frame of mask 1 (core 0) that initialises core 2's r0, and its one instruction frame.
+#[test]
+fn a_checked_image_writes_its_findings_as_objects() {
+    let d = scratch("image");
+    std::fs::write(d.join("g.s"), ".cf mask=1 r0=2:5\n.if\n    ready\n").unwrap();
+    let o = gpu16_in(&d, &["asm", "g.s", "-o", "g.bin"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let group = std::fs::read(d.join("g.bin")).unwrap();
+    std::fs::write(d.join("three.bin"), group.repeat(3)).unwrap();
+    let finding = |frame: usize| {
+        json!({
+            "severity": "warning",
+            "file": "three.bin",
+            "line": null,
+            "column": null,
+            "frame": frame,
+            "instruction": null,
+            "message": "R0 init for cores 2 that are not in the mask has no effect",
+            "notes": [],
+        })
+    };
+    let o = gpu16_in(&d, &["check", "three.bin", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        object(&o),
+        json!({
+            "program": "three.bin",
+            "format": "bin",
+            "frames": 6,
+            "errors": 0,
+            "warnings": 3,
+            "diagnostics": [finding(0), finding(2), finding(4)],
+        })
+    );
+    // No finding: an empty list.
+    std::fs::write(d.join("clean.s"), ".cf mask=1\n.if\n    ready\n").unwrap();
+    gpu16_in(&d, &["asm", "clean.s", "-o", "clean.bin"]);
+    let o = gpu16_in(&d, &["check", "clean.bin", "--json"]);
+    assert_eq!(object(&o)["diagnostics"], json!([]));
+    assert_eq!(object(&o)["warnings"], 0);
+}

@@ -453,31 +453,51 @@ fn disasm_in_parts(args: &DisasmArgs, file: Option<OutputFile>) -> Result<Finish
 }
 
 /// [`check`]'s lints of an image read in parts, in memory independent of its size: the
-/// image is read once to check it loads, then again for its lints, the text ones printed
-/// part by part. `None` where the image does not load (the error is the one loading it
-/// whole gives), else the findings as `--json` objects (only when `json`) and their count.
+/// image is read once to check it loads, then again for its lints, printed part by part:
+/// as text, or with `json` as the `--json` object, written as it goes (its `diagnostics`
+/// first, the counts after them; the keys in the order serde_json gives them), since a
+/// large image may have millions of findings. A load error is the one loading the image
+/// whole gives, and comes before anything is printed. Gives the findings' count and the
+/// number of frames.
 fn check_in_parts(
     path: &Path,
     name: &str,
-    json: bool,
-) -> Result<(Vec<Value>, usize, usize), PartsError<CliError>> {
+    json: Option<&str>,
+) -> Result<(usize, usize), PartsError<CliError>> {
     for_each_part(path, |_, _, _| Ok::<(), CliError>(()))?;
-    let (mut list, mut count, mut frames) = (Vec::new(), 0, 0);
+    let print = |text: &str| emit(text).map_err(CliError::failed);
+    if json.is_some() {
+        print("{\"diagnostics\":[").map_err(PartsError::Stopped)?;
+    }
+    let (mut count, mut frames) = (0, 0);
     let mut past_tm_reported = false;
     for_each_part(path, |part, base, total| {
         frames = total;
         let findings = gpu16_asm::lint_part(part, base, total, &mut past_tm_reported);
         let diags = gpu16_asm::warnings(findings.clone(), None, name);
-        count += diags.warnings();
-        if json {
-            list.extend(
-                (diags.0.iter().zip(&findings)).map(|(d, f)| json_out::finding(d, f, name)),
-            );
-            return Ok(());
+        if json.is_none() {
+            count += diags.warnings();
+            return print(&diags.to_string());
         }
-        emit(&diags.to_string()).map_err(CliError::failed)
+        let mut text = String::new();
+        for (d, f) in diags.0.iter().zip(&findings) {
+            if count > 0 {
+                text.push(',');
+            }
+            count += 1;
+            text.push_str(&json_out::finding(d, f, name).to_string());
+        }
+        print(&text)
     })?;
-    Ok((list, count, frames))
+    if let Some(format) = json {
+        print(&format!(
+            "],\"errors\":0,\"format\":{},\"frames\":{frames},\"program\":{},\"warnings\":{count}}}\n",
+            json!(format),
+            json!(name),
+        ))
+        .map_err(PartsError::Stopped)?;
+    }
+    Ok((count, frames))
 }
 
 /// `gpu16 check`: status 0 with or without warnings, 1 for load errors or a stdout it
@@ -504,21 +524,13 @@ pub fn check(args: CheckArgs) -> Result<Finished, CliError> {
     let loading = loading_deadline(args.timeout, json, &args.program, &[Some(&input)], 1);
     if in_parts(&args.program, format, args.dialect) {
         drop(loading);
-        let (list, warnings, frames) = match check_in_parts(&args.program, &name, json) {
+        let as_json = json.then_some(format_name.as_str());
+        let (warnings, frames) = match check_in_parts(&args.program, &name, as_json) {
             Ok(found) => found,
             Err(PartsError::Load(e)) => return load_failed(e),
             Err(PartsError::Stopped(e)) => return Err(e),
         };
-        if json {
-            json_out::print(&json!({
-                "program": name,
-                "format": format_name,
-                "frames": frames,
-                "errors": 0,
-                "warnings": warnings,
-                "diagnostics": list,
-            }))?;
-        } else {
+        if !json {
             emit(&format!(
                 "{}: {frames} frames, no errors, {}\n",
                 gpu16::shown::path(&args.program),
