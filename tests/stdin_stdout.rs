@@ -173,3 +173,54 @@ fn a_closed_stderr_keeps_the_status() {
         assert_eq!(status.code(), Some(1), "{args:?}");
     }
 }
+
+/// An image on stdin is read in parts as a named file is (copied to a temporary file
+/// first), so its findings and load errors name frames of the whole image across parts (a
+/// part is at least 16,384 frames). 20,000 groups of a control frame of mask 1 that
+/// initialises core 2's r0 (one finding each) and one instruction frame: 40,000 frames,
+/// and one more finding, that the image is a stream past the 64-frame task memory.
+#[test]
+fn an_image_on_stdin_is_read_in_parts() {
+    let d = scratch("stdin_stdout", "parts");
+    std::fs::write(d.join("g.s"), ".cf mask=1 r0=2:5\n.if\n    ready\n").unwrap();
+    let o = gpu16(&["asm", s(&d.join("g.s")), "-o", s(&d.join("g.bin"))]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let group = std::fs::read(d.join("g.bin")).unwrap();
+    assert_eq!(group.len(), 64);
+    let image = group.repeat(20_000);
+    let o = gpu16_with_stdin(&["check", "-"], image.clone());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.ends_with("-: 40000 frames, no errors, 20001 warnings\n"),
+        "{}",
+        &out[out.len().saturating_sub(300)..]
+    );
+    assert!(
+        out.contains("-: frame 39998: warning: R0 init"),
+        "the last group's finding"
+    );
+    let o = gpu16_with_stdin(&["check", "-", "--json"], image.clone());
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["frames"], 40_000);
+    assert_eq!(v["warnings"], 20_001);
+    assert_eq!(v["diagnostics"].as_array().unwrap().len(), 20_001);
+    let o = gpu16_with_stdin(&["disasm", "-"], image.clone());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).starts_with("; gpu16 program, 40000 frames\n"));
+    // A reserved fence (bits 7:6 of the header, 3) in the control frame of group 19,000:
+    // frame 38,000, in the third part.
+    let mut bad = image;
+    bad[38_000 * 32] |= 0xc0;
+    for command in ["check", "disasm"] {
+        let o = gpu16_with_stdin(&[command, "-"], bad.clone());
+        assert_eq!(o.status.code(), Some(1), "{command}");
+        assert!(
+            stderr(&o).contains("-: frame 38000: control frame has the reserved fence value 3"),
+            "{command}: {}",
+            stderr(&o)
+        );
+        // Nothing written before the error.
+        assert_eq!(stdout(&o), "", "{command}");
+    }
+}

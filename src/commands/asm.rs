@@ -5,7 +5,7 @@
 use super::deadlines::{loading_deadline, writing_deadline};
 use super::json_out::{self, errors_text, refuse, refuse_output, warnings_text};
 use super::outputs::{check_distinct, source_inputs, write_together, Named};
-use super::parts::{for_each_part, PartsError};
+use super::parts::{for_each_part, PartsError, PartsImage};
 use super::value_enums::{DialectArg, FormatArg};
 use super::{emit, CliError, Finished};
 use crate::run_output::file::{is_stdout, OutputFile};
@@ -377,9 +377,9 @@ pub fn disasm(args: DisasmArgs) -> Result<Finished, CliError> {
     };
     let format =
         ProgramFormat::of_input(&args.image, args.format.map(|f| f.0)).map_err(CliError::failed)?;
-    if in_parts(&args.image, format, args.dialect) {
+    if let Some(image) = in_parts(&args.image, format, args.dialect).map_err(CliError::failed)? {
         drop(loading);
-        return disasm_in_parts(&args, file);
+        return disasm_in_parts(&args, &image, file);
     }
     let program = load_program_full(&args.image, format, args.dialect.0)
         .map_err(CliError::failed)?
@@ -398,27 +398,35 @@ pub fn disasm(args: DisasmArgs) -> Result<Finished, CliError> {
 /// Whether the program at `path` is read in parts ([`super::parts`]) rather than
 /// whole: a raw spec-dialect image in a regular file. (An MCST image has at most 64
 /// frames; stdin, a FIFO or a device have no length to give the header.)
-fn in_parts(path: &Path, format: ProgramFormat, dialect: DialectArg) -> bool {
-    format == ProgramFormat::Binary
-        && dialect.0 == Dialect::Spec
-        && super::parts::frames_of(path).is_some()
+fn in_parts(
+    path: &Path,
+    format: ProgramFormat,
+    dialect: DialectArg,
+) -> Result<Option<PartsImage<'_>>, gpu16::input::InputError> {
+    if format != ProgramFormat::Binary || dialect.0 != Dialect::Spec {
+        return Ok(None);
+    }
+    PartsImage::open(path)
 }
 
 /// [`disasm`] of an image read in parts, in memory independent of its size: the image is
 /// read once to check it loads (so a bad one writes nothing), then again to write its
 /// text part by part. On stdout a closed pipe (`| head`) ends the second read at once.
-fn disasm_in_parts(args: &DisasmArgs, file: Option<OutputFile>) -> Result<Finished, CliError> {
-    let path = &args.image;
+fn disasm_in_parts(
+    args: &DisasmArgs,
+    image: &PartsImage,
+    file: Option<OutputFile>,
+) -> Result<Finished, CliError> {
     let load = |e: PartsError<std::io::Error>| match e {
         PartsError::Load(e) => CliError::failed(&e),
         PartsError::Stopped(e) => CliError::failed(e),
     };
-    for_each_part(path, |_, _, _| Ok::<(), std::io::Error>(())).map_err(load)?;
-    let total = super::parts::frames_of(path).unwrap_or(0);
+    for_each_part(image, |_, _, _| Ok::<(), std::io::Error>(())).map_err(load)?;
+    let total = image.frames();
     let write_text = |w: &mut dyn Write| -> Result<(), PartsError<std::io::Error>> {
         w.write_all(gpu16_asm::disassembly_header(Dialect::Spec, total).as_bytes())
             .map_err(PartsError::Stopped)?;
-        for_each_part(path, |part, base, total| {
+        for_each_part(image, |part, base, total| {
             w.write_all(gpu16_asm::disassemble_part(part, base, total).as_bytes())
         })?;
         w.flush().map_err(PartsError::Stopped)
@@ -460,18 +468,18 @@ fn disasm_in_parts(args: &DisasmArgs, file: Option<OutputFile>) -> Result<Finish
 /// whole gives, and comes before anything is printed. Gives the findings' count and the
 /// number of frames.
 fn check_in_parts(
-    path: &Path,
+    image: &PartsImage,
     name: &str,
     json: Option<&str>,
 ) -> Result<(usize, usize), PartsError<CliError>> {
-    for_each_part(path, |_, _, _| Ok::<(), CliError>(()))?;
+    for_each_part(image, |_, _, _| Ok::<(), CliError>(()))?;
     let print = |text: &str| emit(text).map_err(CliError::failed);
     if json.is_some() {
         print("{\"diagnostics\":[").map_err(PartsError::Stopped)?;
     }
     let (mut count, mut frames) = (0, 0);
     let mut past_tm_reported = false;
-    for_each_part(path, |part, base, total| {
+    for_each_part(image, |part, base, total| {
         frames = total;
         let findings = gpu16_asm::lint_part(part, base, total, &mut past_tm_reported);
         let diags = gpu16_asm::warnings(findings.clone(), None, name);
@@ -522,10 +530,14 @@ pub fn check(args: CheckArgs) -> Result<Finished, CliError> {
         .map_or(String::new(), |v| v.get_name().to_string());
     let input = read_from(&args.program);
     let loading = loading_deadline(args.timeout, json, &args.program, &[Some(&input)], 1);
-    if in_parts(&args.program, format, args.dialect) {
+    let image = match in_parts(&args.program, format, args.dialect) {
+        Ok(image) => image,
+        Err(e) => return load_failed(e),
+    };
+    if let Some(image) = image {
         drop(loading);
         let as_json = json.then_some(format_name.as_str());
-        let (warnings, frames) = match check_in_parts(&args.program, &name, as_json) {
+        let (warnings, frames) = match check_in_parts(&image, &name, as_json) {
             Ok(found) => found,
             Err(PartsError::Load(e)) => return load_failed(e),
             Err(PartsError::Stopped(e)) => return Err(e),

@@ -253,6 +253,7 @@ mod tests {
     use super::*;
     use gpu16::machine::RunReport;
     use gpu16::BackendKind;
+    use serde_json::Value;
 
     /// A stand-in for the backends: both finish at cycle 30, but the JIT's core 3 ends with
     /// r5 = 7 once the watchdog lets it run past cycle 20.

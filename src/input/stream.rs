@@ -51,14 +51,19 @@ enum Input {
 }
 
 impl FrameStream {
+    /// The most bytes a program image may have.
+    pub const MAX_BYTES: u64 = LIMIT.bytes;
+
     /// The image at `path` (`-`: stdin), checked for what can be checked before reading it:
     /// a file must be a whole number of frames, not empty, and within the limit of a
     /// program image.
     pub fn open(path: &Path) -> Result<FrameStream, InputError> {
-        let cannot = |e: io::Error| err(path, format!("cannot read: {e}"));
-        let mut known_frames = None;
-        let input = if path == Path::new("-") {
-            Input::Stdin {
+        if path != Path::new("-") {
+            let file = File::open(path).map_err(|e| err(path, format!("cannot read: {e}")))?;
+            return FrameStream::of_file(file, path);
+        }
+        Ok(FrameStream {
+            input: Input::Stdin {
                 stdin: StdinReader::start(),
                 spool: Spool::new().map_err(|e| {
                     err(
@@ -67,37 +72,44 @@ impl FrameStream {
                     )
                 })?,
                 replay: None,
+            },
+            frames: 0,
+            known_frames: None,
+        })
+    }
+
+    /// The image in `file`, open already, named `path` in messages, from its start: the
+    /// checks of [`FrameStream::open`].
+    pub fn of_file(file: File, path: &Path) -> Result<FrameStream, InputError> {
+        let meta = file
+            .metadata()
+            .map_err(|e| err(path, format!("cannot read: {e}")))?;
+        let mut known_frames = None;
+        if meta.is_file() {
+            let len = meta.len();
+            if len > LIMIT.bytes {
+                return Err(err(
+                    path,
+                    format!(
+                        "too large: {} may have at most {}; this file has {len}",
+                        LIMIT.what,
+                        limits::size(LIMIT.bytes)
+                    ),
+                ));
             }
-        } else {
-            let file = File::open(path).map_err(cannot)?;
-            let meta = file.metadata().map_err(cannot)?;
-            if meta.is_file() {
-                let len = meta.len();
-                if len > LIMIT.bytes {
-                    return Err(err(
-                        path,
-                        format!(
-                            "too large: {} may have at most {}; this file has {len}",
-                            LIMIT.what,
-                            limits::size(LIMIT.bytes)
-                        ),
-                    ));
-                }
-                let whole = usize::try_from(len).unwrap_or(usize::MAX);
-                let check = if len == 0 {
-                    Err(LoadError::Empty)
-                } else if !whole.is_multiple_of(FRAME_BYTES) {
-                    Err(LoadError::Length { bytes: whole })
-                } else {
-                    Ok(())
-                };
-                check.map_err(|e| err(path, e.to_string()))?;
-                known_frames = Some(len / FRAME_BYTES as u64);
-            }
-            Input::File(BufReader::with_capacity(READ_BUFFER, file))
-        };
+            let whole = usize::try_from(len).unwrap_or(usize::MAX);
+            let check = if len == 0 {
+                Err(LoadError::Empty)
+            } else if !whole.is_multiple_of(FRAME_BYTES) {
+                Err(LoadError::Length { bytes: whole })
+            } else {
+                Ok(())
+            };
+            check.map_err(|e| err(path, e.to_string()))?;
+            known_frames = Some(len / FRAME_BYTES as u64);
+        }
         Ok(FrameStream {
-            input,
+            input: Input::File(BufReader::with_capacity(READ_BUFFER, file)),
             frames: 0,
             known_frames,
         })
