@@ -515,3 +515,34 @@ fn a_checked_image_writes_its_findings_as_objects() {
     assert_eq!(object(&o)["diagnostics"], json!([]));
     assert_eq!(object(&o)["warnings"], 0);
 }
+
+/// A usage error clap finds (a missing or bad flag) under `--json` prints the object of a
+/// command that never started too, `stage` `usage`, besides clap's text on stderr.
+#[test]
+fn a_usage_error_under_json_is_an_object_too() {
+    let d = scratch("usage");
+    let o = gpu16_in(&d, &["gen", "--json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        object(&o),
+        json!({
+            "error": "the following required arguments were not provided: --seed <SEED> \
+                      --out <OUT.bin>",
+            "stage": "usage",
+        })
+    );
+    assert!(stderr(&o).starts_with("error: the following required arguments"));
+    let o = gpu16_in(&d, &["run", "--json", "--max-cycles", "x", "p.s"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        object(&o),
+        json!({
+            "error": "invalid value 'x' for '--max-cycles <N>': invalid digit found in string",
+            "stage": "usage",
+        })
+    );
+    // Without --json, stdout stays empty.
+    let o = gpu16_in(&d, &["gen"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(o.stdout.is_empty());
+}

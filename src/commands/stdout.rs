@@ -78,8 +78,25 @@ impl Stdout {
 /// What clap stopped parsing for: a usage error goes to stderr with status 2 as clap does
 /// it; `--help` or `--version` text goes to stdout, status 0, or 1 with
 /// `error: cannot write to standard output: <reason>` if stdout cannot take it.
+///
+/// With `--json` among the arguments, a usage error also prints the object of a command that
+/// never started on stdout, `{"error": MESSAGE, "stage": "usage"}` (MESSAGE is clap's up to
+/// its usage line, on one line, without `error: `), as the commands' own usage errors do, so that a
+/// script reading stdout gets an object for every failure.
 pub fn clap_message(e: clap::Error) -> ExitCode {
     if e.use_stderr() {
+        if std::env::args_os().any(|a| a == "--json") {
+            let text = e.to_string();
+            let lines: Vec<&str> = text
+                .lines()
+                .take_while(|l| !l.trim().is_empty())
+                .map(str::trim)
+                .collect();
+            let message = lines.join(" ");
+            let message = message.strip_prefix("error: ").unwrap_or(&message);
+            let v = super::json_out::not_run("usage", message, None);
+            let _ = emit(&format!("{v}\n"));
+        }
         e.exit();
     }
     let written = e.print().and_then(|()| io::stdout().flush());
