@@ -371,6 +371,21 @@ fn asm_check_and_disasm_end_at_their_timeout_on_a_blocked_fifo() {
             Some("output"),
         ),
         (vec!["disasm", s(&image), "-o", s(&fifo)], outputs, None),
+        (vec!["gen", "--seed", "1", "-o", s(&fifo)], outputs, None),
+        (
+            vec![
+                "gen",
+                "--seed",
+                "1",
+                "-o",
+                s(&built),
+                "--mem-out",
+                s(&fifo),
+                "--json",
+            ],
+            outputs,
+            Some("output"),
+        ),
     ];
     for (mut args, says, stage) in cases {
         args.extend(["--timeout", "1"]);

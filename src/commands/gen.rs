@@ -1,6 +1,7 @@
 //! `gpu16 gen`: write a generated program (and its memory image) for a seed, in the spec
 //! dialect or (`--dialect mcst`) the MCST one.
 
+use super::deadlines::writing_deadline;
 use super::json_out::{self, refuse};
 use super::outputs::{check_distinct, write_together, Named};
 use super::value_enums::DialectArg;
@@ -11,7 +12,7 @@ use gpu16::input::MemoryFormat;
 use gpu16::machine::Dialect;
 use gpu16_gen::{generate_in, generate_violating, Profile, Violation, MAX_GROUPS, MCST_MAX_GROUPS};
 use serde_json::json;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The arguments of `gpu16 gen`.
 #[derive(Args)]
@@ -56,6 +57,11 @@ pub struct GenArgs {
     /// `output`, with the same status as without --json.
     #[arg(long)]
     pub json: bool,
+    /// Give up after SECS (status 1, and --json's `output` object) while an output is a FIFO
+    /// no one reads: it blocks this command where nothing else would end it, as with
+    /// `run --timeout`.
+    #[arg(long, value_name = "SECS", value_parser = crate::stop::parse_timeout)]
+    pub timeout: Option<std::time::Duration>,
 }
 
 pub fn parse_profile(s: &str) -> Result<Profile, String> {
@@ -103,6 +109,8 @@ pub fn gen(args: GenArgs) -> Result<Finished, CliError> {
     let output_failed = |e: crate::run_output::file::OutputError| {
         refuse(json, "output", CliError::failed(&e), Some(&e.path))
     };
+    let outputs: Vec<&Path> = named.iter().map(|n| n.path.as_path()).collect();
+    let _writing = writing_deadline(args.timeout, json, &outputs, "", 1);
     let files = named
         .iter()
         .map(|n| OutputFile::prepare(&n.path))
