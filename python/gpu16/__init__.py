@@ -30,7 +30,8 @@ __all__ = [
 ]
 
 Memory = Union[bytes, bytearray, str, "_os.PathLike[str]"]
-"""A shared-memory image: raw ``bytes``, a ``$readmemh`` text as ``str``, or a path."""
+"""A shared-memory image: ``bytes`` (raw, or ``$readmemh`` text, told by their content), a
+``$readmemh`` text as ``str``, or a path."""
 
 
 def load_memory(path: "Union[str, _os.PathLike[str]]", memory_format: Optional[str] = None) -> bytes:
@@ -82,10 +83,14 @@ def run(
 
     ``program`` is a binary image (``bytes``) or assembly source (``str``, named ``name``
     in diagnostics and in the ``location`` of a failure). ``memory`` is the initial shared
-    memory, zero past its end (``None``: the source's ``.data`` bytes, else zeros): ``bytes`` are a raw image (at most 4096), a ``str`` is a
-    ``$readmemh`` text, and a path (``os.PathLike``, e.g. ``pathlib.Path``) is a file read
-    as ``load_memory`` reads it; ``memory_format`` (``"hex"`` or ``"raw"``) overrides. ``backend`` is ``interp``, ``jit`` or
-    ``auto``; ``dialect`` is ``spec`` or ``mcst``; ``issue`` is ``in-order`` or
+    memory, zero past its end (``None``: the source's ``.data`` bytes, else zeros). It is
+    read by the CLI's one rule for memory images: ``memory_format`` (``"hex"`` or ``"raw"``)
+    if given; else a ``str`` is a ``$readmemh`` text; ``bytes`` (or ``bytearray``) have no
+    name, so their content decides, as for ``gpu16 run --mem -``: bytes that are not text
+    are a raw image (at most 4096), text that parses as ``$readmemh`` is that text, and
+    other text raises ``LoadError`` naming ``memory_format=``; a path (``os.PathLike``, e.g.
+    ``pathlib.Path``) is a file read as ``load_memory`` reads it. ``backend`` is ``interp``,
+    ``jit`` or ``auto``; ``dialect`` is ``spec`` or ``mcst``; ``issue`` is ``in-order`` or
     ``lookahead``; ``timing`` is a ``--timing`` value such as ``"cf=3,broadcast=2"`` or
     ``"mcst-rtl"`` (with ``dialect="mcst"``); ``max_cycles`` is the watchdog (default 2**32).
     ``tasks`` is how much of the task timeline the dict keeps, as ``--tasks`` says:

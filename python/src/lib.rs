@@ -259,9 +259,11 @@ fn memory_format(name: Option<&str>) -> PyResult<Option<MemoryFormat>> {
 }
 
 /// The 4096 bytes of a memory argument, by the CLI's one rule for memory images
-/// (`gpu16::input::memory`): `bytes` are raw and `str` is `$readmemh` text unless
-/// `memory_format` says otherwise; a path (`os.PathLike`) is read like `--mem`: the format
-/// given, else the extension, else the content.
+/// (`gpu16::input::memory`): the format `memory_format` gives wins; else a `str` is
+/// `$readmemh` text, `bytes` have no name and so are read by their content, as `--mem -`
+/// reads stdin (not text: raw; `$readmemh` text: text; other text: an error naming
+/// `memory_format=`), and a path (`os.PathLike`) is read like `--mem`: its extension, else
+/// its content.
 fn memory_image(memory: &Bound<'_, PyAny>, format: Option<&str>) -> PyResult<Vec<u8>> {
     let format = memory_format(format)?;
     let flag = "memory_format=";
@@ -271,8 +273,7 @@ fn memory_image(memory: &Bound<'_, PyAny>, format: Option<&str>) -> PyResult<Vec
         let format = format.unwrap_or(MemoryFormat::Hex);
         input::MemoryImage::from_bytes(name, text.as_bytes(), Some(format), flag)
     } else if let Some(bytes) = byte_string(memory) {
-        let format = format.unwrap_or(MemoryFormat::Raw);
-        input::MemoryImage::from_bytes(name, &bytes, Some(format), flag)
+        input::MemoryImage::from_bytes(name, &bytes, format, flag)
     } else if memory.hasattr("__fspath__")? {
         let path: std::path::PathBuf = memory.extract()?;
         input::MemoryImage::load(&path, format, flag)
