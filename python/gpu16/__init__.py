@@ -4,6 +4,10 @@ This module is the Python face of the Rust extension ``gpu16._native``, which ca
 library code as the ``gpu16`` command line: ``run`` returns exactly the object that
 ``gpu16 run --json`` prints, built by the same Rust function. python/README.md documents the
 API.
+
+An argument of the wrong type raises ``TypeError``, and one out of its range ``ValueError``,
+whose message starts with the argument's name: ``backend: expected str, got int``,
+``cycles: must be >= 0, got -1``. A ``bool`` is not taken for an int.
 """
 
 import json as _json
@@ -182,13 +186,15 @@ class Machine:
         )
 
     def step(self, cycles: int = 1) -> str:
-        """Run ``cycles`` more cycles, or to the end of the run if it comes first. Returns
-        ``"paused"``, ``"ended"`` or ``"failed"`` (a fault, the watchdog, a livelock)."""
+        """Run ``cycles`` more cycles (an int, 0 or more), or to the end of the run if it
+        comes first. Returns ``"paused"``, ``"ended"`` or ``"failed"`` (a fault, the
+        watchdog, a livelock)."""
         return self._m.step(cycles)
 
     def run(self, until_cycle: Optional[int] = None) -> str:
-        """Run until cycle ``until_cycle`` begins (a cycle already passed does nothing), or
-        with ``None`` to the end of the run. Returns the status, as ``step`` does."""
+        """Run until cycle ``until_cycle`` (an int, 0 or more) begins (a cycle already
+        passed does nothing), or with ``None`` to the end of the run. Returns the status,
+        as ``step`` does."""
         return self._m.run_until(until_cycle)
 
     @property
@@ -214,10 +220,12 @@ class Machine:
         return self._m.memory()
 
     def write_memory(self, addr: int, data: Union[bytes, bytearray]) -> None:
-        """Write ``data`` at byte address ``addr`` before the cycle the machine is paused
-        at: the testbench's write, not a core's access (it takes no lock, counts as no
-        access and wakes no core). Raises ``ValueError`` past the 4096 bytes or once the
-        run is over, and ``TypeError`` for other types."""
+        """Write ``data`` (``bytes`` or ``bytearray``) at byte address ``addr`` (0 to 4095)
+        before the cycle the machine is paused at: the testbench's write, not a core's
+        access (it takes no lock, counts as no access and wakes no core). Raises
+        ``ValueError`` for an ``addr`` out of range (``addr: must be in 0..4096, got -1``),
+        ``data`` that runs past the 4096 bytes, or once the run is over, and ``TypeError``
+        for other types."""
         self._m.write_memory(addr, data)
 
     @property

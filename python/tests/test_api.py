@@ -187,9 +187,9 @@ def test_memory_that_cannot_be_told_apart_names_the_argument(tmp_path):
     assert gpu16.load_memory(path, memory_format="raw")[:5] == b"hello"
     with pytest.raises(ValueError, match="unknown memory_format `text` \\(one of hex, raw\\)"):
         gpu16.load_memory(path, memory_format="text")
-    with pytest.raises(TypeError, match="memory must be bytes .* not list"):
+    with pytest.raises(TypeError, match="^memory: expected bytes .* got list$"):
         gpu16.run(INCREMENT_0X010, memory=[1, 2])
-    with pytest.raises(TypeError, match="program must be bytes .* not list"):
+    with pytest.raises(TypeError, match="^program: expected bytes .* got list$"):
         gpu16.run([1, 2])
 
 
