@@ -162,6 +162,16 @@ pub(crate) struct RunInputs {
     pub(crate) config: Config,
 }
 
+/// Argument `name` set to `value` as a Python call writes it, for
+/// `gpu16::dialect::check_config`'s errors, which name the arguments this way where the CLI
+/// names its flags: `issue="lookahead"`, or `bank_conflicts=True` for a switch (`None`).
+fn argument(name: &str, value: Option<&str>) -> String {
+    match value {
+        Some(value) => format!("{name}=\"{value}\""),
+        None => format!("{name}=True"),
+    }
+}
+
 /// Check a run's arguments as `gpu16 run` checks its flags (see `gpu16.run`'s doc).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run_inputs(
@@ -219,7 +229,7 @@ pub(crate) fn run_inputs(
         tasks,
         ..Config::default()
     };
-    gpu16::dialect::check_config(&config, dialect).map_err(PyValueError::new_err)?;
+    gpu16::dialect::check_config(&config, dialect, argument).map_err(PyValueError::new_err)?;
     let (program, source_map, data) = if program.is_instance_of::<PyString>() {
         let source = args::string(program, "program")?;
         let a = assembled(&source, &name, dialect)?;
