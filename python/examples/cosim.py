@@ -15,7 +15,8 @@ Run it on a program to co-simulate the model on ``auto`` against the interpreter
 
     python cosim.py PROGRAM.s [--mem MEMORY]
 
-It prints one line per divergence and exits 1 if there is any.
+Without ``--mem`` both start from the program's ``.data`` (zeros without one), as
+``gpu16 run`` does. It prints one line per divergence and exits 1 if there is any.
 """
 
 import argparse
@@ -38,10 +39,13 @@ class Divergence(NamedTuple):
 
 
 class ModelDevice:
-    """A device that is itself a gpu16 model (a stand-in for an RTL simulation)."""
+    """A device that is itself a gpu16 model (a stand-in for an RTL simulation). ``memory``
+    and ``memory_format`` are ``gpu16.Machine``'s (``None``: the program's ``.data``)."""
 
-    def __init__(self, program: Union[bytes, str], memory: bytes = b"", backend: str = "interp"):
-        self.machine = gpu16.Machine(program, memory, backend=backend)
+    def __init__(self, program: Union[bytes, str], memory: Optional[bytes] = None,
+                 backend: str = "interp", memory_format: Optional[str] = None):
+        self.machine = gpu16.Machine(program, memory, backend=backend,
+                                     memory_format=memory_format)
 
     def step(self) -> None:
         self.machine.step(1)
@@ -56,13 +60,16 @@ class ModelDevice:
 def cosimulate(
     program: Union[bytes, str],
     device,
-    memory: bytes = b"",
+    memory: Optional[bytes] = None,
     backend: str = "auto",
     max_cycles: int = 10_000_000,
+    memory_format: Optional[str] = None,
 ) -> List[Divergence]:
     """Step the model and ``device`` together until the model's run is over (or
-    ``max_cycles``), comparing at each task end; returns every divergence found."""
-    model = gpu16.Machine(program, memory, backend=backend)
+    ``max_cycles``), comparing at each task end; returns every divergence found. The model
+    starts from ``memory``, read as ``gpu16.Machine`` reads it (``None``: the program's
+    ``.data``, else zeros)."""
+    model = gpu16.Machine(program, memory, backend=backend, memory_format=memory_format)
     found: List[Divergence] = []
     while not model.finished and model.cycle < max_cycles:
         model.step(1)
@@ -85,13 +92,17 @@ def cosimulate(
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("program", help="an assembly source (.s) or a program image")
-    parser.add_argument("--mem", help="the initial shared memory (as gpu16 run --mem)")
+    parser.add_argument("--mem", help="the initial shared memory (as gpu16 run --mem); "
+                        "without it, the program's .data (else zeros)")
     args = parser.parse_args(argv)
     with open(args.program, "rb") as f:
         data = f.read()
     program: Union[bytes, str] = data.decode() if args.program.endswith(".s") else data
-    memory = gpu16.load_memory(args.mem) if args.mem else b""
-    found = cosimulate(program, ModelDevice(program, memory), memory)
+    # Read here: both models take its 4096 bytes as they are. Without --mem, None: the
+    # program's .data (else zeros), as gpu16 run without --mem.
+    memory = gpu16.load_memory(args.mem) if args.mem else None
+    device = ModelDevice(program, memory, memory_format="raw")
+    found = cosimulate(program, device, memory, memory_format="raw")
     for d in found:
         where = f"core {d.core} {d.what}" if d.core is not None else d.what
         print(f"cycle {d.cycle}: {where}: model {d.expected:#04x}, device {d.actual:#04x}")

@@ -179,3 +179,43 @@ def test_a_sources_data_is_the_memory_when_none_is_given():
     assert gpu16.Machine(source).memory[0x10] == 7
     # Memory given wins, as --mem does.
     assert bytes.fromhex(gpu16.run(source, memory=b"")["memory"])[0x10] == 0
+
+
+# The source's `.data` puts 0x5a at 0x010; core 0 (r0 = 0: bank 0) copies byte 0x010 to
+# 0x020: at its task's end r8 = 0x10, r9 = 0x5a, r10 = 0x20, the rest 0 (zero at reset),
+# and memory holds 0x5a at 0x010 and 0x020.
+COPY_WITH_DATA = """\
+.data 0x10, 0x5a
+.cf mask=1
+.if
+    set_const 0x10, r8
+    ld [r8, r0], r9
+    set_const 0x20, r10
+    st [r10, r0], r9
+"""
+
+
+class HandWorkedDevice:
+    """A device in the state COPY_WITH_DATA leaves, worked out by hand."""
+
+    def step(self):
+        pass
+
+    def registers(self, core):
+        return [0] * 8 + [0x10, 0x5A, 0x20] + [0] * 5 if core == 0 else [0] * 16
+
+    def memory(self):
+        memory = bytearray(4096)
+        memory[0x10] = memory[0x20] = 0x5A
+        return bytes(memory)
+
+
+def test_the_cosimulation_starts_from_the_sources_data(tmp_path, monkeypatch, capsys):
+    assert cosim.cosimulate(COPY_WITH_DATA, HandWorkedDevice()) == []
+    assert cosim.ModelDevice(COPY_WITH_DATA).memory()[0x10] == 0x5A
+    # The command line without --mem: the model runs from the .data too.
+    source = tmp_path / "copy.s"
+    source.write_text(COPY_WITH_DATA)
+    monkeypatch.setattr(cosim, "ModelDevice", lambda *args, **kwargs: HandWorkedDevice())
+    assert cosim.main([str(source)]) == 0
+    assert capsys.readouterr().out == "pass\n"
