@@ -13,13 +13,16 @@ a second model (``ModelDevice``), on another backend, which a test can make misb
 
 Run it on a program to co-simulate the model on ``auto`` against the interpreter:
 
-    python cosim.py PROGRAM.s [--mem MEMORY]
+    python cosim.py PROGRAM.s [--mem MEMORY] [--mem-format hex|raw]
 
 Without ``--mem`` both start from the program's ``.data`` (zeros without one), as
-``gpu16 run`` does. It prints one line per divergence and exits 1 if there is any.
+``gpu16 run`` does. It prints one line per divergence and exits 1 if there is any; an input
+it cannot use (a memory file it cannot read, a program that does not assemble) is an error
+on stderr and exit status 2.
 """
 
 import argparse
+import os
 import sys
 from typing import List, NamedTuple, Optional, Union
 
@@ -90,19 +93,32 @@ def cosimulate(
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=os.path.basename(__file__),
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("program", help="an assembly source (.s) or a program image")
     parser.add_argument("--mem", help="the initial shared memory (as gpu16 run --mem); "
                         "without it, the program's .data (else zeros)")
+    parser.add_argument("--mem-format", choices=["hex", "raw"],
+                        help="how to read --mem, whatever its name (as gpu16 run "
+                        "--mem-format)")
     args = parser.parse_args(argv)
-    with open(args.program, "rb") as f:
-        data = f.read()
-    program: Union[bytes, str] = data.decode() if args.program.endswith(".s") else data
-    # Read here: both models take its 4096 bytes as they are. Without --mem, None: the
-    # program's .data (else zeros), as gpu16 run without --mem.
-    memory = gpu16.load_memory(args.mem) if args.mem else None
-    device = ModelDevice(program, memory, memory_format="raw")
-    found = cosimulate(program, device, memory, memory_format="raw")
+    try:
+        with open(args.program, "rb") as f:
+            data = f.read()
+        program: Union[bytes, str] = data.decode() if args.program.endswith(".s") else data
+        memory = None
+        if args.mem:
+            try:
+                memory = gpu16.load_memory(args.mem, args.mem_format)
+            except ValueError as e:
+                # gpu16 names its argument, memory_format=; here --mem-format gives it.
+                raise ValueError(str(e).replace("memory_format=", "--mem-format")) from None
+        # Read above: both models take the 4096 bytes as they are.
+        device = ModelDevice(program, memory, memory_format="raw")
+        found = cosimulate(program, device, memory, memory_format="raw")
+    except (ValueError, TypeError, OSError) as e:
+        print(f"{parser.prog}: error: {e}", file=sys.stderr)
+        return 2
     for d in found:
         where = f"core {d.core} {d.what}" if d.core is not None else d.what
         print(f"cycle {d.cycle}: {where}: model {d.expected:#04x}, device {d.actual:#04x}")

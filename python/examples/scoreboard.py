@@ -18,10 +18,13 @@ and ``assert scoreboard.passed`` at the end.
 
 Run it from the command line on a program and a dump:
 
-    python scoreboard.py PROGRAM.s DUMP [--mem MEMORY] [--backend interp]
+    python scoreboard.py PROGRAM.s DUMP [--mem MEMORY] [--mem-format hex|raw]
+                         [--dump-format hex|raw] [--backend interp]
 
 Without ``--mem`` the model starts from the program's ``.data`` (zeros without one), as
-``gpu16 run`` does. It prints one line per differing byte and exits 1 if any differs.
+``gpu16 run`` does. It prints one line per differing byte and exits 1 if any differs; an
+input it cannot use (a memory file or dump it cannot read, a program that does not
+assemble, a bad option value) is an error on stderr and exit status 2.
 """
 
 import argparse
@@ -136,9 +139,20 @@ class Scoreboard:
         return f"{self.checked} program(s) checked, {len(self.failures)} failed"
 
 
+def load(path: str, memory_format: Optional[str], option: str) -> bytes:
+    """The memory file at `path`, read by ``gpu16.load_memory``. Its error names the API's
+    argument (``memory_format=``); here the script's `option` gives that argument."""
+    try:
+        return gpu16.load_memory(path, memory_format)
+    except ValueError as e:
+        raise ValueError(str(e).replace("memory_format=", option)) from None
+
+
 def main(argv: Optional[List[str]] = None) -> int:
-    """Compare a dump file with the model's memory after a program; status 1 on a mismatch."""
+    """Compare a dump file with the model's memory after a program; status 1 on a mismatch,
+    2 (with the error on stderr, no traceback) on an input or option gpu16 refuses."""
     p = argparse.ArgumentParser(
+        prog=os.path.basename(__file__),
         description="Compare a device's memory dump with the gpu16 model's memory after a program.")
     p.add_argument("program", help="assembly source (.s, .asm) or a binary image")
     p.add_argument("dump", help="the device's shared memory after the run: raw bytes or a "
@@ -146,19 +160,29 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--mem", help="initial shared memory, read as gpu16 run --mem reads it: "
                    "$readmemh text (.hex, .mem, .vmem, .txt) or raw bytes (.bin, .raw), else "
                    "by its content; without it, the program's .data (else zeros)")
+    p.add_argument("--mem-format", choices=["hex", "raw"],
+                   help="how to read --mem, whatever its name (as gpu16 run --mem-format)")
+    p.add_argument("--dump-format", choices=["hex", "raw"],
+                   help="how to read DUMP, whatever its name (as gpu16 run "
+                   "--expect-mem-format)")
     p.add_argument("--backend", default="auto", help="interp, jit or auto")
     args = p.parse_args(argv)
-    if args.program.endswith((".s", ".asm")):
-        with open(args.program, encoding="utf-8") as f:
-            program: Program = f.read()
-    else:
-        with open(args.program, "rb") as f:
-            program = f.read()
-    # Read here: the model takes its 4096 bytes as they are. Without --mem, None: the
-    # program's .data (else zeros), as gpu16 run without --mem.
-    memory = gpu16.load_memory(args.mem) if args.mem else None
-    board = Scoreboard(args.dump, backend=args.backend, name=args.program, memory_format="raw")
-    board.check(program, memory, label=args.program)
+    try:
+        if args.program.endswith((".s", ".asm")):
+            with open(args.program, encoding="utf-8") as f:
+                program: Program = f.read()
+        else:
+            with open(args.program, "rb") as f:
+                program = f.read()
+        # Read here, each with its own option for the format; the model then takes the
+        # 4096 bytes as they are.
+        memory = load(args.mem, args.mem_format, "--mem-format") if args.mem else None
+        dump = load(args.dump, args.dump_format, "--dump-format")
+        board = Scoreboard(dump, backend=args.backend, name=args.program, memory_format="raw")
+        board.check(program, memory, label=args.program)
+    except (ValueError, TypeError, OSError) as e:
+        print(f"{p.prog}: error: {e}", file=sys.stderr)
+        return 2
     print(board.summary())
     return 0 if board.passed else 1
 

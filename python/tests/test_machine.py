@@ -219,3 +219,28 @@ def test_the_cosimulation_starts_from_the_sources_data(tmp_path, monkeypatch, ca
     monkeypatch.setattr(cosim, "ModelDevice", lambda *args, **kwargs: HandWorkedDevice())
     assert cosim.main([str(source)]) == 0
     assert capsys.readouterr().out == "pass\n"
+
+
+def test_the_cosimulation_command_line_reports_a_bad_mem_in_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    script = ROOT / "python" / "examples" / "cosim.py"
+    source = tmp_path / "copy.s"
+    source.write_text(COPY_WITH_DATA)
+    amb = tmp_path / "amb.dat"
+    amb.write_text("hello world\n")
+    bad = subprocess.run([sys.executable, str(script), str(source), "--mem", str(amb)],
+                         capture_output=True, text=True)
+    assert (bad.returncode, bad.stdout) == (2, "")
+    assert bad.stderr.splitlines() == [
+        f"cosim.py: error: {amb}: cannot tell how to read this memory image: it is text, but "
+        "not $readmemh text (line 1, column 1: `hello` is not a hex byte (1 or 2 hex "
+        "digits)); give --mem-format raw to take its bytes as they are, or fix the text"
+    ]
+    # Taken raw, memory holds the text (0x010 is past it: 0): the model against itself.
+    ok = subprocess.run([sys.executable, str(script), str(source), "--mem", str(amb),
+                         "--mem-format", "raw"], capture_output=True, text=True)
+    assert (ok.returncode, ok.stdout) == (0, "pass\n"), ok.stderr
