@@ -199,11 +199,13 @@ pub(crate) fn run_inputs(
     let name = args::string(name, "name")?;
     let memory_format = args::optional_string(memory_format, "memory_format")?;
     let tasks = args::string(tasks, "tasks")?;
+    // Checked with or without memory: a misspelt format is an error either way.
+    let memory_format = self::memory_format(memory_format.as_deref())?;
     // No memory given: the source's `.data`, if any (as `gpu16 run` without `--mem`).
     let given = if memory.is_none() {
         None
     } else {
-        Some(memory_image(memory, memory_format.as_deref())?)
+        Some(memory_image(memory, memory_format)?)
     };
     let backend = one_of(
         "backend",
@@ -273,8 +275,7 @@ fn memory_format(name: Option<&str>) -> PyResult<Option<MemoryFormat>> {
 /// reads stdin (not text: raw; `$readmemh` text: text; other text: an error naming
 /// `memory_format=`), and a path (`os.PathLike`) is read like `--mem`: its extension, else
 /// its content.
-fn memory_image(memory: &Bound<'_, PyAny>, format: Option<&str>) -> PyResult<Vec<u8>> {
-    let format = memory_format(format)?;
+fn memory_image(memory: &Bound<'_, PyAny>, format: Option<MemoryFormat>) -> PyResult<Vec<u8>> {
     let flag = "memory_format=";
     let name = Path::new("memory");
     let image = if memory.is_instance_of::<PyString>() {

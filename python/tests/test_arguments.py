@@ -54,6 +54,11 @@ CASES = [
     (lambda: gpu16.run(SOURCE, memory=b"", memory_format=1), TypeError,
      "memory_format: expected str or None, got int"),
     (lambda: gpu16.run(SOURCE, tasks=None), TypeError, "tasks: expected str, got NoneType"),
+    # A format is checked even with no memory to read: a misspelling is not ignored.
+    (lambda: gpu16.run(SOURCE, memory_format="text"), ValueError,
+     "unknown memory_format `text` (one of hex, raw)"),
+    (lambda: gpu16.Machine(SOURCE, memory_format="bin"), ValueError,
+     "unknown memory_format `bin` (one of hex, raw)"),
     (lambda: gpu16.run([1, 2]), TypeError,
      "program: expected bytes or bytearray (a program image) or str (assembly source), "
      "got list"),
