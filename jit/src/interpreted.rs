@@ -20,9 +20,9 @@ use gpu16_machine::engine::slot_run::SlotCompiler;
 use gpu16_machine::InstrFrame;
 use std::rc::Rc;
 
-/// A backend that runs the cores of a group together through [`interpret_group`] (and one
-/// core alone through the reference interpreter): the interpreted form of the lockstep
-/// engine, with exactly the interpreter's results.
+/// A backend that runs the cores of a group together through the crate's private
+/// `interpret_group` (and one core alone through the reference interpreter): the
+/// interpreted form of the lockstep engine, with exactly the interpreter's results.
 #[derive(Clone, Debug, Default)]
 pub struct GroupInterpreter;
 
