@@ -222,8 +222,13 @@ pub(crate) fn values_in(
 
 /// Whether `timing` can run a program of `dialect`: the spec dialect has no slot model
 /// (its keys and the `mcst-rtl` profile need `--dialect mcst`), and the MCST scheduler
-/// spends at least a cycle on a CF and on a broadcast. The error is a usage error.
-pub(crate) fn check(timing: &Timing, dialect: Dialect) -> Result<(), String> {
+/// spends at least a cycle on a CF and on a broadcast. The error is a usage error, naming
+/// the dialect option by `option` as [`crate::dialect::check_config`] does.
+pub(crate) fn check(
+    timing: &Timing,
+    dialect: Dialect,
+    option: impl Fn(&str, Option<&str>) -> String,
+) -> Result<(), String> {
     match dialect {
         Dialect::Spec => {
             let set: Vec<&str> = KEYS
@@ -236,8 +241,9 @@ pub(crate) fn check(timing: &Timing, dialect: Dialect) -> Result<(), String> {
             } else {
                 Err(format!(
                     "timing keys {} (or the mcst-rtl profile) belong to the MCST dialect's slot \
-                     model: give --dialect mcst",
-                    set.join(", ")
+                     model: give {}",
+                    set.join(", "),
+                    option("dialect", Some(Dialect::Mcst.name()))
                 ))
             }
         }
@@ -528,14 +534,16 @@ mod tests {
         assert_eq!(spec(&t), "mcst-rtl,broadcast=5");
         assert_eq!(spec(&parse("mcst-rtl").unwrap()), "mcst-rtl");
         assert_eq!(spec(&parse("load=3").unwrap()), "load=3");
-        // The slot keys need the mcst dialect; the mcst scheduler needs cf, broadcast >= 1.
-        assert!(check(&parse("mcst-rtl").unwrap(), Dialect::Spec)
+        // The slot keys need the mcst dialect, named as the caller spells the option; the
+        // mcst scheduler needs cf, broadcast >= 1.
+        let option = |name: &str, value: Option<&str>| format!("<{name}={value:?}>");
+        assert!(check(&parse("mcst-rtl").unwrap(), Dialect::Spec, option)
             .unwrap_err()
-            .contains("--dialect mcst"));
-        assert!(check(&parse("fill=2").unwrap(), Dialect::Spec).is_err());
-        assert!(check(&parse("cf=0").unwrap(), Dialect::Spec).is_ok());
-        assert!(check(&parse("cf=0").unwrap(), Dialect::Mcst).is_err());
-        assert!(check(&parse("mcst-rtl").unwrap(), Dialect::Mcst).is_ok());
+            .ends_with("slot model: give <dialect=Some(\"mcst\")>"));
+        assert!(check(&parse("fill=2").unwrap(), Dialect::Spec, option).is_err());
+        assert!(check(&parse("cf=0").unwrap(), Dialect::Spec, option).is_ok());
+        assert!(check(&parse("cf=0").unwrap(), Dialect::Mcst, option).is_err());
+        assert!(check(&parse("mcst-rtl").unwrap(), Dialect::Mcst, option).is_ok());
         assert!(parse("load=0").is_err());
         assert!(parse("bank_switch=2").is_err());
     }

@@ -306,3 +306,39 @@ fn expect_mem_names_the_store_that_round_robin_served_last() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o), "identical\n");
 }
+
+/// What the mcst dialect refuses of a configuration is a usage error naming the CLI's flags,
+/// word for word, in every command that runs a program. (The Python API's errors come from
+/// the same check, `gpu16::dialect::check_config`, naming its own arguments instead:
+/// python/tests/test_mcst.py.)
+#[test]
+fn dialect_refusals_name_the_flags() {
+    let p = scratch("refusals").join("p.s");
+    std::fs::write(&p, ".cf mask=1\n.if\n    ready\n").unwrap();
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &["--dialect", "mcst", "--issue", "lookahead"],
+            "error: --issue lookahead: the mcst dialect's task scheduler is in-order only\n",
+        ),
+        (
+            &["--dialect", "mcst", "--bank-conflicts"],
+            "error: --bank-conflicts is the spec dialect's bank model; the mcst dialect's is \
+             --timing round_robin=1 (part of --timing mcst-rtl)\n",
+        ),
+        (
+            &["--timing", "fill=2"],
+            "error: timing keys fill (or the mcst-rtl profile) belong to the MCST dialect's \
+             slot model: give --dialect mcst\n",
+        ),
+    ];
+    for cmd in ["run", "diff"] {
+        for (flags, want) in cases {
+            let mut args = vec![cmd, s(&p)];
+            args.extend_from_slice(flags);
+            let o = gpu16(&args);
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+            assert_eq!(stderr(&o), want, "{args:?}");
+            assert!(stdout(&o).is_empty(), "{args:?}");
+        }
+    }
+}

@@ -5,7 +5,8 @@ bank, row, expected (model) and actual (device) value.
 The device is whatever gives back its 4096 bytes of shared memory after a program ran:
 - a callable ``device(program, memory) -> bytes`` (or a path to a dump file): in a cocotb
   test it would load the program into the DUT, run it and read the memory back over the
-  bus; here a test can pass the model itself, or a function reading a dump;
+  bus; here a test can pass the model itself, or a function reading a dump. ``memory`` is
+  what ``check`` was given: ``None`` means the program's own (its ``.data``, else zeros);
 - a path to a dump file, read as ``gpu16 run --expect-mem`` reads one (``gpu16.load_memory``):
   raw bytes such as ``gpu16 run --dump-mem`` writes (at most 4096, zero past the end), or a
   ``$readmemh``/``$writememh`` text (``.hex``, ``.mem``, ``.vmem``, ``.txt``, or text content
@@ -17,9 +18,13 @@ and ``assert scoreboard.passed`` at the end.
 
 Run it from the command line on a program and a dump:
 
-    python scoreboard.py PROGRAM.s DUMP [--mem MEMORY] [--backend interp]
+    python scoreboard.py PROGRAM.s DUMP [--mem MEMORY] [--mem-format hex|raw]
+                         [--dump-format hex|raw] [--backend interp]
 
-It prints one line per differing byte and exits 1 if any differs.
+Without ``--mem`` the model starts from the program's ``.data`` (zeros without one), as
+``gpu16 run`` does. It prints one line per differing byte and exits 1 if any differs; an
+input it cannot use (a memory file or dump it cannot read, a program that does not
+assemble, a bad option value) is an error on stderr and exit status 2.
 """
 
 import argparse
@@ -32,9 +37,9 @@ import gpu16
 MEMORY_BYTES = 4096
 
 Program = Union[bytes, str]
-Memory = Union[bytes, bytearray]
+Memory = Union[bytes, bytearray, str, "os.PathLike[str]"]
 Actual = Union[bytes, bytearray, str, "os.PathLike[str]"]
-Device = Callable[[Program, bytes], Actual]
+Device = Callable[[Program, Optional[Memory]], Actual]
 
 
 class Mismatch(NamedTuple):
@@ -76,8 +81,8 @@ class Scoreboard:
 
     ``device`` is a callable ``(program, memory) -> bytes or dump path``, a dump path, or
     None when every ``check`` is given its ``actual``. ``run_options`` go to ``gpu16.run``
-    (``backend``, ``issue``, ``timing``, ...) so the model runs as the device is set up.
-    ``log`` receives each line of the report.
+    (``backend``, ``issue``, ``timing``, ``memory_format``, ...) so the model runs as the
+    device is set up. ``log`` receives each line of the report.
     """
 
     def __init__(self, device: Union[Device, Actual, None] = None,
@@ -88,26 +93,28 @@ class Scoreboard:
         self.checked = 0
         self.failures: List[tuple] = []
 
-    def expected(self, program: Program, memory: Memory = b"") -> bytes:
-        """The model's shared memory after `program` runs from `memory`. A run that fails
-        (a fault, the watchdog) is a test failure, not something to compare."""
-        report = gpu16.run(program, bytes(memory), **self.run_options)
+    def expected(self, program: Program, memory: Optional[Memory] = None) -> bytes:
+        """The model's shared memory after `program` runs from `memory`, which
+        ``gpu16.run`` reads (``None``: the program's ``.data``, else zeros). A run that
+        fails (a fault, the watchdog) is a test failure, not something to compare."""
+        report = gpu16.run(program, memory, **self.run_options)
         if "error" in report:
             raise AssertionError(f"the model's run failed: {report['error']['message']}")
         return bytes.fromhex(report["memory"])
 
-    def actual(self, program: Program, memory: Memory) -> bytes:
+    def actual(self, program: Program, memory: Optional[Memory]) -> bytes:
         """The device's shared memory after it ran `program`."""
         if self.device is None:
             raise ValueError("no device: give check() the actual memory")
         if callable(self.device):
-            return memory_of(self.device(program, bytes(memory)))
+            return memory_of(self.device(program, memory))
         return memory_of(self.device)
 
-    def check(self, program: Program, memory: Memory = b"", actual: Optional[Actual] = None,
-              label: Optional[str] = None) -> List[Mismatch]:
-        """Run `program` on the model and compare with the device (or with `actual`, bytes
-        or a dump path). Logs and returns the mismatches; an empty list is a pass."""
+    def check(self, program: Program, memory: Optional[Memory] = None,
+              actual: Optional[Actual] = None, label: Optional[str] = None) -> List[Mismatch]:
+        """Run `program` on the model from `memory` (``None``: the program's ``.data``, as
+        ``gpu16.run`` takes it) and compare with the device (or with `actual`, bytes or a
+        dump path). Logs and returns the mismatches; an empty list is a pass."""
         self.checked += 1
         label = label or f"program {self.checked}"
         want = self.expected(program, memory)
@@ -132,26 +139,50 @@ class Scoreboard:
         return f"{self.checked} program(s) checked, {len(self.failures)} failed"
 
 
+def load(path: str, memory_format: Optional[str], option: str) -> bytes:
+    """The memory file at `path`, read by ``gpu16.load_memory``. Its error names the API's
+    argument (``memory_format=``); here the script's `option` gives that argument."""
+    try:
+        return gpu16.load_memory(path, memory_format)
+    except ValueError as e:
+        raise ValueError(str(e).replace("memory_format=", option)) from None
+
+
 def main(argv: Optional[List[str]] = None) -> int:
-    """Compare a dump file with the model's memory after a program; status 1 on a mismatch."""
+    """Compare a dump file with the model's memory after a program; status 1 on a mismatch,
+    2 (with the error on stderr, no traceback) on an input or option gpu16 refuses."""
     p = argparse.ArgumentParser(
+        prog=os.path.basename(__file__),
         description="Compare a device's memory dump with the gpu16 model's memory after a program.")
     p.add_argument("program", help="assembly source (.s, .asm) or a binary image")
     p.add_argument("dump", help="the device's shared memory after the run: raw bytes or a "
                    "$readmemh text, read as gpu16 run --expect-mem reads it")
     p.add_argument("--mem", help="initial shared memory, read as gpu16 run --mem reads it: "
-                   "$readmemh text (.hex, .mem, .vmem, .txt) or raw bytes (.bin, .raw)")
+                   "$readmemh text (.hex, .mem, .vmem, .txt) or raw bytes (.bin, .raw), else "
+                   "by its content; without it, the program's .data (else zeros)")
+    p.add_argument("--mem-format", choices=["hex", "raw"],
+                   help="how to read --mem, whatever its name (as gpu16 run --mem-format)")
+    p.add_argument("--dump-format", choices=["hex", "raw"],
+                   help="how to read DUMP, whatever its name (as gpu16 run "
+                   "--expect-mem-format)")
     p.add_argument("--backend", default="auto", help="interp, jit or auto")
     args = p.parse_args(argv)
-    if args.program.endswith((".s", ".asm")):
-        with open(args.program, encoding="utf-8") as f:
-            program: Program = f.read()
-    else:
-        with open(args.program, "rb") as f:
-            program = f.read()
-    memory = gpu16.load_memory(args.mem) if args.mem else b""
-    board = Scoreboard(args.dump, backend=args.backend, name=args.program)
-    board.check(program, memory, label=args.program)
+    try:
+        if args.program.endswith((".s", ".asm")):
+            with open(args.program, encoding="utf-8") as f:
+                program: Program = f.read()
+        else:
+            with open(args.program, "rb") as f:
+                program = f.read()
+        # Read here, each with its own option for the format; the model then takes the
+        # 4096 bytes as they are.
+        memory = load(args.mem, args.mem_format, "--mem-format") if args.mem else None
+        dump = load(args.dump, args.dump_format, "--dump-format")
+        board = Scoreboard(dump, backend=args.backend, name=args.program, memory_format="raw")
+        board.check(program, memory, label=args.program)
+    except (ValueError, TypeError, OSError) as e:
+        print(f"{p.prog}: error: {e}", file=sys.stderr)
+        return 2
     print(board.summary())
     return 0 if board.passed else 1
 

@@ -4,6 +4,10 @@ This module is the Python face of the Rust extension ``gpu16._native``, which ca
 library code as the ``gpu16`` command line: ``run`` returns exactly the object that
 ``gpu16 run --json`` prints, built by the same Rust function. python/README.md documents the
 API.
+
+An argument of the wrong type raises ``TypeError``, and one out of its range ``ValueError``,
+whose message starts with the argument's name: ``backend: expected str, got int``,
+``cycles: must be >= 0, got -1``. A ``bool`` is not taken for an int.
 """
 
 import json as _json
@@ -30,7 +34,8 @@ __all__ = [
 ]
 
 Memory = Union[bytes, bytearray, str, "_os.PathLike[str]"]
-"""A shared-memory image: raw ``bytes``, a ``$readmemh`` text as ``str``, or a path."""
+"""A shared-memory image: ``bytes`` (raw, or ``$readmemh`` text, told by their content), a
+``$readmemh`` text as ``str``, or a path."""
 
 
 def load_memory(path: "Union[str, _os.PathLike[str]]", memory_format: Optional[str] = None) -> bytes:
@@ -82,10 +87,14 @@ def run(
 
     ``program`` is a binary image (``bytes``) or assembly source (``str``, named ``name``
     in diagnostics and in the ``location`` of a failure). ``memory`` is the initial shared
-    memory, zero past its end (``None``: the source's ``.data`` bytes, else zeros): ``bytes`` are a raw image (at most 4096), a ``str`` is a
-    ``$readmemh`` text, and a path (``os.PathLike``, e.g. ``pathlib.Path``) is a file read
-    as ``load_memory`` reads it; ``memory_format`` (``"hex"`` or ``"raw"``) overrides. ``backend`` is ``interp``, ``jit`` or
-    ``auto``; ``dialect`` is ``spec`` or ``mcst``; ``issue`` is ``in-order`` or
+    memory, zero past its end (``None``: the source's ``.data`` bytes, else zeros). It is
+    read by the CLI's one rule for memory images: ``memory_format`` (``"hex"`` or ``"raw"``)
+    if given; else a ``str`` is a ``$readmemh`` text; ``bytes`` (or ``bytearray``) have no
+    name, so their content decides, as for ``gpu16 run --mem -``: bytes that are not text
+    are a raw image (at most 4096), text that parses as ``$readmemh`` is that text, and
+    other text raises ``LoadError`` naming ``memory_format=``; a path (``os.PathLike``, e.g.
+    ``pathlib.Path``) is a file read as ``load_memory`` reads it. ``backend`` is ``interp``,
+    ``jit`` or ``auto``; ``dialect`` is ``spec`` or ``mcst``; ``issue`` is ``in-order`` or
     ``lookahead``; ``timing`` is a ``--timing`` value such as ``"cf=3,broadcast=2"`` or
     ``"mcst-rtl"`` (with ``dialect="mcst"``); ``max_cycles`` is the watchdog (default 2**32).
     ``tasks`` is how much of the task timeline the dict keeps, as ``--tasks`` says:
@@ -177,13 +186,15 @@ class Machine:
         )
 
     def step(self, cycles: int = 1) -> str:
-        """Run ``cycles`` more cycles, or to the end of the run if it comes first. Returns
-        ``"paused"``, ``"ended"`` or ``"failed"`` (a fault, the watchdog, a livelock)."""
+        """Run ``cycles`` more cycles (an int, 0 or more), or to the end of the run if it
+        comes first. Returns ``"paused"``, ``"ended"`` or ``"failed"`` (a fault, the
+        watchdog, a livelock)."""
         return self._m.step(cycles)
 
     def run(self, until_cycle: Optional[int] = None) -> str:
-        """Run until cycle ``until_cycle`` begins (a cycle already passed does nothing), or
-        with ``None`` to the end of the run. Returns the status, as ``step`` does."""
+        """Run until cycle ``until_cycle`` (an int, 0 or more) begins (a cycle already
+        passed does nothing), or with ``None`` to the end of the run. Returns the status,
+        as ``step`` does."""
         return self._m.run_until(until_cycle)
 
     @property
@@ -209,10 +220,12 @@ class Machine:
         return self._m.memory()
 
     def write_memory(self, addr: int, data: Union[bytes, bytearray]) -> None:
-        """Write ``data`` at byte address ``addr`` before the cycle the machine is paused
-        at: the testbench's write, not a core's access (it takes no lock, counts as no
-        access and wakes no core). Raises ``ValueError`` past the 4096 bytes or once the
-        run is over, and ``TypeError`` for other types."""
+        """Write ``data`` (``bytes`` or ``bytearray``) at byte address ``addr`` (0 to 4095)
+        before the cycle the machine is paused at: the testbench's write, not a core's
+        access (it takes no lock, counts as no access and wakes no core). Raises
+        ``ValueError`` for an ``addr`` out of range (``addr: must be in 0..4096, got -1``),
+        ``data`` that runs past the 4096 bytes, or once the run is over, and ``TypeError``
+        for other types."""
         self._m.write_memory(addr, data)
 
     @property

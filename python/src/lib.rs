@@ -7,21 +7,22 @@
 
 #![deny(missing_docs)]
 
+use args::byte_string;
 use gpu16::input::{self, MemoryFormat, SourceError};
 use gpu16::machine::{Config, Dialect, IssuePolicy, Program, TaskLog};
 use gpu16::{BackendKind, Runner};
 use gpu16_asm::SourceMap;
 use gpu16_gen::{Profile, MAX_GROUPS};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyString};
-use std::borrow::Cow;
+use pyo3::types::{PyBytes, PyString};
 use std::path::Path;
 
 // The watchdog's bounds, by the names this file uses.
 const DEFAULT_MAX_CYCLES: u64 = Config::DEFAULT_MAX_CYCLES;
 const MAX_CYCLE_LIMIT: u64 = Config::MAX_CYCLE_LIMIT;
 
+mod args;
 mod machine;
 
 pyo3::create_exception!(
@@ -67,9 +68,10 @@ fn one_of<T: Copy>(what: &str, name: &str, accepted: &[(&str, T)]) -> PyResult<T
     }
 }
 
-/// The dialect named `name`: `spec` or `mcst`, as `--dialect` takes them.
-fn dialect(name: &str) -> PyResult<Dialect> {
-    one_of("dialect", name, &Dialect::ALL.map(|d| (d.name(), d)))
+/// The dialect argument `dialect=`: `spec` or `mcst`, as `--dialect` takes them.
+fn dialect(arg: &Bound<'_, PyAny>) -> PyResult<Dialect> {
+    let name = args::string(arg, "dialect")?;
+    one_of("dialect", &name, &Dialect::ALL.map(|d| (d.name(), d)))
 }
 
 /// Assemble `source` in `dialect`, named `name` in diagnostics and source locations;
@@ -78,23 +80,28 @@ fn assembled(source: &str, name: &str, dialect: Dialect) -> PyResult<gpu16_asm::
     input::assemble_source(source, Path::new(name), dialect).map_err(source_error)
 }
 
+// Every function and method takes its arguments as Python objects and converts them with
+// `args`, so each error names the argument as the API calls it; the wrapper,
+// python/gpu16/__init__.py, gives every one (it holds the defaults).
+
 /// `bytes`: the program image of assembly `source` in `dialect` (as `gpu16 asm` writes it).
 #[pyfunction]
-#[pyo3(signature = (source, name = "<string>", dialect = "spec"))]
 fn assemble<'py>(
     py: Python<'py>,
-    source: &str,
-    name: &str,
-    dialect: &str,
+    source: &Bound<'py, PyAny>,
+    name: &Bound<'py, PyAny>,
+    dialect: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let program = assembled(source, name, self::dialect(dialect)?)?.program;
+    let source = args::string(source, "source")?;
+    let name = args::string(name, "name")?;
+    let program = assembled(&source, &name, self::dialect(dialect)?)?.program;
     Ok(PyBytes::new(py, &program.image()))
 }
 
 /// The source text `gpu16 disasm --dialect DIALECT` prints for a program `image`.
 #[pyfunction]
-#[pyo3(signature = (image, dialect = "spec"))]
-fn disassemble(image: Cow<'_, [u8]>, dialect: &str) -> PyResult<String> {
+fn disassemble(image: &Bound<'_, PyAny>, dialect: &Bound<'_, PyAny>) -> PyResult<String> {
+    let image = args::bytes(image, "image")?;
     let program = input::program_from_image(Path::new("image"), &image, self::dialect(dialect)?)
         .map_err(load_error)?;
     Ok(gpu16_asm::disassemble(&program))
@@ -104,22 +111,20 @@ fn disassemble(image: Cow<'_, [u8]>, dialect: &str) -> PyResult<String> {
 /// text of `gpu16 run --json`. A failed run is an object with `error`, not an exception; an
 /// input that cannot be loaded or an option out of range raises.
 #[pyfunction]
-#[pyo3(signature = (program, memory, backend, dialect, timing, issue, bank_conflicts,
-                    max_cycles, name, memory_format = None, tasks = "all"))]
 #[allow(clippy::too_many_arguments)]
 fn run_json(
     py: Python<'_>,
     program: &Bound<'_, PyAny>,
     memory: &Bound<'_, PyAny>,
-    backend: &str,
-    dialect: &str,
-    timing: Option<&str>,
-    issue: &str,
-    bank_conflicts: bool,
-    max_cycles: Option<u64>,
-    name: &str,
-    memory_format: Option<&str>,
-    tasks: &str,
+    backend: &Bound<'_, PyAny>,
+    dialect: &Bound<'_, PyAny>,
+    timing: &Bound<'_, PyAny>,
+    issue: &Bound<'_, PyAny>,
+    bank_conflicts: &Bound<'_, PyAny>,
+    max_cycles: &Bound<'_, PyAny>,
+    name: &Bound<'_, PyAny>,
+    memory_format: &Bound<'_, PyAny>,
+    tasks: &Bound<'_, PyAny>,
 ) -> PyResult<String> {
     let RunInputs {
         runner,
@@ -157,21 +162,45 @@ pub(crate) struct RunInputs {
     pub(crate) config: Config,
 }
 
+/// Argument `name` set to `value` as a Python call writes it, for
+/// `gpu16::dialect::check_config`'s errors, which name the arguments this way where the CLI
+/// names its flags: `issue="lookahead"`, or `bank_conflicts=True` for a switch (`None`).
+fn argument(name: &str, value: Option<&str>) -> String {
+    match value {
+        Some(value) => format!("{name}=\"{value}\""),
+        None => format!("{name}=True"),
+    }
+}
+
 /// Check a run's arguments as `gpu16 run` checks its flags (see `gpu16.run`'s doc).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run_inputs(
     program: &Bound<'_, PyAny>,
     memory: &Bound<'_, PyAny>,
-    backend: &str,
-    dialect: &str,
-    timing: Option<&str>,
-    issue: &str,
-    bank_conflicts: bool,
-    max_cycles: Option<u64>,
-    name: &str,
-    memory_format: Option<&str>,
-    tasks: &str,
+    backend: &Bound<'_, PyAny>,
+    dialect: &Bound<'_, PyAny>,
+    timing: &Bound<'_, PyAny>,
+    issue: &Bound<'_, PyAny>,
+    bank_conflicts: &Bound<'_, PyAny>,
+    max_cycles: &Bound<'_, PyAny>,
+    name: &Bound<'_, PyAny>,
+    memory_format: &Bound<'_, PyAny>,
+    tasks: &Bound<'_, PyAny>,
 ) -> PyResult<RunInputs> {
+    // Each argument's type (and the dialect's name) first, in the signature's order, then
+    // the values.
+    let backend = args::string(backend, "backend")?;
+    let dialect = self::dialect(dialect)?;
+    let timing = args::optional_string(timing, "timing")?;
+    let issue = args::string(issue, "issue")?;
+    let bank_conflicts = args::boolean(bank_conflicts, "bank_conflicts")?;
+    let max_cycles = args::optional_int_in(max_cycles, "max_cycles", 0, MAX_CYCLE_LIMIT)?
+        .unwrap_or(DEFAULT_MAX_CYCLES);
+    let name = args::string(name, "name")?;
+    let memory_format = args::optional_string(memory_format, "memory_format")?;
+    let tasks = args::string(tasks, "tasks")?;
+    // Checked with or without memory: a misspelt format is an error either way.
+    let memory_format = self::memory_format(memory_format.as_deref())?;
     // No memory given: the source's `.data`, if any (as `gpu16 run` without `--mem`).
     let given = if memory.is_none() {
         None
@@ -180,28 +209,20 @@ pub(crate) fn run_inputs(
     };
     let backend = one_of(
         "backend",
-        backend,
+        &backend,
         &[BackendKind::Interp, BackendKind::Jit, BackendKind::Auto].map(|b| (b.name(), b)),
     )?;
-    let dialect = self::dialect(dialect)?;
     let issue = one_of(
         "issue policy",
-        issue,
+        &issue,
         &[IssuePolicy::InOrder, IssuePolicy::Lookahead].map(|p| (p.name(), p)),
     )?;
     let timing = match timing {
-        Some(spec) => {
-            gpu16::timing::parse(spec).map_err(|e| PyValueError::new_err(format!("timing: {e}")))?
-        }
+        Some(spec) => gpu16::timing::parse(&spec)
+            .map_err(|e| PyValueError::new_err(format!("timing: {e}")))?,
         None => Default::default(),
     };
-    let max_cycles = max_cycles.unwrap_or(DEFAULT_MAX_CYCLES);
-    if max_cycles > MAX_CYCLE_LIMIT {
-        return Err(PyValueError::new_err(format!(
-            "max_cycles: {max_cycles} is not in 0..={MAX_CYCLE_LIMIT}"
-        )));
-    }
-    let tasks = one_of("task log", tasks, &TaskLog::ALL.map(|t| (t.name(), t)))?;
+    let tasks = one_of("task log", &tasks, &TaskLog::ALL.map(|t| (t.name(), t)))?;
     let config = Config {
         issue,
         bank_conflicts,
@@ -210,19 +231,21 @@ pub(crate) fn run_inputs(
         tasks,
         ..Config::default()
     };
-    gpu16::dialect::check_config(&config, dialect).map_err(PyValueError::new_err)?;
-    let (program, source_map, data) = if let Ok(source) = program.cast::<PyString>() {
-        let a = assembled(source.to_str()?, name, dialect)?;
+    gpu16::dialect::check_config(&config, dialect, argument).map_err(PyValueError::new_err)?;
+    let (program, source_map, data) = if program.is_instance_of::<PyString>() {
+        let source = args::string(program, "program")?;
+        let a = assembled(&source, &name, dialect)?;
         (a.program, Some(a.source_map), a.memory)
     } else if let Some(image) = byte_string(program) {
         let p =
             input::program_from_image(Path::new("program"), &image, dialect).map_err(load_error)?;
         (p, None, None)
     } else {
-        return Err(PyTypeError::new_err(format!(
-            "program must be bytes (a program image) or str (assembly source), not {}",
-            program.get_type().name()?
-        )));
+        return Err(args::wrong_type(
+            "program",
+            "bytes or bytearray (a program image) or str (assembly source)",
+            program,
+        ));
     };
     let memory = given.or(data).unwrap_or_default();
     Ok(RunInputs {
@@ -232,18 +255,6 @@ pub(crate) fn run_inputs(
         memory,
         config,
     })
-}
-
-/// The contents of `obj` if it is `bytes` or `bytearray`: a list of ints, say, is not
-/// taken for an image.
-fn byte_string(obj: &Bound<'_, PyAny>) -> Option<Vec<u8>> {
-    if let Ok(b) = obj.cast::<PyBytes>() {
-        Some(b.as_bytes().to_vec())
-    } else if let Ok(b) = obj.cast::<PyByteArray>() {
-        Some(b.to_vec())
-    } else {
-        None
-    }
 }
 
 /// The format named by `memory_format=` (`hex`, `raw`, or `None`).
@@ -259,29 +270,28 @@ fn memory_format(name: Option<&str>) -> PyResult<Option<MemoryFormat>> {
 }
 
 /// The 4096 bytes of a memory argument, by the CLI's one rule for memory images
-/// (`gpu16::input::memory`): `bytes` are raw and `str` is `$readmemh` text unless
-/// `memory_format` says otherwise; a path (`os.PathLike`) is read like `--mem`: the format
-/// given, else the extension, else the content.
-fn memory_image(memory: &Bound<'_, PyAny>, format: Option<&str>) -> PyResult<Vec<u8>> {
-    let format = memory_format(format)?;
+/// (`gpu16::input::memory`): the format `memory_format` gives wins; else a `str` is
+/// `$readmemh` text, `bytes` have no name and so are read by their content, as `--mem -`
+/// reads stdin (not text: raw; `$readmemh` text: text; other text: an error naming
+/// `memory_format=`), and a path (`os.PathLike`) is read like `--mem`: its extension, else
+/// its content.
+fn memory_image(memory: &Bound<'_, PyAny>, format: Option<MemoryFormat>) -> PyResult<Vec<u8>> {
     let flag = "memory_format=";
     let name = Path::new("memory");
-    let image = if let Ok(text) = memory.cast::<PyString>() {
-        let text = text.to_str()?;
+    let image = if memory.is_instance_of::<PyString>() {
+        let text = args::string(memory, "memory")?;
         let format = format.unwrap_or(MemoryFormat::Hex);
         input::MemoryImage::from_bytes(name, text.as_bytes(), Some(format), flag)
     } else if let Some(bytes) = byte_string(memory) {
-        let format = format.unwrap_or(MemoryFormat::Raw);
-        input::MemoryImage::from_bytes(name, &bytes, Some(format), flag)
+        input::MemoryImage::from_bytes(name, &bytes, format, flag)
     } else if memory.hasattr("__fspath__")? {
-        let path: std::path::PathBuf = memory.extract()?;
-        input::MemoryImage::load(&path, format, flag)
+        input::MemoryImage::load(&args::path(memory, "memory")?, format, flag)
     } else {
-        return Err(PyTypeError::new_err(format!(
-            "memory must be bytes (a raw image), str ($readmemh text) or a path \
-             (os.PathLike), not {}",
-            memory.get_type().name()?
-        )));
+        return Err(args::wrong_type(
+            "memory",
+            "bytes or bytearray, str ($readmemh text), os.PathLike (a file) or None",
+            memory,
+        ));
     };
     image.map(|m| m.bytes).map_err(load_error)
 }
@@ -289,71 +299,83 @@ fn memory_image(memory: &Bound<'_, PyAny>, format: Option<&str>) -> PyResult<Vec
 /// The 4096 bytes of the memory file at `path`, read as `gpu16 run --mem` reads it: by
 /// `memory_format` (`hex` or `raw`) if given, else its extension, else its content.
 #[pyfunction]
-#[pyo3(signature = (path, memory_format = None))]
 fn load_memory<'py>(
     py: Python<'py>,
-    path: std::path::PathBuf,
-    memory_format: Option<&str>,
+    path: &Bound<'py, PyAny>,
+    memory_format: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let format = self::memory_format(memory_format)?;
+    let path = args::path(path, "path")?;
+    let memory_format = args::optional_string(memory_format, "memory_format")?;
+    let format = self::memory_format(memory_format.as_deref())?;
     let image = input::MemoryImage::load(&path, format, "memory_format=").map_err(load_error)?;
     Ok(PyBytes::new(py, &image.bytes))
 }
 
-/// The profile named `profile`, the group count and the dialect, checked as `gpu16 gen`
-/// checks them.
-fn gen_args(profile: &str, groups: usize, dialect: &str) -> PyResult<(Profile, Dialect)> {
+/// A generator's arguments: the seed, the profile, the group count and the dialect,
+/// checked as `gpu16 gen` checks them.
+struct GenArgs {
+    seed: u64,
+    profile: Profile,
+    groups: usize,
+    dialect: Dialect,
+}
+
+/// The arguments of `generate` and `generate_image`, checked.
+fn gen_args(
+    seed: &Bound<'_, PyAny>,
+    profile: &Bound<'_, PyAny>,
+    groups: &Bound<'_, PyAny>,
+    dialect: &Bound<'_, PyAny>,
+) -> PyResult<GenArgs> {
+    let seed = args::int_in(seed, "seed", 0, u64::MAX, "")?;
+    let profile = args::string(profile, "profile")?;
     let dialect = self::dialect(dialect)?;
     let max = match dialect {
         Dialect::Spec => MAX_GROUPS,
         Dialect::Mcst => gpu16_gen::MCST_MAX_GROUPS,
     };
-    if !(1..=max).contains(&groups) {
-        let why = match dialect {
-            Dialect::Spec => "",
-            Dialect::Mcst => " (the mcst dialect's task memory holds 64 frames)",
-        };
-        return Err(PyValueError::new_err(format!(
-            "groups: {groups} is not in 1..={max}{why}"
-        )));
-    }
-    Ok((
-        Profile::parse(profile).map_err(PyValueError::new_err)?,
+    let why = match dialect {
+        Dialect::Spec => "",
+        Dialect::Mcst => " (the mcst dialect's task memory holds 64 frames)",
+    };
+    let groups = args::int_in(groups, "groups", 1, max as u64, why)? as usize;
+    Ok(GenArgs {
+        seed,
+        profile: Profile::parse(&profile).map_err(PyValueError::new_err)?,
+        groups,
         dialect,
-    ))
+    })
 }
 
 /// The program image and memory image `gpu16 gen --seed SEED --profile PROFILE --groups
 /// GROUPS -o OUT --mem-out MEM` writes.
 #[pyfunction]
-#[pyo3(signature = (seed, profile = "mixed", groups = 3, dialect = "spec"))]
 fn generate_image<'py>(
     py: Python<'py>,
-    seed: u64,
-    profile: &str,
-    groups: usize,
-    dialect: &str,
+    seed: &Bound<'py, PyAny>,
+    profile: &Bound<'py, PyAny>,
+    groups: &Bound<'py, PyAny>,
+    dialect: &Bound<'py, PyAny>,
 ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
-    let (profile, dialect) = gen_args(profile, groups, dialect)?;
-    let g = py.detach(|| gpu16_gen::generate_in(seed, groups, profile, dialect));
+    let a = gen_args(seed, profile, groups, dialect)?;
+    let g = py.detach(|| gpu16_gen::generate_in(a.seed, a.groups, a.profile, a.dialect));
     Ok((PyBytes::new(py, &g.image), PyBytes::new(py, &g.memory)))
 }
 
 /// The source of the program [`generate_image`] makes, as `gpu16 disasm` prints it; it
 /// assembles back to the same image.
 #[pyfunction]
-#[pyo3(signature = (seed, profile = "mixed", groups = 3, dialect = "spec"))]
 fn generate(
     py: Python<'_>,
-    seed: u64,
-    profile: &str,
-    groups: usize,
-    dialect: &str,
+    seed: &Bound<'_, PyAny>,
+    profile: &Bound<'_, PyAny>,
+    groups: &Bound<'_, PyAny>,
+    dialect: &Bound<'_, PyAny>,
 ) -> PyResult<String> {
-    let (profile, dialect) = gen_args(profile, groups, dialect)?;
-    let g = py.detach(|| gpu16_gen::generate_in(seed, groups, profile, dialect));
-    let program =
-        input::program_from_image(Path::new("generated"), &g.image, dialect).map_err(load_error)?;
+    let a = gen_args(seed, profile, groups, dialect)?;
+    let g = py.detach(|| gpu16_gen::generate_in(a.seed, a.groups, a.profile, a.dialect));
+    let program = input::program_from_image(Path::new("generated"), &g.image, a.dialect)
+        .map_err(load_error)?;
     Ok(gpu16_asm::disassemble(&program))
 }
 

@@ -3,10 +3,11 @@
 //! objects come as the JSON the CLI's own functions build, which `gpu16.Machine`
 //! (python/gpu16/__init__.py) decodes and documents.
 
-use crate::{byte_string, run_inputs, RunInputs};
-use gpu16::machine::live::{Live, Status};
+use crate::{args, run_inputs, RunInputs};
+use gpu16::machine::live::{Live, Status, WriteError};
+use gpu16::machine::MEMORY_BYTES;
 use gpu16_asm::SourceMap;
-use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use serde_json::json;
@@ -30,21 +31,19 @@ fn status_name(status: Status) -> &'static str {
 #[pymethods]
 impl Machine {
     #[new]
-    #[pyo3(signature = (program, memory, backend, dialect, timing, issue, bank_conflicts,
-                        max_cycles, name, memory_format = None, tasks = "all"))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         program: &Bound<'_, PyAny>,
         memory: &Bound<'_, PyAny>,
-        backend: &str,
-        dialect: &str,
-        timing: Option<&str>,
-        issue: &str,
-        bank_conflicts: bool,
-        max_cycles: Option<u64>,
-        name: &str,
-        memory_format: Option<&str>,
-        tasks: &str,
+        backend: &Bound<'_, PyAny>,
+        dialect: &Bound<'_, PyAny>,
+        timing: &Bound<'_, PyAny>,
+        issue: &Bound<'_, PyAny>,
+        bank_conflicts: &Bound<'_, PyAny>,
+        max_cycles: &Bound<'_, PyAny>,
+        name: &Bound<'_, PyAny>,
+        memory_format: &Bound<'_, PyAny>,
+        tasks: &Bound<'_, PyAny>,
     ) -> PyResult<Self> {
         let RunInputs {
             runner,
@@ -74,14 +73,15 @@ impl Machine {
     }
 
     /// Run `cycles` more cycles; the status after: `paused`, `ended` or `failed`.
-    fn step(&mut self, cycles: u64) -> &'static str {
-        status_name(self.live.step(cycles))
+    fn step(&mut self, cycles: &Bound<'_, PyAny>) -> PyResult<&'static str> {
+        let cycles = args::count(cycles, "cycles")?;
+        Ok(status_name(self.live.step(cycles)))
     }
 
-    /// Run until `cycle` begins (to the end of the run with `None`); the status after.
-    #[pyo3(signature = (cycle = None))]
-    fn run_until(&mut self, cycle: Option<u64>) -> &'static str {
-        status_name(self.live.run_until(cycle.unwrap_or(u64::MAX)))
+    /// Run until `until_cycle` begins (to the end of the run with `None`); the status after.
+    fn run_until(&mut self, until_cycle: &Bound<'_, PyAny>) -> PyResult<&'static str> {
+        let cycle = args::optional_count(until_cycle, "until_cycle")?;
+        Ok(status_name(self.live.run_until(cycle.unwrap_or(u64::MAX))))
     }
 
     #[getter]
@@ -104,27 +104,18 @@ impl Machine {
         PyBytes::new(py, &self.live.memory()[..])
     }
 
-    /// Write `data` (bytes or bytearray) at byte address `addr`.
+    /// Write `data` (bytes or bytearray) at byte address `addr` (0..4096).
     fn write_memory(&mut self, addr: &Bound<'_, PyAny>, data: &Bound<'_, PyAny>) -> PyResult<()> {
-        let addr: i128 = addr.extract().map_err(|_| {
-            PyTypeError::new_err(format!(
-                "addr must be an int, not {}",
-                addr.get_type()
-                    .name()
-                    .map(|n| n.to_string())
-                    .unwrap_or_default()
-            ))
-        })?;
-        let Some(bytes) = byte_string(data) else {
-            return Err(PyTypeError::new_err(format!(
-                "data must be bytes or bytearray, not {}",
-                data.get_type().name()?
-            )));
-        };
-        let addr = usize::try_from(addr).unwrap_or(usize::MAX);
-        self.live
-            .write_memory(addr, &bytes)
-            .map_err(|e| PyValueError::new_err(format!("write_memory: {e}")))
+        let addr = args::index(addr, "addr", MEMORY_BYTES)?;
+        let bytes = args::bytes(data, "data")?;
+        self.live.write_memory(addr, &bytes).map_err(|e| {
+            // Bytes that run past the end are the data's fault: the address is in range.
+            let what = match e {
+                WriteError::OutOfRange { .. } => "data",
+                WriteError::Finished | WriteError::TooMuch => "write_memory",
+            };
+            PyValueError::new_err(format!("{what}: {e}"))
+        })
     }
 
     /// The open atomic sequences as JSON: a list of {bank, core, addr}.

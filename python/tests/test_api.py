@@ -144,13 +144,37 @@ def test_memory_as_text_a_path_or_bytes_follows_the_clis_rule(tmp_path):
     # A raw extension reads text bytes as they are: '4' is 0x34 at address 0x010.
     (tmp_path / "ascii.raw").write_bytes(b"0123456789abcdef4")
     assert gpu16.load_memory(tmp_path / "ascii.raw")[0x010] == ord("4")
-    # bytes are raw unless memory_format says hex.
-    # bytes are raw unless memory_format says hex: byte 16 of this text is the ASCII '0'.
+    # bytes have no name, so their content decides, as for `--mem -`: this text parses as
+    # $readmemh (sixteen 00 bytes, then 0x29 at 0x010); memory_format="raw" takes its
+    # bytes as they are, and byte 16 of the text is the ASCII '0' (16 = 5 * 3 + 1).
     text = b"00 " * 16 + b"29"
-    assert mem(gpu16.run(INCREMENT_0X010, memory=text))[0x010] == ord("0") + 1
+    assert mem(gpu16.run(INCREMENT_0X010, memory=text))[0x010] == 42
+    assert mem(gpu16.run(INCREMENT_0X010, memory=bytearray(text)))[0x010] == 42
     assert mem(gpu16.run(INCREMENT_0X010, memory=text, memory_format="hex"))[0x010] == 42
-    assert mem(gpu16.run(INCREMENT_0X010, memory=bytearray(text)))[0x010] == ord("0") + 1
+    assert mem(gpu16.run(INCREMENT_0X010, memory=text, memory_format="raw"))[0x010] == ord("0") + 1
     assert len(gpu16.load_memory(raw)) == 4096
+
+
+def test_memory_bytes_holding_readmemh_text_are_read_as_text():
+    # A testbench that reads a .mem file in binary mode hands over its text: 0x29 = 41 at
+    # 0x010, which the program loads, adds 1 to and stores back.
+    text = b"// initial memory\n@10 29\n"
+    assert mem(gpu16.run(INCREMENT_0X010, memory=text))[0x010] == 42
+    assert mem(gpu16.run(INCREMENT_0X010, memory=bytearray(text)))[0x010] == 42
+    m = gpu16.Machine(INCREMENT_0X010, memory=text)
+    assert m.memory[0x010] == 0x29 and m.memory[0] == 0
+    # Bytes that are not text (a NUL, here) stay raw: 0x29 is byte 16.
+    assert mem(gpu16.run(INCREMENT_0X010, memory=bytes(16) + b"\x29"))[0x010] == 42
+    # Text that is not $readmemh is refused, naming the argument that settles it.
+    with pytest.raises(gpu16.LoadError) as e:
+        gpu16.run(INCREMENT_0X010, memory=b"hello world\n")
+    assert str(e.value).startswith("memory: cannot tell how to read this memory image")
+    assert "give memory_format= raw" in str(e.value)
+    with pytest.raises(gpu16.LoadError):
+        gpu16.Machine(INCREMENT_0X010, memory=b"hello world\n")
+    # Taken raw, the 12 bytes of the text fill 0x000..0x00b: 0x010 stays 0, and becomes 1.
+    r = gpu16.run(INCREMENT_0X010, memory=b"hello world\n", memory_format="raw")
+    assert mem(r)[:12] == b"hello world\n" and mem(r)[0x010] == 1
 
 
 def test_memory_that_cannot_be_told_apart_names_the_argument(tmp_path):
@@ -163,9 +187,9 @@ def test_memory_that_cannot_be_told_apart_names_the_argument(tmp_path):
     assert gpu16.load_memory(path, memory_format="raw")[:5] == b"hello"
     with pytest.raises(ValueError, match="unknown memory_format `text` \\(one of hex, raw\\)"):
         gpu16.load_memory(path, memory_format="text")
-    with pytest.raises(TypeError, match="memory must be bytes .* not list"):
+    with pytest.raises(TypeError, match="^memory: expected bytes .* got list$"):
         gpu16.run(INCREMENT_0X010, memory=[1, 2])
-    with pytest.raises(TypeError, match="program must be bytes .* not list"):
+    with pytest.raises(TypeError, match="^program: expected bytes .* got list$"):
         gpu16.run([1, 2])
 
 

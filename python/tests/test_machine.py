@@ -130,9 +130,9 @@ def test_a_failed_run_reports_as_run_does():
 
 def test_bad_arguments_name_themselves():
     m = gpu16.Machine(LATE_LOAD)
-    with pytest.raises(TypeError, match="cycles"):
+    with pytest.raises(TypeError, match="^cycles: "):
         m.step("1")
-    with pytest.raises(OverflowError):
+    with pytest.raises(ValueError, match="^cycles: must be >= 0, got -1$"):
         m.step(-1)
     with pytest.raises(TypeError, match="data"):
         m.write_memory(0, [1, 2])
@@ -167,9 +167,10 @@ def test_the_cosimulation_example_passes_against_itself_and_finds_a_bad_device()
                 regs[5] = 0
             return regs
 
-    found = cosim.cosimulate(LATE_LOAD, Stuck(LATE_LOAD, b"\x33"), memory=b"\x33")
+    # Memory byte 0 is 0xa5: not text (0xa5 alone is not UTF-8), so a raw image.
+    found = cosim.cosimulate(LATE_LOAD, Stuck(LATE_LOAD, b"\xa5"), memory=b"\xa5")
     # The part ends by `ready` in cycle 412: compared as cycle 413 begins.
-    assert found == [cosim.Divergence(413, 0, "r5", 0x33, 0)]
+    assert found == [cosim.Divergence(413, 0, "r5", 0xA5, 0)]
 
 
 def test_a_sources_data_is_the_memory_when_none_is_given():
@@ -178,3 +179,68 @@ def test_a_sources_data_is_the_memory_when_none_is_given():
     assert gpu16.Machine(source).memory[0x10] == 7
     # Memory given wins, as --mem does.
     assert bytes.fromhex(gpu16.run(source, memory=b"")["memory"])[0x10] == 0
+
+
+# The source's `.data` puts 0x5a at 0x010; core 0 (r0 = 0: bank 0) copies byte 0x010 to
+# 0x020: at its task's end r8 = 0x10, r9 = 0x5a, r10 = 0x20, the rest 0 (zero at reset),
+# and memory holds 0x5a at 0x010 and 0x020.
+COPY_WITH_DATA = """\
+.data 0x10, 0x5a
+.cf mask=1
+.if
+    set_const 0x10, r8
+    ld [r8, r0], r9
+    set_const 0x20, r10
+    st [r10, r0], r9
+"""
+
+
+class HandWorkedDevice:
+    """A device in the state COPY_WITH_DATA leaves, worked out by hand."""
+
+    def step(self):
+        pass
+
+    def registers(self, core):
+        return [0] * 8 + [0x10, 0x5A, 0x20] + [0] * 5 if core == 0 else [0] * 16
+
+    def memory(self):
+        memory = bytearray(4096)
+        memory[0x10] = memory[0x20] = 0x5A
+        return bytes(memory)
+
+
+def test_the_cosimulation_starts_from_the_sources_data(tmp_path, monkeypatch, capsys):
+    assert cosim.cosimulate(COPY_WITH_DATA, HandWorkedDevice()) == []
+    assert cosim.ModelDevice(COPY_WITH_DATA).memory()[0x10] == 0x5A
+    # The command line without --mem: the model runs from the .data too.
+    source = tmp_path / "copy.s"
+    source.write_text(COPY_WITH_DATA)
+    monkeypatch.setattr(cosim, "ModelDevice", lambda *args, **kwargs: HandWorkedDevice())
+    assert cosim.main([str(source)]) == 0
+    assert capsys.readouterr().out == "pass\n"
+
+
+def test_the_cosimulation_command_line_reports_a_bad_mem_in_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    script = ROOT / "python" / "examples" / "cosim.py"
+    source = tmp_path / "copy.s"
+    source.write_text(COPY_WITH_DATA)
+    amb = tmp_path / "amb.dat"
+    amb.write_text("hello world\n")
+    bad = subprocess.run([sys.executable, str(script), str(source), "--mem", str(amb)],
+                         capture_output=True, text=True)
+    assert (bad.returncode, bad.stdout) == (2, "")
+    assert bad.stderr.splitlines() == [
+        f"cosim.py: error: {amb}: cannot tell how to read this memory image: it is text, but "
+        "not $readmemh text (line 1, column 1: `hello` is not a hex byte (1 or 2 hex "
+        "digits)); give --mem-format raw to take its bytes as they are, or fix the text"
+    ]
+    # Taken raw, memory holds the text (0x010 is past it: 0): the model against itself.
+    ok = subprocess.run([sys.executable, str(script), str(source), "--mem", str(amb),
+                         "--mem-format", "raw"], capture_output=True, text=True)
+    assert (ok.returncode, ok.stdout) == (0, "pass\n"), ok.stderr

@@ -52,10 +52,33 @@ def test_mcst_rtl_cycles_of_the_doc():
 
 
 def test_the_profile_needs_the_dialect():
-    with pytest.raises(ValueError, match="--dialect mcst"):
+    with pytest.raises(ValueError, match='give dialect="mcst"$'):
         gpu16.run(M11.replace(".halt", ""), timing="mcst-rtl")
     with pytest.raises(ValueError, match="dialect"):
         gpu16.run(b"", dialect="verilog")
+
+
+def test_what_the_dialect_refuses_is_named_by_the_apis_arguments():
+    # The CLI names its flags (--issue, --bank-conflicts, --timing, --dialect); the Python
+    # API names its own arguments, each as it would be written in the call.
+    image = gpu16.assemble(M11, dialect="mcst")
+    spec = gpu16.assemble(".cf mask=1\n.if\n    ready\n")
+    cases = [
+        (lambda m: m(image, dialect="mcst", issue="lookahead"),
+         'issue="lookahead": the mcst dialect\'s task scheduler is in-order only'),
+        (lambda m: m(image, dialect="mcst", bank_conflicts=True),
+         'bank_conflicts=True is the spec dialect\'s bank model; the mcst dialect\'s is '
+         'timing="round_robin=1" (part of timing="mcst-rtl")'),
+        (lambda m: m(spec, timing="fill=2"),
+         'timing keys fill (or the mcst-rtl profile) belong to the MCST dialect\'s slot '
+         'model: give dialect="mcst"'),
+    ]
+    for call, message in cases:
+        for make in (gpu16.run, gpu16.Machine):
+            with pytest.raises(ValueError) as e:
+                call(make)
+            assert str(e.value) == message, make
+            assert "--" not in str(e.value)
 
 
 def test_generate_in_the_mcst_dialect():

@@ -120,3 +120,120 @@ def test_the_command_line_compares_a_cli_dump(gpu16_bin, tmp_path):
                          capture_output=True, text=True)
     assert bad.returncode == 1
     assert "  address 0x010 (bank 0, row 0x10): expected 0x00, actual 0xff" in bad.stdout
+
+
+SCRIPT = ROOT / "python" / "examples" / "scoreboard.py"
+
+# The source's `.data` puts 0x5a at 0x010; core 0 (r0 = 0: bank 0) copies byte 0x010 to
+# 0x020. From the `.data`, memory ends with 0x5a at 0x010 and 0x020, zero elsewhere.
+COPY_WITH_DATA = """\
+.data 0x10, 0x5a
+.cf mask=1
+.if
+    set_const 0x10, r8
+    ld [r8, r0], r9
+    set_const 0x20, r10
+    st [r10, r0], r9
+"""
+
+# Core 0 copies byte 0x004 to 0x020; no `.data`.
+COPY_4_TO_0X20 = """\
+.cf mask=1
+.if
+    set_const 0x04, r8
+    ld [r8, r0], r9
+    set_const 0x20, r10
+    st [r10, r0], r9
+"""
+
+
+def scoreboard_cli(*args):
+    return subprocess.run([sys.executable, str(SCRIPT), *map(str, args)],
+                          capture_output=True, text=True)
+
+
+def test_without_mem_the_model_starts_from_the_sources_data(tmp_path):
+    want = bytearray(4096)
+    want[0x10] = want[0x20] = 0x5A
+    source = tmp_path / "copy.s"
+    source.write_text(COPY_WITH_DATA)
+    expected = tmp_path / "expected.bin"
+    expected.write_bytes(want)
+    ok = scoreboard_cli(source, expected)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert ok.stdout.splitlines() == [f"{source}: pass", "1 program(s) checked, 0 failed"]
+    # The class too: check() with no memory is the source's .data, as gpu16.run's None.
+    lines = []
+    assert scoreboard.Scoreboard(bytes(want), log=lines.append).check(COPY_WITH_DATA) == []
+    assert lines == ["program 1: pass"]
+
+
+def test_a_mem_file_is_given_to_the_model_as_the_bytes_it_reads_to(tmp_path):
+    # Every byte 0x41 ('A'): read from the text, the 4096 bytes are all printable, which as
+    # bytes with no format would be taken for a text (and refused: "AAAA..." is not
+    # $readmemh). The copy of 0x010 to 0x020 leaves every byte 0x41.
+    mem = tmp_path / "full.mem"
+    mem.write_text("41 " * 4096 + "\n")
+    source = tmp_path / "copy.s"
+    source.write_text(COPY_WITH_DATA.replace(".data 0x10, 0x5a\n", ""))
+    expected = tmp_path / "expected.bin"
+    expected.write_bytes(b"\x41" * 4096)
+    ok = scoreboard_cli(source, expected, "--mem", mem)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    cosim_script = ROOT / "python" / "examples" / "cosim.py"
+    ok = subprocess.run([sys.executable, str(cosim_script), str(source), "--mem", str(mem)],
+                        capture_output=True, text=True)
+    assert (ok.returncode, ok.stdout) == (0, "pass\n"), ok.stderr
+
+
+def test_an_ambiguous_mem_is_one_line_naming_the_scripts_own_option(tmp_path):
+    amb = tmp_path / "amb.dat"
+    amb.write_text("hello world\n")
+    source = tmp_path / "copy.s"
+    source.write_text(COPY_4_TO_0X20)
+    # Taken raw, the 12 bytes fill 0x000..0x00b, and the 'o' (0x6f) of "hello" at 0x004
+    # is copied to 0x020.
+    want = bytearray(4096)
+    want[:12] = b"hello world\n"
+    want[0x20] = ord("o")
+    expected = tmp_path / "expected.bin"
+    expected.write_bytes(want)
+    bad = scoreboard_cli(source, expected, "--mem", amb)
+    assert (bad.returncode, bad.stdout) == (2, "")
+    assert bad.stderr.splitlines() == [
+        f"scoreboard.py: error: {amb}: cannot tell how to read this memory image: it is "
+        "text, but not $readmemh text (line 1, column 1: `hello` is not a hex byte (1 or 2 "
+        "hex digits)); give --mem-format raw to take its bytes as they are, or fix the text"
+    ]
+    ok = scoreboard_cli(source, expected, "--mem", amb, "--mem-format", "raw")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    hex_ = scoreboard_cli(source, expected, "--mem", amb, "--mem-format", "hex")
+    assert hex_.returncode == 2
+    assert hex_.stderr.splitlines() == [
+        f"scoreboard.py: error: {amb}: line 1, column 1: `hello` is not a hex byte (1 or 2 "
+        "hex digits)"
+    ]
+    # The dump is read by the same rule, with its own option.
+    dump = tmp_path / "dump.dat"
+    dump.write_text("hello world\n")
+    bad = scoreboard_cli(source, dump)
+    assert bad.returncode == 2
+    assert len(bad.stderr.splitlines()) == 1
+    assert bad.stderr.startswith(f"scoreboard.py: error: {dump}: cannot tell how")
+    assert "give --dump-format raw" in bad.stderr
+    # Taken raw, the dump differs from the model (which starts from zeros) at 0x000..0x00b.
+    raw = scoreboard_cli(source, dump, "--dump-format", "raw")
+    assert raw.returncode == 1
+    assert f"{source}: FAIL, 12 byte(s) differ" in raw.stdout.splitlines()
+    # Any other error of gpu16's: one line, status 2, no traceback.
+    for args, line in [
+        (["--backend", "gpu"], "scoreboard.py: error: unknown backend `gpu` (one of interp, "
+                               "jit, auto)"),
+        (["--mem", tmp_path / "none.bin"], None),
+    ]:
+        r = scoreboard_cli(source, expected, *args)
+        assert r.returncode == 2, r.stderr
+        assert len(r.stderr.splitlines()) == 1 and "Traceback" not in r.stderr, r.stderr
+        assert r.stderr.startswith("scoreboard.py: error: ")
+        if line is not None:
+            assert r.stderr.splitlines() == [line]

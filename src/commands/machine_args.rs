@@ -69,6 +69,17 @@ fn parse_hotness(s: &str) -> Result<Hotness, String> {
     })
 }
 
+/// Option `name` (a `Config` field's name) set to `value` as the CLI spells it, for
+/// `gpu16::dialect::check_config`'s errors: `--issue lookahead`, or `--bank-conflicts` for
+/// a switch (`None`).
+fn flag(name: &str, value: Option<&str>) -> String {
+    let flag = format!("--{}", name.replace('_', "-"));
+    match value {
+        Some(value) => format!("{flag} {value}"),
+        None => flag,
+    }
+}
+
 impl MachineArgs {
     /// `backend` with the chosen engine.
     pub fn runner(&self, backend: BackendKind) -> Runner {
@@ -90,7 +101,7 @@ impl MachineArgs {
     /// error is a usage error.
     pub fn checked_config(&self) -> Result<Config, String> {
         let config = self.config();
-        gpu16::dialect::check_config(&config, self.dialect())?;
+        gpu16::dialect::check_config(&config, self.dialect(), flag)?;
         Ok(config)
     }
 
