@@ -589,3 +589,49 @@ fn an_output_naming_the_file_stdout_is_goes_to_stdout_and_keeps_the_report() {
     assert!(stderr(&out).starts_with("cycles "), "{}", stderr(&out));
     assert_eq!(staged_files(&dir), Vec::<(String, u64)>::new());
 }
+
+/// The debugger holds a raw image once (issue 33: it was read whole, then copied into the
+/// program's frames, 2.2 times the image at its peak): the peak resident size of a
+/// session on a 65 MiB image, read from `/proc` once it has answered its first command,
+/// stays under 1.5 times the image (the frames, 4 bytes a frame of group index, and the
+/// process itself).
+#[cfg(target_os = "linux")]
+#[test]
+fn the_debugger_holds_an_image_once() {
+    use std::io::{BufRead, BufReader, Write};
+    let dir = scratch("hostile", "image_once");
+    let big = dir.join("big.bin");
+    // 26 times 2.5 MiB: 65 MiB.
+    std::fs::write(&big, groups_image(usize::MAX).repeat(26)).unwrap();
+    let size = std::fs::metadata(&big).unwrap().len();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpu16"))
+        .args(["debug", s(&big), "--json", "--backend", "interp"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"where\n").unwrap();
+    stdin.flush().unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.contains("\"cycle\":0"), "{line}");
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    stdin.write_all(b"quit\n").unwrap();
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    std::fs::remove_file(&big).unwrap();
+    let peak_kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    assert!(
+        peak_kib * 1024 < size * 3 / 2,
+        "peak {peak_kib} KiB for an image of {} KiB",
+        size / 1024
+    );
+}
