@@ -295,6 +295,16 @@ fn once_key(path: &Path) -> Option<(u64, u64)> {
 /// column (counted in characters) of the bad byte, and the byte, as text formats name
 /// every other error.
 pub(crate) fn not_utf8(bytes: &[u8], at: usize) -> String {
+    let (line, col) = line_col(bytes, at);
+    format!(
+        "line {line}, column {col}: not UTF-8 text (byte {:#04x})",
+        bytes[at]
+    )
+}
+
+/// The line and column (from 1; the column counted in characters) of byte `at` of
+/// `bytes`, which must be UTF-8 up to it.
+pub(crate) fn line_col(bytes: &[u8], at: usize) -> (usize, usize) {
     let before = &bytes[..at];
     let line_start = before
         .iter()
@@ -303,10 +313,7 @@ pub(crate) fn not_utf8(bytes: &[u8], at: usize) -> String {
     let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
     // Valid UTF-8 up to `at`, so the characters before it on its line can be counted.
     let col = std::str::from_utf8(&before[line_start..]).map_or(0, |t| t.chars().count()) + 1;
-    format!(
-        "line {line}, column {col}: not UTF-8 text (byte {:#04x})",
-        bytes[at]
-    )
+    (line, col)
 }
 
 #[cfg(test)]
