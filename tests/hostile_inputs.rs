@@ -590,6 +590,35 @@ fn an_output_naming_the_file_stdout_is_goes_to_stdout_and_keeps_the_report() {
     assert_eq!(staged_files(&dir), Vec::<(String, u64)>::new());
 }
 
+/// A `$TMPDIR` that does not exist: stdin's spool cannot be made, and the error names
+/// `$TMPDIR` and its path (issue 33), status 1.
+#[test]
+fn a_missing_tmpdir_is_named_with_its_path() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpu16"))
+        .args(["run", "-", "-q"])
+        .env("TMPDIR", "/nonexistent/gpu16-tmpdir")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pipe = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        use std::io::Write;
+        let _ = pipe.write_all(&[0x01, 0, 1, 0]);
+        let _ = pipe.write_all(&[0u8; 60]);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "error: -: cannot keep stdin for the run's second pass (a fault's state): cannot make \
+         a temporary file in $TMPDIR (/nonexistent/gpu16-tmpdir): No such file or directory \
+         (os error 2)\n"
+    );
+}
+
 /// The debugger holds a raw image once (issue 33: it was read whole, then copied into the
 /// program's frames, 2.2 times the image at its peak): the peak resident size of a
 /// session on a 65 MiB image, read from `/proc` once it has answered its first command,
