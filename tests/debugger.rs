@@ -1874,3 +1874,42 @@ fn breakpoints_in_compiled_code_stop_where_the_interpreter_does() {
         }
     }
 }
+
+/// Control characters in file names reach no terminal raw (issue 33): the text of `where`,
+/// `disasm` and a `source` error escapes them as `run` does (`\x1b`), JSON keeps the name
+/// as it is. `examples/counter.s` at cycle 10: core 0 took the lock in cycle 9 (IP 4, line
+/// 14), so it stands at IP 5, the `add` of line 15, column 5; frame 1's IP 0 is line 9.
+#[cfg(unix)]
+#[test]
+fn control_characters_in_file_names_are_escaped_in_the_text() {
+    let d = scratch("debugger", "escaped_names");
+    let p = d.join("x\x1b[31my.s");
+    std::fs::copy(counter(), &p).unwrap();
+    let missing = d.join("x\x1b[31my.txt");
+    let escaped = |p: &Path| s(p).replace('\x1b', "\\x1b");
+    let script = format!(
+        "break cycle 10\ncontinue\nwhere\ndisasm 1\nsource {}\n",
+        s(&missing)
+    );
+    let (out, status) = debug(&p, &[], &script);
+    assert_eq!(status, 0);
+    assert!(!out.contains('\x1b'), "{out}");
+    let name = escaped(&p);
+    assert!(
+        out.contains(&format!("core 0: frame 1, IP 5, running ({name}:15:5)\n")),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("xor r1, r1, r1    ; {name}:9\n")),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "error: source {}: No such file or directory (os error 2)\n",
+            escaped(&missing)
+        )),
+        "{out}"
+    );
+    let a = answers(&p, &[], "break cycle 10\ncontinue\nwhere\n");
+    assert_eq!(a[2]["cores"][0]["location"]["file"], s(&p));
+}

@@ -407,19 +407,21 @@ impl Session {
     /// deeper than `MAX_SOURCE_DEPTH` and more than `MAX_SOURCED_LINES` lines in all
     /// are errors; `quit` in the file ends the session; Ctrl-C stops the file.
     pub fn source(&mut self, path: &Path) -> Reply {
+        // The file as JSON gives it, and as a message shows it (escaped).
         let name = path.display().to_string();
+        let shown = crate::shown::path(path);
         // The line that sources this file, if a file's: its errors name it.
         let caller = self.sourcing_at.take();
         let at = caller.as_ref().map_or(String::new(), |a| format!("{a}: "));
         if self.source_depth >= MAX_SOURCE_DEPTH {
             return self.reply(self.error(&format!(
-                "{at}source {name}: files nest more than {MAX_SOURCE_DEPTH} deep (one that \
+                "{at}source {shown}: files nest more than {MAX_SOURCE_DEPTH} deep (one that \
                  sources itself?); not run"
             )));
         }
         let text = match read_command_file(path) {
             Ok(t) => t,
-            Err(e) => return self.reply(self.error(&format!("{at}source {name}: {e}"))),
+            Err(e) => return self.reply(self.error(&format!("{at}source {shown}: {e}"))),
         };
         if self.source_depth == 0 {
             self.sourced_lines = 0;
@@ -430,7 +432,7 @@ impl Session {
         let mut out = String::new();
         let mut quit = false;
         for (i, l) in text.lines().enumerate() {
-            let at = format!("{name}:{}", i + 1);
+            let at = format!("{shown}:{}", i + 1);
             let trimmed = l.trim();
             if trimmed.is_empty() || trimmed.starts_with('#') {
                 continue;
@@ -473,7 +475,9 @@ impl Session {
                 break;
             }
             if self.interrupt.raised() {
-                let e = self.error(&format!("{at}: interrupted; the rest of {name} is not run"));
+                let e = self.error(&format!(
+                    "{at}: interrupted; the rest of {shown} is not run"
+                ));
                 self.push_reply(&mut replies, &mut out, e, None);
                 break;
             }
@@ -996,7 +1000,10 @@ impl Session {
                     }
                 }
                 if found.is_empty() {
-                    Err(format!("no instruction is on line {line} of {file}"))
+                    Err(format!(
+                        "no instruction is on line {line} of {}",
+                        crate::shown::text(file)
+                    ))
                 } else {
                     Ok(Point::Instr(found, None, None))
                 }
@@ -1893,7 +1900,7 @@ impl Session {
             let _ = write!(
                 s,
                 " ({}:{}:{})",
-                l["file"].as_str().unwrap_or(""),
+                crate::shown::text(l["file"].as_str().unwrap_or("")),
                 l["line"],
                 l["col"]
             );
@@ -2201,7 +2208,7 @@ impl Session {
                             let _ = write!(
                                 s,
                                 "    ; {}:{}",
-                                loc["file"].as_str().unwrap_or(""),
+                                crate::shown::text(loc["file"].as_str().unwrap_or("")),
                                 loc["line"]
                             );
                         }
