@@ -246,16 +246,53 @@ fn a_timeout_ends_a_command_blocked_opening_a_fifo() {
     assert!(made.success());
     let program = dir.join("p.s");
     std::fs::write(&program, ".cf mask=1\n.if\n    ready\n").unwrap();
-    let inputs = "error: timeout: the inputs of ";
-    let cases: [(Vec<&str>, i32, &str); 5] = [
-        (vec!["run", s(&fifo), "--timeout", "1"], 1, inputs),
+    // The message names the input being read when the limit passed (issue 33: not the
+    // program when --mem blocks).
+    let program_blocks = format!("error: timeout: PROGRAM {} was not read within", s(&fifo));
+    let mem_blocks = format!("error: timeout: --mem {} was not read within", s(&fifo));
+    let expect_blocks = format!(
+        "error: timeout: --expect-mem {} was not read within",
+        s(&fifo)
+    );
+    let (program_blocks, mem_blocks) = (program_blocks.as_str(), mem_blocks.as_str());
+    let cases: [(Vec<&str>, i32, &str); 7] = [
+        (vec!["run", s(&fifo), "--timeout", "1"], 1, program_blocks),
         (
             vec!["run", s(&program), "--mem", s(&fifo), "--timeout", "1"],
             1,
-            inputs,
+            mem_blocks,
         ),
-        (vec!["diff", s(&fifo), "--timeout", "1"], 2, inputs),
-        (vec!["run", s(&fifo), "--timeout", "1", "--json"], 1, inputs),
+        (
+            vec![
+                "run",
+                s(&program),
+                "--expect-mem",
+                s(&fifo),
+                "--timeout",
+                "1",
+            ],
+            1,
+            &expect_blocks,
+        ),
+        (vec!["diff", s(&fifo), "--timeout", "1"], 2, program_blocks),
+        (
+            vec!["diff", s(&program), "--mem", s(&fifo), "--timeout", "1"],
+            2,
+            mem_blocks,
+        ),
+        (
+            vec![
+                "run",
+                s(&program),
+                "--mem",
+                s(&fifo),
+                "--timeout",
+                "1",
+                "--json",
+            ],
+            1,
+            mem_blocks,
+        ),
         (
             vec![
                 "run",
@@ -291,6 +328,7 @@ fn a_timeout_ends_a_command_blocked_opening_a_fifo() {
             let v: serde_json::Value =
                 serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap();
             assert_eq!(v["stage"], "load");
+            assert_eq!(v["file"], s(&fifo));
         }
     }
 }
@@ -344,21 +382,45 @@ fn asm_check_and_disasm_end_at_their_timeout_on_a_blocked_fifo() {
     let image = dir.join("p.bin");
     std::fs::write(&image, [0u8; 32]).unwrap();
     let (built, mem) = (dir.join("built.bin"), dir.join("m.bin"));
-    let inputs = "error: timeout: the inputs of ";
+    let source = format!(
+        "error: timeout: SOURCE {} (or a file it includes) was not read within --timeout 1s",
+        s(&source_fifo)
+    );
+    let source = source.as_str();
+    let image_blocks = format!("error: timeout: PROGRAM {} was not read within", s(&fifo));
+    let image_blocks = image_blocks.as_str();
+    let disasm_blocks = format!("error: timeout: IMAGE {} was not read", s(&fifo));
+    let disasm_blocks = disasm_blocks.as_str();
     let outputs = "error: timeout: the outputs were not written within --timeout 1s";
     let cases: Vec<(Vec<&str>, &str, Option<&str>)> = vec![
-        (vec!["asm", s(&source_fifo), "-o", s(&built)], inputs, None),
+        (vec!["asm", s(&source_fifo), "-o", s(&built)], source, None),
         (
             vec!["asm", s(&source_fifo), "-o", s(&built), "--json"],
-            inputs,
+            source,
             Some("load"),
         ),
-        (vec!["asm", "-", "-o", s(&built)], inputs, None),
-        (vec!["check", s(&fifo)], inputs, None),
-        (vec!["check", s(&fifo), "--json"], inputs, Some("load")),
-        (vec!["check", "-"], inputs, None),
-        (vec!["disasm", s(&fifo)], inputs, None),
-        (vec!["disasm", "-"], inputs, None),
+        (
+            vec!["asm", "-", "-o", s(&built)],
+            "error: timeout: SOURCE - was not read",
+            None,
+        ),
+        (vec!["check", s(&fifo)], image_blocks, None),
+        (
+            vec!["check", s(&fifo), "--json"],
+            image_blocks,
+            Some("load"),
+        ),
+        (
+            vec!["check", "-"],
+            "error: timeout: PROGRAM - was not read",
+            None,
+        ),
+        (vec!["disasm", s(&fifo)], disasm_blocks, None),
+        (
+            vec!["disasm", "-"],
+            "error: timeout: IMAGE - was not read",
+            None,
+        ),
         (vec!["asm", s(&program), "-o", s(&fifo)], outputs, None),
         (
             vec!["asm", s(&program), "-o", s(&built), "--mem-out", s(&fifo)],
@@ -588,6 +650,84 @@ fn an_output_naming_the_file_stdout_is_goes_to_stdout_and_keeps_the_report() {
     assert_eq!(std::fs::read(&so).unwrap(), vec![0u8; 4096]);
     assert!(stderr(&out).starts_with("cycles "), "{}", stderr(&out));
     assert_eq!(staged_files(&dir), Vec::<(String, u64)>::new());
+}
+
+/// Two inputs that are one stream are a usage error by what they are, not only the
+/// literal `- / -` pair (issue 33): `-` beside `/dev/stdin` (stdin a pipe or a file), an
+/// `.include "/dev/stdin"` beside `--mem -`, one FIFO as `--mem` and `--expect-mem`
+/// (refused before it is opened, so no writer is needed). Nothing is run: stdout is empty.
+#[cfg(unix)]
+#[test]
+fn inputs_that_are_one_stream_are_refused_by_what_they_are() {
+    let dir = scratch("hostile", "one_stream");
+    let image = dir.join("p.bin");
+    std::fs::write(
+        &image,
+        [0x01, 0, 1, 0]
+            .iter()
+            .chain(&[0u8; 60])
+            .copied()
+            .collect::<Vec<u8>>(),
+    )
+    .unwrap();
+    let including = dir.join("incs.s");
+    std::fs::write(&including, ".include \"/dev/stdin\"\n").unwrap();
+    let fifo = dir.join("m.mem");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let both = |a: &str, b: &str| {
+        format!(
+            "error: {a} and {b} both read stdin, which can be read only once: at most one \
+             input may be `-` or another name of the file stdin is\n"
+        )
+    };
+    let source = std::fs::read("examples/counter.s").unwrap();
+    let piped: [(Vec<&str>, Vec<u8>, String); 2] = [
+        (
+            vec!["run", "-", "--mem", "/dev/stdin", "-q"],
+            std::fs::read(&image).unwrap(),
+            both("PROGRAM -", "--mem /dev/stdin"),
+        ),
+        (
+            vec!["run", s(&including), "--mem", "-", "-q"],
+            source,
+            both("--mem -", ".include /dev/stdin"),
+        ),
+    ];
+    for (args, input, says) in piped {
+        let out = gpu16_with_stdin(&args, input);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert_eq!(stderr(&out), says, "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    // Stdin a file: the same file twice, once as `-`.
+    let out = Command::new(env!("CARGO_BIN_EXE_gpu16"))
+        .args(["run", "-", "--mem", "/dev/stdin", "-q"])
+        .stdin(std::fs::File::open(&image).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(stderr(&out), both("PROGRAM -", "--mem /dev/stdin"));
+    let out = common::gpu16(&[
+        "run",
+        "examples/counter.s",
+        "--mem",
+        s(&fifo),
+        "--expect-mem",
+        s(&fifo),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "error: --mem {f} and --expect-mem {f} name one pipe or FIFO, which gives its \
+             bytes once: at most one input may read it\n",
+            f = s(&fifo)
+        )
+    );
 }
 
 /// A `$TMPDIR` that does not exist: stdin's spool cannot be made, and the error names

@@ -204,7 +204,7 @@ pub fn open_session(args: &DebugArgs, json: bool) -> Result<Session, Unopened> {
         .checked_config()
         .map_err(|e| Unopened::Usage(CliError::usage(e)))?;
     args.memory
-        .check_stdin(&args.program)
+        .check_streams(&args.program, &[])
         .map_err(|e| Unopened::Usage(CliError::usage(e)))?;
     if args.program.as_os_str() == "-" {
         return Err(Unopened::Usage(CliError::usage(

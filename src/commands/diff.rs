@@ -64,10 +64,16 @@ pub fn diff(args: DiffArgs) -> Result<Finished, CliError> {
     let json = args.json;
     let usage = |e: String| refuse(json, "usage", CliError::usage(e), None);
     let config = args.machine.checked_config().map_err(usage)?;
-    args.memory.check_stdin(&args.program).map_err(usage)?;
-    let inputs = [Some(&args.program), args.memory.mem.as_ref()];
-    let loading = super::deadlines::loading_deadline(args.timeout, json, &args.program, &inputs, 2);
+    let inputs = args.memory.inputs(&args.program, &[]);
+    let loading = super::deadlines::loading_deadline(args.timeout, json, &inputs, 2);
+    // Looks at the files an assembly source includes, so it goes under the deadline.
+    args.memory
+        .check_streams(&args.program, &[])
+        .map_err(usage)?;
     let (program, data) = load(&args)?;
+    if let Some(mem) = &args.memory.mem {
+        loading.reading("--mem", mem);
+    }
     let memory = args
         .memory
         .load_for(&args.program, data)

@@ -5,7 +5,7 @@ use super::deadlines::{loading_deadline, writing_deadline};
 use super::json_out::refuse;
 use super::machine_args::MachineArgs;
 use super::memory_args::MemoryArgs;
-use super::outputs::{check_distinct, one_stdin_reader, source_inputs, Named};
+use super::outputs::{check_distinct, source_inputs, Named};
 use super::see_args::SeeArgs;
 use super::stdout::Stdout;
 use super::value_enums::{BackendArg, FormatArg, MemoryFormatArg};
@@ -125,24 +125,19 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
         .machine
         .checked_config()
         .map_err(|e| refuse(json, "usage", CliError::usage(e), None))?;
-    let stdin_readers = [
-        ("PROGRAM", Some(&args.program)),
-        ("--mem", args.memory.mem.as_ref()),
+    let others = [
         ("--expect-mem", args.expect_mem.as_ref()),
         ("--expect-regs", args.expect_regs.as_ref()),
     ]
     .into_iter()
     .filter_map(|(flag, path)| Some(Named::new(flag, path?)))
     .collect::<Vec<_>>();
-    one_stdin_reader(&stdin_readers)
+    let inputs = args.memory.inputs(&args.program, &others);
+    let loading = loading_deadline(args.timeout, json, &inputs, 1);
+    // Looks at the files an assembly source includes, so it goes under the deadline.
+    args.memory
+        .check_streams(&args.program, &others)
         .map_err(|e| refuse(json, "usage", CliError::usage(e), None))?;
-    let inputs = [
-        Some(&args.program),
-        args.memory.mem.as_ref(),
-        args.expect_mem.as_ref(),
-        args.expect_regs.as_ref(),
-    ];
-    let loading = loading_deadline(args.timeout, json, &args.program, &inputs, 1);
     let dialect = args.machine.dialect();
     let format =
         ProgramFormat::of_input(&args.program, args.format.map(|f| f.0)).map_err(loaded)?;
@@ -183,20 +178,27 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
             gpu16::shown::path(&args.program)
         );
     }
+    if let Some(mem) = &args.memory.mem {
+        loading.reading("--mem", mem);
+    }
     let memory = args.memory.load_for(&args.program, data).map_err(loaded)?;
     let expect_mem = match &args.expect_mem {
-        Some(p) => Some(
+        Some(p) => Some({
+            loading.reading("--expect-mem", p);
             MemoryDump::load(
                 p,
                 args.expect_mem_format.map(|f| f.0),
                 "--expect-mem-format",
             )
-            .map_err(loaded)?,
-        ),
+            .map_err(loaded)?
+        }),
         None => None,
     };
     let expect_regs = match &args.expect_regs {
-        Some(p) => Some(load_register_dump(p).map_err(loaded)?),
+        Some(p) => Some({
+            loading.reading("--expect-regs", p);
+            load_register_dump(p).map_err(loaded)?
+        }),
         None => None,
     };
     drop(loading);
