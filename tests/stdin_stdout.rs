@@ -151,6 +151,27 @@ fn debug_cannot_take_its_program_from_stdin() {
     assert!(stderr(&o).contains("debug reads its commands from stdin"));
 }
 
+/// `diff -` reads the program from stdin as `run -` does (a raw image, or what `--format`
+/// says), and `diff - --mem -` is a usage error: stdin is read once.
+#[test]
+fn diff_reads_its_program_from_stdin() {
+    let d = scratch("stdin_stdout", "diff");
+    let image = counter_image(&d);
+    let o = gpu16_with_stdin(&["diff", "-"], image.clone());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "identical\n");
+    let source = std::fs::read(example("counter.s")).unwrap();
+    let o = gpu16_with_stdin(&["diff", "-", "--format", "asm"], source);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "identical\n");
+    let o = gpu16_with_stdin(&["diff", "-", "--mem", "-"], image);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o),
+        "error: PROGRAM - and --mem - both read stdin: at most one input may be `-`\n"
+    );
+}
+
 #[cfg(unix)]
 #[test]
 fn a_closed_stderr_keeps_the_status() {

@@ -7,7 +7,7 @@ use super::json_out::{self, errors_text, not_run, refuse};
 use super::machine_args::MachineArgs;
 use super::memory_args::MemoryArgs;
 use super::stdout::StdoutError;
-use super::value_enums::BackendArg;
+use super::value_enums::{BackendArg, FormatArg};
 use super::{emit, CliError, Finished};
 use crate::run_output::see::Outcome;
 use crate::stop::StopSignal;
@@ -23,8 +23,11 @@ use std::time::Duration;
 #[derive(Args)]
 pub struct DiffArgs {
     /// Program: .bin/.tm (at most 1 GiB), .hex (at most 2^22 words) or assembly (at most
-    /// 16 MiB).
+    /// 16 MiB); `-` reads stdin (a raw image unless --format says otherwise).
     pub program: PathBuf,
+    /// The program's format, whatever its name says (for `-`, stdin, the default is bin).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<FormatArg>,
     #[command(flatten)]
     pub memory: MemoryArgs,
     /// The two backends to compare.
@@ -111,8 +114,8 @@ fn load(args: &DiffArgs) -> Result<(Program, Option<Vec<u8>>), CliError> {
             Some(&e.path),
         )
     };
-    if !args.json || ProgramFormat::of(path) != Ok(ProgramFormat::Assembly) {
-        let format = ProgramFormat::of(path).map_err(failed)?;
+    let format = ProgramFormat::of_input(path, args.format.map(|f| f.0)).map_err(failed)?;
+    if !args.json || format != ProgramFormat::Assembly {
         return load_program_full(path, format, dialect)
             .map(|l| (l.program, l.memory))
             .map_err(failed);
