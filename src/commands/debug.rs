@@ -4,7 +4,8 @@
 
 use super::machine_args::MachineArgs;
 use super::memory_args::MemoryArgs;
-use super::value_enums::BackendArg;
+use super::outputs::{stdin_reader, with_included, Named};
+use super::value_enums::{BackendArg, FormatArg};
 use super::{emit, CliError, Finished};
 use clap::Args;
 use gpu16::debugger::Session;
@@ -45,13 +46,21 @@ for over a second shows its progress on stderr, if a terminal. Ctrl-C stops the
 command under way and the session stays where it was (SIGTERM and SIGHUP too); a second
 one ends the process (status 130).
 
+The program (PROGRAM -) or --mem (--mem -) can come from stdin only when the commands
+come from -x files: the session then runs them and ends, as stdin is used up. Without -x
+that is a usage error (stdin carries the commands).
+
 A command line is at most 4096 bytes: a longer one is answered with an error. Input that
 is no command stream ends the session with status 1: a NUL byte (binary data, /dev/zero),
 a line longer than 1 MiB, or 16 over-long lines in a row.")]
 pub struct DebugArgs {
     /// Program: .bin/.tm, .hex or .s/.asm (assembly also allows FILE:LINE and F:LABEL
-    /// breakpoints).
+    /// breakpoints); `-` reads stdin (a raw image unless --format says otherwise), which
+    /// needs the commands in -x files.
     pub program: PathBuf,
+    /// The program's format, whatever its name says (for `-`, stdin, the default is bin).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<FormatArg>,
     #[command(flatten)]
     pub memory: MemoryArgs,
     /// Execution backend (every backend gives the same answers).
@@ -63,7 +72,8 @@ pub struct DebugArgs {
     #[arg(long)]
     pub json: bool,
     /// Run FILE's commands, one a line, as if typed (`source FILE`) before reading stdin;
-    /// may be given more than once.
+    /// may be given more than once. With PROGRAM - or --mem -, stdin holds the program or
+    /// the memory, and these files are the only commands.
     #[arg(short = 'x', long = "command", value_name = "FILE")]
     pub command_files: Vec<PathBuf>,
     /// Keep no history across sessions (at a terminal, commands are otherwise remembered in
@@ -76,8 +86,8 @@ pub struct DebugArgs {
 /// `gpu16 debug`: status 0 when the session ends (`quit` or the end of stdin), 1 if the
 /// program or memory cannot be loaded (with `--json`, after a `{"error", "stage": "load",
 /// "file"}` line), stdout cannot be written or stdin is no stream of commands (a
-/// NUL byte, an endless line, endless over-long lines), 130 for a second Ctrl-C
-/// (the first stops the command under way).
+/// NUL byte, an endless line, endless over-long lines), 2 for a usage error, 130 for a
+/// second Ctrl-C (the first stops the command under way).
 pub fn debug(args: DebugArgs) -> Result<Finished, CliError> {
     // A file that cannot be loaded: with --json, the `run --json` object of a run that
     // never started, then the error on stderr.
@@ -92,7 +102,13 @@ pub fn debug(args: DebugArgs) -> Result<Finished, CliError> {
         }
         error
     };
-    let mut session = open_session(&args, args.json).map_err(|e| match e {
+    // Stdin holds the program or the memory when the commands come from -x files only.
+    let commands_on_stdin = args.command_files.is_empty();
+    let carries = commands_on_stdin.then_some(
+        "debug reads its commands from stdin (give them with -x FILE to read the program or \
+         the memory from stdin)",
+    );
+    let mut session = open_session(&args, args.json, carries).map_err(|e| match e {
         Unopened::Usage(e) => e,
         Unopened::Load(e) => loaded(e),
     })?;
@@ -102,9 +118,11 @@ pub fn debug(args: DebugArgs) -> Result<Finished, CliError> {
     let raised = interrupt.clone();
     let _listening = crate::stop::listen(move || !raised.swap(true, Ordering::Relaxed));
     let stdin = std::io::stdin();
+    let at_terminal = stdin.is_terminal();
+    let editing = at_terminal && std::io::stdout().is_terminal() && !args.json;
     // A person at a terminal confirms `delete` with no argument; scripts and --json
     // clients do not (they may say `delete all`).
-    session.confirm_delete_all(!args.json && stdin.is_terminal());
+    session.confirm_delete_all(!args.json && at_terminal);
     // The -x files first, as if sourced.
     for file in &args.command_files {
         interrupt.store(false, Ordering::Relaxed);
@@ -114,7 +132,11 @@ pub fn debug(args: DebugArgs) -> Result<Finished, CliError> {
             return Ok(Finished::Success);
         }
     }
-    let mut lines = if stdin.is_terminal() && std::io::stdout().is_terminal() && !args.json {
+    // Stdin was an input, read to its end: there are no more commands.
+    if !commands_on_stdin && stdin_reader(&session_inputs(&args)).is_some() {
+        return Ok(Finished::Success);
+    }
+    let mut lines = if editing {
         match rustyline::Editor::new() {
             Ok(mut editor) => {
                 editor.set_helper(Some(Helper(session.completer())));
@@ -195,23 +217,48 @@ pub enum Unopened {
     Load(gpu16::input::InputError),
 }
 
+/// The session's inputs: the program, `--mem` and the -x files, named by their flags.
+fn session_inputs(args: &DebugArgs) -> Vec<Named> {
+    let files: Vec<Named> = args
+        .command_files
+        .iter()
+        .map(|f| Named::new("-x", f))
+        .collect();
+    args.memory.inputs(&args.program, &files)
+}
+
 /// The session `gpu16 debug` and `gpu16 dap` debug: the program (assembly with its source
 /// map, or an image) and `--mem` loaded, the machine flags checked, answering in JSON if
-/// `json`. One function, so both load a program exactly alike.
-pub fn open_session(args: &DebugArgs, json: bool) -> Result<Session, Unopened> {
-    let config = args
-        .machine
-        .checked_config()
-        .map_err(|e| Unopened::Usage(CliError::usage(e)))?;
+/// `json`. One function, so both load a program exactly alike. `stdin_carries` says why
+/// stdin is no input, if it is not (it carries the commands, or the protocol): then no
+/// input may read it, by any name, nor a file the program includes.
+pub fn open_session(
+    args: &DebugArgs,
+    json: bool,
+    stdin_carries: Option<&str>,
+) -> Result<Session, Unopened> {
+    let usage = |e: String| Unopened::Usage(CliError::usage(e));
+    let config = args.machine.checked_config().map_err(usage)?;
+    let files: Vec<Named> = args
+        .command_files
+        .iter()
+        .map(|f| Named::new("-x", f))
+        .collect();
     args.memory
-        .check_streams(&args.program, &[])
-        .map_err(|e| Unopened::Usage(CliError::usage(e)))?;
-    if args.program.as_os_str() == "-" {
-        return Err(Unopened::Usage(CliError::usage(
-            "PROGRAM -: debug reads its commands from stdin, so the program must be a file",
-        )));
+        .check_streams(&args.program, &files)
+        .map_err(usage)?;
+    if let Some(why) = stdin_carries {
+        // An `.include "/dev/stdin"` would eat the commands too.
+        let inputs = with_included(session_inputs(args), true);
+        if let Some(input) = stdin_reader(&inputs) {
+            return Err(usage(format!(
+                "{}: {why}, so no input may read it",
+                input.shown()
+            )));
+        }
     }
-    let format = ProgramFormat::of(&args.program).map_err(Unopened::Load)?;
+    let format =
+        ProgramFormat::of_input(&args.program, args.format.map(|f| f.0)).map_err(Unopened::Load)?;
     let LoadedProgram {
         program,
         source_map: map,

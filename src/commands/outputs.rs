@@ -104,6 +104,15 @@ pub fn one_reader_per_stream(inputs: &[Named]) -> Result<(), String> {
     Ok(())
 }
 
+/// The first of `inputs` that reads stdin, by name (`-`) or as the file stdin reads
+/// ([`FileId::is_stdin`]), if one does.
+pub fn stdin_reader(inputs: &[Named]) -> Option<&Named> {
+    let stdin = FileId::of_input(Path::new("-"));
+    inputs
+        .iter()
+        .find(|i| is_dash(&i.path) || FileId::of_input(&i.path).is_stdin(&stdin))
+}
+
 /// Whether an input could be one stream with another input: `-`, the file stdin reads, or
 /// a pipe, FIFO or socket. Only then do the files an assembly source includes need to be
 /// looked at ([`with_included`]).
@@ -118,7 +127,7 @@ fn may_be_a_stream(path: &Path) -> bool {
 /// `inputs` (the program first), with the files the program includes if it is assembly
 /// and another input could be one stream with one of them, or stdin could when the
 /// command reads it itself (`stdin_used`: a debugger's commands), so that
-/// [`one_reader_per_stream`] sees an `.include "/dev/stdin"` beside
+/// [`one_reader_per_stream`] and [`stdin_reader`] see an `.include "/dev/stdin"` beside
 /// `--mem -`. The source is assembled once more only then, and only if it has the word.
 pub fn with_included(inputs: Vec<Named>, stdin_used: bool) -> Vec<Named> {
     let Some((program, others)) = inputs.split_first() else {
