@@ -7,13 +7,16 @@ use super::memory_args::MemoryArgs;
 use super::outputs::{stdin_reader, with_included, Named};
 use super::value_enums::{BackendArg, FormatArg};
 use super::{emit, CliError, Finished};
+use crate::stop::Signal;
 use clap::Args;
 use gpu16::debugger::Session;
 use gpu16::input::{load_program_full, LoadedProgram, ProgramFormat};
 use gpu16::BackendKind;
 use std::io::{BufRead, IsTerminal, Read};
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 /// The longest command line read; the rest of a longer line is read and dropped, and the
 /// line is answered with an error.
@@ -42,9 +45,12 @@ answers. With --json every line gets one JSON object on its own line; a stop is
 {\"event\": \"break\"|\"watch\"|\"step\"|\"end\"|\"fault\", \"cycle\": C, ...}.
 On a terminal the prompt has line editing, Tab completion (commands, labels, files) and a
 history kept across sessions (see --no-history); Ctrl-D leaves. A command that runs
-for over a second shows its progress on stderr, if a terminal. Ctrl-C stops the
-command under way and the session stays where it was (SIGTERM and SIGHUP too); a second
-one ends the process (status 130).
+for over a second shows its progress on stderr, if a terminal.
+
+Ctrl-C (SIGINT) stops the command under way and the session stays where it was. A
+second Ctrl-C within 2 seconds, or before the next command starts, ends the session
+(status 130); so does a Ctrl-C between commands when stdin is not a terminal (a script or
+a pipe). SIGTERM and SIGHUP end it at once (status 143 and 129).
 
 The program (PROGRAM -) or --mem (--mem -) can come from stdin only when the commands
 come from -x files: the session then runs them and ends, as stdin is used up. Without -x
@@ -83,11 +89,14 @@ pub struct DebugArgs {
     pub no_history: bool,
 }
 
+/// A second Ctrl-C this soon after the first ends the session, whatever it is doing.
+const AGAIN: Duration = Duration::from_secs(2);
+
 /// `gpu16 debug`: status 0 when the session ends (`quit` or the end of stdin), 1 if the
 /// program or memory cannot be loaded (with `--json`, after a `{"error", "stage": "load",
 /// "file"}` line), stdout cannot be written or stdin is no stream of commands (a
 /// NUL byte, an endless line, endless over-long lines), 2 for a usage error, 130 for a
-/// second Ctrl-C (the first stops the command under way).
+/// Ctrl-C that ends the session ([`listen`]), 143 and 129 for SIGTERM and SIGHUP.
 pub fn debug(args: DebugArgs) -> Result<Finished, CliError> {
     // A file that cannot be loaded: with --json, the `run --json` object of a run that
     // never started, then the error on stderr.
@@ -112,22 +121,21 @@ pub fn debug(args: DebugArgs) -> Result<Finished, CliError> {
         Unopened::Usage(e) => e,
         Unopened::Load(e) => loaded(e),
     })?;
-    // Ctrl-C stops the command under way (the session stays where it was); a second one,
-    // before the next command starts, ends the process.
-    let interrupt = session.interrupt();
-    let raised = interrupt.clone();
-    let _listening = crate::stop::listen(move || !raised.swap(true, Ordering::Relaxed));
     let stdin = std::io::stdin();
     let at_terminal = stdin.is_terminal();
     let editing = at_terminal && std::io::stdout().is_terminal() && !args.json;
+    let interrupt = session.interrupt();
+    let signals = Arc::new(Mutex::new(Signals::default()));
+    let _listening = listen(interrupt.clone(), signals.clone(), at_terminal, editing);
     // A person at a terminal confirms `delete` with no argument; scripts and --json
     // clients do not (they may say `delete all`).
     session.confirm_delete_all(!args.json && at_terminal);
     // The -x files first, as if sourced.
     for file in &args.command_files {
-        interrupt.store(false, Ordering::Relaxed);
+        let under_way = UnderWay::start(&signals, &interrupt);
         let reply = session.source(file);
         emit(&reply.text).map_err(CliError::failed)?;
+        under_way.end(&session, at_terminal);
         if reply.quit {
             return Ok(Finished::Success);
         }
@@ -194,7 +202,7 @@ pub fn debug(args: DebugArgs) -> Result<Finished, CliError> {
             Line::Text(line) => line,
         };
         too_long_in_a_row = 0;
-        interrupt.store(false, Ordering::Relaxed);
+        let under_way = UnderWay::start(&signals, &interrupt);
         // At a terminal, a command that runs for a second shows how far it has come.
         let shown = (!args.json)
             .then(|| crate::progress::CommandProgress::start(line.trim(), session.progress()));
@@ -203,6 +211,7 @@ pub fn debug(args: DebugArgs) -> Result<Finished, CliError> {
             shown.finish();
         }
         emit(&reply.text).map_err(CliError::failed)?;
+        under_way.end(&session, at_terminal);
         if reply.quit {
             return Ok(Finished::Success);
         }
@@ -215,6 +224,98 @@ pub enum Unopened {
     Usage(CliError),
     /// The program or the memory image cannot be loaded.
     Load(gpu16::input::InputError),
+}
+
+/// What a Ctrl-C finds: what the session's signal listener and its command loop share.
+#[derive(Debug, Default)]
+struct Signals {
+    /// A command is under way: Ctrl-C stops it.
+    busy: bool,
+    /// A Ctrl-C came since the last command started and stopped nothing: the next one
+    /// ends the session.
+    unused: bool,
+    /// When the last Ctrl-C came.
+    last: Option<Instant>,
+}
+
+/// The session's signals, while the returned guard lives (the process's one handler,
+/// [`crate::stop::handle_signals`], hands them over). SIGTERM and SIGHUP end the process at
+/// once (143, 129), the terminal's mode restored if the line editor had changed it
+/// (`editing`). Ctrl-C stops the command under way (it raises `interrupt`) and the session
+/// goes on; it ends the session (130) when a Ctrl-C came less than [`AGAIN`] before, when
+/// the one before stopped nothing and no command has started since, or when no command is
+/// under way and stdin is not a terminal (`at_terminal`): nobody is there to press it
+/// twice, and the input may never end (`yes help | gpu16 debug`).
+fn listen(
+    interrupt: Arc<AtomicBool>,
+    signals: Arc<Mutex<Signals>>,
+    at_terminal: bool,
+    editing: bool,
+) -> Option<crate::stop::Listening> {
+    // The mode before the editor changes it: an ending process puts it back.
+    let mode = editing
+        .then(|| nix::sys::termios::tcgetattr(std::io::stdin()).ok())
+        .flatten();
+    let restore = move || {
+        if let Some(mode) = &mode {
+            let _ = nix::sys::termios::tcsetattr(
+                std::io::stdin(),
+                nix::sys::termios::SetArg::TCSANOW,
+                mode,
+            );
+        }
+    };
+    crate::stop::handle_signals().ok()?;
+    Some(crate::stop::listen(move |signal| {
+        let ends = signal != Signal::Interrupt || {
+            let mut s = signals.lock().unwrap_or_else(PoisonError::into_inner);
+            let now = Instant::now();
+            let again = s.last.replace(now).is_some_and(|t| now - t < AGAIN);
+            if again || s.unused {
+                true
+            } else if s.busy {
+                // A second one for the same command: it does not stop.
+                interrupt.swap(true, Ordering::Relaxed)
+            } else if at_terminal {
+                s.unused = true;
+                false
+            } else {
+                true
+            }
+        };
+        if ends {
+            restore();
+        }
+        !ends
+    }))
+}
+
+/// A command under way, for the signal listener ([`listen`]).
+struct UnderWay<'a>(&'a Mutex<Signals>, &'a AtomicBool);
+
+impl<'a> UnderWay<'a> {
+    /// A command starts: Ctrl-C stops it from now on.
+    fn start(signals: &'a Mutex<Signals>, interrupt: &'a AtomicBool) -> UnderWay<'a> {
+        let mut s = signals.lock().unwrap_or_else(PoisonError::into_inner);
+        interrupt.store(false, Ordering::Relaxed);
+        s.busy = true;
+        s.unused = false;
+        UnderWay(signals, interrupt)
+    }
+
+    /// The command ended and its reply is out. A Ctrl-C that came while it ran and stopped
+    /// nothing (the command ran no program, or its run was over) came between commands:
+    /// without a terminal it ends the session (130), at one it counts as unused.
+    fn end(self, session: &Session, at_terminal: bool) {
+        let mut s = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        s.busy = false;
+        if self.1.load(Ordering::Relaxed) && !session.interrupted() {
+            if !at_terminal {
+                crate::stop::exit_at_once(Signal::Interrupt);
+            }
+            s.unused = true;
+        }
+    }
 }
 
 /// The session's inputs: the program, `--mem` and the -x files, named by their flags.

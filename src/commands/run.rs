@@ -76,9 +76,10 @@ pub struct RunArgs {
     /// exits 1, also while a program read from stdin waits for input; an input that blocks
     /// as it is opened or read (a FIFO no one writes) is a load error at the limit (status
     /// 1), and an output that blocks (a FIFO no one reads) is given the limit once more
-    /// from the run's end. Ctrl-C (or SIGTERM, SIGHUP) ends a run the same way, and exits 130; a second
-    /// one, or one once the run is over (while outputs are written), exits 130 at once,
-    /// leaving the files named as they were.
+    /// from the run's end. Ctrl-C (or SIGTERM, SIGHUP) ends a run the same way, and exits
+    /// 130; a second one, or one once the run is over (while outputs are written), exits at
+    /// once (130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP), leaving the files named as
+    /// they were.
     #[arg(long, value_name = "SECS", value_parser = crate::stop::parse_timeout)]
     pub timeout: Option<std::time::Duration>,
     /// Write one line per executed instruction to FILE (`-`: stdout, before the report), in
