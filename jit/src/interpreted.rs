@@ -20,7 +20,7 @@ use gpu16_machine::engine::slot_run::SlotCompiler;
 use gpu16_machine::InstrFrame;
 use std::rc::Rc;
 
-/// A backend that runs the cores of a group together through [`interpret_group`] (and one
+/// A backend that runs the cores of a group together through `interpret_group` (and one
 /// core alone through the reference interpreter): the interpreted form of the lockstep
 /// engine, with exactly the interpreter's results.
 #[derive(Clone, Debug, Default)]
