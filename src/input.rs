@@ -16,8 +16,9 @@ pub(crate) use hex::parse_memory_text;
 pub use memory::{MemoryFormat, MemoryImage};
 
 use gpu16_asm::{Assembly, Diagnostics, SourceMap};
-use gpu16_machine::{Dialect, Program};
-use limits::{read, read_text};
+use gpu16_machine::frame::FRAME_BYTES;
+use gpu16_machine::{Dialect, LoadError, Program};
+use limits::read_text;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -148,9 +149,21 @@ pub fn load_program_full(
     format: ProgramFormat,
     dialect: Dialect,
 ) -> Result<LoadedProgram, InputError> {
-    let image = match format {
-        ProgramFormat::Binary => read(path, limits::PROGRAM_IMAGE)?,
-        ProgramFormat::Hex => parse_hex_words(path, &read_text(path, limits::PROGRAM_HEX)?)?,
+    let program = match format {
+        ProgramFormat::Binary => {
+            // Read as frames, which the program keeps: the image is never held twice.
+            let (frames, left) = limits::read_frames(path, limits::PROGRAM_IMAGE)?;
+            match left {
+                0 => Program::from_frames_in(frames, dialect),
+                left => Err(LoadError::Length {
+                    bytes: frames.len() * FRAME_BYTES + left,
+                }),
+            }
+        }
+        ProgramFormat::Hex => Program::from_image_in(
+            &parse_hex_words(path, &read_text(path, limits::PROGRAM_HEX)?)?,
+            dialect,
+        ),
         ProgramFormat::Assembly => {
             let source = read_text(path, limits::SOURCE)?;
             return assemble_bounded(&source, path, dialect)
@@ -162,7 +175,7 @@ pub fn load_program_full(
                 .map_err(|d| err(path, format!("assembly failed\n{d}")));
         }
     };
-    Program::from_image_in(&image, dialect)
+    program
         .map(|program| LoadedProgram {
             program,
             source_map: None,

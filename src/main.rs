@@ -81,9 +81,11 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return commands::stdout::clap_message(e),
     };
-    // Ctrl-C, SIGTERM and SIGHUP end any command at once (status 130), removing the
-    // temporary files of outputs being written; `run` and `debug` stop their work first.
-    // Without the handler a signal kills the process, which is no worse.
+    // Ctrl-C, SIGTERM and SIGHUP end any command at once (status 128 + the signal's
+    // number: 130, 143, 129), removing the temporary files of outputs being written; `run`
+    // and `debug` stop their work first. Set before any thread starts (the signals are
+    // blocked and one thread waits for them). Without the handler a signal kills the
+    // process, which is no worse.
     let _ = crate::stop::handle_signals();
     // A source read again for the files it includes must give the same text: a FIFO or a
     // pipe would not (issue 33).

@@ -3,20 +3,49 @@
 //! ends the run like the watchdog at the cycle it had reached (`RunError::Stopped`), so the
 //! report lists every unfinished core. A second Ctrl-C ends the process at once.
 //!
-//! Signals are handled for the whole process ([`handle_signals`]): Ctrl-C (SIGINT),
-//! SIGTERM and SIGHUP alike. While a command [`listen`]s (a run, a debugging session), the
-//! listener decides what a signal does; otherwise, or when it declines, the process ends at
-//! once with status 130 ([`exit_at_once`]), after removing the temporary files of the
-//! outputs it was writing, so no signal leaves one behind.
+//! Signals are handled for the whole process by one handler ([`handle_signals`]): Ctrl-C
+//! (SIGINT), SIGTERM and SIGHUP, each known for which it is. While a command [`listen`]s (a
+//! run, a debugging session), the listener decides what a signal does; otherwise, or when
+//! it declines, the process ends at once with 128 + the signal's number ([`exit_at_once`]),
+//! after removing the temporary files of the outputs it was writing, so no signal leaves
+//! one behind.
+//!
+//! The handler is no signal handler in the C sense: the three signals are blocked in every
+//! thread (the mask is set before any other thread starts, and threads inherit it) and one
+//! thread waits for them with `sigwait`, so what a signal does runs as ordinary code, safe
+//! to lock, allocate and print.
 
 use gpu16_machine::{Observer, StopCause};
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Duration;
 
+/// A signal the process handles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Signal {
+    /// SIGINT: Ctrl-C at a terminal.
+    Interrupt,
+    /// SIGHUP: the terminal went away.
+    Hangup,
+    /// SIGTERM: asked to end (`kill`, `timeout`).
+    Terminate,
+}
+
+impl Signal {
+    /// The status of a process this signal ends: 128 + its number, as a shell reports a
+    /// process a signal killed (130 for SIGINT, 129 for SIGHUP, 143 for SIGTERM).
+    pub fn status(self) -> i32 {
+        128 + match self {
+            Signal::Hangup => 1,
+            Signal::Interrupt => 2,
+            Signal::Terminate => 15,
+        }
+    }
+}
+
 /// What a signal does while a command listens: `true` if the listener took it, `false` to
 /// end the process at once.
-type Listener = Box<dyn FnMut() -> bool + Send>;
+type Listener = Box<dyn FnMut(Signal) -> bool + Send>;
 
 static LISTENER: Mutex<Option<Listener>> = Mutex::new(None);
 
@@ -25,29 +54,58 @@ fn listener() -> MutexGuard<'static, Option<Listener>> {
 }
 
 /// Handle Ctrl-C, SIGTERM and SIGHUP for the whole process, from now on: each goes to the
-/// listener ([`listen`]), or ends the process at once ([`exit_at_once`]). Installed once;
-/// later calls give the first call's result. Fails only if the handler cannot be set.
+/// listener ([`listen`]), or ends the process at once ([`exit_at_once`]). Call it before
+/// any other thread starts: the signals are blocked in the calling thread, and only the
+/// threads started after that inherit the mask (a thread started before would die of a
+/// signal delivered to it). Installed once; later calls give the first call's result.
+/// Fails only if the signals cannot be blocked or the waiting thread cannot start.
 pub fn handle_signals() -> Result<(), String> {
     static INSTALLED: OnceLock<Result<(), String>> = OnceLock::new();
-    INSTALLED
-        .get_or_init(|| {
-            ctrlc::set_handler(|| {
-                let taken = listener().as_mut().is_some_and(|listen| listen());
-                if !taken {
-                    exit_at_once();
-                }
-            })
-            .map_err(|e| format!("cannot handle Ctrl-C: {e}"))
-        })
-        .clone()
+    INSTALLED.get_or_init(install).clone()
 }
 
-/// End the process now with status 130 (128 + SIGINT, as a shell reports Ctrl-C), after
+#[cfg(unix)]
+fn install() -> Result<(), String> {
+    use nix::sys::signal::{SigSet, Signal as Number};
+    let set: SigSet = [Number::SIGINT, Number::SIGTERM, Number::SIGHUP]
+        .into_iter()
+        .collect();
+    set.thread_block()
+        .map_err(|e| format!("cannot handle signals: {e}"))?;
+    let waiting = std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || loop {
+            // Only EINTR-like failures are possible for a valid set: wait again.
+            let Ok(number) = set.wait() else { continue };
+            let signal = match number {
+                Number::SIGINT => Signal::Interrupt,
+                Number::SIGHUP => Signal::Hangup,
+                _ => Signal::Terminate,
+            };
+            let taken = listener().as_mut().is_some_and(|listen| listen(signal));
+            if !taken {
+                exit_at_once(signal);
+            }
+        });
+    if let Err(e) = waiting {
+        // Nobody would hear them: let them act as they did before.
+        let _ = set.thread_unblock();
+        return Err(format!("cannot handle signals: {e}"));
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn install() -> Result<(), String> {
+    Err("signals are handled on Unix only".into())
+}
+
+/// End the process now with `signal`'s status ([`Signal::status`]: 130 for Ctrl-C), after
 /// removing the temporary files of outputs being written
 /// ([`remove_staged`](crate::run_output::file::remove_staged)).
-pub fn exit_at_once() -> ! {
+pub fn exit_at_once(signal: Signal) -> ! {
     crate::run_output::file::remove_staged();
-    std::process::exit(130)
+    std::process::exit(signal.status())
 }
 
 /// Run `on_deadline` once `limit` has passed, unless the returned guard was dropped first:
@@ -78,7 +136,7 @@ impl Drop for Deadline {
 /// Have `take` decide what a signal does until the returned guard is dropped: it returns
 /// `true` if it took the signal, `false` to end the process at once. Signals reach it only
 /// once [`handle_signals`] has been called.
-pub fn listen(take: impl FnMut() -> bool + Send + 'static) -> Listening {
+pub fn listen(take: impl FnMut(Signal) -> bool + Send + 'static) -> Listening {
     *listener() = Some(Box::new(take));
     Listening(())
 }
@@ -151,7 +209,7 @@ impl StopSignal {
         handle_signals()?;
         let signal = self.clone();
         let mut heard = false;
-        Ok(listen(move || {
+        Ok(listen(move |_| {
             if heard {
                 return false;
             }

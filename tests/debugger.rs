@@ -322,6 +322,86 @@ loop:
     bnz loop, r9
 ";
 
+/// Send `signal` (`-TERM`, `-HUP`, `-INT`) to process `pid`.
+#[cfg(unix)]
+fn kill(signal: &str, pid: u32) {
+    let sent = Command::new("kill")
+        .args([signal, &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+}
+
+/// A session fed `line` without end (`yes help | gpu16 debug`), sent `signals` one after
+/// the other 0.2 s apart once it has answered for a second: its status, and what its
+/// `$TMPDIR` held after it. A session that does not end in 20 s is killed (status None).
+#[cfg(unix)]
+fn signalled(
+    test: &str,
+    program: &Path,
+    line: &'static [u8],
+    signals: &[&str],
+) -> (Option<i32>, usize) {
+    use std::time::{Duration, Instant};
+    let tmp = scratch("debugger", test);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpu16"))
+        .args(["debug", "--backend", "interp", s(program)])
+        .env("TMPDIR", &tmp)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // Ends when the session is gone and the pipe breaks.
+    let feeder = std::thread::spawn(move || while stdin.write_all(line).is_ok() {});
+    std::thread::sleep(Duration::from_millis(1000));
+    for signal in signals {
+        kill(signal, child.id());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() && started.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = match child.try_wait().unwrap() {
+        Some(status) => status.code(),
+        None => {
+            let _ = child.kill();
+            let _ = child.wait();
+            None
+        }
+    };
+    feeder.join().unwrap();
+    (status, std::fs::read_dir(&tmp).unwrap().count())
+}
+
+/// Commands that keep coming never keep a session from its signals (issue 33): SIGTERM
+/// and SIGHUP end it at once with 128 + the signal's number (143, 129); a Ctrl-C that
+/// finds no command to stop ends a session whose stdin is no terminal (130), and two in
+/// quick succession end it even while each comes during a command. No temporary file is
+/// left in `$TMPDIR`.
+#[cfg(unix)]
+#[test]
+fn signals_end_a_session_whose_commands_never_stop_coming() {
+    let cases: [(&str, &[u8], &[&str], i32); 4] = [
+        ("sigterm", b"help\n", &["-TERM"], 143),
+        ("sighup", b"help\n", &["-HUP"], 129),
+        ("sigint", b"mem 0 16\n", &["-INT"], 130),
+        ("sigint_twice", b"mem 0 16\n", &["-INT", "-INT"], 130),
+    ];
+    for (test, line, signals, status) in cases {
+        let (got, left) = signalled(test, &counter(), line, signals);
+        assert_eq!(got, Some(status), "{test}");
+        assert_eq!(left, 0, "{test}: files left in $TMPDIR");
+    }
+    // Each Ctrl-C comes during a long `continue` (a script of them, without end): the
+    // first stops it and the session goes on to the next one, the second ends it.
+    let p = write("sigint_busy", "forever.s", FOREVER);
+    let (got, _) = signalled("sigint_busy_run", &p, b"continue\n", &["-INT", "-INT"]);
+    assert_eq!(got, Some(130));
+}
+
 #[cfg(unix)]
 #[test]
 fn ctrl_c_stops_a_long_continue_and_the_session_stays() {
@@ -1873,4 +1953,43 @@ fn breakpoints_in_compiled_code_stop_where_the_interpreter_does() {
             assert_eq!(a[9]["registers"][11], 98, "{mask} {args:?}");
         }
     }
+}
+
+/// Control characters in file names reach no terminal raw (issue 33): the text of `where`,
+/// `disasm` and a `source` error escapes them as `run` does (`\x1b`), JSON keeps the name
+/// as it is. `examples/counter.s` at cycle 10: core 0 took the lock in cycle 9 (IP 4, line
+/// 14), so it stands at IP 5, the `add` of line 15, column 5; frame 1's IP 0 is line 9.
+#[cfg(unix)]
+#[test]
+fn control_characters_in_file_names_are_escaped_in_the_text() {
+    let d = scratch("debugger", "escaped_names");
+    let p = d.join("x\x1b[31my.s");
+    std::fs::copy(counter(), &p).unwrap();
+    let missing = d.join("x\x1b[31my.txt");
+    let escaped = |p: &Path| s(p).replace('\x1b', "\\x1b");
+    let script = format!(
+        "break cycle 10\ncontinue\nwhere\ndisasm 1\nsource {}\n",
+        s(&missing)
+    );
+    let (out, status) = debug(&p, &[], &script);
+    assert_eq!(status, 0);
+    assert!(!out.contains('\x1b'), "{out}");
+    let name = escaped(&p);
+    assert!(
+        out.contains(&format!("core 0: frame 1, IP 5, running ({name}:15:5)\n")),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("xor r1, r1, r1    ; {name}:9\n")),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "error: source {}: No such file or directory (os error 2)\n",
+            escaped(&missing)
+        )),
+        "{out}"
+    );
+    let a = answers(&p, &[], "break cycle 10\ncontinue\nwhere\n");
+    assert_eq!(a[2]["cores"][0]["location"]["file"], s(&p));
 }

@@ -133,8 +133,9 @@ fn the_format_flag_overrides_the_name() {
     assert_eq!(
         stderr(&out),
         format!(
-            "error: {}: line 1: control byte 0x00 in a $readmemh text; a raw memory image \
-             needs --mem-format raw\n",
+            "error: {}: line 1, column 1: control byte 0x00 in a $readmemh text; this is \
+             no $readmemh text, though its name says so: a raw memory image needs \
+             --mem-format raw (or a .bin or .raw name)\n",
             s(&mem)
         )
     );
@@ -158,6 +159,47 @@ fn the_format_flag_overrides_the_name() {
     let out = gpu16(&["run", s(&program), "--mem-format", "raw"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("--mem"), "{}", stderr(&out));
+}
+
+/// A `$readmemh` text under a text name with a byte that is not UTF-8 in a comment (issue
+/// 33): refused with the line and column of the byte, and never pointed to
+/// `--mem-format raw`, which would take the text's bytes as memory. Line 2 is `01 02 //
+/// caf` and the byte: 12 characters before it, column 13. Asked outright (`--mem-format
+/// hex`), the flag is named as before: the file may be raw after all. In `01 02 // b`
+/// and a bell, the bell is column 11.
+#[test]
+fn a_stray_byte_in_a_text_memory_file_is_named_and_not_taken_for_raw() {
+    let (d, program) = setup("stray_byte");
+    let mem = write(&d, "nu.mem", b"@0\n01 02 // caf\xe9\n");
+    let out = gpu16(&["run", s(&program), "--mem", s(&mem)]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "error: {}: line 2, column 13: not UTF-8 text (byte 0xe9); a $readmemh text \
+             holds UTF-8 text only, comments included: remove or replace the byte\n",
+            s(&mem)
+        )
+    );
+    let ctl = write(&d, "ctl.mem", b"@0\n01 02 // b\x07ell\n");
+    let out = gpu16(&["run", s(&program), "--expect-mem", s(&ctl)]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "error: {}: line 2, column 11: control byte 0x07 in a $readmemh text; a \
+             $readmemh text holds no control byte but tab, line feed, carriage return and \
+             form feed, comments included: remove or replace the byte\n",
+            s(&ctl)
+        )
+    );
+    let out = gpu16(&["run", s(&program), "--mem", s(&mem), "--mem-format", "hex"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).ends_with("(byte 0xe9); a raw memory image needs --mem-format raw\n"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]

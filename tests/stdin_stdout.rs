@@ -144,11 +144,82 @@ fn an_output_naming_the_file_stdin_reads_is_refused() {
     assert_eq!(std::fs::read(&image).unwrap(), before);
 }
 
+/// `debug` reads its commands from stdin, so without `-x` no input may read stdin, by `-`
+/// or another name (a usage error, status 2, saying how to do it); with `-x`, the files
+/// are the commands, stdin is the program or the memory, and the session ends with the
+/// files. `examples/counter.s` ends with its counter at 160 (0xa0: 16 cores, 10 increments
+/// each); `examples/vector_add.mem.hex` starts `dc 04 65 aa` at address 0.
 #[test]
-fn debug_cannot_take_its_program_from_stdin() {
-    let o = gpu16_with_stdin(&["debug", "-"], b"quit\n".to_vec());
+fn debug_takes_an_input_from_stdin_only_when_the_commands_come_from_x_files() {
+    let d = scratch("stdin_stdout", "debug");
+    let image = counter_image(&d);
+    let mem = std::fs::read(example("vector_add.mem.hex")).unwrap();
+    let with_commands = [mem.clone(), b"continue\nquit\n".to_vec()].concat();
+    let vector_add = example("vector_add.s");
+    let refused: [(Vec<&str>, Vec<u8>, &str); 3] = [
+        (vec!["debug", "-"], image.clone(), "PROGRAM -"),
+        (
+            vec!["debug", "/dev/stdin", "--format", "bin"],
+            image.clone(),
+            "PROGRAM /dev/stdin",
+        ),
+        (
+            vec!["debug", &vector_add, "--mem", "-"],
+            with_commands,
+            "--mem -",
+        ),
+    ];
+    for (args, input, named) in refused {
+        let o = gpu16_with_stdin(&args, input);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert_eq!(
+            stderr(&o),
+            format!(
+                "error: {named}: debug reads its commands from stdin (give them with -x FILE \
+                 to read the program or the memory from stdin), so no input may read it\n"
+            ),
+            "{args:?}"
+        );
+        assert_eq!(stdout(&o), "", "{args:?}");
+    }
+    let commands = d.join("commands.txt");
+    std::fs::write(&commands, "continue\nmem 0 1\n").unwrap();
+    let o = gpu16_with_stdin(&["debug", "-", "-x", s(&commands), "--json"], image);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let last = stdout(&o).lines().last().unwrap().to_string();
+    let v: serde_json::Value = serde_json::from_str(&last).unwrap();
+    assert_eq!(
+        v["replies"][1],
+        serde_json::json!({"addr": 0, "bytes": "a0"})
+    );
+    std::fs::write(&commands, "mem 0 4\n").unwrap();
+    let o = gpu16_with_stdin(
+        &["debug", &vector_add, "--mem", "-", "-x", s(&commands)],
+        mem,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "0x000: dc 04 65 aa\n");
+}
+
+/// `diff -` reads the program from stdin as `run -` does (a raw image, or what `--format`
+/// says), and `diff - --mem -` is a usage error: stdin is read once.
+#[test]
+fn diff_reads_its_program_from_stdin() {
+    let d = scratch("stdin_stdout", "diff");
+    let image = counter_image(&d);
+    let o = gpu16_with_stdin(&["diff", "-"], image.clone());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "identical\n");
+    let source = std::fs::read(example("counter.s")).unwrap();
+    let o = gpu16_with_stdin(&["diff", "-", "--format", "asm"], source);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "identical\n");
+    let o = gpu16_with_stdin(&["diff", "-", "--mem", "-"], image);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("debug reads its commands from stdin"));
+    assert_eq!(
+        stderr(&o),
+        "error: PROGRAM - and --mem - both read stdin: at most one input may be `-`\n"
+    );
 }
 
 #[cfg(unix)]

@@ -112,15 +112,6 @@ pub struct CheckArgs {
     pub timeout: Option<std::time::Duration>,
 }
 
-/// The file an input path reads, for [`loading_deadline`]: `-` is stdin, which blocks as
-/// a FIFO does when it is a pipe no one writes.
-fn read_from(path: &Path) -> PathBuf {
-    match is_stdout(path) {
-        true => PathBuf::from("/dev/stdin"),
-        false => path.to_path_buf(),
-    }
-}
-
 /// Report diagnostics on stderr with a count; the exit status says they were errors.
 fn fail(diags: &Diagnostics) -> Finished {
     stderr_text!("{diags}");
@@ -167,8 +158,7 @@ pub fn asm(args: AsmArgs) -> Result<Finished, CliError> {
     let json = args.json;
     // Armed before the outputs are checked: that reads the source for the files it
     // includes (once: the loader is given the same text).
-    let source = read_from(&args.source);
-    let loading = loading_deadline(args.timeout, json, &args.source, &[Some(&source)], 1);
+    let loading = loading_deadline(args.timeout, json, &[Named::new("SOURCE", &args.source)], 1);
     let from_stdin = is_stdout(&args.source);
     let out = match (&args.output, args.hex) {
         (None, true) => None,
@@ -366,8 +356,7 @@ fn asm_json(
 /// `gpu16 disasm`: status 0, 1 for a bad image or an output it cannot write, 2 for an
 /// output naming the image.
 pub fn disasm(args: DisasmArgs) -> Result<Finished, CliError> {
-    let image = read_from(&args.image);
-    let loading = loading_deadline(args.timeout, false, &args.image, &[Some(&image)], 1);
+    let loading = loading_deadline(args.timeout, false, &[Named::new("IMAGE", &args.image)], 1);
     let file = match &args.output {
         Some(p) => Some(output_file(
             &source_inputs("IMAGE", &args.image),
@@ -528,8 +517,12 @@ pub fn check(args: CheckArgs) -> Result<Finished, CliError> {
     let format_name = FormatArg(format)
         .to_possible_value()
         .map_or(String::new(), |v| v.get_name().to_string());
-    let input = read_from(&args.program);
-    let loading = loading_deadline(args.timeout, json, &args.program, &[Some(&input)], 1);
+    let loading = loading_deadline(
+        args.timeout,
+        json,
+        &[Named::new("PROGRAM", &args.program)],
+        1,
+    );
     let image = match in_parts(&args.program, format, args.dialect) {
         Ok(image) => image,
         Err(e) => return load_failed(e),

@@ -63,7 +63,7 @@ fn launch(args: &Value) -> Result<Session, String> {
     if launch.debug.memory.mem.as_deref() == Some(Path::new("-")) {
         return Err("memory `-`: stdin carries the protocol, so the memory must be a file".into());
     }
-    open_session(&launch.debug, true).map_err(|e| match e {
+    open_session(&launch.debug, true, Some("stdin carries the protocol")).map_err(|e| match e {
         Unopened::Usage(e) => e.to_string(),
         Unopened::Load(e) => e.to_string(),
     })

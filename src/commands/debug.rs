@@ -4,15 +4,19 @@
 
 use super::machine_args::MachineArgs;
 use super::memory_args::MemoryArgs;
-use super::value_enums::BackendArg;
+use super::outputs::{stdin_reader, with_included, Named};
+use super::value_enums::{BackendArg, FormatArg};
 use super::{emit, CliError, Finished};
+use crate::stop::Signal;
 use clap::Args;
 use gpu16::debugger::Session;
 use gpu16::input::{load_program_full, LoadedProgram, ProgramFormat};
 use gpu16::BackendKind;
 use std::io::{BufRead, IsTerminal, Read};
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 /// The longest command line read; the rest of a longer line is read and dropped, and the
 /// line is answered with an error.
@@ -41,17 +45,28 @@ answers. With --json every line gets one JSON object on its own line; a stop is
 {\"event\": \"break\"|\"watch\"|\"step\"|\"end\"|\"fault\", \"cycle\": C, ...}.
 On a terminal the prompt has line editing, Tab completion (commands, labels, files) and a
 history kept across sessions (see --no-history); Ctrl-D leaves. A command that runs
-for over a second shows its progress on stderr, if a terminal. Ctrl-C stops the
-command under way and the session stays where it was (SIGTERM and SIGHUP too); a second
-one ends the process (status 130).
+for over a second shows its progress on stderr, if a terminal.
+
+Ctrl-C (SIGINT) stops the command under way and the session stays where it was. A
+second Ctrl-C within 2 seconds, or before the next command starts, ends the session
+(status 130); so does a Ctrl-C between commands when stdin is not a terminal (a script or
+a pipe). SIGTERM and SIGHUP end it at once (status 143 and 129).
+
+The program (PROGRAM -) or --mem (--mem -) can come from stdin only when the commands
+come from -x files: the session then runs them and ends, as stdin is used up. Without -x
+that is a usage error (stdin carries the commands).
 
 A command line is at most 4096 bytes: a longer one is answered with an error. Input that
 is no command stream ends the session with status 1: a NUL byte (binary data, /dev/zero),
 a line longer than 1 MiB, or 16 over-long lines in a row.")]
 pub struct DebugArgs {
     /// Program: .bin/.tm, .hex or .s/.asm (assembly also allows FILE:LINE and F:LABEL
-    /// breakpoints).
+    /// breakpoints); `-` reads stdin (a raw image unless --format says otherwise), which
+    /// needs the commands in -x files.
     pub program: PathBuf,
+    /// The program's format, whatever its name says (for `-`, stdin, the default is bin).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<FormatArg>,
     #[command(flatten)]
     pub memory: MemoryArgs,
     /// Execution backend (every backend gives the same answers).
@@ -63,7 +78,8 @@ pub struct DebugArgs {
     #[arg(long)]
     pub json: bool,
     /// Run FILE's commands, one a line, as if typed (`source FILE`) before reading stdin;
-    /// may be given more than once.
+    /// may be given more than once. With PROGRAM - or --mem -, stdin holds the program or
+    /// the memory, and these files are the only commands.
     #[arg(short = 'x', long = "command", value_name = "FILE")]
     pub command_files: Vec<PathBuf>,
     /// Keep no history across sessions (at a terminal, commands are otherwise remembered in
@@ -73,11 +89,14 @@ pub struct DebugArgs {
     pub no_history: bool,
 }
 
+/// A second Ctrl-C this soon after the first ends the session, whatever it is doing.
+const AGAIN: Duration = Duration::from_secs(2);
+
 /// `gpu16 debug`: status 0 when the session ends (`quit` or the end of stdin), 1 if the
 /// program or memory cannot be loaded (with `--json`, after a `{"error", "stage": "load",
 /// "file"}` line), stdout cannot be written or stdin is no stream of commands (a
-/// NUL byte, an endless line, endless over-long lines), 130 for a second Ctrl-C
-/// (the first stops the command under way).
+/// NUL byte, an endless line, endless over-long lines), 2 for a usage error, 130 for a
+/// Ctrl-C that ends the session ([`listen`]), 143 and 129 for SIGTERM and SIGHUP.
 pub fn debug(args: DebugArgs) -> Result<Finished, CliError> {
     // A file that cannot be loaded: with --json, the `run --json` object of a run that
     // never started, then the error on stderr.
@@ -92,29 +111,40 @@ pub fn debug(args: DebugArgs) -> Result<Finished, CliError> {
         }
         error
     };
-    let mut session = open_session(&args, args.json).map_err(|e| match e {
+    // Stdin holds the program or the memory when the commands come from -x files only.
+    let commands_on_stdin = args.command_files.is_empty();
+    let carries = commands_on_stdin.then_some(
+        "debug reads its commands from stdin (give them with -x FILE to read the program or \
+         the memory from stdin)",
+    );
+    let mut session = open_session(&args, args.json, carries).map_err(|e| match e {
         Unopened::Usage(e) => e,
         Unopened::Load(e) => loaded(e),
     })?;
-    // Ctrl-C stops the command under way (the session stays where it was); a second one,
-    // before the next command starts, ends the process.
-    let interrupt = session.interrupt();
-    let raised = interrupt.clone();
-    let _listening = crate::stop::listen(move || !raised.swap(true, Ordering::Relaxed));
     let stdin = std::io::stdin();
+    let at_terminal = stdin.is_terminal();
+    let editing = at_terminal && std::io::stdout().is_terminal() && !args.json;
+    let interrupt = session.interrupt();
+    let signals = Arc::new(Mutex::new(Signals::default()));
+    let _listening = listen(interrupt.clone(), signals.clone(), at_terminal, editing);
     // A person at a terminal confirms `delete` with no argument; scripts and --json
     // clients do not (they may say `delete all`).
-    session.confirm_delete_all(!args.json && stdin.is_terminal());
+    session.confirm_delete_all(!args.json && at_terminal);
     // The -x files first, as if sourced.
     for file in &args.command_files {
-        interrupt.store(false, Ordering::Relaxed);
+        let under_way = UnderWay::start(&signals, &interrupt);
         let reply = session.source(file);
         emit(&reply.text).map_err(CliError::failed)?;
+        under_way.end(&session, at_terminal);
         if reply.quit {
             return Ok(Finished::Success);
         }
     }
-    let mut lines = if stdin.is_terminal() && std::io::stdout().is_terminal() && !args.json {
+    // Stdin was an input, read to its end: there are no more commands.
+    if !commands_on_stdin && stdin_reader(&session_inputs(&args)).is_some() {
+        return Ok(Finished::Success);
+    }
+    let mut lines = if editing {
         match rustyline::Editor::new() {
             Ok(mut editor) => {
                 editor.set_helper(Some(Helper(session.completer())));
@@ -172,7 +202,7 @@ pub fn debug(args: DebugArgs) -> Result<Finished, CliError> {
             Line::Text(line) => line,
         };
         too_long_in_a_row = 0;
-        interrupt.store(false, Ordering::Relaxed);
+        let under_way = UnderWay::start(&signals, &interrupt);
         // At a terminal, a command that runs for a second shows how far it has come.
         let shown = (!args.json)
             .then(|| crate::progress::CommandProgress::start(line.trim(), session.progress()));
@@ -181,6 +211,7 @@ pub fn debug(args: DebugArgs) -> Result<Finished, CliError> {
             shown.finish();
         }
         emit(&reply.text).map_err(CliError::failed)?;
+        under_way.end(&session, at_terminal);
         if reply.quit {
             return Ok(Finished::Success);
         }
@@ -195,23 +226,140 @@ pub enum Unopened {
     Load(gpu16::input::InputError),
 }
 
+/// What a Ctrl-C finds: what the session's signal listener and its command loop share.
+#[derive(Debug, Default)]
+struct Signals {
+    /// A command is under way: Ctrl-C stops it.
+    busy: bool,
+    /// A Ctrl-C came since the last command started and stopped nothing: the next one
+    /// ends the session.
+    unused: bool,
+    /// When the last Ctrl-C came.
+    last: Option<Instant>,
+}
+
+/// The session's signals, while the returned guard lives (the process's one handler,
+/// [`crate::stop::handle_signals`], hands them over). SIGTERM and SIGHUP end the process at
+/// once (143, 129), the terminal's mode restored if the line editor had changed it
+/// (`editing`). Ctrl-C stops the command under way (it raises `interrupt`) and the session
+/// goes on; it ends the session (130) when a Ctrl-C came less than [`AGAIN`] before, when
+/// the one before stopped nothing and no command has started since, or when no command is
+/// under way and stdin is not a terminal (`at_terminal`): nobody is there to press it
+/// twice, and the input may never end (`yes help | gpu16 debug`).
+fn listen(
+    interrupt: Arc<AtomicBool>,
+    signals: Arc<Mutex<Signals>>,
+    at_terminal: bool,
+    editing: bool,
+) -> Option<crate::stop::Listening> {
+    // The mode before the editor changes it: an ending process puts it back.
+    let mode = editing
+        .then(|| nix::sys::termios::tcgetattr(std::io::stdin()).ok())
+        .flatten();
+    let restore = move || {
+        if let Some(mode) = &mode {
+            let _ = nix::sys::termios::tcsetattr(
+                std::io::stdin(),
+                nix::sys::termios::SetArg::TCSANOW,
+                mode,
+            );
+        }
+    };
+    crate::stop::handle_signals().ok()?;
+    Some(crate::stop::listen(move |signal| {
+        let ends = signal != Signal::Interrupt || {
+            let mut s = signals.lock().unwrap_or_else(PoisonError::into_inner);
+            let now = Instant::now();
+            let again = s.last.replace(now).is_some_and(|t| now - t < AGAIN);
+            if again || s.unused {
+                true
+            } else if s.busy {
+                // A second one for the same command: it does not stop.
+                interrupt.swap(true, Ordering::Relaxed)
+            } else if at_terminal {
+                s.unused = true;
+                false
+            } else {
+                true
+            }
+        };
+        if ends {
+            restore();
+        }
+        !ends
+    }))
+}
+
+/// A command under way, for the signal listener ([`listen`]).
+struct UnderWay<'a>(&'a Mutex<Signals>, &'a AtomicBool);
+
+impl<'a> UnderWay<'a> {
+    /// A command starts: Ctrl-C stops it from now on.
+    fn start(signals: &'a Mutex<Signals>, interrupt: &'a AtomicBool) -> UnderWay<'a> {
+        let mut s = signals.lock().unwrap_or_else(PoisonError::into_inner);
+        interrupt.store(false, Ordering::Relaxed);
+        s.busy = true;
+        s.unused = false;
+        UnderWay(signals, interrupt)
+    }
+
+    /// The command ended and its reply is out. A Ctrl-C that came while it ran and stopped
+    /// nothing (the command ran no program, or its run was over) came between commands:
+    /// without a terminal it ends the session (130), at one it counts as unused.
+    fn end(self, session: &Session, at_terminal: bool) {
+        let mut s = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        s.busy = false;
+        if self.1.load(Ordering::Relaxed) && !session.interrupted() {
+            if !at_terminal {
+                crate::stop::exit_at_once(Signal::Interrupt);
+            }
+            s.unused = true;
+        }
+    }
+}
+
+/// The session's inputs: the program, `--mem` and the -x files, named by their flags.
+fn session_inputs(args: &DebugArgs) -> Vec<Named> {
+    let files: Vec<Named> = args
+        .command_files
+        .iter()
+        .map(|f| Named::new("-x", f))
+        .collect();
+    args.memory.inputs(&args.program, &files)
+}
+
 /// The session `gpu16 debug` and `gpu16 dap` debug: the program (assembly with its source
 /// map, or an image) and `--mem` loaded, the machine flags checked, answering in JSON if
-/// `json`. One function, so both load a program exactly alike.
-pub fn open_session(args: &DebugArgs, json: bool) -> Result<Session, Unopened> {
-    let config = args
-        .machine
-        .checked_config()
-        .map_err(|e| Unopened::Usage(CliError::usage(e)))?;
+/// `json`. One function, so both load a program exactly alike. `stdin_carries` says why
+/// stdin is no input, if it is not (it carries the commands, or the protocol): then no
+/// input may read it, by any name, nor a file the program includes.
+pub fn open_session(
+    args: &DebugArgs,
+    json: bool,
+    stdin_carries: Option<&str>,
+) -> Result<Session, Unopened> {
+    let usage = |e: String| Unopened::Usage(CliError::usage(e));
+    let config = args.machine.checked_config().map_err(usage)?;
+    let files: Vec<Named> = args
+        .command_files
+        .iter()
+        .map(|f| Named::new("-x", f))
+        .collect();
     args.memory
-        .check_stdin(&args.program)
-        .map_err(|e| Unopened::Usage(CliError::usage(e)))?;
-    if args.program.as_os_str() == "-" {
-        return Err(Unopened::Usage(CliError::usage(
-            "PROGRAM -: debug reads its commands from stdin, so the program must be a file",
-        )));
+        .check_streams(&args.program, &files)
+        .map_err(usage)?;
+    if let Some(why) = stdin_carries {
+        // An `.include "/dev/stdin"` would eat the commands too.
+        let inputs = with_included(session_inputs(args), true);
+        if let Some(input) = stdin_reader(&inputs) {
+            return Err(usage(format!(
+                "{}: {why}, so no input may read it",
+                input.shown()
+            )));
+        }
     }
-    let format = ProgramFormat::of(&args.program).map_err(Unopened::Load)?;
+    let format =
+        ProgramFormat::of_input(&args.program, args.format.map(|f| f.0)).map_err(Unopened::Load)?;
     let LoadedProgram {
         program,
         source_map: map,

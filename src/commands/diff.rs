@@ -7,7 +7,7 @@ use super::json_out::{self, not_run, refuse, refuse_with, Unloaded};
 use super::machine_args::MachineArgs;
 use super::memory_args::MemoryArgs;
 use super::stdout::StdoutError;
-use super::value_enums::BackendArg;
+use super::value_enums::{BackendArg, FormatArg};
 use super::{emit, CliError, Finished};
 use crate::run_output::see::Outcome;
 use crate::stop::StopSignal;
@@ -23,8 +23,11 @@ use std::time::Duration;
 #[derive(Args)]
 pub struct DiffArgs {
     /// Program: .bin/.tm (at most 1 GiB), .hex (at most 2^22 words) or assembly (at most
-    /// 16 MiB).
+    /// 16 MiB); `-` reads stdin (a raw image unless --format says otherwise).
     pub program: PathBuf,
+    /// The program's format, whatever its name says (for `-`, stdin, the default is bin).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<FormatArg>,
     #[command(flatten)]
     pub memory: MemoryArgs,
     /// The two backends to compare.
@@ -64,10 +67,16 @@ pub fn diff(args: DiffArgs) -> Result<Finished, CliError> {
     let json = args.json;
     let usage = |e: String| refuse(json, "usage", CliError::usage(e), None);
     let config = args.machine.checked_config().map_err(usage)?;
-    args.memory.check_stdin(&args.program).map_err(usage)?;
-    let inputs = [Some(&args.program), args.memory.mem.as_ref()];
-    let loading = super::deadlines::loading_deadline(args.timeout, json, &args.program, &inputs, 2);
+    let inputs = args.memory.inputs(&args.program, &[]);
+    let loading = super::deadlines::loading_deadline(args.timeout, json, &inputs, 2);
+    // Looks at the files an assembly source includes, so it goes under the deadline.
+    args.memory
+        .check_streams(&args.program, &[])
+        .map_err(usage)?;
     let (program, data) = load(&args)?;
+    if let Some(mem) = &args.memory.mem {
+        loading.reading("--mem", mem);
+    }
     let memory = args
         .memory
         .load_for(&args.program, data)
@@ -105,7 +114,7 @@ fn load(args: &DiffArgs) -> Result<(Program, Option<Vec<u8>>), CliError> {
             Some(&e.path),
         )
     };
-    let format = ProgramFormat::of(path).map_err(failed)?;
+    let format = ProgramFormat::of_input(path, args.format.map(|f| f.0)).map_err(failed)?;
     match json_out::load_program(path, format, dialect, args.json) {
         Ok(l) => Ok((l.program, l.memory)),
         Err(Unloaded::Input(e)) => Err(failed(e)),

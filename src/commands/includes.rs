@@ -15,6 +15,15 @@ pub fn included_files(program: &Path) -> Vec<PathBuf> {
     let Ok(source) = read(program) else {
         return Vec::new();
     };
+    // Without the word there is no `.include` to find, and no second assembly is needed.
+    let word = b"include";
+    if !source
+        .as_bytes()
+        .windows(word.len())
+        .any(|w| w.eq_ignore_ascii_case(word))
+    {
+        return Vec::new();
+    }
     let seen = RefCell::new(Vec::new());
     let load = |p: &Path| {
         seen.borrow_mut().push(p.to_path_buf());

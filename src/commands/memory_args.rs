@@ -3,7 +3,7 @@
 //! ([`gpu16::input::memory`] owns the rule), and how they give way to, or win over, the
 //! memory an assembly source's `.data` directives give.
 
-use super::outputs::{one_stdin_reader, Named};
+use super::outputs::{one_reader_per_stream, with_included, Named};
 use super::value_enums::MemoryFormatArg;
 use clap::Args;
 use gpu16::input::{InputError, MemoryImage};
@@ -25,11 +25,20 @@ pub struct MemoryArgs {
 }
 
 impl MemoryArgs {
-    /// A usage error if the program and `--mem` both name `-` (stdin can be read once).
-    pub fn check_stdin(&self, program: &Path) -> Result<(), String> {
+    /// The program, `--mem` if given, then `others`: the inputs of a command, named by
+    /// their flags.
+    pub fn inputs(&self, program: &Path, others: &[Named]) -> Vec<Named> {
         let mut inputs = vec![Named::new("PROGRAM", program)];
         inputs.extend(self.mem.as_deref().map(|m| Named::new("--mem", m)));
-        one_stdin_reader(&inputs)
+        inputs.extend_from_slice(others);
+        inputs
+    }
+
+    /// A usage error if two inputs read one stream, which gives its bytes once
+    /// ([`one_reader_per_stream`]): of the program (with the files it includes), `--mem`
+    /// and `others`, by what the files are, not only the literal `-`.
+    pub fn check_streams(&self, program: &Path, others: &[Named]) -> Result<(), String> {
+        one_reader_per_stream(&with_included(self.inputs(program, others), false))
     }
 
     /// The initial memory of a run of `program`, whose source's `.data` gave `data`:

@@ -25,7 +25,8 @@ impl Named {
         }
     }
 
-    fn shown(&self) -> String {
+    /// The flag and the path, as a message shows them: `--mem nw.mem`.
+    pub fn shown(&self) -> String {
         format!("{} {}", self.flag, gpu16::shown::path(&self.path))
     }
 }
@@ -63,17 +64,92 @@ pub fn check_distinct(inputs: &[Named], outputs: &[Named]) -> Result<(), String>
     Ok(())
 }
 
-/// An error message if more than one of `inputs` is `-`: stdin can be read only once.
-pub fn one_stdin_reader(inputs: &[Named]) -> Result<(), String> {
-    let mut stdin = inputs.iter().filter(|i| i.path.as_os_str() == "-");
-    match (stdin.next(), stdin.next()) {
-        (Some(a), Some(b)) => Err(format!(
-            "{} and {} both read stdin: at most one input may be `-`",
-            a.shown(),
-            b.shown()
-        )),
-        _ => Ok(()),
+/// An error message if two of `inputs` read one stream, which gives its bytes only once:
+/// both `-`, or both the file stdin reads however named (`-`, `/dev/stdin`, the file it was
+/// redirected from), or both one pipe, FIFO or socket ([`FileId::same_stream`]), so an
+/// input never silently gets what another one used up, or nothing.
+pub fn one_reader_per_stream(inputs: &[Named]) -> Result<(), String> {
+    let stdin = FileId::of_input(Path::new("-"));
+    let ids: Vec<FileId> = inputs.iter().map(|i| FileId::of_input(&i.path)).collect();
+    for (i, a) in inputs.iter().enumerate() {
+        for (j, b) in inputs.iter().enumerate().skip(i + 1) {
+            let (dash_a, dash_b) = (is_dash(&a.path), is_dash(&b.path));
+            if dash_a && dash_b {
+                return Err(format!(
+                    "{} and {} both read stdin: at most one input may be `-`",
+                    a.shown(),
+                    b.shown()
+                ));
+            }
+            let stdin_a = dash_a || ids[i].is_stdin(&stdin);
+            let stdin_b = dash_b || ids[j].is_stdin(&stdin);
+            if stdin_a && stdin_b {
+                return Err(format!(
+                    "{} and {} both read stdin, which can be read only once: at most one \
+                     input may be `-` or another name of the file stdin is",
+                    a.shown(),
+                    b.shown()
+                ));
+            }
+            if ids[i].same_stream(&ids[j], &stdin) {
+                return Err(format!(
+                    "{} and {} name one pipe or FIFO, which gives its bytes once: at most \
+                     one input may read it",
+                    a.shown(),
+                    b.shown()
+                ));
+            }
+        }
     }
+    Ok(())
+}
+
+/// The first of `inputs` that reads stdin, by name (`-`) or as the file stdin reads
+/// ([`FileId::is_stdin`]), if one does.
+pub fn stdin_reader(inputs: &[Named]) -> Option<&Named> {
+    let stdin = FileId::of_input(Path::new("-"));
+    inputs
+        .iter()
+        .find(|i| is_dash(&i.path) || FileId::of_input(&i.path).is_stdin(&stdin))
+}
+
+/// Whether an input could be one stream with another input: `-`, the file stdin reads, or
+/// a pipe, FIFO or socket. Only then do the files an assembly source includes need to be
+/// looked at ([`with_included`]).
+fn may_be_a_stream(path: &Path) -> bool {
+    if is_dash(path) {
+        return true;
+    }
+    let id = FileId::of_input(path);
+    id.is_stream() || id.is_stdin(&FileId::of_input(Path::new("-")))
+}
+
+/// `inputs` (the program first), with the files the program includes if it is assembly
+/// and another input could be one stream with one of them, or stdin could when the
+/// command reads it itself (`stdin_used`: a debugger's commands), so that
+/// [`one_reader_per_stream`] and [`stdin_reader`] see an `.include "/dev/stdin"` beside
+/// `--mem -`. The source is assembled once more only then, and only if it has the word.
+pub fn with_included(inputs: Vec<Named>, stdin_used: bool) -> Vec<Named> {
+    let Some((program, others)) = inputs.split_first() else {
+        return inputs;
+    };
+    // Stdin as a file some name can give: a pipe, a FIFO or a regular file, not a device.
+    let stdin = stdin_used && {
+        let id = FileId::of_input(Path::new("-"));
+        id.is_stdin(&id)
+    };
+    if !stdin && !others.iter().any(|o| may_be_a_stream(&o.path)) {
+        return inputs;
+    }
+    let mut all = inputs.clone();
+    for file in included_files(&program.path) {
+        all.push(Named::new(".include", &file));
+    }
+    all
+}
+
+fn is_dash(path: &Path) -> bool {
+    path.as_os_str() == "-"
 }
 
 /// The files of an assembly source (`SOURCE`, and each file it includes) as inputs.
@@ -106,9 +182,9 @@ mod tests {
             Named::new("--mem", Path::new("-")),
         );
         let file = Named::new("--mem", Path::new("m.hex"));
-        assert_eq!(one_stdin_reader(&[p.clone(), file]), Ok(()));
+        assert_eq!(one_reader_per_stream(&[p.clone(), file]), Ok(()));
         assert_eq!(
-            one_stdin_reader(&[p, m]),
+            one_reader_per_stream(&[p, m]),
             Err("PROGRAM - and --mem - both read stdin: at most one input may be `-`".into())
         );
     }

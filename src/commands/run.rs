@@ -5,7 +5,7 @@ use super::deadlines::{loading_deadline, writing_deadline};
 use super::json_out::{refuse, refuse_with, Unloaded};
 use super::machine_args::MachineArgs;
 use super::memory_args::MemoryArgs;
-use super::outputs::{check_distinct, one_stdin_reader, source_inputs, Named};
+use super::outputs::{check_distinct, source_inputs, Named};
 use super::see_args::SeeArgs;
 use super::stdout::Stdout;
 use super::value_enums::{BackendArg, FormatArg, MemoryFormatArg};
@@ -76,9 +76,10 @@ pub struct RunArgs {
     /// exits 1, also while a program read from stdin waits for input; an input that blocks
     /// as it is opened or read (a FIFO no one writes) is a load error at the limit (status
     /// 1), and an output that blocks (a FIFO no one reads) is given the limit once more
-    /// from the run's end. Ctrl-C (or SIGTERM, SIGHUP) ends a run the same way, and exits 130; a second
-    /// one, or one once the run is over (while outputs are written), exits 130 at once,
-    /// leaving the files named as they were.
+    /// from the run's end. Ctrl-C (or SIGTERM, SIGHUP) ends a run the same way, and exits
+    /// 130; a second one, or one once the run is over (while outputs are written), exits at
+    /// once (130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP), leaving the files named as
+    /// they were.
     #[arg(long, value_name = "SECS", value_parser = crate::stop::parse_timeout)]
     pub timeout: Option<std::time::Duration>,
     /// Write one line per executed instruction to FILE (`-`: stdout, before the report), in
@@ -125,24 +126,19 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
         .machine
         .checked_config()
         .map_err(|e| refuse(json, "usage", CliError::usage(e), None))?;
-    let stdin_readers = [
-        ("PROGRAM", Some(&args.program)),
-        ("--mem", args.memory.mem.as_ref()),
+    let others = [
         ("--expect-mem", args.expect_mem.as_ref()),
         ("--expect-regs", args.expect_regs.as_ref()),
     ]
     .into_iter()
     .filter_map(|(flag, path)| Some(Named::new(flag, path?)))
     .collect::<Vec<_>>();
-    one_stdin_reader(&stdin_readers)
+    let inputs = args.memory.inputs(&args.program, &others);
+    let loading = loading_deadline(args.timeout, json, &inputs, 1);
+    // Looks at the files an assembly source includes, so it goes under the deadline.
+    args.memory
+        .check_streams(&args.program, &others)
         .map_err(|e| refuse(json, "usage", CliError::usage(e), None))?;
-    let inputs = [
-        Some(&args.program),
-        args.memory.mem.as_ref(),
-        args.expect_mem.as_ref(),
-        args.expect_regs.as_ref(),
-    ];
-    let loading = loading_deadline(args.timeout, json, &args.program, &inputs, 1);
     let dialect = args.machine.dialect();
     let format =
         ProgramFormat::of_input(&args.program, args.format.map(|f| f.0)).map_err(loaded)?;
@@ -190,20 +186,27 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
             gpu16::shown::path(&args.program)
         );
     }
+    if let Some(mem) = &args.memory.mem {
+        loading.reading("--mem", mem);
+    }
     let memory = args.memory.load_for(&args.program, data).map_err(loaded)?;
     let expect_mem = match &args.expect_mem {
-        Some(p) => Some(
+        Some(p) => Some({
+            loading.reading("--expect-mem", p);
             MemoryDump::load(
                 p,
                 args.expect_mem_format.map(|f| f.0),
                 "--expect-mem-format",
             )
-            .map_err(loaded)?,
-        ),
+            .map_err(loaded)?
+        }),
         None => None,
     };
     let expect_regs = match &args.expect_regs {
-        Some(p) => Some(load_register_dump(p).map_err(loaded)?),
+        Some(p) => Some({
+            loading.reading("--expect-regs", p);
+            load_register_dump(p).map_err(loaded)?
+        }),
         None => None,
     };
     drop(loading);

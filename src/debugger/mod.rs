@@ -164,6 +164,8 @@ pub struct Session {
     sourced_lines: usize,
     /// The FILE:LINE of the sourced line being run, for the errors of a `source` there.
     sourcing_at: Option<String>,
+    /// The interrupt flag cut the last command short ([`Session::interrupted`]).
+    cut_short: bool,
 }
 
 /// A run was interrupted (Ctrl-C): the session stays where it was.
@@ -235,6 +237,7 @@ impl Session {
             source_depth: 0,
             sourced_lines: 0,
             sourcing_at: None,
+            cut_short: false,
         };
         if let Ok(state) = s.run_to(0) {
             s.state = state;
@@ -272,9 +275,21 @@ impl Session {
         self.exhaustive = exhaustive;
     }
 
+    /// Whether the interrupt flag cut the last command short: its run stopped (the
+    /// session stays where it was), or the rest of a `source` file was not run. A flag
+    /// raised during a command that it did not cut short (one that runs no program, or
+    /// whose run was over) stopped nothing: the CLI then takes it as raised between
+    /// commands.
+    pub fn interrupted(&self) -> bool {
+        self.cut_short
+    }
+
     /// Answer one line.
     pub fn execute(&mut self, input: &str) -> Reply {
         self.interrupt.1.forget();
+        if self.source_depth == 0 {
+            self.cut_short = false;
+        }
         if std::mem::take(&mut self.confirming) {
             let text = match input.trim() {
                 "y" | "yes" => self.delete_all(),
@@ -407,19 +422,24 @@ impl Session {
     /// deeper than `MAX_SOURCE_DEPTH` and more than `MAX_SOURCED_LINES` lines in all
     /// are errors; `quit` in the file ends the session; Ctrl-C stops the file.
     pub fn source(&mut self, path: &Path) -> Reply {
+        if self.source_depth == 0 {
+            self.cut_short = false;
+        }
+        // The file as JSON gives it, and as a message shows it (escaped).
         let name = path.display().to_string();
+        let shown = crate::shown::path(path);
         // The line that sources this file, if a file's: its errors name it.
         let caller = self.sourcing_at.take();
         let at = caller.as_ref().map_or(String::new(), |a| format!("{a}: "));
         if self.source_depth >= MAX_SOURCE_DEPTH {
             return self.reply(self.error(&format!(
-                "{at}source {name}: files nest more than {MAX_SOURCE_DEPTH} deep (one that \
+                "{at}source {shown}: files nest more than {MAX_SOURCE_DEPTH} deep (one that \
                  sources itself?); not run"
             )));
         }
         let text = match read_command_file(path) {
             Ok(t) => t,
-            Err(e) => return self.reply(self.error(&format!("{at}source {name}: {e}"))),
+            Err(e) => return self.reply(self.error(&format!("{at}source {shown}: {e}"))),
         };
         if self.source_depth == 0 {
             self.sourced_lines = 0;
@@ -430,7 +450,7 @@ impl Session {
         let mut out = String::new();
         let mut quit = false;
         for (i, l) in text.lines().enumerate() {
-            let at = format!("{name}:{}", i + 1);
+            let at = format!("{shown}:{}", i + 1);
             let trimmed = l.trim();
             if trimmed.is_empty() || trimmed.starts_with('#') {
                 continue;
@@ -473,7 +493,10 @@ impl Session {
                 break;
             }
             if self.interrupt.raised() {
-                let e = self.error(&format!("{at}: interrupted; the rest of {name} is not run"));
+                self.cut_short = true;
+                let e = self.error(&format!(
+                    "{at}: interrupted; the rest of {shown} is not run"
+                ));
                 self.push_reply(&mut replies, &mut out, e, None);
                 break;
             }
@@ -689,6 +712,7 @@ impl Session {
     /// The answer of a command that runs the program, or the error of an interrupted one.
     fn moved(&mut self, f: impl FnOnce(&mut Self) -> Result<String, Interrupted>) -> String {
         f(self).unwrap_or_else(|Interrupted| {
+            self.cut_short = true;
             self.error(&format!(
                 "interrupted; the session stays at cycle {}",
                 self.cycle
@@ -996,7 +1020,10 @@ impl Session {
                     }
                 }
                 if found.is_empty() {
-                    Err(format!("no instruction is on line {line} of {file}"))
+                    Err(format!(
+                        "no instruction is on line {line} of {}",
+                        crate::shown::text(file)
+                    ))
                 } else {
                     Ok(Point::Instr(found, None, None))
                 }
@@ -1893,7 +1920,7 @@ impl Session {
             let _ = write!(
                 s,
                 " ({}:{}:{})",
-                l["file"].as_str().unwrap_or(""),
+                crate::shown::text(l["file"].as_str().unwrap_or("")),
                 l["line"],
                 l["col"]
             );
@@ -2201,7 +2228,7 @@ impl Session {
                             let _ = write!(
                                 s,
                                 "    ; {}:{}",
-                                loc["file"].as_str().unwrap_or(""),
+                                crate::shown::text(loc["file"].as_str().unwrap_or("")),
                                 loc["line"]
                             );
                         }

@@ -142,31 +142,78 @@ pub(crate) const PEEK: u64 = 4096;
 pub(crate) fn read_capped(path: &Path, cap: u64) -> Result<(Vec<u8>, bool), InputError> {
     let cannot = |e: std::io::Error| err(path, format!("cannot read: {e}"));
     let mut bytes = Vec::new();
-    if path == Path::new("-") {
-        std::io::stdin()
-            .take(cap + 1)
+    let (input, known) = open(path)?;
+    if known.is_some_and(|len| len > cap) {
+        input
+            .take(PEEK.min(cap))
             .read_to_end(&mut bytes)
             .map_err(cannot)?;
-    } else {
-        let file = std::fs::File::open(path).map_err(cannot)?;
-        let known = file
-            .metadata()
-            .ok()
-            .filter(|m| m.is_file())
-            .map(|m| m.len());
-        if known.is_some_and(|len| len > cap) {
-            file.take(PEEK.min(cap))
-                .read_to_end(&mut bytes)
-                .map_err(cannot)?;
-            return Ok((bytes, true));
-        }
-        // The known length is at most the cap, so the capacity is too.
-        bytes.reserve(known.unwrap_or(0) as usize);
-        file.take(cap + 1).read_to_end(&mut bytes).map_err(cannot)?;
+        return Ok((bytes, true));
     }
+    // The known length is at most the cap, so the capacity is too.
+    bytes.reserve(known.unwrap_or(0) as usize);
+    input
+        .take(cap + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
     let more = bytes.len() as u64 > cap;
     bytes.truncate(cap as usize);
     Ok((bytes, more))
+}
+
+/// The file at `path` (`-`: stdin) opened for reading, and its length if it is a regular
+/// file.
+fn open(path: &Path) -> Result<(Box<dyn Read>, Option<u64>), InputError> {
+    if path == Path::new("-") {
+        return Ok((Box::new(std::io::stdin()), None));
+    }
+    let file = std::fs::File::open(path).map_err(|e| err(path, format!("cannot read: {e}")))?;
+    let known = file
+        .metadata()
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.len());
+    Ok((Box::new(file), known))
+}
+
+/// [`read`] of a binary image of `N`-byte frames, kept as frames as it is read: the same
+/// bytes within the same limit, but a program holds its image as frames, so reading it
+/// flat first would hold it twice. Gives the whole frames and the bytes past the last one
+/// (0 to `N - 1`: the caller's error).
+pub(crate) fn read_frames<const N: usize>(
+    path: &Path,
+    limit: Limit,
+) -> Result<(Vec<[u8; N]>, usize), InputError> {
+    let cannot = |e: std::io::Error| err(path, format!("cannot read: {e}"));
+    let (input, known) = open(path)?;
+    if known.is_some_and(|len| len > limit.bytes) {
+        return Err(too_large(path, limit, known));
+    }
+    let mut input = std::io::BufReader::with_capacity(1 << 16, input.take(limit.bytes + 1));
+    let mut frames: Vec<[u8; N]> = Vec::with_capacity(known.unwrap_or(0) as usize / N);
+    let mut total = 0u64;
+    loop {
+        let mut frame = [0u8; N];
+        let mut got = 0;
+        while got < N {
+            match input.read(&mut frame[got..]) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(cannot(e)),
+            }
+        }
+        total += got as u64;
+        if total > limit.bytes {
+            return Err(too_large_input(path, limit));
+        }
+        if got < N {
+            // Grown by doubling, the vector may have room it will never use.
+            frames.shrink_to_fit();
+            return Ok((frames, got));
+        }
+        frames.push(frame);
+    }
 }
 
 /// The error for an input past `limit` whose length is not known (a pipe, a device, or a
@@ -248,6 +295,16 @@ fn once_key(path: &Path) -> Option<(u64, u64)> {
 /// column (counted in characters) of the bad byte, and the byte, as text formats name
 /// every other error.
 pub(crate) fn not_utf8(bytes: &[u8], at: usize) -> String {
+    let (line, col) = line_col(bytes, at);
+    format!(
+        "line {line}, column {col}: not UTF-8 text (byte {:#04x})",
+        bytes[at]
+    )
+}
+
+/// The line and column (from 1; the column counted in characters) of byte `at` of
+/// `bytes`, which must be UTF-8 up to it.
+pub(crate) fn line_col(bytes: &[u8], at: usize) -> (usize, usize) {
     let before = &bytes[..at];
     let line_start = before
         .iter()
@@ -256,10 +313,7 @@ pub(crate) fn not_utf8(bytes: &[u8], at: usize) -> String {
     let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
     // Valid UTF-8 up to `at`, so the characters before it on its line can be counted.
     let col = std::str::from_utf8(&before[line_start..]).map_or(0, |t| t.chars().count()) + 1;
-    format!(
-        "line {line}, column {col}: not UTF-8 text (byte {:#04x})",
-        bytes[at]
-    )
+    (line, col)
 }
 
 #[cfg(test)]
@@ -305,6 +359,34 @@ mod tests {
             "/dev/zero: too large: a raw memory image may have at most 4096 bytes (4 KiB); \
              this input has more"
         );
+    }
+
+    #[test]
+    fn an_image_is_read_as_frames_with_the_bytes_left_over() {
+        let p = scratch("frames");
+        std::fs::write(&p, (0..70u8).collect::<Vec<u8>>()).unwrap();
+        let at = |bytes| Limit {
+            what: "a test input",
+            bytes,
+        };
+        // 70 bytes: frames 0..32 and 32..64, 6 bytes left over.
+        let (frames, left) = read_frames::<32>(&p, at(70)).unwrap();
+        assert_eq!((frames.len(), left), (2, 6));
+        assert_eq!((frames[0][0], frames[1][0], frames[1][31]), (0, 32, 63));
+        let e = read_frames::<32>(&p, at(64)).unwrap_err();
+        assert_eq!(
+            e.message,
+            "too large: a test input may have at most 64 bytes; this file has 70"
+        );
+        std::fs::remove_file(&p).unwrap();
+        #[cfg(unix)]
+        {
+            let e = read_frames::<32>(Path::new("/dev/zero"), TINY).unwrap_err();
+            assert_eq!(
+                e.message,
+                "too large: a test input may have at most 8 bytes; this input has more"
+            );
+        }
     }
 
     #[test]

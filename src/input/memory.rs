@@ -132,10 +132,14 @@ impl MemoryImage {
         format: Option<MemoryFormat>,
         flag: &str,
     ) -> Result<MemoryImage, InputError> {
+        let said = match format {
+            Some(_) => Said::Flag(flag),
+            None => Said::Name(flag),
+        };
         let named = format.or_else(|| MemoryFormat::of_extension(path));
         let ((bytes, given), format) = match named {
             Some(format) => (
-                decode(path, &read(path, format.limit())?, format, flag)?,
+                decode(path, &read(path, format.limit())?, format, said)?,
                 format,
             ),
             None => {
@@ -151,7 +155,7 @@ impl MemoryImage {
                     return Err(limits::too_large_input(path, format.limit()));
                 }
                 let format = sniff(path, &bytes, flag)?;
-                (decode(path, &bytes, format, flag)?, format)
+                (decode(path, &bytes, format, Said::Content)?, format)
             }
         };
         Ok(MemoryImage {
@@ -170,15 +174,15 @@ impl MemoryImage {
         format: Option<MemoryFormat>,
         flag: &str,
     ) -> Result<MemoryImage, InputError> {
-        let format = match format {
-            Some(f) => f,
+        let (format, said) = match format {
+            Some(f) => (f, Said::Flag(flag)),
             None => {
                 limits::check(name, limits::MEMORY_HEX, bytes.len() as u64)?;
-                sniff(name, bytes, flag)?
+                (sniff(name, bytes, flag)?, Said::Content)
             }
         };
         limits::check(name, format.limit(), bytes.len() as u64)?;
-        let (bytes, given) = decode(name, bytes, format, flag)?;
+        let (bytes, given) = decode(name, bytes, format, said)?;
         Ok(MemoryImage {
             bytes,
             given,
@@ -187,12 +191,27 @@ impl MemoryImage {
     }
 }
 
-/// The 4096 bytes of `bytes` read in `format`, and how many of them it gave.
+/// What said the format a memory image is read in, for the advice an error in it gets.
+#[derive(Clone, Copy, Debug)]
+enum Said<'a> {
+    /// The user's flag (or argument), named here: maybe the file is of the other format.
+    Flag(&'a str),
+    /// The file's extension: a text name is meant as text, so for a text with a stray
+    /// byte the advice is to fix the text, never to read it as bytes (which would silently
+    /// take the text as memory). Only a file that is no text at all is pointed to the
+    /// flag, named here.
+    Name(&'a str),
+    /// The content: only text that parses is read as text.
+    Content,
+}
+
+/// The 4096 bytes of `bytes` read in `format` (as `said` said), and how many of them it
+/// gave.
 fn decode(
     path: &Path,
     bytes: &[u8],
     format: MemoryFormat,
-    flag: &str,
+    said: Said,
 ) -> Result<(Vec<u8>, usize), InputError> {
     match format {
         MemoryFormat::Raw => {
@@ -202,24 +221,55 @@ fn decode(
             Ok((out, bytes.len()))
         }
         MemoryFormat::Hex => {
+            let advice = |what: &str| match said {
+                Said::Flag(flag) => format!("; a raw memory image needs {flag} raw"),
+                Said::Name(flag) if !text_but_for_bytes(path, bytes) => format!(
+                    "; this is no $readmemh text, though its name says so: a raw memory \
+                     image needs {flag} raw (or a .bin or .raw name)"
+                ),
+                Said::Name(_) | Said::Content => format!(
+                    "; a $readmemh text holds {what}, comments included: remove or replace \
+                     the byte"
+                ),
+            };
             let text = std::str::from_utf8(bytes).map_err(|e| {
                 let at = limits::not_utf8(bytes, e.valid_up_to());
-                err(path, format!("{at}; a raw memory image needs {flag} raw"))
+                err(path, format!("{at}{}", advice("UTF-8 text only")))
             })?;
             if let Some(at) = bytes.iter().position(|&b| !is_text_byte(b)) {
-                let line = bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+                let (line, col) = limits::line_col(bytes, at);
                 return Err(err(
                     path,
                     format!(
-                        "line {line}: control byte {:#04x} in a $readmemh text; a raw memory \
-                         image needs {flag} raw",
-                        bytes[at]
+                        "line {line}, column {col}: control byte {:#04x} in a $readmemh \
+                         text{}",
+                        bytes[at],
+                        advice("no control byte but tab, line feed, carriage return and form feed")
                     ),
                 ));
             }
             parse_memory(path, text)
         }
     }
+}
+
+/// Whether `bytes` are a `$readmemh` text but for bytes that text cannot hold (a stray
+/// Latin-1 letter in a comment, a control byte): it has no NUL byte, which no text file
+/// holds, and with each of the others read as a space the text parses. A raw image under
+/// a text name is no such text (its bytes make no hex text, or hold a zero).
+fn text_but_for_bytes(path: &Path, bytes: &[u8]) -> bool {
+    if bytes.contains(&0) {
+        return false;
+    }
+    let text: String = String::from_utf8_lossy(bytes)
+        .chars()
+        .map(|c| match c {
+            '\u{fffd}' => ' ',
+            c if c.is_ascii() && !is_text_byte(c as u8) => ' ',
+            c => c,
+        })
+        .collect();
+    parse_memory(path, &text).is_ok()
 }
 
 /// Whether `bytes` (all of a file, or its first part) is text: UTF-8 with no control

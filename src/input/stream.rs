@@ -68,7 +68,9 @@ impl FrameStream {
                 spool: Spool::new().map_err(|e| {
                     err(
                         path,
-                        format!("cannot make the temporary file stdin is kept in: {e}"),
+                        format!(
+                            "cannot keep stdin for the run's second pass (a fault's state): {e}"
+                        ),
                     )
                 })?,
                 replay: None,
@@ -168,9 +170,9 @@ impl FrameSource for FrameStream {
                             frame: self.frames as usize,
                             offset: self.frames * FRAME_BYTES as u64,
                             message: format!(
-                                "the temporary file in $TMPDIR ({}) that keeps stdin for the \
-                                 run's second pass cannot take it: {e}",
-                                std::env::temp_dir().display()
+                                "the temporary file in {} that keeps stdin for the run's \
+                                 second pass cannot take it: {e}",
+                                crate::scratch::place()
                             ),
                         });
                     }

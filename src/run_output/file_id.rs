@@ -26,6 +26,8 @@ pub struct FileId {
     node: Option<(u64, u64)>,
     /// It exists and is not a regular file.
     special: bool,
+    /// It is a pipe, a FIFO or a socket: what is read from it is gone for other readers.
+    stream: bool,
 }
 
 impl FileId {
@@ -44,7 +46,8 @@ impl FileId {
             spelled: path.to_path_buf(),
             place,
             node: meta.as_ref().and_then(node),
-            special: meta.is_some_and(|m| !m.is_file()),
+            special: meta.as_ref().is_some_and(|m| !m.is_file()),
+            stream: meta.as_ref().is_some_and(is_stream),
         }
     }
 
@@ -71,7 +74,8 @@ impl FileId {
             spelled: PathBuf::from(name),
             place: None,
             node: meta.as_ref().and_then(node),
-            special: meta.is_none_or(|m| !m.is_file()),
+            special: meta.as_ref().is_none_or(|m| !m.is_file()),
+            stream: meta.as_ref().is_some_and(is_stream),
         }
     }
 
@@ -86,6 +90,46 @@ impl FileId {
         let places = self.place.is_some() && self.place == other.place;
         places || (self.node.is_some() && self.node == other.node)
     }
+}
+
+impl FileId {
+    /// Whether two inputs would read one stream, which gives its bytes to one reader only,
+    /// judged by what they are rather than how they are named: the same file (device and
+    /// inode) that is a pipe, a FIFO or a socket, or that is the file stdin reads (`stdin`,
+    /// [`FileId::of_input`] of `-`; see [`FileId::is_stdin`]), however it is named. Two
+    /// names of another regular file, or of a device such as `/dev/null`, are two reads
+    /// of it: never one stream.
+    pub fn same_stream(&self, other: &FileId, stdin: &FileId) -> bool {
+        match (self.node, other.node) {
+            (Some(a), Some(b)) if a == b => self.stream || other.stream || self.is_stdin(stdin),
+            _ => false,
+        }
+    }
+
+    /// Whether it is a pipe, a FIFO or a socket.
+    pub fn is_stream(&self) -> bool {
+        self.stream
+    }
+
+    /// Whether this input reads the file stdin reads (`stdin`, [`FileId::of_input`] of
+    /// `-`), however it is named: `-`, `/dev/stdin`, `/proc/self/fd/0`, the FIFO or the
+    /// file stdin was redirected from. A device on stdin (a terminal, `/dev/null`) is not
+    /// counted: it is no file a second reader would find used up.
+    pub fn is_stdin(&self, stdin: &FileId) -> bool {
+        self.node.is_some() && self.node == stdin.node && (stdin.stream || !stdin.special)
+    }
+}
+
+/// Whether `meta` is a pipe, a FIFO or a socket.
+#[cfg(unix)]
+fn is_stream(meta: &fs::Metadata) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    meta.file_type().is_fifo() || meta.file_type().is_socket()
+}
+
+#[cfg(not(unix))]
+fn is_stream(_: &fs::Metadata) -> bool {
+    false
 }
 
 /// A standard stream's file, to look at its metadata.
