@@ -130,14 +130,15 @@ fn a_source_with_errors() {
             "file": "bad.s",
         })
     );
-    // `run --json` and `diff --json` give the same objects, not one string with carets
-    // inside (issue 33); stderr gets the text.
+    // `run --json`, `debug --json` and `diff --json` give the same diagnostic objects, not
+    // one string with carets inside (issue 33); stderr gets the text. For `run` and `debug`
+    // it is a failure to load, as it always was.
     let run_object = json!({
         "errors": 2,
         "warnings": 0,
         "diagnostics": diagnostics,
-        "error": "bad.s: 2 errors",
-        "stage": "assemble",
+        "error": "bad.s: assembly failed: 2 errors",
+        "stage": "load",
         "file": "bad.s",
     });
     let o = gpu16_in(&d, &["run", "bad.s", "--json"]);
@@ -148,10 +149,15 @@ fn a_source_with_errors() {
         "{}",
         stderr(&o)
     );
+    let o = gpu16_in(&d, &["debug", "bad.s", "--json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(object(&o), run_object);
     let o = gpu16_in(&d, &["diff", "bad.s", "--json"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let mut diff_object = run_object;
     diff_object["program"] = json!("bad.s");
+    diff_object["stage"] = json!("assemble");
+    diff_object["error"] = json!("bad.s: 2 errors");
     assert_eq!(object(&o), diff_object);
 }
 

@@ -65,7 +65,7 @@ fn launch(args: &Value) -> Result<Session, String> {
     }
     open_session(&launch.debug, true, Some("stdin carries the protocol")).map_err(|e| match e {
         Unopened::Usage(e) => e.to_string(),
-        Unopened::Load(e) => e.to_string(),
+        Unopened::Load(e) | Unopened::Assembly { error: e, .. } => e.to_string(),
     })
 }
 

@@ -2,6 +2,7 @@
 //! (a script, or a terminal with line editing and history), answers on stdout. The session
 //! itself is `gpu16::debugger`.
 
+use super::json_out::Unloaded;
 use super::machine_args::MachineArgs;
 use super::memory_args::MemoryArgs;
 use super::outputs::{stdin_reader, with_included, Named};
@@ -10,7 +11,7 @@ use super::{emit, CliError, Finished};
 use crate::stop::Signal;
 use clap::Args;
 use gpu16::debugger::Session;
-use gpu16::input::{load_program_full, LoadedProgram, ProgramFormat};
+use gpu16::input::{LoadedProgram, ProgramFormat};
 use gpu16::BackendKind;
 use std::io::{BufRead, IsTerminal, Read};
 use std::path::PathBuf;
@@ -120,6 +121,9 @@ pub fn debug(args: DebugArgs) -> Result<Finished, CliError> {
     let mut session = open_session(&args, args.json, carries).map_err(|e| match e {
         Unopened::Usage(e) => e,
         Unopened::Load(e) => loaded(e),
+        Unopened::Assembly { error, object } => {
+            super::json_out::refuse_with(&object, CliError::failed(&error))
+        }
     })?;
     let stdin = std::io::stdin();
     let at_terminal = stdin.is_terminal();
@@ -224,6 +228,12 @@ pub enum Unopened {
     Usage(CliError),
     /// The program or the memory image cannot be loaded.
     Load(gpu16::input::InputError),
+    /// The program is assembly source with errors: `error` for stderr, and with `--json`
+    /// their `object` ([`super::json_out::assembly_failed_to_load`]).
+    Assembly {
+        error: gpu16::input::InputError,
+        object: serde_json::Value,
+    },
 }
 
 /// What a Ctrl-C finds: what the session's signal listener and its command loop share.
@@ -364,7 +374,17 @@ pub fn open_session(
         program,
         source_map: map,
         memory: data,
-    } = load_program_full(&args.program, format, args.machine.dialect()).map_err(Unopened::Load)?;
+    } = super::json_out::load_program(&args.program, format, args.machine.dialect(), json)
+        .map_err(|u| match u {
+            Unloaded::Input(e) => Unopened::Load(e),
+            Unloaded::Assembly { error, diagnostics } => Unopened::Assembly {
+                object: super::json_out::assembly_failed_to_load(
+                    &error.path.display().to_string(),
+                    &diagnostics,
+                ),
+                error,
+            },
+        })?;
     // The source's `.data` is the memory unless --mem is given.
     let memory = args
         .memory

@@ -118,8 +118,10 @@ fn load(args: &DiffArgs) -> Result<(Program, Option<Vec<u8>>), CliError> {
     match json_out::load_program(path, format, dialect, args.json) {
         Ok(l) => Ok((l.program, l.memory)),
         Err(Unloaded::Input(e)) => Err(failed(e)),
-        Err(Unloaded::Assembly { error, mut object }) => {
-            object["program"] = json!(path.display().to_string());
+        Err(Unloaded::Assembly { error, diagnostics }) => {
+            let name = path.display().to_string();
+            let mut object = json_out::assembly_failed(&name, &diagnostics);
+            object["program"] = json!(name);
             // The message stderr gets is the one without --json.
             Err(refuse_with(&object, CliError::cannot_compare(error)))
         }

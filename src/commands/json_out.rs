@@ -55,18 +55,34 @@ pub fn assembly_failed(name: &str, d: &Diagnostics) -> Value {
     })
 }
 
+/// [`assembly_failed`] as `run --json` and `debug --json` print it: a failure to load, as
+/// they always said (`stage` `load`, `error` `NAME: assembly failed: N errors`), now with
+/// the diagnostics as objects rather than inside `error` with their carets.
+pub fn assembly_failed_to_load(name: &str, d: &Diagnostics) -> Value {
+    let mut v = assembly_failed(name, d);
+    v["stage"] = json!("load");
+    v["error"] = json!(format!(
+        "{name}: assembly failed: {}",
+        errors_text(d.errors())
+    ));
+    v
+}
+
 /// Why a program did not load ([`load_program`]).
 pub enum Unloaded {
     /// It cannot be read, or is no program.
     Input(InputError),
     /// It is assembly source with errors: `error` is what stderr gets (the diagnostics as
-    /// text), `object` what `--json` prints ([`assembly_failed`]).
-    Assembly { error: InputError, object: Value },
+    /// text), `diagnostics` the assembler's, for the `--json` object.
+    Assembly {
+        error: InputError,
+        diagnostics: Diagnostics,
+    },
 }
 
 /// The program at `path` in `format` (`-`: stdin), as `load_program_full` loads it; with
-/// `json`, source with errors comes back with its diagnostics as objects too, for the
-/// `--json` of `run`, `debug` and `diff`. The source is read once and assembled from
+/// `json`, source with errors comes back with its diagnostics, for the `--json` of `run`,
+/// `debug` and `diff`. The source is read once and assembled from
 /// memory, so a FIFO works as a file.
 pub fn load_program(
     path: &Path,
@@ -86,11 +102,11 @@ pub fn load_program(
         }),
         Err(SourceError::Input(e)) => Err(Unloaded::Input(e)),
         Err(SourceError::Assembly(d)) => Err(Unloaded::Assembly {
-            object: assembly_failed(&path.display().to_string(), &d),
             error: InputError {
                 path: path.to_path_buf(),
                 message: format!("assembly failed\n{d}"),
             },
+            diagnostics: d,
         }),
     }
 }

@@ -159,7 +159,9 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
         let l = super::json_out::load_program(&args.program, format, dialect, json).map_err(
             |u| match u {
                 Unloaded::Input(e) => loaded(e),
-                Unloaded::Assembly { error, object } => {
+                Unloaded::Assembly { error, diagnostics } => {
+                    let name = error.path.display().to_string();
+                    let object = super::json_out::assembly_failed_to_load(&name, &diagnostics);
                     refuse_with(&object, CliError::failed(&error))
                 }
             },
