@@ -121,8 +121,10 @@ pub fn debug(args: DebugArgs) -> Result<Finished, CliError> {
     let mut session = open_session(&args, args.json, carries).map_err(|e| match e {
         Unopened::Usage(e) => e,
         Unopened::Load(e) => loaded(e),
-        Unopened::Assembly { error, object } => {
-            super::json_out::refuse_with(&object, CliError::failed(&error))
+        Unopened::Assembly { error, diagnostics } => {
+            let (object, error) =
+                super::json_out::assembly_failed_to_load(&error.path, &diagnostics);
+            super::json_out::refuse_with(&object, error)
         }
     })?;
     let stdin = std::io::stdin();
@@ -228,11 +230,11 @@ pub enum Unopened {
     Usage(CliError),
     /// The program or the memory image cannot be loaded.
     Load(gpu16::input::InputError),
-    /// The program is assembly source with errors: `error` for stderr, and with `--json`
-    /// their `object` ([`super::json_out::assembly_failed_to_load`]).
+    /// The program is assembly source with errors (`--json` only): `error` with them as
+    /// text, and the `diagnostics` ([`super::json_out::assembly_failed_to_load`]).
     Assembly {
         error: gpu16::input::InputError,
-        object: serde_json::Value,
+        diagnostics: gpu16_asm::Diagnostics,
     },
 }
 
@@ -377,13 +379,7 @@ pub fn open_session(
     } = super::json_out::load_program(&args.program, format, args.machine.dialect(), json)
         .map_err(|u| match u {
             Unloaded::Input(e) => Unopened::Load(e),
-            Unloaded::Assembly { error, diagnostics } => Unopened::Assembly {
-                object: super::json_out::assembly_failed_to_load(
-                    &error.path.display().to_string(),
-                    &diagnostics,
-                ),
-                error,
-            },
+            Unloaded::Assembly { error, diagnostics } => Unopened::Assembly { error, diagnostics },
         })?;
     // The source's `.data` is the memory unless --mem is given.
     let memory = args

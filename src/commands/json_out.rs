@@ -55,17 +55,19 @@ pub fn assembly_failed(name: &str, d: &Diagnostics) -> Value {
     })
 }
 
-/// [`assembly_failed`] as `run --json` and `debug --json` print it: a failure to load, as
-/// they always said (`stage` `load`, `error` `NAME: assembly failed: N errors`), now with
-/// the diagnostics as objects rather than inside `error` with their carets.
-pub fn assembly_failed_to_load(name: &str, d: &Diagnostics) -> Value {
-    let mut v = assembly_failed(name, d);
+/// Source at `path` that did not assemble, as `run --json` and `debug --json` report it: a
+/// failure to load, as they always said, whose error (`PATH: assembly failed: N errors`)
+/// is the object's `error` and the line stderr gets; the diagnostics are the object's, as
+/// objects, rather than inside `error` with their carets.
+pub fn assembly_failed_to_load(path: &Path, d: &Diagnostics) -> (Value, CliError) {
+    let error = CliError::failed(InputError {
+        path: path.to_path_buf(),
+        message: format!("assembly failed: {}", errors_text(d.errors())),
+    });
+    let mut v = assembly_failed(&path.display().to_string(), d);
     v["stage"] = json!("load");
-    v["error"] = json!(format!(
-        "{name}: assembly failed: {}",
-        errors_text(d.errors())
-    ));
-    v
+    v["error"] = json!(error.to_string());
+    (v, error)
 }
 
 /// Why a program did not load ([`load_program`]).

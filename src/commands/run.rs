@@ -160,9 +160,9 @@ pub fn run(args: RunArgs) -> Result<Finished, CliError> {
             |u| match u {
                 Unloaded::Input(e) => loaded(e),
                 Unloaded::Assembly { error, diagnostics } => {
-                    let name = error.path.display().to_string();
-                    let object = super::json_out::assembly_failed_to_load(&name, &diagnostics);
-                    refuse_with(&object, CliError::failed(&error))
+                    let (object, error) =
+                        super::json_out::assembly_failed_to_load(&error.path, &diagnostics);
+                    refuse_with(&object, error)
                 }
             },
         )?;
