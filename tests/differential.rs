@@ -254,7 +254,7 @@ fn interpreter_in_lockstep_equals_interpreter_one_core_at_a_time() {
                 })
             }
             let (one, one_events) = run(Interpreter::new(), &program, &c);
-            let (group, group_events) = run(GroupInterpreter, &program, &c);
+            let (group, group_events) = run(GroupInterpreter::default(), &program, &c);
             // A failed run too: its events are those before its cycle, whichever engine
             // ran ahead of it (Observer::rewind_events).
             assert_eq!(

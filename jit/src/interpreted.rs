@@ -9,6 +9,7 @@
 //! which the behaviour and differential suites hold to the interpreter.
 
 use crate::abi::lanes_of;
+use gpu16_interp::Interpreter;
 use gpu16_machine::engine::backend::{
     Backend, BackendError, CoreExit, CoreState, GroupShape, Port, PortAccess,
 };
@@ -18,28 +19,27 @@ use gpu16_machine::engine::semantics::execute;
 use gpu16_machine::engine::semantics::Effect;
 use gpu16_machine::engine::slot_run::SlotCompiler;
 use gpu16_machine::InstrFrame;
-use std::rc::Rc;
 
 /// A backend that runs the cores of a group together through the crate's private
-/// `interpret_group` (and one core alone through the reference interpreter): the
-/// interpreted form of the lockstep engine, with exactly the interpreter's results.
+/// `interpret_group`, and is the reference interpreter otherwise (it wraps one, so a frame
+/// is prepared and a lone core run by the interpreter's own code): the interpreted form of
+/// the lockstep engine, with exactly the interpreter's results, name included (the tests
+/// compare whole reports).
 #[derive(Clone, Debug, Default)]
-pub struct GroupInterpreter;
+pub struct GroupInterpreter(Interpreter);
 
 /// No compiled slots: the MCST slot engine steps every slot.
 impl SlotCompiler for GroupInterpreter {}
 
 impl Backend for GroupInterpreter {
-    type Code = Rc<[Instr; FRAME_INSTRS]>;
+    type Code = <Interpreter as Backend>::Code;
 
-    /// Its reports are the interpreter's, whole (the tests compare them so), name
-    /// included.
     fn name(&self) -> &'static str {
-        "interp"
+        self.0.name()
     }
 
     fn prepare(&mut self, frame: &InstrFrame) -> Result<Self::Code, BackendError> {
-        Ok(Rc::new(frame.instrs))
+        self.0.prepare(frame)
     }
 
     fn run_core(
@@ -48,7 +48,7 @@ impl Backend for GroupInterpreter {
         core: &mut CoreState,
         port: &mut Port<'_>,
     ) -> CoreExit {
-        gpu16_interp::interpret(code, core, port)
+        self.0.run_core(code, core, port)
     }
 
     fn takes_groups(&self) -> bool {
