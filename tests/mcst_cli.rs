@@ -263,8 +263,48 @@ fn the_bundled_example_runs_as_the_readme_says() {
         );
         let walk: Vec<u64> = [0].into_iter().chain(2..64).collect();
         assert_eq!(e["walk"], serde_json::json!(walk), "{backend}");
+        assert_eq!(e["same_state_at"], serde_json::Value::Null, "{backend}");
         assert_eq!(v["task_summary"]["tasks"], 1, "{backend}");
     }
+}
+
+/// Issue 33 (F22): a loop that runs a task and has a frame sync that always finds the core
+/// idle used to go on to the watchdog (214 s at the default limit). Hand-worked in
+/// `machine/tests/mcst.rs::a_frame_sync_that_always_finds_its_cores_idle_stops_as_a_livelock`:
+/// the scheduler is back at frame 0 in the same state in cycles 6 and 13, so the run stops
+/// as cycle 14 begins, on every engine.
+#[test]
+fn a_loop_whose_state_repeats_stops_as_a_livelock() {
+    let d = scratch("same_state");
+    std::fs::create_dir_all(&d).unwrap();
+    let p = d.join("sync_loop.s");
+    std::fs::write(&p, ".cf mask=1\n.if\nready\n.cf mask=0\n.cf mask=0 next=0 stop\n").unwrap();
+    for backend in ["interp", "jit", "auto"] {
+        let o = gpu16(&[
+            "run", s(&p), "--dialect", "mcst", "-q", "--json", "--backend", backend,
+        ]);
+        assert_eq!(o.status.code(), Some(1), "{backend}: {}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let e = &v["error"];
+        assert_eq!(
+            (&e["rule"], &e["frame"], &e["cycle"], &e["same_state_at"]),
+            (&"livelock".into(), &0.into(), &14.into(), &6.into()),
+            "{backend}"
+        );
+        assert_eq!(e["walk"], serde_json::json!([0, 2, 3]), "{backend}");
+        assert_eq!(v["task_summary"]["tasks"], 2, "{backend}");
+    }
+    let o = gpu16(&["run", s(&p), "--dialect", "mcst", "-q"]);
+    assert!(
+        stderr(&o).contains(
+            ": livelock: the task scheduler's walk reaches no halt (.halt), and its frame \
+             syncs find every core idle: it came back to frame 0 with the registers, memory \
+             and scheduler as they were when it came there in cycle 6, so it goes round \
+             control frames 0, 2, 3 for ever; the run stopped at cycle 14"
+        ),
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// Under round robin a later core can store first: cores 0 and 1 store their R0 (1 and 2)

@@ -190,11 +190,12 @@ pub enum RunError {
         next_frame: Option<usize>,
     },
     /// The MCST dialect: the run was proven never to end. The task scheduler's walk over
-    /// task memory reaches no halt, and no frame sync that anything could make end the run
-    /// ([`crate::frame::McstWalk::may_end`]), so it goes round a loop of control frames for
-    /// ever: `walk`, from `frame`, where the loop begins. The run stopped at `cycle`, as it
-    /// began after the scheduler came back to `frame`; `cores` lists every unfinished core
-    /// as the watchdog would at that cycle.
+    /// task memory reaches no halt, so it goes round a loop of control frames for ever:
+    /// `walk`, from `frame`, where the loop begins. Either no frame sync on it could end
+    /// the run ([`crate::frame::McstWalk::may_end`]), or (`same_state_at`) the machine came
+    /// back to `frame` in the state it had there at an earlier cycle, every core idle. The
+    /// run stopped at `cycle`, as it began after the scheduler came back to `frame`;
+    /// `cores` lists every unfinished core as the watchdog would at that cycle.
     EndlessWalk {
         /// The frame the loop begins at, where the scheduler came back.
         frame: usize,
@@ -204,6 +205,10 @@ pub enum RunError {
         cycle: u64,
         /// Every unfinished core, as the watchdog would list them at `cycle`.
         cores: Vec<UnfinishedCore>,
+        /// Where the proof is the state's: the cycle of the earlier arrival at `frame` in
+        /// the same state (cycle stamps relative to the arrival's), which the machine went
+        /// round from without ending. `None` where the walk alone proves it.
+        same_state_at: Option<u64>,
     },
     /// The run was stopped from outside (`cause`: a wall-clock limit, or the user) at
     /// `cycle`, where it had come: it ends as the watchdog would with that limit, with every
@@ -315,16 +320,27 @@ impl fmt::Display for RunError {
                 walk,
                 cycle,
                 cores,
+                same_state_at,
             } => {
                 let s = if walk.len() == 1 { "" } else { "s" };
-                write!(
-                    f,
-                    "livelock: the task scheduler's walk reaches no halt (.halt) nor any stop \
-                     frame that could end the run: it goes round control frame{s} {} for \
-                     ever; the run stopped at cycle {cycle}, after it came back to frame \
-                     {frame}",
-                    frame_runs(walk)
-                )?;
+                let frames = frame_runs(walk);
+                match same_state_at {
+                    None => write!(
+                        f,
+                        "livelock: the task scheduler's walk reaches no halt (.halt) nor any \
+                         stop frame that could end the run: it goes round control frame{s} \
+                         {frames} for ever; the run stopped at cycle {cycle}, after it came \
+                         back to frame {frame}"
+                    )?,
+                    Some(at) => write!(
+                        f,
+                        "livelock: the task scheduler's walk reaches no halt (.halt), and its \
+                         frame syncs find every core idle: it came back to frame {frame} with \
+                         the registers, memory and scheduler as they were when it came there \
+                         in cycle {at}, so it goes round control frame{s} {frames} for ever; \
+                         the run stopped at cycle {cycle}"
+                    )?,
+                }
                 write_unfinished(f, cores)
             }
             RunError::Stopped {

@@ -353,6 +353,7 @@ fn no_halt_stops_as_a_livelock_after_one_lap() {
                 walk: walk.clone(),
                 cycle: 67,
                 cores: Vec::new(),
+                same_state_at: None,
             }
         );
         assert_eq!(failure.error.rule_name(), "livelock");
@@ -370,6 +371,115 @@ fn no_halt_stops_as_a_livelock_after_one_lap() {
         ));
         assert_eq!(failure.state.cycles, 60);
     }
+}
+
+/// A frame sync on the loop (frame 3) could end the run, but under the default timing the
+/// task (one `ready`) has always ended when the scheduler arrives there, so it jumps back
+/// to frame 0 each time. CF 0 in cycle 0, its IF's broadcast in 1..=4, the task's `ready`
+/// and CF 2 in 5, the frame sync finds every core idle in 6 and jumps: TP is at frame 0
+/// after cycle 6. The same again from cycle 7: CF 0 in 7, broadcast 8..=11, `ready` and CF 2
+/// in 12, the jump in 13, in the state of cycle 6 (same registers, memory and scheduler,
+/// the scheduler busy for one cycle more). So the run stops as cycle 14 begins. Under the
+/// RTL's timing the task starts 3 cycles later (fill), the scheduler waits at the frame
+/// sync from cycle 6 for core 0, whose `ready` is in 8, and the run ends in cycle 9.
+#[test]
+fn a_frame_sync_that_always_finds_its_cores_idle_stops_as_a_livelock() {
+    let p = program(&[
+        cf(1, 0, 0, false, 1, &[]),
+        code(&[READY]),
+        cf(0, 0, 0, false, 0, &[]),
+        cf(0, 0, 0, true, 0, &[]),
+    ]);
+    let failure = run(
+        &mut gpu16_interp::Interpreter::new(),
+        &p,
+        &[],
+        &config(Timing::default()),
+    )
+    .unwrap_err();
+    assert_eq!(
+        failure.error,
+        RunError::EndlessWalk {
+            frame: 0,
+            walk: vec![0, 2, 3],
+            cycle: 14,
+            cores: Vec::new(),
+            same_state_at: Some(6),
+        }
+    );
+    assert_eq!(failure.error.rule_name(), "livelock");
+    assert_eq!((failure.state.cycles, failure.state.task_summary.tasks), (14, 2));
+    let rtl = run(
+        &mut gpu16_interp::Interpreter::new(),
+        &p,
+        &[],
+        &config(Timing::mcst_rtl()),
+    )
+    .expect("the frame sync waits for core 0, and the run ends");
+    assert_eq!((rtl.cycles, rtl.task_summary.tasks), (9, 1));
+}
+
+/// The loop of the test above with a task that counts in memory byte 0 (`ld`, +1, `st`):
+/// frames 2..=11 are ten empty CFs, one a cycle, so the task (5 slots from cycle 5 of a lap)
+/// has ended when the frame sync (frame 12) is reached in cycle 15 of the lap, which jumps
+/// back: a lap is 16 cycles. The machine's state at frame 0 differs from lap to lap until
+/// the byte wraps, so only then is the run proven endless, after at least 256 more tasks,
+/// and the two states proven equal are a whole number of 256-lap rounds apart.
+#[test]
+fn a_loop_that_counts_in_memory_is_endless_only_once_its_count_repeats() {
+    let counter = code(&[ld(0, 0, 1), set_const(1, 2), add(1, 2, 1), st(0, 0, 1), READY]);
+    let mut frames = vec![cf(1, 0, 0, false, 1, &[]), counter];
+    frames.extend((2..=11).map(|_| cf(0, 0, 0, false, 0, &[])));
+    frames.push(cf(0, 0, 0, true, 0, &[]));
+    let failure = run(
+        &mut gpu16_interp::Interpreter::new(),
+        &program(&frames),
+        &[],
+        &config(Timing::default()),
+    )
+    .unwrap_err();
+    let RunError::EndlessWalk {
+        frame,
+        walk,
+        cycle,
+        same_state_at: Some(at),
+        ..
+    } = failure.error
+    else {
+        panic!("not a livelock by the state: {:?}", failure.error);
+    };
+    assert_eq!((frame, walk), (0, [0].into_iter().chain(2..=12).collect()));
+    // Arrivals at frame 0 are in cycles 15 + 16k; the run stops the cycle after one.
+    assert_eq!((at % 16, cycle % 16), (15, 0));
+    let laps = (cycle - 1 - at) / 16;
+    assert!(laps > 0 && laps % 256 == 0, "{laps} laps apart");
+    let tasks = failure.state.task_summary.tasks;
+    assert_eq!(tasks, (cycle - 1 - 15) / 16 + 1);
+    assert!(tasks > 256, "{tasks}");
+    assert_eq!(u64::from(failure.state.memory[0]), tasks % 256);
+}
+
+/// As above, but the task takes 9 more slots when its count comes back to 0 (`bnz` over
+/// nine `nop`s otherwise): then it is still running when the scheduler reaches the frame
+/// sync, which waits for it, and the run ends. Every state before differs in memory, so
+/// nothing is proven: the 256th task (lap 255, from cycle 16 * 255 = 4080) has its
+/// `ready` at IP 14 in cycle 4080 + 5 + 14 = 4099, and the run ends in cycle 4100.
+#[test]
+fn a_loop_whose_states_all_differ_is_not_called_endless() {
+    let mut words = vec![ld(0, 0, 1), set_const(1, 2), add(1, 2, 1), st(0, 0, 1), bnz(14, 1)];
+    words.extend([NOP; 9]);
+    words.push(READY);
+    let mut frames = vec![cf(1, 0, 0, false, 1, &[]), code(&words)];
+    frames.extend((2..=11).map(|_| cf(0, 0, 0, false, 0, &[])));
+    frames.push(cf(0, 0, 0, true, 0, &[]));
+    let r = run(
+        &mut gpu16_interp::Interpreter::new(),
+        &program(&frames),
+        &[],
+        &config(Timing::default()),
+    )
+    .expect("ends when the count wraps");
+    assert_eq!((r.cycles, r.task_summary.tasks, r.memory[0]), (4100, 256, 0));
 }
 
 #[test]
@@ -533,12 +643,25 @@ fn a_run_without_end_keeps_a_bounded_task_log() {
     // No halt, and a frame sync that never ends the run: a task on core 0, an empty CF that
     // waits for every core (so all are idle as the scheduler reaches frame 3), and a frame
     // sync at 3 that finds them idle in its first cycle, so it jumps to frame 0 for ever.
-    // The walk may end (a task runs on it), so no livelock is proven: the scheduler issues
-    // a task a lap without end. With every task logged the run stops when the log is full,
-    // long before the watchdog.
+    // The task counts in memory from byte 0 up, little-endian and carrying into the next
+    // byte (r3 the byte's address, r2 = 1), so the machine is never in the same state twice
+    // as the scheduler comes back to frame 0, and no livelock is proven: the scheduler
+    // issues a task a lap without end. With every task logged the run stops when the log
+    // is full, long before the watchdog.
+    let count = code(&[
+        set_const(1, 2),
+        set_const(0, 3),
+        ld(3, 4, 1),
+        add(1, 2, 1),
+        st(3, 4, 1),
+        bnz(8, 1),
+        add(3, 2, 3),
+        bnz(2, 2),
+        READY,
+    ]);
     let p = program(&[
         cf(1, 0, 0, false, 1, &[]),
-        code(&[READY]),
+        count,
         cf(0, 0, 0, false, 0xFFFF, &[]),
         cf(0, 0, 0, true, 1, &[]),
     ]);
@@ -554,6 +677,9 @@ fn a_run_without_end_keeps_a_bounded_task_log() {
             // The machine's documented limit: 2^22 records, about 200 MiB.
             assert_eq!(limit, 1 << 22);
             assert_eq!(failure.state.tasks.len(), limit);
+            // The 2^22 tasks logged all ran (the run stops as the next one is issued), so
+            // the count is 2^22, little-endian.
+            assert_eq!(failure.state.memory[..4], [0, 0, 0x40, 0]);
         }
         e => panic!("{e}"),
     }

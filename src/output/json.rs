@@ -268,11 +268,13 @@ fn failure_with(f: &RunFailure, keys: fn(&RunReport) -> Value) -> Value {
             walk,
             cycle,
             cores,
+            same_state_at,
         } => {
             e["frame"] = json!(frame);
             e["walk"] = json!(walk);
             e["cycle"] = json!(cycle);
             e["cores"] = unfinished(cores);
+            e["same_state_at"] = json!(same_state_at);
         }
         RunError::Stopped {
             cycle,

@@ -10,9 +10,10 @@
 //! order. A backend with compiled code for a frame runs a core's register-only slots ahead
 //! in one call ([`SlotRun`]); the cycles they fill are then skipped like idle ones.
 //!
-//! Where the scheduler's walk of task memory can never end the run (`McstWalk::may_end` in
-//! `frame.rs`), `Lap` stops it as a livelock as the cycle after its first lap begins.
+//! Where the scheduler's walk of task memory goes round a loop, `lap.rs` proves the run
+//! endless: by the walk alone, or by the machine's state repeating at the loop's start.
 
+mod lap;
 mod slots;
 mod ts;
 
@@ -30,6 +31,7 @@ use crate::scheduler::{TaskRecord, TaskSummary};
 use crate::semantics::execute;
 use crate::semantics::Effect;
 use crate::slot_run::SlotCompiler;
+use lap::{Arrival, Lap};
 use slots::{Core, MemorySlot, Past, Phase};
 use std::rc::Rc;
 use ts::{TaskScheduler, TsAction};
@@ -125,46 +127,8 @@ pub(crate) struct Machine {
     /// A core's part ended in the cycle being run: the scheduler may decide otherwise in
     /// the next one.
     changed: bool,
-    /// The livelock proof, where the scheduler's walk can never end the run.
+    /// The livelock proof over the loop the scheduler's walk goes round, if it has one.
     endless: Option<Lap>,
-}
-
-/// A walk that can never end the run ([`McstWalk::may_end`]): the loop it goes round, and
-/// how often the scheduler has arrived at the loop's first frame. One lap is run, so the
-/// loop is seen; the run stops as the cycle after the second arrival begins.
-struct Lap {
-    /// The loop's control frames, from its first.
-    walk: Vec<usize>,
-    /// The task pointer after the scheduler's last decision.
-    tp: usize,
-    /// Arrivals at `walk[0]` (frame 0, where the run starts, counts).
-    arrivals: u32,
-}
-
-impl Lap {
-    /// The lap of `walk`, if it proves the run endless.
-    fn of(walk: McstWalk) -> Option<Lap> {
-        let first = walk.loops_to.filter(|_| !walk.may_end())?;
-        let at = walk.path.iter().position(|&p| p == first)?;
-        Some(Lap {
-            walk: walk.path[at..].to_vec(),
-            tp: 0,
-            arrivals: u32::from(first == 0),
-        })
-    }
-
-    /// Note where the scheduler's decisions left the task pointer; true when it has just
-    /// come back to the loop's first frame.
-    fn moved_to(&mut self, tp: usize) -> bool {
-        if tp == self.tp {
-            return false;
-        }
-        self.tp = tp;
-        if tp == self.walk[0] {
-            self.arrivals += 1;
-        }
-        self.arrivals >= 2
-    }
 }
 
 impl Machine {
@@ -230,24 +194,31 @@ impl Machine {
                     });
                 }
             }
-            if self.endless.as_ref().is_some_and(|l| l.arrivals >= 2) {
+            if let Some(lap) = self.endless.as_ref().filter(|l| l.proven.is_some()) {
+                let (walk, same_state_at) = (lap.walk.clone(), lap.proven.flatten());
                 self.report_executed(observer, u64::MAX);
-                let walk = self.endless.as_ref().map_or(Vec::new(), |l| l.walk.clone());
                 return Err(RunError::EndlessWalk {
                     frame: walk[0],
                     walk,
                     cycle: t,
                     cores: self.unfinished(),
+                    same_state_at,
                 });
             }
             if self.scheduler(t, observer)? {
                 self.report_executed(observer, u64::MAX);
                 return Ok(());
             }
-            if let Some(lap) = &mut self.endless {
-                // The run stops as the next cycle begins: no cycle between is skipped.
-                self.changed |= lap.moved_to(self.ts.tp);
+            let tp = self.ts.tp;
+            if self.endless.as_mut().is_some_and(|l| l.moved_to(tp)) && self.quiet() {
+                let mut lap = self.endless.take();
+                if let Some(lap) = &mut lap {
+                    lap.offer(t, |kept| self.is_at(kept, t), || self.arrival(t));
+                }
+                self.endless = lap;
             }
+            // A proven run stops as the next cycle begins: no cycle between is skipped.
+            self.changed |= self.endless.as_ref().is_some_and(|l| l.proven.is_some());
             if t >= self.config.max_cycles {
                 self.report_executed(observer, u64::MAX);
                 return Err(RunError::Watchdog {
@@ -271,6 +242,35 @@ impl Machine {
             }
             self.cycle = self.next_cycle(t);
         }
+    }
+
+    /// Whether every core is idle and no broadcast is under way: the arrivals whose states
+    /// the livelock proof compares (see [`Arrival`]).
+    fn quiet(&self) -> bool {
+        self.live.is_empty()
+            && self.ts.delivery.is_none()
+            && self
+                .cores
+                .iter()
+                .all(|c| c.phase == Phase::Idle && c.memory.is_none())
+    }
+
+    /// The state the livelock proof compares, after the scheduler's decision in `t`.
+    fn arrival(&self, t: u64) -> Arrival {
+        Arrival {
+            ts: self.ts.state(t),
+            registers: self.registers(),
+            memory: self.memory.clone(),
+            last_grant: self.last_grant,
+        }
+    }
+
+    /// Whether the machine after the scheduler's decision in `t` is in state `a`.
+    fn is_at(&self, a: &Arrival, t: u64) -> bool {
+        a.last_grant == self.last_grant
+            && a.ts == self.ts.state(t)
+            && a.registers == self.registers()
+            && a.memory == self.memory
     }
 
     /// The next cycle in which anything can happen after `t`: a core's next slot, a memory
@@ -813,6 +813,9 @@ impl Machine {
     /// Write `byte` at `addr` between cycles: the host's write, not a core's access.
     pub(crate) fn poke(&mut self, addr: u16, byte: u8) {
         self.memory[usize::from(addr) % MEMORY_BYTES] = byte;
+        if let Some(lap) = &mut self.endless {
+            lap.forget();
+        }
     }
 
     fn report(&mut self) -> RunReport {

@@ -69,6 +69,27 @@ pub(super) struct TaskScheduler {
     pub control_frames: u64,
 }
 
+/// The scheduler's state after a cycle's decision, for the livelock proof (`lap.rs`): its
+/// cycle stamps made relative to that cycle, so two states are equal when the scheduler
+/// decides the same in the cycles after each, given the same cores. Its count of control
+/// frames processed is a statistic, left out.
+#[derive(Clone, PartialEq, Eq)]
+pub(super) struct TsState {
+    tp: usize,
+    n: u8,
+    group: ControlFrame,
+    group_fence: Fence,
+    f: Fence,
+    /// Cycles after the decision's cycle that it is still busy.
+    busy_for: u64,
+    /// The broadcast under way: its delivery's distance, frame, mask, init and values.
+    delivery: Option<(u64, usize, u16, u16, [u8; 16])>,
+    /// The stop CF it stands at and whether it came by a jump. Its first cycle there is
+    /// at or before the decision's, so no later cycle is it.
+    at_stop: Option<(usize, bool)>,
+    jumped: bool,
+}
+
 impl TaskScheduler {
     /// A scheduler over `image` loaded at frame 0 of task memory (the rest zero).
     pub fn new(image: &[[u8; FRAME_BYTES]], timing: Timing) -> TaskScheduler {
@@ -89,6 +110,23 @@ impl TaskScheduler {
             at_stop: None,
             jumped: false,
             control_frames: 0,
+        }
+    }
+
+    /// Its state after the decision of `cycle` (see [`TsState`]).
+    pub fn state(&self, cycle: u64) -> TsState {
+        TsState {
+            tp: self.tp,
+            n: self.n,
+            group: self.group,
+            group_fence: self.group_fence,
+            f: self.f,
+            busy_for: self.busy_until.saturating_sub(cycle),
+            delivery: self
+                .delivery
+                .map(|d| (d.at.saturating_sub(cycle), d.frame, d.mask, d.init, d.r0)),
+            at_stop: self.at_stop.map(|(at, _, by_jump)| (at, by_jump)),
+            jumped: self.jumped,
         }
     }
 
