@@ -240,6 +240,18 @@ impl fmt::Display for Diagnostic {
 pub struct Diagnostics(pub Vec<Diagnostic>);
 
 impl Diagnostics {
+    /// The option that picks the mcst dialect as the messages name it: the CLI's flag.
+    pub const MCST_OPTION: &'static str = "`--dialect mcst`";
+
+    /// These diagnostics with [`Diagnostics::MCST_OPTION`] named `option` in each message,
+    /// for a front end that spells it otherwise (Python's `` `dialect="mcst"` ``).
+    pub fn naming_the_mcst_option(mut self, option: &str) -> Diagnostics {
+        for d in &mut self.0 {
+            d.message = d.message.replace(Self::MCST_OPTION, option);
+        }
+        self
+    }
+
     /// How many are errors.
     pub fn errors(&self) -> usize {
         self.0

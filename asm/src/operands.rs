@@ -3,7 +3,7 @@
 //! and the options of `.cf`, each read as the source's dialect ([`Env::dialect`]) has it.
 
 use crate::cursor::{register_number, Cursor, Env, PResult};
-use crate::diagnostics::{Diagnostic, Span};
+use crate::diagnostics::{Diagnostic, Diagnostics, Span};
 use crate::lexer::Tok;
 use crate::source::Stmt;
 use gpu16_machine::engine::isa::{AluOp, Instr, MemOp};
@@ -89,7 +89,10 @@ pub fn statement(stmt: &Stmt, cur: &mut Cursor, env: &Env) -> PResult<Vec<Item>>
             if env.dialect != Dialect::Mcst {
                 return Err(Diagnostic::error(
                     &span,
-                    "`.halt` (a stop control frame) belongs to the mcst dialect: assemble with `--dialect mcst`",
+                    format!(
+                        "`.halt` (a stop control frame) belongs to the mcst dialect: assemble with {}",
+                        Diagnostics::MCST_OPTION
+                    ),
                 ));
             }
             cur.expect_end("`.halt`")?;
@@ -209,7 +212,7 @@ fn instruction(
                 let here = cur.here();
                 return cur.error(
                     &here,
-                    format!("the spec's `{name}` takes an immediate amount 0..7 (`{name} r1, 3, r3`); a register amount is the mcst dialect's (`--dialect mcst`)"),
+                    format!("the spec's `{name}` takes an immediate amount 0..7 (`{name} r1, 3, r3`); a register amount is the mcst dialect's ({})", Diagnostics::MCST_OPTION),
                 );
             }
             let (k, _) = cur.value(env, 0, 7, "the shift amount")?;
@@ -386,7 +389,7 @@ fn control(
         if matches!(key.as_str(), "next" | "stop") && !mcst {
             return cur.error(
                 &here,
-                format!("`{key}` is a field of the mcst dialect's control frames (NextCF and the stop bit): assemble with `--dialect mcst`"),
+                format!("`{key}` is a field of the mcst dialect's control frames (NextCF and the stop bit): assemble with {}", Diagnostics::MCST_OPTION),
             );
         }
         if key == "stop" {

@@ -506,6 +506,17 @@ impl Program {
         Program::from_frames_in(frames, dialect)
     }
 
+    /// Check a raw image as [`Program::from_image_in`] does, giving the same error, without
+    /// taking it: for a caller that then runs it as a stream of frames
+    /// ([`crate::FrameSource`]) and so never holds a second copy of a long one.
+    pub fn check_image_in(image: &[u8], dialect: Dialect) -> Result<(), LoadError> {
+        let (frames, rest) = image.as_chunks::<FRAME_BYTES>();
+        if !rest.is_empty() {
+            return Err(LoadError::Length { bytes: image.len() });
+        }
+        Program::groups_of(frames, dialect, |_| ())
+    }
+
     /// Check and take an image already split into frames (as [`Program::from_image`]).
     pub fn from_frames(frames: Vec<[u8; FRAME_BYTES]>) -> Result<Program, LoadError> {
         Program::from_frames_in(frames, Dialect::Spec)
@@ -518,6 +529,23 @@ impl Program {
         frames: Vec<[u8; FRAME_BYTES]>,
         dialect: Dialect,
     ) -> Result<Program, LoadError> {
+        let mut group = Vec::with_capacity(frames.len());
+        Program::groups_of(&frames, dialect, |g| group.push(g))?;
+        Ok(Program {
+            frames: Arc::new(frames),
+            dialect,
+            group: Arc::new(group),
+        })
+    }
+
+    /// Check the layout of `frames` as `dialect` reads it, giving each frame's group (the
+    /// index of its control frame) to `group` in order: the one check of an image, for
+    /// [`Program::from_frames_in`] and [`Program::check_image_in`].
+    fn groups_of(
+        frames: &[[u8; FRAME_BYTES]],
+        dialect: Dialect,
+        mut group: impl FnMut(u32),
+    ) -> Result<(), LoadError> {
         if frames.is_empty() {
             return Err(LoadError::Empty);
         }
@@ -537,7 +565,6 @@ impl Program {
                 return Err(LoadError::ReservedFence { frame });
             }
         }
-        let mut group = Vec::with_capacity(frames.len());
         let mut i = 0;
         while i < frames.len() {
             // In the MCST dialect a fence-3 frame the scheduler can never read as a CF is
@@ -558,7 +585,7 @@ impl Program {
                     frames: frames.len(),
                 });
             }
-            group.push(i as u32);
+            group(i as u32);
             for (j, frame) in frames.iter().enumerate().skip(i + 1).take(n) {
                 InstrFrame::decode_in(frame, dialect).map_err(|(slot, detail)| {
                     LoadError::ReservedMode {
@@ -567,15 +594,11 @@ impl Program {
                         detail,
                     }
                 })?;
-                group.push(i as u32);
+                group(i as u32);
             }
             i += n + 1;
         }
-        Ok(Program {
-            frames: Arc::new(frames),
-            dialect,
-            group: Arc::new(group),
-        })
+        Ok(())
     }
 
     /// How its words and headers are read.

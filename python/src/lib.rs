@@ -9,13 +9,16 @@
 
 use args::byte_string;
 use gpu16::input::{self, MemoryFormat, SourceError};
-use gpu16::machine::{Config, Dialect, IssuePolicy, Program, TaskLog};
+use gpu16::input::stream::FrameStream;
+use gpu16::machine::frame::{LoadError as ImageError, FRAME_BYTES};
+use gpu16::machine::{Config, Dialect, FrameSource, IssuePolicy, Program, TaskLog};
 use gpu16::{BackendKind, Runner};
 use gpu16_asm::SourceMap;
 use gpu16_gen::{Profile, MAX_GROUPS};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
+use std::borrow::Cow;
 use std::path::Path;
 
 // The watchdog's bounds, by the names this file uses.
@@ -50,7 +53,10 @@ fn load_error(e: input::InputError) -> PyErr {
 fn source_error(e: SourceError) -> PyErr {
     match e {
         SourceError::Input(e) => load_error(e),
-        SourceError::Assembly(d) => AssemblyError::new_err(d.to_string().trim_end().to_string()),
+        SourceError::Assembly(d) => {
+            let d = d.naming_the_mcst_option("`dialect=\"mcst\"`");
+            AssemblyError::new_err(d.to_string().trim_end().to_string())
+        }
     }
 }
 
@@ -144,22 +150,93 @@ fn run_json(
         name,
         memory_format,
         tasks,
+        Held::Streamed,
     )?;
-    // The run does not touch Python objects: let other threads run meanwhile.
+    // The run does not touch Python objects: let other threads run meanwhile (the bytes
+    // a stream reads are immutable, and `program` keeps them alive).
     let document = py.detach(|| {
-        let outcome = gpu16::run(runner, &program, &memory, &config);
+        let outcome = match &program {
+            Code::Whole(program) => gpu16::run(runner, program, &memory, &config),
+            Code::Frames(image) => {
+                let mut frames = ImageFrames::new(image);
+                let input = gpu16::ProgramInput::Stream(&mut frames);
+                gpu16::run_input_observed(runner, input, &memory, &config, &mut ())
+            }
+        };
         gpu16::output::json::run_document_text(&outcome, source_map.as_ref())
     });
     Ok(document)
 }
 
 /// What a run is asked for, checked: `run_json`'s and `Machine`'s arguments.
-pub(crate) struct RunInputs {
+pub(crate) struct RunInputs<'a> {
     pub(crate) runner: Runner,
-    pub(crate) program: Program,
+    pub(crate) program: Code<'a>,
     pub(crate) source_map: Option<SourceMap>,
     pub(crate) memory: Vec<u8>,
     pub(crate) config: Config,
+}
+
+/// How a raw spec image may be held for its run.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Held {
+    /// Loaded whole into a [`Program`] (a `Machine` steps one).
+    Whole,
+    /// Checked, then read as a stream over the caller's bytes, as `gpu16 run` streams a
+    /// raw image: a long one is held once, by Python (issue 33, F15: a 256 MiB image took
+    /// 832 MB, the bytes and the `Program` copied from them).
+    Streamed,
+}
+
+/// A program to run, checked.
+pub(crate) enum Code<'a> {
+    /// Loaded whole: assembly source, the mcst dialect, or [`Held::Whole`].
+    Whole(Program),
+    /// A raw image of the spec dialect that [`Program::check_image_in`] accepted.
+    Frames(Cow<'a, [u8]>),
+}
+
+impl Code<'_> {
+    /// The program loaded whole.
+    pub(crate) fn whole(self) -> PyResult<Program> {
+        match self {
+            Code::Whole(program) => Ok(program),
+            Code::Frames(image) => {
+                input::program_from_image(Path::new("program"), &image, Dialect::Spec)
+                    .map_err(load_error)
+            }
+        }
+    }
+}
+
+/// The frames of a checked image as the run reads them, in order.
+struct ImageFrames<'a> {
+    frames: &'a [[u8; FRAME_BYTES]],
+    next: usize,
+}
+
+impl<'a> ImageFrames<'a> {
+    fn new(image: &'a [u8]) -> ImageFrames<'a> {
+        ImageFrames {
+            frames: image.as_chunks::<FRAME_BYTES>().0,
+            next: 0,
+        }
+    }
+}
+
+impl FrameSource for ImageFrames<'_> {
+    fn next_frame(&mut self) -> Result<Option<[u8; FRAME_BYTES]>, ImageError> {
+        let frame = self.frames.get(self.next).copied();
+        self.next += usize::from(frame.is_some());
+        Ok(frame)
+    }
+    fn rewind(&mut self) -> Result<(), ImageError> {
+        self.next = 0;
+        Ok(())
+    }
+    fn checked(&self) -> bool {
+        true
+    }
 }
 
 /// Argument `name` set to `value` as a Python call writes it, for
@@ -174,8 +251,8 @@ fn argument(name: &str, value: Option<&str>) -> String {
 
 /// Check a run's arguments as `gpu16 run` checks its flags (see `gpu16.run`'s doc).
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn run_inputs(
-    program: &Bound<'_, PyAny>,
+pub(crate) fn run_inputs<'a>(
+    program: &'a Bound<'_, PyAny>,
     memory: &Bound<'_, PyAny>,
     backend: &Bound<'_, PyAny>,
     dialect: &Bound<'_, PyAny>,
@@ -186,7 +263,8 @@ pub(crate) fn run_inputs(
     name: &Bound<'_, PyAny>,
     memory_format: &Bound<'_, PyAny>,
     tasks: &Bound<'_, PyAny>,
-) -> PyResult<RunInputs> {
+    held: Held,
+) -> PyResult<RunInputs<'a>> {
     // Each argument's type (and the dialect's name) first, in the signature's order, then
     // the values.
     let backend = args::string(backend, "backend")?;
@@ -235,11 +313,20 @@ pub(crate) fn run_inputs(
     let (program, source_map, data) = if program.is_instance_of::<PyString>() {
         let source = args::string(program, "program")?;
         let a = assembled(&source, &name, dialect)?;
-        (a.program, Some(a.source_map), a.memory)
+        (Code::Whole(a.program), Some(a.source_map), a.memory)
     } else if let Some(image) = byte_string(program) {
-        let p =
-            input::program_from_image(Path::new("program"), &image, dialect).map_err(load_error)?;
-        (p, None, None)
+        let streams = held == Held::Streamed
+            && dialect == Dialect::Spec
+            && image.len() as u64 <= FrameStream::MAX_BYTES
+            && Program::check_image_in(&image, dialect).is_ok();
+        if streams {
+            (Code::Frames(image), None, None)
+        } else {
+            // Loaded whole, or an image in error: loading gives the error.
+            let p = input::program_from_image(Path::new("program"), &image, dialect)
+                .map_err(load_error)?;
+            (Code::Whole(p), None, None)
+        }
     } else {
         return Err(args::wrong_type(
             "program",

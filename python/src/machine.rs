@@ -3,7 +3,7 @@
 //! objects come as the JSON the CLI's own functions build, which `gpu16.Machine`
 //! (python/gpu16/__init__.py) decodes and documents.
 
-use crate::{args, run_inputs, RunInputs};
+use crate::{args, run_inputs, Held, RunInputs};
 use gpu16::machine::live::{Live, Status, WriteError};
 use gpu16::machine::MEMORY_BYTES;
 use gpu16_asm::SourceMap;
@@ -63,7 +63,9 @@ impl Machine {
             name,
             memory_format,
             tasks,
+            Held::Whole,
         )?;
+        let program = program.whole()?;
         let live = gpu16::live::machine(runner, program, &memory, &config)
             .map_err(|e| PyRuntimeError::new_err(format!("the JIT cannot start: {e}")))?;
         Ok(Machine {

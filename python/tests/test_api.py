@@ -284,6 +284,41 @@ def test_the_dict_is_the_clis_run_json_for_an_image(gpu16_bin, tmp_path):
     assert gpu16.run(image, memory, backend="interp") == json.loads(out.stdout)
 
 
+def test_an_image_streams_and_is_still_checked_whole_first():
+    # A raw spec image runs as a stream over the caller's bytes (issue 33, F15: it is held
+    # once), but it is checked whole before the run, so a broken frame raises even where
+    # the run would stop before reaching it (the watchdog at cycle 1, here).
+    img = gpu16.assemble(".cf mask=1\n.if\nready\n")
+    bad = bytearray(32)
+    bad[0] = 0xC0  # fence 3, reserved
+    with pytest.raises(gpu16.LoadError) as e:
+        gpu16.run(img + bytes(bad), max_cycles=1)
+    assert str(e.value) == "program: frame 2: control frame has the reserved fence value 3"
+    with pytest.raises(gpu16.LoadError) as e:
+        gpu16.run(img + bytes(5))
+    assert str(e.value).startswith("program: image is 69 bytes, not a multiple of the 32-byte")
+    with pytest.raises(gpu16.LoadError) as e:
+        gpu16.run(b"")
+    assert str(e.value) == gpu16_load_error_of(b"")
+    # Streamed (bytes, bytearray) and loaded whole (a Machine run to its end) agree, on
+    # generated programs whose runs fault (their state then comes from a second pass over
+    # the stream) or end.
+    for seed in range(6):
+        image, memory = gpu16.generate_image(seed, "atomics", groups=3)
+        whole = gpu16.Machine(image, memory, backend="interp")
+        whole.run()
+        expected = whole.report()
+        assert gpu16.run(image, memory, backend="interp") == expected, seed
+        assert gpu16.run(bytearray(image), memory, backend="interp") == expected, seed
+
+
+def gpu16_load_error_of(image):
+    """The message loading `image` whole gives (a Machine loads its program whole)."""
+    with pytest.raises(gpu16.LoadError) as e:
+        gpu16.Machine(image)
+    return str(e.value)
+
+
 # --- generate -----------------------------------------------------------------------------
 
 def test_generate_is_the_source_of_the_generated_image():

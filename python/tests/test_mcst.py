@@ -81,6 +81,24 @@ def test_what_the_dialect_refuses_is_named_by_the_apis_arguments():
             assert "--" not in str(e.value)
 
 
+def test_assembler_errors_name_the_argument_that_picks_the_dialect():
+    # The assembler's messages name the CLI's flag; Python's name the argument (issue 33).
+    cases = [
+        (".cf mask=1\n.if\nready\n.halt\n", "`.halt` (a stop control frame) belongs to the "
+         "mcst dialect: assemble with `dialect=\"mcst\"`"),
+        (".cf mask=1 next=2 stop\n.if\nready\n", "`next` is a field of the mcst dialect's "
+         "control frames (NextCF and the stop bit): assemble with `dialect=\"mcst\"`"),
+        (".cf mask=1\n.if\nrshft r1, r2, r3\n", "a register amount is the mcst dialect's "
+         "(`dialect=\"mcst\"`)"),
+    ]
+    for source, message in cases:
+        for call in (gpu16.assemble, gpu16.run):
+            with pytest.raises(gpu16.AssemblyError) as e:
+                call(source)
+            assert message in str(e.value), (call, str(e.value))
+            assert "--dialect" not in str(e.value)
+
+
 def test_generate_in_the_mcst_dialect():
     source = gpu16.generate(7, dialect="mcst")
     assert ".halt" in source
@@ -94,25 +112,66 @@ def test_generate_in_the_mcst_dialect():
 
 
 def test_a_run_without_end_keeps_no_task_list_with_tasks_summary():
-    # A task on core 0, an empty CF that waits for every core, and a frame sync that finds
-    # them all idle in its first cycle, so it jumps back to frame 0: a task every 8 cycles
-    # until the watchdog. "summary" keeps counts, not a dict per task.
-    endless = ".cf mask=1\n.if\n    ready\n.cf mask=0xffff\n.cf mask=1 stop next=0\n"
-    r = gpu16.run(endless, dialect="mcst", backend="interp", max_cycles=100_000,
+    # A task on core 0 that counts in memory from byte 0 up (little-endian, carrying into
+    # the next byte), an empty CF that waits for every core, and a frame sync that finds
+    # them all idle in its first cycle, so it jumps back to frame 0: the machine is never in
+    # the same state twice, so a task a lap until the watchdog. "summary" keeps counts, not
+    # a dict per task.
+    counting = """\
+.cf mask=1
+.if
+    set_const 1, r2
+    set_const 0, r3
+count:
+    ld [r3, r4], r1
+    add r1, r2, r1
+    st [r3, r4], r1
+    bnz done, r1
+    add r3, r2, r3
+    bnz count, r2
+done:
+    ready
+.cf mask=0xffff
+.cf mask=1 stop next=0
+"""
+
+    def count(r):
+        m = bytes.fromhex(r["memory"])
+        return m[0] + 256 * m[1] + 65536 * m[2]
+
+    r = gpu16.run(counting, dialect="mcst", backend="interp", max_cycles=100_000,
                   tasks="summary")
     assert r["error"]["rule"] == "watchdog"
     assert r["task_log"] == "summary"
     assert r["tasks"] is None
-    assert r["task_summary"]["tasks"] == 100_000 // 8
-    full = gpu16.run(endless, dialect="mcst", backend="interp", max_cycles=1_000)
+    # Every task issued has counted once, but the last may not have yet.
+    assert count(r) in (r["task_summary"]["tasks"], r["task_summary"]["tasks"] - 1)
+    assert r["task_summary"]["tasks"] > 100_000 // 20
+    full = gpu16.run(counting, dialect="mcst", backend="interp", max_cycles=1_000)
     assert full["task_log"] == "all"
-    assert len(full["tasks"]) == full["task_summary"]["tasks"] == 1_000 // 8
+    assert len(full["tasks"]) == full["task_summary"]["tasks"]
+    assert count(full) in (len(full["tasks"]), len(full["tasks"]) - 1)
     with pytest.raises(ValueError, match="unknown task log `some` \\(one of none, summary, all\\)"):
-        gpu16.run(endless, dialect="mcst", tasks="some")
-    m = gpu16.Machine(endless, dialect="mcst", backend="interp", max_cycles=1_000,
+        gpu16.run(counting, dialect="mcst", tasks="some")
+    m = gpu16.Machine(counting, dialect="mcst", backend="interp", max_cycles=1_000,
                       tasks="none")
     m.run()
     assert m.report()["task_log"] == "none"
+
+
+def test_a_loop_whose_state_repeats_stops_as_a_livelock():
+    # Issue 33 (F13, F22): the task is one `ready`, so the machine comes back to frame 0 in
+    # the same state every lap. CF 0 in cycle 0, broadcast 1..=4, `ready` in 5, the CF that
+    # waits for every core in 6, the frame sync's jump in 7; the same from cycle 8 with the
+    # jump in 15, in the state of cycle 7: the run stops as cycle 16 begins, with 2 tasks,
+    # where it used to issue 2^22 of them (2.16 GB of dicts) and stop at the task log's cap.
+    endless = ".cf mask=1\n.if\n    ready\n.cf mask=0xffff\n.cf mask=1 stop next=0\n"
+    for backend in ("interp", "jit", "auto"):
+        r = gpu16.run(endless, dialect="mcst", backend=backend)
+        e = r["error"]
+        assert (e["rule"], e["frame"], e["walk"]) == ("livelock", 0, [0, 2, 3]), backend
+        assert (e["cycle"], e["same_state_at"], r["cycles"]) == (16, 7, 16), backend
+        assert len(r["tasks"]) == 2, backend
 
 
 def test_a_program_without_a_halt_stops_as_a_livelock_after_one_lap():
