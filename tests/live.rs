@@ -142,6 +142,57 @@ fn stepping_an_mcst_program_to_its_end_gives_the_run() {
     assert!(check_dialect(Dialect::Mcst, 5_200_000..5_200_006) > 100);
 }
 
+/// The MCST livelock proof by the machine's state (issue 33, F22) holds across pauses:
+/// stepping a loop whose state repeats at once, and one whose count in memory byte 0 must
+/// wrap first (ten empty CFs let its task end before the frame sync), gives the run's
+/// livelock at the run's cycle, on every runner and step size.
+#[test]
+fn stepping_an_mcst_loop_whose_state_repeats_gives_the_runs_livelock() {
+    let counting = format!(
+        ".cf mask=1\n.if\nset_const 1, r2\nld [r3, r4], r1\nadd r1, r2, r1\n\
+         st [r3, r4], r1\nready\n{}.cf mask=0 next=0 stop\n",
+        ".cf mask=0\n".repeat(10)
+    );
+    let sources = [
+        ".cf mask=1\n.if\nready\n.cf mask=0\n.cf mask=0 next=0 stop\n".to_string(),
+        counting,
+    ];
+    for source in &sources {
+        let program = gpu16_asm::assemble_in(source, "loop.s", Dialect::Mcst)
+            .expect("assembles")
+            .program;
+        let config = Config::default();
+        let reference = gpu16::run(BackendKind::Interp, &program, &[], &config);
+        let Err(f) = &reference else {
+            panic!("the loop ended")
+        };
+        assert!(
+            matches!(
+                f.error,
+                RunError::EndlessWalk {
+                    same_state_at: Some(_),
+                    ..
+                }
+            ),
+            "{}",
+            f.error
+        );
+        for runner in every_runner() {
+            for step in [1, 7, 1000] {
+                let (mut outcome, _) = stepped(runner, &program, &[], &config, step);
+                if let Err(f) = &mut outcome {
+                    f.state.backend = "interp".into();
+                }
+                assert!(
+                    outcome == reference,
+                    "{runner:?} in steps of {step}: {:?}",
+                    outcome.map(|r| r.cycles).map_err(|f| f.error.to_string())
+                );
+            }
+        }
+    }
+}
+
 /// Core 0 counts r9 down from 200 (two instructions a round: about 400 cycles), then loads
 /// the byte at bank 0, row 0 into r5 and stores it at bank 1, row 0.
 const LATE_LOAD: &str = "\

@@ -278,10 +278,21 @@ fn a_loop_whose_state_repeats_stops_as_a_livelock() {
     let d = scratch("same_state");
     std::fs::create_dir_all(&d).unwrap();
     let p = d.join("sync_loop.s");
-    std::fs::write(&p, ".cf mask=1\n.if\nready\n.cf mask=0\n.cf mask=0 next=0 stop\n").unwrap();
+    std::fs::write(
+        &p,
+        ".cf mask=1\n.if\nready\n.cf mask=0\n.cf mask=0 next=0 stop\n",
+    )
+    .unwrap();
     for backend in ["interp", "jit", "auto"] {
         let o = gpu16(&[
-            "run", s(&p), "--dialect", "mcst", "-q", "--json", "--backend", backend,
+            "run",
+            s(&p),
+            "--dialect",
+            "mcst",
+            "-q",
+            "--json",
+            "--backend",
+            backend,
         ]);
         assert_eq!(o.status.code(), Some(1), "{backend}: {}", stderr(&o));
         let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();

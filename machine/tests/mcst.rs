@@ -408,7 +408,10 @@ fn a_frame_sync_that_always_finds_its_cores_idle_stops_as_a_livelock() {
         }
     );
     assert_eq!(failure.error.rule_name(), "livelock");
-    assert_eq!((failure.state.cycles, failure.state.task_summary.tasks), (14, 2));
+    assert_eq!(
+        (failure.state.cycles, failure.state.task_summary.tasks),
+        (14, 2)
+    );
     let rtl = run(
         &mut gpu16_interp::Interpreter::new(),
         &p,
@@ -427,7 +430,13 @@ fn a_frame_sync_that_always_finds_its_cores_idle_stops_as_a_livelock() {
 /// and the two states proven equal are a whole number of 256-lap rounds apart.
 #[test]
 fn a_loop_that_counts_in_memory_is_endless_only_once_its_count_repeats() {
-    let counter = code(&[ld(0, 0, 1), set_const(1, 2), add(1, 2, 1), st(0, 0, 1), READY]);
+    let counter = code(&[
+        ld(0, 0, 1),
+        set_const(1, 2),
+        add(1, 2, 1),
+        st(0, 0, 1),
+        READY,
+    ]);
     let mut frames = vec![cf(1, 0, 0, false, 1, &[]), counter];
     frames.extend((2..=11).map(|_| cf(0, 0, 0, false, 0, &[])));
     frames.push(cf(0, 0, 0, true, 0, &[]));
@@ -466,7 +475,13 @@ fn a_loop_that_counts_in_memory_is_endless_only_once_its_count_repeats() {
 /// `ready` at IP 14 in cycle 4080 + 5 + 14 = 4099, and the run ends in cycle 4100.
 #[test]
 fn a_loop_whose_states_all_differ_is_not_called_endless() {
-    let mut words = vec![ld(0, 0, 1), set_const(1, 2), add(1, 2, 1), st(0, 0, 1), bnz(14, 1)];
+    let mut words = vec![
+        ld(0, 0, 1),
+        set_const(1, 2),
+        add(1, 2, 1),
+        st(0, 0, 1),
+        bnz(14, 1),
+    ];
     words.extend([NOP; 9]);
     words.push(READY);
     let mut frames = vec![cf(1, 0, 0, false, 1, &[]), code(&words)];
@@ -479,7 +494,10 @@ fn a_loop_whose_states_all_differ_is_not_called_endless() {
         &config(Timing::default()),
     )
     .expect("ends when the count wraps");
-    assert_eq!((r.cycles, r.task_summary.tasks, r.memory[0]), (4100, 256, 0));
+    assert_eq!(
+        (r.cycles, r.task_summary.tasks, r.memory[0]),
+        (4100, 256, 0)
+    );
 }
 
 #[test]

@@ -8,8 +8,8 @@
 #![deny(missing_docs)]
 
 use args::byte_string;
-use gpu16::input::{self, MemoryFormat, SourceError};
 use gpu16::input::stream::FrameStream;
+use gpu16::input::{self, MemoryFormat, SourceError};
 use gpu16::machine::frame::{LoadError as ImageError, FRAME_BYTES};
 use gpu16::machine::{Config, Dialect, FrameSource, IssuePolicy, Program, TaskLog};
 use gpu16::{BackendKind, Runner};
