@@ -561,7 +561,7 @@ impl Program {
             });
         }
         if dialect == Dialect::Mcst {
-            if let Some(frame) = McstWalk::of(&frames).reserved_fence {
+            if let Some(frame) = McstWalk::of(frames).reserved_fence {
                 return Err(LoadError::ReservedFence { frame });
             }
         }
