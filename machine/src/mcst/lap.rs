@@ -64,9 +64,9 @@ impl Lap {
         })
     }
 
-    /// Note where the scheduler's decisions in `cycle` left the task pointer; true when it
-    /// has just come back to the loop's first frame and the state proof wants the machine's
-    /// state (see [`Lap::offer`]). A proof by the walk is complete on the second arrival.
+    /// Note where the scheduler's decisions left the task pointer; true when it has just
+    /// come back to the loop's first frame. A proof by the walk is complete on the second
+    /// arrival; one by the state then wants the machine's state ([`Lap::wants_state`]).
     pub fn moved_to(&mut self, tp: usize) -> bool {
         if tp == self.tp || self.proven.is_some() {
             return false;
@@ -76,32 +76,38 @@ impl Lap {
             return false;
         }
         self.arrivals = self.arrivals.saturating_add(1);
-        if self.by_walk {
-            if self.arrivals >= 2 {
-                self.proven = Some(None);
-            }
-            return false;
+        if self.by_walk && self.arrivals >= 2 {
+            self.proven = Some(None);
         }
         true
     }
 
-    /// An arrival in `cycle` with every core idle: proven if the machine's state equals the
-    /// kept one (`same` compares it in place); else `state` gives it when it is to be kept.
-    pub fn offer(
-        &mut self,
-        cycle: u64,
-        same: impl FnOnce(&Arrival) -> bool,
-        state: impl FnOnce() -> Arrival,
-    ) {
-        if let Some((kept, at)) = &self.kept {
-            if same(kept) {
-                self.proven = Some(Some(*at));
-                return;
-            }
+    /// Whether the proof is by the state and not yet complete.
+    pub fn wants_state(&self) -> bool {
+        !self.by_walk && self.proven.is_none()
+    }
+
+    /// The state kept to compare arrivals with, if any.
+    pub fn kept(&self) -> Option<&Arrival> {
+        self.kept.as_ref().map(|(state, _)| state)
+    }
+
+    /// Whether the next arrival that differs from the kept state is kept instead (Brent's
+    /// schedule: after 1, 2, 4, ... arrivals).
+    pub fn keeps_next(&self) -> bool {
+        self.kept.is_none() || self.since + 1 >= self.power
+    }
+
+    /// An arrival in `cycle` with every core idle, whose state is the kept one (`same`) or
+    /// not; `state` is its state where [`Lap::keeps_next`] said it is kept.
+    pub fn offer(&mut self, cycle: u64, same: bool, state: Option<Arrival>) {
+        if same {
+            self.proven = self.kept.as_ref().map(|&(_, at)| Some(at));
+            return;
         }
         self.since += 1;
-        if self.kept.is_none() || self.since >= self.power {
-            self.kept = Some((state(), cycle));
+        if let Some(state) = state {
+            self.kept = Some((state, cycle));
             self.since = 0;
             self.power = self.power.saturating_mul(2);
         }
