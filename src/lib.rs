@@ -246,51 +246,106 @@ pub fn run_input_observed<O: Observer>(
     config: &Config,
     observer: &mut O,
 ) -> Result<RunReport, Box<RunFailure>> {
-    fn on<B: gpu16_machine::engine::backend::Backend, O: Observer>(
-        backend: &mut B,
-        input: ProgramInput<'_>,
-        memory: &[u8],
-        config: &Config,
-        observer: &mut O,
-    ) -> Result<RunReport, Box<RunFailure>> {
-        match input {
-            ProgramInput::Whole(program) => {
-                gpu16_machine::run_observed(backend, program, memory, config, observer)
-            }
-            ProgramInput::Stream(source) => {
-                gpu16_machine::run_stream_observed(backend, source, memory, config, observer)
+    struct Input<'i, 'm, 'o, O> {
+        input: ProgramInput<'i>,
+        memory: &'m [u8],
+        config: &'m Config,
+        observer: &'o mut O,
+    }
+    impl<O: Observer> OnBackend for Input<'_, '_, '_, O> {
+        type Out = Result<RunReport, Box<RunFailure>>;
+        fn on<B: gpu16_machine::engine::backend::Backend>(self, backend: &mut B) -> Self::Out {
+            match self.input {
+                ProgramInput::Whole(program) => gpu16_machine::run_observed(
+                    backend,
+                    program,
+                    self.memory,
+                    self.config,
+                    self.observer,
+                ),
+                ProgramInput::Stream(source) => gpu16_machine::run_stream_observed(
+                    backend,
+                    source,
+                    self.memory,
+                    self.config,
+                    self.observer,
+                ),
             }
         }
     }
     let runner = runner.into();
-    let backend = runner.backend;
-    match backend {
-        BackendKind::Interp => on(
-            &mut gpu16_interp::Interpreter::new(),
-            input,
-            memory,
-            config,
-            observer,
-        ),
-        BackendKind::Jit => match gpu16_jit::Jit::with_options(runner.jit_options()) {
-            Ok(mut jit) => on(&mut jit, input, memory, config, observer),
-            Err(e) => Err(no_jit(backend, memory, config, e)),
-        },
+    let input = Input {
+        input,
+        memory,
+        config,
+        observer,
+    };
+    on_backend(runner, input).unwrap_or_else(|e| Err(no_jit(runner.backend, memory, config, e)))
+}
+
+/// [`run_observed`] of `program` going on from `snapshot`, which a live machine of the
+/// same program made ([`gpu16_machine::live::Live::snapshot_at_or_before`]), on the chosen
+/// backend (any: a snapshot holds no backend's code): see
+/// [`gpu16_machine::resume_observed`]. `None` where the snapshot cannot start this run
+/// (another configuration, a task log of every task) or the JIT cannot start.
+pub fn resume_observed<O: Observer>(
+    runner: impl Into<Runner>,
+    program: &Program,
+    snapshot: &gpu16_machine::Snapshot,
+    config: &Config,
+    observer: &mut O,
+) -> Option<Result<RunReport, Box<RunFailure>>> {
+    struct Resume<'i, 'o, O> {
+        program: &'i Program,
+        snapshot: &'i gpu16_machine::Snapshot,
+        config: &'i Config,
+        observer: &'o mut O,
+    }
+    impl<O: Observer> OnBackend for Resume<'_, '_, O> {
+        type Out = Option<Result<RunReport, Box<RunFailure>>>;
+        fn on<B: gpu16_machine::engine::backend::Backend>(self, backend: &mut B) -> Self::Out {
+            gpu16_machine::resume_observed(
+                backend,
+                self.program,
+                self.snapshot,
+                self.config,
+                self.observer,
+            )
+        }
+    }
+    let resume = Resume {
+        program,
+        snapshot,
+        config,
+        observer,
+    };
+    on_backend(runner.into(), resume).ok().flatten()
+}
+
+/// Something done with a backend of any type (a generic closure, which Rust has not).
+trait OnBackend {
+    type Out;
+    fn on<B: gpu16_machine::engine::backend::Backend>(self, backend: &mut B) -> Self::Out;
+}
+
+/// `work` done on the backend `runner` names, made for it; the error where the JIT cannot
+/// start.
+fn on_backend<W: OnBackend>(runner: Runner, work: W) -> Result<W::Out, gpu16_jit::JitError> {
+    Ok(match runner.backend {
+        BackendKind::Interp => work.on(&mut gpu16_interp::Interpreter::new()),
+        BackendKind::Jit => work.on(&mut gpu16_jit::Jit::with_options(runner.jit_options())?),
         BackendKind::Auto => {
-            let auto = match runner.hot {
-                None => gpu16_jit::Auto::with_options(Hotness::default(), runner.jit_options()),
+            let mut auto = match runner.hot {
+                None => gpu16_jit::Auto::with_options(Hotness::default(), runner.jit_options())?,
                 Some(hot) => gpu16_jit::Auto::with_mode(
                     hot,
                     runner.jit_options(),
                     gpu16_jit::CompileMode::Synchronous,
-                ),
+                )?,
             };
-            match auto {
-                Ok(mut auto) => on(&mut auto, input, memory, config, observer),
-                Err(e) => Err(no_jit(backend, memory, config, e)),
-            }
+            work.on(&mut auto)
         }
-    }
+    })
 }
 
 /// The JIT cannot start on this host (Cranelift does not support it).

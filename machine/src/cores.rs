@@ -36,6 +36,8 @@ pub(crate) enum Mode {
 #[derive(Clone, Copy)]
 pub(crate) struct Part {
     pub(crate) instrs: [Instr; FRAME_INSTRS],
+    /// The frame's words as stored (a snapshot prepares its code again from them).
+    pub(crate) words: [u16; FRAME_INSTRS],
     pub(crate) frame: usize,
     /// The cycle of its first instruction.
     pub(crate) start: u64,
@@ -85,6 +87,7 @@ impl<C> CoreTable<C> {
             taken: 0,
             parts: std::array::from_fn(|_| Part {
                 instrs: [Instr::Nop; FRAME_INSTRS],
+                words: [0; FRAME_INSTRS],
                 frame: 0,
                 start: 0,
                 sync: false,
@@ -97,6 +100,34 @@ impl<C> CoreTable<C> {
             groupable: 0,
             least_key: Cell::new(None),
         }
+    }
+
+    /// A copy of the table whose code slots hold what `code` makes of each running
+    /// task's part and code (a snapshot keeps none; a resumed run prepares them again).
+    pub(crate) fn copy<D, E>(
+        &self,
+        mut code: impl FnMut(&Part, &C) -> Result<D, E>,
+    ) -> Result<CoreTable<D>, E> {
+        let mut codes: [Option<D>; CORES] = std::array::from_fn(|_| None);
+        for (slot, c) in self.codes.iter().enumerate() {
+            if let Some(c) = c {
+                codes[slot] = Some(code(&self.parts[slot], c)?);
+            }
+        }
+        Ok(CoreTable {
+            state: self.state.clone(),
+            parts: self.parts,
+            codes,
+            code_of: self.code_of,
+            users: self.users,
+            taken: self.taken,
+            banks: self.banks,
+            mode: self.mode,
+            keys: self.keys,
+            busy: self.busy,
+            groupable: self.groupable,
+            least_key: Cell::new(None),
+        })
     }
 
     /// The task core `i` runs, or ran last while it is idle (until its slot is taken again).
@@ -271,6 +302,7 @@ mod tests {
     fn part(frame: usize, start: u64) -> Part {
         Part {
             instrs: [Instr::Nop; FRAME_INSTRS],
+            words: [0; FRAME_INSTRS],
             frame,
             start,
             sync: false,

@@ -17,13 +17,19 @@ use crate::frame::{Program, FRAME_BYTES};
 use crate::held::Held;
 use crate::mcst;
 use crate::memory::MEMORY_BYTES;
-use crate::observe::{Event, Observer, Progress};
+use crate::observe::{Event, Observer, Progress, StopNote, Stops};
 use crate::report::{KeptTasks, RunError, RunFailure, RunReport, UnfinishedCore};
-use crate::run::{adopt_state, rewind_cycle, Run};
+use crate::run::{adopt_state, rewind_cycle, Run, Snapshot};
+use crate::scheduler::TaskRecord;
 use crate::stop::StopCause;
 use crate::task_memory::ProgramFrames;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+
+mod snapshots;
+
+use snapshots::Snapshots;
+pub use snapshots::{FIRST_SPACING, MAX_SNAPSHOTS, MAX_SNAPSHOT_BYTES};
 
 /// The most events a live machine keeps for [`Machine::take_events`]; later ones are
 /// counted, not kept, until they are taken.
@@ -91,6 +97,8 @@ struct EventLog {
     interrupt: Option<Arc<AtomicBool>>,
     /// Told how far the run has come, for a display on another thread.
     progress: Option<Box<dyn FnMut(Progress) + Send>>,
+    /// The earliest stop noted since stops were set ([`Live::set_stops`]).
+    noted: Option<StopNote>,
 }
 
 impl Observer for EventLog {
@@ -107,6 +115,10 @@ impl Observer for EventLog {
         if let Some(note) = &mut self.progress {
             note(progress);
         }
+    }
+
+    fn stop_noted(&mut self, note: StopNote) {
+        self.noted = Some(note);
     }
 
     fn event(&mut self, event: Event) {
@@ -145,6 +157,8 @@ enum Now<B: Backend + 'static> {
     Over {
         outcome: Box<Result<RunReport, Box<RunFailure>>>,
         events: EventLog,
+        /// A spec-dialect run's backend, kept to go back to a snapshot.
+        backend: Option<Held<'static, B>>,
     },
     /// Only while one state becomes the next.
     Moving,
@@ -198,6 +212,32 @@ pub trait Live {
     /// Whether to keep events for [`Live::take_events`] (the default); a caller that never
     /// takes them says no, and none are kept.
     fn keep_events(&mut self, keep: bool);
+    /// Keep snapshots of the run from here on (spec dialect; the MCST dialect keeps none):
+    /// as it moves forward, at multiples of `every` cycles ([`FIRST_SPACING`] is a good
+    /// choice), a spacing that doubles as the run grows (at most [`MAX_SNAPSHOTS`] and
+    /// [`MAX_SNAPSHOT_BYTES`] of them), so that [`Live::go_back`] and runs from
+    /// [`Live::snapshot_at_or_before`] start near where they are wanted. Pausing to take
+    /// them changes no result. Asked again, it does nothing.
+    fn keep_snapshots(&mut self, every: u64);
+    /// The cycles of the snapshots kept, in order.
+    fn snapshot_cycles(&self) -> Vec<u64>;
+    /// Go back to where the run stood as `cycle` begins, before the host's writes of that
+    /// cycle and later (which are undone), from the latest snapshot at or before it: the
+    /// status there (the run may end or fail before, as it did going forward), or `None`
+    /// where no snapshot is kept at or before `cycle`, `cycle` is not before where the
+    /// machine stands, or the machine cannot go back (nothing changed then).
+    fn go_back(&mut self, cycle: u64) -> Option<Status>;
+    /// The latest snapshot kept at or before `cycle`: a run of the same program and
+    /// configuration goes on from it with any backend and observer
+    /// ([`crate::resume_observed`]).
+    fn snapshot_at_or_before(&self, cycle: u64) -> Option<&Snapshot>;
+    /// Note where cores come to `stops` from now on (`None`: nowhere), as a debugger's
+    /// search does, forgetting any stop noted before. While stops are set and snapshots
+    /// kept, a move pauses at the first snapshot after a stop is noted, so that the stop
+    /// lies between the last two snapshots. Stops change no result.
+    fn set_stops(&mut self, stops: Option<Stops>);
+    /// The earliest stop noted since [`Live::set_stops`].
+    fn stop_noted(&self) -> Option<StopNote>;
 }
 
 /// A run that pauses between cycles (see the module doc).
@@ -210,6 +250,8 @@ pub struct Machine<B: Backend + 'static> {
     /// The cycle the machine is paused at (when the run is over: its length).
     cycle: u64,
     now: Now<B>,
+    /// Snapshots of the run, where the machine keeps them ([`Live::keep_snapshots`]).
+    snapshots: Option<Snapshots>,
 }
 
 impl<B: Backend + 'static> Machine<B> {
@@ -249,24 +291,40 @@ impl<B: Backend + 'static> Machine<B> {
             written: 0,
             cycle: 0,
             now,
+            snapshots: None,
         }
     }
 
     fn spec_until(&mut self, mut run: Box<Run<'static, B, EventLog>>, cycle: u64) {
         let mark = run.observer_mut().events.len();
-        let outcome = run.run_until(cycle);
-        if let Err(RunError::Watchdog { limit, .. }) = &outcome {
-            if *limit < run.asked_limit() {
-                self.cycle = *limit;
-                self.now = Now::Spec(run);
-                return;
+        let from = self.cycle;
+        let outcome = loop {
+            // Pause at each snapshot due on the way, and there after a stop is noted.
+            let to = self
+                .snapshots
+                .as_ref()
+                .map_or(cycle, |s| s.next_after(self.cycle).min(cycle));
+            let outcome = run.run_until(to);
+            match &outcome {
+                Err(RunError::Watchdog { limit, .. }) if *limit < run.asked_limit() => {
+                    self.cycle = *limit;
+                    if let Some(s) = self.snapshots.as_mut().filter(|s| s.due(*limit)) {
+                        s.keep(run.snapshot(*limit));
+                    }
+                    if *limit >= cycle || run.observer_mut().noted.is_some() {
+                        self.now = Now::Spec(run);
+                        return;
+                    }
+                }
+                _ => break outcome,
             }
-        }
+        };
         let concluded = run.conclude(outcome);
         let (backend, events) = run.into_parts();
         let Held::Owned(mut events) = events else {
             unreachable!("a live machine owns its event log")
         };
+        let mut backend = Some(backend);
         let outcome = match concluded {
             Ok(report) => Ok(report),
             Err((mut failure, _)) => {
@@ -274,46 +332,100 @@ impl<B: Backend + 'static> Machine<B> {
                     // The failing step's events are those of the second run from the
                     // cycle this step began at.
                     events.events.truncate(mark);
-                    if let Some(stop) = self.replay(backend, self.cycle, at, &mut events) {
+                    let records = failure.state.tasks.clone();
+                    let (stop, back) = self.replay(
+                        backend.take().expect("just taken"),
+                        from,
+                        at,
+                        &mut events,
+                        records,
+                    );
+                    backend = Some(back);
+                    if let Some(stop) = stop {
                         adopt_state(&mut failure, stop);
                     }
                 }
                 Err(failure)
             }
         };
-        self.conclude(outcome, *events);
+        self.conclude(outcome, *events, backend);
     }
 
-    /// The machine's run again from its start, with the host's writes at their cycles,
-    /// reporting its events from `from` on, to the watchdog's stop as `to` begins.
+    /// A new run of the machine's program at the snapshot at or before `cycle` (the
+    /// latest kept), else from its start, with `observer` (whose events are muted until
+    /// the caller says), the host's writes made since replayed (those of `cycle` too), up
+    /// to `cycle`; with whether it paused there (it always should).
+    /// `records` are the run's task records from a later state (see
+    /// [`TaskScheduler::resume`](crate::scheduler::TaskScheduler)).
+    fn rerun_to(
+        &self,
+        backend: Held<'static, B>,
+        observer: EventLog,
+        cycle: u64,
+        records: Vec<TaskRecord>,
+    ) -> (Box<Run<'static, B, EventLog>>, bool) {
+        let source = || Held::Owned(Box::new(ProgramFrames::owned(self.program.clone())) as _);
+        let observer = Held::Owned(Box::new(EventLog {
+            muted: true,
+            ..observer
+        }));
+        let snapshot = self.snapshots.as_ref().and_then(|s| s.at_or_before(cycle));
+        let mut run = match snapshot {
+            Some(snapshot) => {
+                match Run::resume(backend, source(), snapshot, &self.config, observer, records) {
+                    Ok(run) => Box::new(run),
+                    Err(fresh) => {
+                        let (backend, observer) = fresh.into_parts();
+                        Box::new(Run::new(
+                            backend,
+                            source(),
+                            &self.memory,
+                            &self.config,
+                            observer,
+                        ))
+                    }
+                }
+            }
+            None => Box::new(Run::new(
+                backend,
+                source(),
+                &self.memory,
+                &self.config,
+                observer,
+            )),
+        };
+        let start = snapshot.map_or(0, Snapshot::cycle);
+        let paused = |outcome: Result<(), RunError>, at: u64| matches!(outcome, Err(RunError::Watchdog { limit, .. }) if limit == at);
+        for w in self
+            .writes
+            .iter()
+            .filter(|w| w.cycle >= start && w.cycle <= cycle)
+        {
+            if !paused(run.run_until(w.cycle), w.cycle) {
+                return (run, false);
+            }
+            for (k, &byte) in w.bytes.iter().enumerate() {
+                run.poke(w.addr + k as u16, byte);
+            }
+        }
+        let outcome = run.run_until(cycle);
+        (run, paused(outcome, cycle))
+    }
+
+    /// The machine's run again, from the snapshot before `from` (or its start), with the
+    /// host's writes at their cycles, reporting its events from `from` on, to the
+    /// watchdog's stop as `to` begins; and the backend back.
     fn replay(
         &self,
         backend: Held<'static, B>,
         from: u64,
         to: u64,
         events: &mut EventLog,
-    ) -> Option<RunFailure> {
-        let mut run = Run::new(
-            backend,
-            Held::Owned(Box::new(ProgramFrames::owned(self.program.clone()))),
-            &self.memory,
-            &self.config,
-            Held::Owned(Box::new(EventLog {
-                muted: true,
-                ..EventLog::default()
-            })),
-        );
-        let paused = |outcome: Result<(), RunError>, at: u64| matches!(outcome, Err(RunError::Watchdog { limit, .. }) if limit == at);
-        for w in &self.writes {
-            if !paused(run.run_until(w.cycle), w.cycle) {
-                return None;
-            }
-            for (k, &byte) in w.bytes.iter().enumerate() {
-                run.poke(w.addr + k as u16, byte);
-            }
-        }
-        if !paused(run.run_until(from), from) {
-            return None;
+        records: Vec<TaskRecord>,
+    ) -> (Option<RunFailure>, Held<'static, B>) {
+        let (mut run, paused) = self.rerun_to(backend, EventLog::default(), from, records);
+        if !paused {
+            return (None, run.into_parts().0);
         }
         run.observer_mut().muted = false;
         let outcome = run.run_until(to);
@@ -330,7 +442,7 @@ impl<B: Backend + 'static> Machine<B> {
             events.events.extend(replayed.events);
             events.dropped += replayed.dropped;
         }
-        stop
+        (stop, run.into_parts().0)
     }
 
     fn mcst_until(
@@ -364,7 +476,7 @@ impl<B: Backend + 'static> Machine<B> {
                 Err(Box::new(RunFailure { error, state }))
             }
         };
-        self.conclude(outcome, events);
+        self.conclude(outcome, events, None);
     }
 
     /// [`Live::report`], with the task records as `kept` says (never taken: the machine
@@ -372,7 +484,7 @@ impl<B: Backend + 'static> Machine<B> {
     fn report_keeping(&mut self, kept: KeptTasks) -> Result<RunReport, Box<RunFailure>> {
         let cycle = self.cycle;
         match &mut self.now {
-            Now::Spec(run) => Ok(run.snapshot(cycle, kept)),
+            Now::Spec(run) => Ok(run.paused_report(cycle, kept)),
             Now::Mcst { machine, asked, .. } => {
                 let mut report = machine.report_tasks(kept);
                 report.config.max_cycles = *asked;
@@ -390,7 +502,12 @@ impl<B: Backend + 'static> Machine<B> {
         }
     }
 
-    fn conclude(&mut self, outcome: Result<RunReport, Box<RunFailure>>, events: EventLog) {
+    fn conclude(
+        &mut self,
+        outcome: Result<RunReport, Box<RunFailure>>,
+        events: EventLog,
+        backend: Option<Held<'static, B>>,
+    ) {
         self.cycle = match &outcome {
             Ok(report) => report.cycles,
             Err(failure) => failure.state.cycles,
@@ -398,6 +515,7 @@ impl<B: Backend + 'static> Machine<B> {
         self.now = Now::Over {
             outcome: Box::new(outcome),
             events,
+            backend,
         };
     }
 }
@@ -526,6 +644,114 @@ impl<B: Backend + 'static> Live for Machine<B> {
 
     fn keep_events(&mut self, keep: bool) {
         self.events_mut().muted = !keep;
+    }
+
+    fn keep_snapshots(&mut self, every: u64) {
+        if self.snapshots.is_some() {
+            return;
+        }
+        let mut snapshots = Snapshots::new(every);
+        if let Now::Spec(run) = &self.now {
+            snapshots.keep(run.snapshot(self.cycle));
+        }
+        self.snapshots = Some(snapshots);
+    }
+
+    fn go_back(&mut self, cycle: u64) -> Option<Status> {
+        let start = self.snapshots.as_ref()?.at_or_before(cycle)?.cycle();
+        if cycle >= self.cycle {
+            return None;
+        }
+        let (backend, events, records) = match std::mem::replace(&mut self.now, Now::Moving) {
+            Now::Spec(mut run) => {
+                let records = run.take_records();
+                let (backend, events) = run.into_parts();
+                let Held::Owned(events) = events else {
+                    unreachable!("a live machine owns its event log")
+                };
+                (backend, *events, records)
+            }
+            Now::Over {
+                mut outcome,
+                events,
+                backend: Some(backend),
+            } => {
+                let records = std::mem::take(&mut over_state_mut(&mut outcome).tasks);
+                (backend, events, records)
+            }
+            other => {
+                self.now = other;
+                return None;
+            }
+        };
+        let muted = events.muted;
+        self.writes.retain(|w| w.cycle < cycle);
+        if let Some(s) = &mut self.snapshots {
+            s.forget_after(start);
+        }
+        let (mut run, paused) = self.rerun_to(backend, events, start, records);
+        run.observer_mut().muted = muted;
+        run.observer_mut().noted = None;
+        self.cycle = start;
+        if !paused {
+            // A run from a snapshot of itself, or from its start, pauses at a cycle it
+            // passed before; should it not, it ends here as the machine's error.
+            let outcome = Err(RunError::Internal {
+                frame: None,
+                message: format!("going back to cycle {start}, the run did not pause there"),
+            });
+            let concluded = run.conclude(outcome).map_err(|(f, _)| f);
+            let (backend, events) = run.into_parts();
+            let Held::Owned(events) = events else {
+                unreachable!("a live machine owns its event log")
+            };
+            self.conclude(concluded, *events, Some(backend));
+            return Some(self.status());
+        }
+        self.now = Now::Spec(run);
+        // The host's later writes before `cycle`, again at their cycles.
+        let later: Vec<(u64, u16, Vec<u8>)> = self
+            .writes
+            .iter()
+            .filter(|w| w.cycle > start)
+            .map(|w| (w.cycle, w.addr, w.bytes.clone()))
+            .collect();
+        for (at, addr, bytes) in later {
+            if self.run_until(at) != Status::Paused(at) {
+                return Some(self.status());
+            }
+            if let Now::Spec(run) = &mut self.now {
+                for (k, &byte) in bytes.iter().enumerate() {
+                    run.poke(addr + k as u16, byte);
+                }
+            }
+        }
+        Some(self.run_until(cycle))
+    }
+
+    fn snapshot_cycles(&self) -> Vec<u64> {
+        self.snapshots
+            .as_ref()
+            .map_or_else(Vec::new, Snapshots::cycles)
+    }
+
+    fn snapshot_at_or_before(&self, cycle: u64) -> Option<&Snapshot> {
+        self.snapshots.as_ref()?.at_or_before(cycle)
+    }
+
+    fn set_stops(&mut self, stops: Option<Stops>) {
+        if let Now::Spec(run) = &mut self.now {
+            run.set_stops(stops);
+        }
+        self.events_mut().noted = None;
+    }
+
+    fn stop_noted(&self) -> Option<StopNote> {
+        match &self.now {
+            Now::Spec(run) => run.observer().noted,
+            Now::Mcst { events, .. } | Now::Over { events, .. } => events.noted,
+            Now::Moving => unreachable!("a machine is never left moving"),
+        }
     }
 
     fn take_events(&mut self) -> (Vec<Event>, u64) {

@@ -41,7 +41,7 @@ pub(crate) trait Herd {
 }
 
 /// Every core's lock wait and the stall ledger; see the module docs.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct LockWaits {
     /// The cores asleep on a lock, as a mask.
     asleep: u16,
@@ -70,6 +70,14 @@ pub(crate) struct LockWaits {
 }
 
 impl LockWaits {
+    /// A copy (a snapshot's) whose charged stretches are logged if `log`.
+    pub(crate) fn copy_logging(&self, log: bool) -> LockWaits {
+        LockWaits {
+            log: log.then(Vec::new),
+            ..self.clone()
+        }
+    }
+
     /// No core waits; each charged stretch of a port's sleepers is logged if `log`.
     #[inline]
     pub(crate) fn new(log: bool) -> LockWaits {

@@ -10,7 +10,8 @@
 use crate::config::{Config, IssuePolicy, TaskLog, Timing};
 use crate::event_key::EventKey;
 use crate::frame::{Fence, FrameKind, LoadError};
-use crate::task_memory::TaskMemory;
+use crate::held::Held;
+use crate::task_memory::{FrameSource, TaskMemory};
 use std::collections::VecDeque;
 
 /// Why the task scheduler waited before processing a frame.
@@ -235,6 +236,27 @@ impl Bounds {
     }
 }
 
+/// A task scheduler as a snapshot keeps it ([`TaskScheduler::save`]): the scheduler, with
+/// no source and no records; where its log started and ended (the index of its first and
+/// past its last record); and the records of the tasks not yet ended then, by their index.
+pub(crate) struct SavedScheduler {
+    ts: TaskScheduler<'static>,
+    first: usize,
+    end: usize,
+    open: Vec<(usize, TaskRecord)>,
+}
+
+impl SavedScheduler {
+    /// About how many bytes it holds besides its own size.
+    pub(crate) fn bytes(&self) -> usize {
+        self.ts.frames.window_bytes()
+            + self.ts.ahead.len()
+            + self.ts.tasks.len() * std::mem::size_of::<LiveTask>()
+            + (self.ts.free_slots.len() + self.ts.unfinished.len()) * 8
+            + self.open.len() * std::mem::size_of::<(usize, TaskRecord)>()
+    }
+}
+
 /// The task scheduler of one run over `program`: the run loop asks it to [`step`] and tells
 /// it when cores end ([`cores_ended`]); it keeps the task timeline of the report.
 ///
@@ -302,6 +324,136 @@ impl<'p> TaskScheduler<'p> {
             records_base: 0,
             summary: TaskSummary::default(),
         }
+    }
+
+    /// A copy for a snapshot of the run ([`crate::Snapshot`]): the scheduler as it stands,
+    /// its window without the source, and of the task log only where it starts and ends
+    /// and the records of the tasks not yet ended (the others are final: see
+    /// [`TaskScheduler::resume`]).
+    pub(crate) fn save(&self) -> SavedScheduler {
+        let records_end = self.records_base + self.records.len();
+        let open = self
+            .records
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, ended))| !ended)
+            .map(|(i, (r, _))| (self.records_base + i, *r))
+            .collect();
+        SavedScheduler {
+            ts: TaskScheduler {
+                frames: self.frames.save(),
+                policy: self.policy,
+                timing: self.timing,
+                limit: self.limit,
+                log: self.log,
+                head: self.head,
+                ahead: self.ahead.clone(),
+                t: self.t,
+                free_since: self.free_since,
+                tasks: self.tasks.clone(),
+                free_slots: self.free_slots.clone(),
+                unfinished: self.unfinished.clone(),
+                core_task: self.core_task,
+                running: self.running,
+                free_from: self.free_from,
+                last_activity: self.last_activity,
+                first_frame: self.first_frame,
+                records: VecDeque::new(),
+                records_base: 0,
+                summary: self.summary.clone(),
+            },
+            first: self.records_base,
+            end: records_end,
+            open,
+        }
+    }
+
+    /// The scheduler of a run going on from `saved` over `source` (the program the saved
+    /// run read from), keeping a task log as `log` says. The snapshot holds no records of
+    /// the tasks before it, so a log of every task ([`TaskLog::All`]) takes them from
+    /// `records`: the log of a later state of the same run, from its first task, whose
+    /// records up to the snapshot's are final but for those of the tasks then running,
+    /// which are put back as they were. `None` where `records` does not hold them, where
+    /// a summary is asked of a run that kept none, or where the source cannot go to where
+    /// the saved run had read.
+    pub(crate) fn resume<'q>(
+        saved: &SavedScheduler,
+        source: Held<'q, dyn FrameSource + 'q>,
+        log: TaskLog,
+        mut records: Vec<TaskRecord>,
+    ) -> Option<TaskScheduler<'q>> {
+        let end = saved.end;
+        let ok = match log {
+            TaskLog::All => {
+                saved.ts.log == TaskLog::All && saved.first == 0 && records.len() >= end
+            }
+            TaskLog::Summary => saved.ts.log != TaskLog::None,
+            TaskLog::None => true,
+        };
+        if !ok {
+            return None;
+        }
+        let frames = saved.ts.frames.save().adopt(source).ok()?;
+        let mut tasks = saved.ts.tasks.clone();
+        let mut kept = VecDeque::new();
+        if log == TaskLog::All {
+            records.truncate(end);
+            let mut open = saved.open.iter().peekable();
+            kept = records
+                .into_iter()
+                .enumerate()
+                .map(|(i, r)| match open.next_if(|&&(j, _)| j == i) {
+                    Some(&(_, r)) => (r, false),
+                    None => (r, true),
+                })
+                .collect();
+        } else {
+            for t in &mut tasks {
+                t.record = None;
+            }
+        }
+        Some(TaskScheduler {
+            log,
+            records: kept,
+            ahead: saved.ts.ahead.clone(),
+            tasks,
+            free_slots: saved.ts.free_slots.clone(),
+            unfinished: saved.ts.unfinished.clone(),
+            summary: saved.ts.summary.clone(),
+            ..saved.ts.shallow(frames)
+        })
+    }
+
+    /// The plain fields of a saved scheduler over `frames`, with empty collections and
+    /// records (for the two makers above, which fill those in).
+    fn shallow<'q>(&self, frames: TaskMemory<'q>) -> TaskScheduler<'q> {
+        TaskScheduler {
+            frames,
+            policy: self.policy,
+            timing: self.timing,
+            limit: self.limit,
+            log: self.log,
+            head: self.head,
+            ahead: VecDeque::new(),
+            t: self.t,
+            free_since: self.free_since,
+            tasks: Vec::new(),
+            free_slots: Vec::new(),
+            unfinished: Vec::new(),
+            core_task: self.core_task,
+            running: self.running,
+            free_from: self.free_from,
+            last_activity: self.last_activity,
+            first_frame: self.first_frame,
+            records: VecDeque::new(),
+            records_base: 0,
+            summary: TaskSummary::default(),
+        }
+    }
+
+    /// The source, leaving none in its place (for a run that resumes a snapshot over it).
+    pub(crate) fn take_source(&mut self) -> Held<'p, dyn FrameSource + 'p> {
+        self.frames.take_source()
     }
 
     /// The first task of the log, if it ended before `before`: no later event can change

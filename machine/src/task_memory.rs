@@ -38,6 +38,26 @@ pub trait FrameSource {
     fn stopped(&self) -> Option<StopCause> {
         None
     }
+    /// Go to frame `frame`, so that the next [`FrameSource::next_frame`] reads it: for a
+    /// run resumed from a snapshot ([`crate::Snapshot`]), which read the frames before it.
+    /// `false` where the source cannot (the default: a pipe, say); such a run cannot be
+    /// resumed.
+    fn seek(&mut self, _frame: usize) -> bool {
+        false
+    }
+}
+
+/// A source with no frames: what a snapshot's task memory holds in place of its run's
+/// source until a resumed run gives it one ([`TaskMemory::adopt`]).
+struct NoSource;
+
+impl FrameSource for NoSource {
+    fn next_frame(&mut self) -> Result<Option<[u8; FRAME_BYTES]>, LoadError> {
+        Ok(None)
+    }
+    fn rewind(&mut self) -> Result<(), LoadError> {
+        Ok(())
+    }
 }
 
 /// A whole program read as a stream.
@@ -81,6 +101,10 @@ impl FrameSource for ProgramFrames<'_> {
     }
     fn checked(&self) -> bool {
         true
+    }
+    fn seek(&mut self, frame: usize) -> bool {
+        self.next = frame.min(self.program.len());
+        frame <= self.program.len()
     }
 }
 
@@ -183,6 +207,55 @@ impl<'s> TaskMemory<'s> {
             }
         }
         self.take_error()
+    }
+
+    /// A copy of the window without the source (a snapshot's), which
+    /// [`TaskMemory::adopt`] gives a source again. Only the checked-frames cache is not
+    /// copied: it saves work, never changes a result.
+    pub(crate) fn save(&self) -> TaskMemory<'static> {
+        TaskMemory {
+            source: Held::Owned(Box::new(NoSource)),
+            dialect: self.dialect,
+            base: self.base,
+            window: self.window.clone(),
+            drained: self.drained,
+            error: self.error.clone(),
+            checked_frames: CheckedFrames::default(),
+        }
+    }
+
+    /// About how many bytes the window holds.
+    pub(crate) fn window_bytes(&self) -> usize {
+        self.window.len() * std::mem::size_of::<Slot>()
+    }
+
+    /// The source, leaving none in its place (for [`TaskMemory::adopt`] of a saved window
+    /// into the same run).
+    pub(crate) fn take_source(&mut self) -> Held<'s, dyn FrameSource + 's> {
+        std::mem::replace(&mut self.source, Held::Owned(Box::new(NoSource)))
+    }
+
+    /// This saved window over `source`, moved to the first frame the window has not read;
+    /// the source back where it cannot go there ([`FrameSource::seek`]).
+    #[allow(clippy::result_large_err)]
+    pub(crate) fn adopt<'q>(
+        self,
+        mut source: Held<'q, dyn FrameSource + 'q>,
+    ) -> Result<TaskMemory<'q>, Held<'q, dyn FrameSource + 'q>> {
+        if source.dialect() != self.dialect
+            || (!self.drained && !source.seek(self.base + self.window.len()))
+        {
+            return Err(source);
+        }
+        Ok(TaskMemory {
+            source,
+            dialect: self.dialect,
+            base: self.base,
+            window: self.window,
+            drained: self.drained,
+            error: self.error,
+            checked_frames: self.checked_frames,
+        })
     }
 
     /// Read one group: its control frame and every instruction frame it announces.

@@ -410,6 +410,35 @@ impl SharedMemory {
         }));
     }
 
+    /// No byte watched any more (see `SharedMemory::watch`).
+    pub(crate) fn unwatch(&mut self) {
+        self.watch = None;
+    }
+
+    /// A deep copy of the memory's state (bytes, counters, locks, waiters, the
+    /// bank-conflict model), for a snapshot of a run: it shares no cell with `self`. The
+    /// copy watches no byte and keeps no closed sequences; its run sets both up again.
+    pub(crate) fn copy(&self) -> SharedMemory {
+        let cells = Rc::new(Cells {
+            bytes: std::array::from_fn(|i| Cell::new(self.cells.bytes[i].get())),
+            accesses: BankAccesses(std::array::from_fn(|b| {
+                Cell::new(self.cells.accesses.0[b].get())
+            })),
+        });
+        SharedMemory {
+            cells,
+            bank_lock: self.bank_lock,
+            held: self.held,
+            bank_conflicts: self.bank_conflicts,
+            served: self.served,
+            waiters: self.waiters,
+            gate: self.gate,
+            locks: self.locks.clone(),
+            closed: None,
+            watch: None,
+        }
+    }
+
     /// Whether a debugger watches bytes (see `SharedMemory::watch`).
     pub fn watching(&self) -> bool {
         self.watch.is_some()

@@ -5,6 +5,7 @@
 use super::driver::{Driver, SchedulerBound, SchedulerState};
 use super::proofs::Proofs;
 use super::telemetry::Telemetry;
+use super::Start;
 use crate::backend::{Backend, CoreExit, DirectBounds, GroupShape, Port, PortEnd};
 use crate::config::{Config, TaskLog, INSTRUCTION_CYCLES};
 use crate::cores::{lanes_of, CoreTable, Mode};
@@ -32,25 +33,37 @@ pub(super) fn bounded(config: &Config) -> Config {
     }
 }
 
-/// One run of the machine, to its end or its failure. A failure comes with the number of
-/// task records the observer took as the run went, and with the state as the run left it,
-/// which for a fault or a livelock is not yet the state as its cycle began.
+/// One run of the machine from `start`, to its end or its failure. A failure comes with
+/// the number of task records the observer took as the run went, and with the state as
+/// the run left it, which for a fault or a livelock is not yet the state as its cycle
+/// began. `None` where `start` is a snapshot that cannot start this run.
 pub(super) fn run_once<B: Backend, O: Observer>(
     backend: &mut B,
     source: &mut dyn FrameSource,
-    memory: &[u8],
+    start: Start<'_>,
     config: &Config,
     observer: &mut O,
-) -> Result<RunReport, (Box<RunFailure>, usize)> {
-    let mut run = Run::new(
-        Held::Lent(backend),
-        Held::Lent(source),
-        memory,
-        config,
-        Held::Lent(observer),
-    );
+) -> Option<Result<RunReport, (Box<RunFailure>, usize)>> {
+    let mut run = match start {
+        Start::Image(memory) => Run::new(
+            Held::Lent(backend),
+            Held::Lent(source),
+            memory,
+            config,
+            Held::Lent(observer),
+        ),
+        Start::Snapshot(snapshot) => Run::resume(
+            Held::Lent(backend),
+            Held::Lent(source),
+            snapshot,
+            config,
+            Held::Lent(observer),
+            Vec::new(),
+        )
+        .ok()?,
+    };
     let outcome = run.go();
-    run.conclude(outcome)
+    Some(run.conclude(outcome))
 }
 
 impl<'a, B: Backend, O: Observer> Run<'a, B, O> {

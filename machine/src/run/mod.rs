@@ -12,7 +12,8 @@
 //!   executed-instruction log); `reporting.rs`: what the loop tells it of the machine;
 //! - `outcome.rs`: the run's report, or the error it ends with;
 //! - `paused.rs`: a live machine's paused run;
-//! - `rerun.rs`: a failed run's second run.
+//! - `rerun.rs`: a failed run's second run;
+//! - `snapshot.rs`: a paused run's state, to go back to or to go on from in a new run.
 //!
 //! The part types do not name `Run`; the files that extend `Run` (`scheduling.rs`,
 //! `reporting.rs`, `outcome.rs`, `paused.rs`) are named by none, so no two files import
@@ -28,10 +29,12 @@ mod proofs;
 mod reporting;
 mod rerun;
 mod scheduling;
+mod snapshot;
 mod telemetry;
 
 pub(crate) use event_loop::Run;
 pub(crate) use rerun::{adopt_state, rewind_cycle};
+pub use snapshot::Snapshot;
 
 use crate::backend::Backend;
 use crate::config::{Config, TaskLog};
@@ -98,8 +101,55 @@ pub fn run_stream_observed<B: Backend, O: Observer>(
     config: &Config,
     observer: &mut O,
 ) -> Result<RunReport, Box<RunFailure>> {
-    let (mut failure, delivered) = match run_once(backend, source, memory, config, observer) {
-        Ok(report) => return Ok(report),
+    run_from(backend, source, Start::Image(memory), config, observer)
+        .unwrap_or_else(|| unreachable!("a run from an image always starts"))
+}
+
+/// [`run_observed`] of `program` going on from `snapshot` (which a run of the same program
+/// made: [`crate::live::Machine::snapshot`]), under `config`, whose watchdog may differ
+/// from the snapshot run's but nothing else (see [`Snapshot::resumes`]). The report is the
+/// one the whole run gives, but the observer hears only what comes after the snapshot's
+/// cycle, and a fault or livelock's state is taken from a second run from the snapshot.
+/// `None` where the snapshot cannot start this run: a different configuration, a task log
+/// of every task, or a backend that fails to prepare a running task's code.
+pub fn resume_observed<B: Backend, O: Observer>(
+    backend: &mut B,
+    program: &Program,
+    snapshot: &Snapshot,
+    config: &Config,
+    observer: &mut O,
+) -> Option<Result<RunReport, Box<RunFailure>>> {
+    if program.dialect() != Dialect::Spec || !snapshot.resumes(config) {
+        return None;
+    }
+    let mut source = ProgramFrames::new(program);
+    run_from(
+        backend,
+        &mut source,
+        Start::Snapshot(snapshot),
+        config,
+        observer,
+    )
+}
+
+/// Where a run begins: cycle 0 with shared memory as an image gives it, or a snapshot.
+#[derive(Clone, Copy)]
+pub(crate) enum Start<'s> {
+    Image(&'s [u8]),
+    Snapshot(&'s Snapshot),
+}
+
+/// A run from `start` (`None` where that is a snapshot that cannot start it), with a
+/// failure's state taken again as its cycle began.
+fn run_from<B: Backend, O: Observer>(
+    backend: &mut B,
+    source: &mut dyn FrameSource,
+    start: Start<'_>,
+    config: &Config,
+    observer: &mut O,
+) -> Option<Result<RunReport, Box<RunFailure>>> {
+    let (mut failure, delivered) = match run_once(backend, source, start, config, observer)? {
+        Ok(report) => return Some(Ok(report)),
         Err(failed) => failed,
     };
     let config = bounded(config);
@@ -108,8 +158,7 @@ pub fn run_stream_observed<B: Backend, O: Observer>(
     let own_tasks = std::mem::take(&mut failure.state.tasks);
     let mut rerun_tasks = None;
     if let Some(cycle) = rewind_cycle(&failure.error, config.max_cycles) {
-        if let Some(stop) =
-            state_when_cycle_began(backend, source, memory, &config, cycle, observer)
+        if let Some(stop) = state_when_cycle_began(backend, source, start, &config, cycle, observer)
         {
             adopt_state(&mut failure, stop);
             rerun_tasks = Some(std::mem::take(&mut failure.state.tasks));
@@ -128,5 +177,5 @@ pub fn run_stream_observed<B: Backend, O: Observer>(
     } else {
         failure.state.tasks = tasks;
     }
-    Err(failure)
+    Some(Err(failure))
 }

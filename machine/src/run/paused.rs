@@ -29,7 +29,7 @@ impl<'a, B: Backend, O: Observer> Run<'a, B, O> {
 
     /// The state so far (registers, memory, counters, the task records as `kept` says),
     /// with `cycles` the cycle the run is paused at.
-    pub(crate) fn snapshot(&mut self, cycle: u64, kept: KeptTasks) -> RunReport {
+    pub(crate) fn paused_report(&mut self, cycle: u64, kept: KeptTasks) -> RunReport {
         let mut report = self.report_tasks(kept);
         report.cycles = cycle;
         report
@@ -63,6 +63,29 @@ impl<'a, B: Backend, O: Observer> Run<'a, B, O> {
     /// Write `byte` at `addr` between cycles: the host's write, not a core's access.
     pub(crate) fn poke(&mut self, addr: u16, byte: u8) {
         self.memory.poke(addr, byte);
+    }
+
+    /// Take the task log kept so far, in issue order (a run going back to a snapshot of
+    /// itself takes its earlier records from it).
+    pub(crate) fn take_records(&mut self) -> Vec<crate::scheduler::TaskRecord> {
+        self.driver.ts.take_records()
+    }
+
+    /// Note where cores come to `stops` from now on, in place of the stops the observer
+    /// asked for as the run started ([`Observer::stops`]); `None`: note nothing. Stops
+    /// change how compiled code reaches them, never a result.
+    pub(crate) fn set_stops(&mut self, stops: Option<crate::observe::Stops>) {
+        self.tele.stops = stops.map(Box::new);
+        self.tele.stop_noted = u64::MAX;
+        self.memory.unwatch();
+        if let Some(s) = self.tele.stops.as_deref().filter(|s| !s.watches.is_empty()) {
+            self.memory.watch(&s.watches, s.from, s.also);
+        }
+    }
+
+    /// The observer.
+    pub(crate) fn observer(&self) -> &O {
+        &self.tele.observer
     }
 
     /// The observer, to take what it kept.

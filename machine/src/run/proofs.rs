@@ -6,6 +6,7 @@ use crate::cores::{CoreTable, Mode};
 use crate::livelock::{FrameLoops, LoopWatch, MachineWatch};
 
 /// A run's livelock watches and its next checkpoint.
+#[derive(Clone)]
 pub(crate) struct Proofs {
     /// Checkpoints are this many cycles apart.
     every: u64,

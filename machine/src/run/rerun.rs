@@ -3,6 +3,7 @@
 //! engine, with the first run's observer hearing that run's events in place of its own.
 
 use super::event_loop::run_once;
+use super::Start;
 use crate::backend::Backend;
 use crate::config::Config;
 use crate::observe::{Event, Observer};
@@ -45,13 +46,13 @@ pub(crate) fn adopt_state(failure: &mut RunFailure, stop: RunFailure) {
 /// executed, none of `cycle` and later. How far cores had run ahead when a fault showed
 /// depends on the engine (one core at a time, or groups in lockstep), so the state a fault
 /// leaves is taken from a second run that stops at the fault's cycle, which every engine
-/// reaches exactly; that run's watchdog failure is returned, and its events are reported
+/// reaches exactly (from `start`, where the first run began); that run's watchdog failure is returned, and its events are reported
 /// to `observer` in place of the first run's ([`Observer::rewind_events`]). `None` if that
 /// run does not stop there as the watchdog (it always should).
 pub(super) fn state_when_cycle_began<B: Backend, O: Observer>(
     backend: &mut B,
     source: &mut dyn FrameSource,
-    memory: &[u8],
+    start: Start<'_>,
     config: &Config,
     cycle: u64,
     observer: &mut O,
@@ -66,11 +67,11 @@ pub(super) fn state_when_cycle_began<B: Backend, O: Observer>(
             sink: observer,
             cycle,
         };
-        run_once(backend, source, memory, &stop, &mut rewound)
+        run_once(backend, source, start, &stop, &mut rewound)
     } else {
-        run_once(backend, source, memory, &stop, &mut ())
+        run_once(backend, source, start, &stop, &mut ())
     };
-    match rerun {
+    match rerun? {
         Err((mut f, _)) if matches!(f.error, RunError::Watchdog { .. }) => {
             f.state.config = *config;
             Some(*f)

@@ -84,6 +84,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                     entry.code = Some(code.clone());
                     let part = Part {
                         instrs: entry.frame.instrs,
+                        words: entry.frame.words,
                         frame,
                         start,
                         sync: entry.sync,

@@ -1,0 +1,295 @@
+//! Snapshots of a live machine (issue 32): going back to any cycle from the snapshot
+//! before it, and a new run going on from a snapshot with any backend, give what a run
+//! from cycle 0 gives.
+//!
+//! The reference is `gpu16::run` of the same program and a live machine without
+//! snapshots paused at the same cycle: independent paths (one call of the run loop; no
+//! snapshot taken or restored). Generated programs of every profile (faults, the watchdog,
+//! livelocks, locks and bank conflicts included) on every backend and engine; snapshots
+//! taken every 1, 7 and 64 cycles, so that they fall inside tasks, lock waits and
+//! conflicts.
+
+mod common;
+
+use common::every_runner;
+use gpu16::fuzz::Case;
+use gpu16::live::machine;
+use gpu16::machine::live::Status;
+use gpu16::{BackendKind, Runner};
+use gpu16_gen::Profile;
+use gpu16_machine::{Config, Dialect, Program, RunFailure, RunReport, TaskLog};
+
+type Outcome = Result<RunReport, Box<RunFailure>>;
+
+/// The outcome with the backend's name made the interpreter's (reports name theirs).
+fn named(mut outcome: Outcome) -> Outcome {
+    match &mut outcome {
+        Ok(r) => r.backend = "interp".into(),
+        Err(f) => f.state.backend = "interp".into(),
+    }
+    outcome
+}
+
+fn cycles(outcome: &Outcome) -> Result<u64, String> {
+    outcome
+        .as_ref()
+        .map(|r| r.cycles)
+        .map_err(|f| f.error.to_string())
+}
+
+/// The generated cases of `seeds` that load, with a watchdog short enough for a test.
+fn cases(seeds: std::ops::Range<u64>) -> Vec<(String, Program, Vec<u8>, Config)> {
+    let mut v = Vec::new();
+    for seed in seeds {
+        for profile in Profile::ALL {
+            let c = Case::new_in(seed, Some(profile), Dialect::Spec);
+            let Ok(program) = Program::from_image_in(&c.image, Dialect::Spec) else {
+                continue;
+            };
+            let config = Config {
+                max_cycles: c.config.max_cycles.min(20_000),
+                ..c.config
+            };
+            v.push((
+                format!("seed {seed} {profile:?}"),
+                program,
+                c.memory,
+                config,
+            ));
+        }
+    }
+    v
+}
+
+/// The machine as `cycle` begins, from a live machine without snapshots: its report
+/// while paused there, or the outcome of a run that ends first.
+fn paused_at(
+    runner: Runner,
+    program: &Program,
+    memory: &[u8],
+    config: &Config,
+    cycle: u64,
+) -> Outcome {
+    let mut m = machine(runner, program.clone(), memory, config).expect("the backend starts");
+    m.run_until(cycle);
+    m.report()
+}
+
+#[test]
+fn going_back_to_any_cycle_gives_the_machine_a_run_from_the_start_gives() {
+    let mut compared = 0;
+    for (name, program, memory, config) in cases(5_300_000..5_300_006) {
+        let reference = gpu16::run(BackendKind::Interp, &program, &memory, &config);
+        let end = match &reference {
+            Ok(r) => r.cycles,
+            Err(f) => f.state.cycles,
+        };
+        for (k, runner) in every_runner().into_iter().enumerate() {
+            let every = [1, 7, 64][k % 3];
+            let mut m = machine(runner, program.clone(), &memory, &config).expect("starts");
+            m.keep_snapshots(every);
+            // Forward to the end, in one move: the snapshots are taken on the way.
+            m.run_until(u64::MAX);
+            assert!(
+                named(m.report()) == reference,
+                "{name} {runner:?} every {every}: with snapshots {:?} vs run {:?}",
+                cycles(&m.report()),
+                cycles(&reference)
+            );
+            // Back to cycles before the end, latest first and then earlier, each compared
+            // with a machine paused there; then on to the end again.
+            for target in [end * 2 / 3, end / 3 + 1, 1, end.saturating_sub(1)] {
+                if target >= m.cycle() {
+                    continue;
+                }
+                let status = m.go_back(target).expect("a snapshot at or before it");
+                let expected = paused_at(runner, &program, &memory, &config, target);
+                assert!(
+                    named(m.report()) == named(expected.clone()),
+                    "{name} {runner:?} every {every}: back to {target} ({status:?}): {:?} vs \
+                     {:?}",
+                    cycles(&m.report()),
+                    cycles(&expected)
+                );
+                compared += 1;
+            }
+            m.run_until(u64::MAX);
+            assert!(
+                named(m.report()) == reference,
+                "{name} {runner:?} every {every}: on to the end after going back: {:?} vs {:?}",
+                cycles(&m.report()),
+                cycles(&reference)
+            );
+        }
+    }
+    assert!(compared > 300, "{compared} cycles gone back to");
+}
+
+#[test]
+fn a_run_resumed_from_a_snapshot_on_any_backend_gives_the_whole_run() {
+    let mut compared = 0;
+    for (name, program, memory, config) in cases(5_400_000..5_400_005) {
+        let config = Config {
+            tasks: TaskLog::Summary,
+            ..config
+        };
+        let reference = gpu16::run(BackendKind::Interp, &program, &memory, &config);
+        let runners = every_runner();
+        for (k, runner) in runners.iter().enumerate() {
+            let mut m = machine(*runner, program.clone(), &memory, &config).expect("starts");
+            m.keep_snapshots([1, 7, 64][k % 3]);
+            m.run_until(u64::MAX);
+            let taken = m.snapshot_cycles();
+            assert!(!taken.is_empty() && taken[0] == 0, "{name}: {taken:?}");
+            for (j, &at) in taken.iter().enumerate().step_by(5) {
+                let snapshot = m.snapshot_at_or_before(at).expect("kept");
+                assert_eq!(snapshot.cycle(), at);
+                // On another backend than the one that took it.
+                let other = runners[(k + j + 1) % runners.len()];
+                let resumed = gpu16::resume_observed(other, &program, snapshot, &config, &mut ())
+                    .expect("the snapshot starts a run of its configuration");
+                assert!(
+                    named(resumed.clone()) == reference,
+                    "{name}: from cycle {at} of {runner:?} on {other:?}: {:?} vs {:?}",
+                    cycles(&resumed),
+                    cycles(&reference)
+                );
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared > 200, "{compared} resumed runs");
+}
+
+#[test]
+fn a_snapshot_starts_no_run_of_another_configuration_or_with_every_task_logged() {
+    let (_, program, memory, config) = cases(5_500_000..5_500_001).remove(0);
+    let config = Config {
+        tasks: TaskLog::None,
+        ..config
+    };
+    let mut m = machine(BackendKind::Interp, program.clone(), &memory, &config).expect("starts");
+    m.keep_snapshots(1);
+    let snapshot = m.snapshot_at_or_before(0).expect("taken at once");
+    let all = Config {
+        tasks: TaskLog::All,
+        ..config
+    };
+    let summary = Config {
+        tasks: TaskLog::Summary,
+        ..config
+    };
+    let other = Config {
+        bank_conflicts: !config.bank_conflicts,
+        ..config
+    };
+    for c in [all, summary, other] {
+        assert!(!snapshot.resumes(&c));
+        assert!(
+            gpu16::resume_observed(BackendKind::Interp, &program, snapshot, &c, &mut ()).is_none()
+        );
+    }
+    let longer = Config {
+        max_cycles: config.max_cycles * 2,
+        ..config
+    };
+    assert!(snapshot.resumes(&longer));
+}
+
+/// Four cores count in r1 for ever (the livelock test's program).
+const COUNTING: &str = "\
+.cf mask=0xf
+.if
+    set_const 1, r9
+loop:
+    add r1, r9, r1
+    bnz loop, r9
+";
+
+#[test]
+fn going_back_needs_a_snapshot_and_an_earlier_cycle() {
+    let program = gpu16_asm::assemble(COUNTING, "counting.s")
+        .expect("assembles")
+        .program;
+    let config = Config::default();
+    let mut m = machine(BackendKind::Interp, program.clone(), &[], &config).expect("starts");
+    m.run_until(5);
+    assert_eq!(m.go_back(2), None, "no snapshots kept");
+    m.keep_snapshots(4);
+    assert_eq!(m.snapshot_cycles(), vec![5], "the first where it stands");
+    assert_eq!(m.go_back(3), None, "none at or before 3");
+    assert_eq!(m.go_back(5), None, "not before where it stands");
+    assert_eq!(m.run_until(40), Status::Paused(40));
+    assert_eq!(
+        m.snapshot_cycles(),
+        vec![5, 8, 12, 16, 20, 24, 28, 32, 36, 40]
+    );
+    assert_eq!(m.go_back(9), Some(Status::Paused(9)));
+    assert_eq!(
+        m.snapshot_cycles(),
+        vec![5, 8],
+        "the later ones are forgotten"
+    );
+    // Past 64 snapshots the spacing doubles, dropping every other one.
+    assert_eq!(m.run_until(4 * 70), Status::Paused(280));
+    let kept = m.snapshot_cycles();
+    assert!(
+        kept.len() <= gpu16::machine::live::MAX_SNAPSHOTS,
+        "{kept:?}"
+    );
+    assert_eq!(&kept[..3], &[8, 16, 24], "{kept:?}");
+    assert_eq!(kept.last(), Some(&280), "{kept:?}");
+}
+
+/// A livelock is proven over checkpoints that come before and after a snapshot: four cores
+/// add 1 to r1 for ever (a loop of register instructions whose registers repeat every 512
+/// cycles), checkpoints 64 cycles apart. Every run resumed from a snapshot, on every
+/// backend, stops at the livelock the whole run stops at, as does a machine gone back.
+#[test]
+fn a_livelock_proven_across_a_snapshot_is_the_whole_runs() {
+    let program = gpu16_asm::assemble(COUNTING, "livelock.s")
+        .expect("assembles")
+        .program;
+    let config = Config {
+        checkpoint_cycles: 64,
+        tasks: TaskLog::Summary,
+        ..Config::default()
+    };
+    let reference = gpu16::run(BackendKind::Interp, &program, &[], &config);
+    let Err(f) = &reference else {
+        panic!("the loops ended")
+    };
+    assert!(
+        matches!(f.error, gpu16_machine::RunError::Livelock { .. }),
+        "{}",
+        f.error
+    );
+    for runner in every_runner() {
+        let mut m = machine(runner, program.clone(), &[], &config).expect("starts");
+        m.keep_snapshots(7);
+        m.run_until(u64::MAX);
+        assert!(
+            named(m.report()) == reference,
+            "{runner:?}: {:?}",
+            cycles(&m.report())
+        );
+        for at in m.snapshot_cycles() {
+            let snapshot = m.snapshot_at_or_before(at).expect("kept");
+            let resumed = gpu16::resume_observed(runner, &program, snapshot, &config, &mut ())
+                .expect("starts");
+            assert!(
+                named(resumed.clone()) == reference,
+                "{runner:?} from cycle {at}: {:?} vs {:?}",
+                cycles(&resumed),
+                cycles(&reference)
+            );
+        }
+        let before = m.snapshot_cycles()[1] + 3;
+        m.go_back(before).expect("kept");
+        m.run_until(u64::MAX);
+        assert!(
+            named(m.report()) == reference,
+            "{runner:?} after going back to {before}"
+        );
+    }
+}
