@@ -2,7 +2,8 @@
 //! breakpoint hit at the end of a 33M-cycle loop, and a watchpoint on its last write, each
 //! within 2x of a plain run). `run` is the plain run; `break` and `watch` are a session
 //! answering `break`/`watch` then `continue`; `steps` moves a session near the loop's end
-//! and then takes a hundred steps of 1000 cycles. Each on the interpreter and on `auto`;
+//! and then takes a hundred steps of 1000 cycles; `back` goes to the loop's end and takes
+//! ten steps back of a million cycles (time travel). Each on the interpreter and on `auto`;
 //! the `16/` rows run the same loop on all 16 cores (lockstep code on `auto`).
 
 use criterion::{criterion_group, criterion_main, Criterion};
@@ -74,6 +75,18 @@ fn debugger(c: &mut Criterion) {
                 s.execute("step 33000000");
                 for _ in 0..100 {
                     s.execute("step 1000");
+                }
+                black_box(s.execute("where").text)
+            })
+        });
+        // Time travel from the loop's end: ten steps back of a million cycles each, then
+        // `when` the byte was written (the last instruction, searched for backwards).
+        g.bench_function(format!("back/{name}"), |b| {
+            b.iter(|| {
+                let mut s = session(&program, runner);
+                s.execute("step 33400000");
+                for _ in 0..10 {
+                    s.execute("reverse-step 1000000");
                 }
                 black_box(s.execute("where").text)
             })

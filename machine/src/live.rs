@@ -196,6 +196,9 @@ pub trait Live {
     /// The open atomic sequences: (bank, holder core, locked address). The MCST dialect
     /// has none.
     fn locks(&self) -> Vec<(usize, u8, u16)>;
+    /// [`Live::locks`], each with the cycle of the `ld_sync` that opened it: (bank, holder
+    /// core, locked address, cycle).
+    fn locks_opened(&self) -> Vec<(usize, u8, u16, u64)>;
     /// Write `bytes` into shared memory from address `addr` (a byte address: bank in the
     /// high four bits, row in the low eight) before the cycle the machine is paused at:
     /// the host's write, not a core's access (no lock, counter or wake sees it).
@@ -225,7 +228,9 @@ pub trait Live {
     /// cycle and later (which are undone), from the latest snapshot at or before it: the
     /// status there (the run may end or fail before, as it did going forward), or `None`
     /// where no snapshot is kept at or before `cycle`, `cycle` is not before where the
-    /// machine stands, or the machine cannot go back (nothing changed then).
+    /// machine stands (for a run that is over: after its last cycle, where it stands as
+    /// that cycle begins, not as it failed), or the machine cannot go back (nothing
+    /// changed then).
     fn go_back(&mut self, cycle: u64) -> Option<Status>;
     /// The latest snapshot kept at or before `cycle`: a run of the same program and
     /// configuration goes on from it with any backend and observer
@@ -601,6 +606,13 @@ impl<B: Backend + 'static> Live for Machine<B> {
         }
     }
 
+    fn locks_opened(&self) -> Vec<(usize, u8, u16, u64)> {
+        match &self.now {
+            Now::Spec(run) => run.locks_opened(),
+            _ => Vec::new(),
+        }
+    }
+
     fn write_memory(&mut self, addr: usize, bytes: &[u8]) -> Result<(), WriteError> {
         if matches!(self.now, Now::Over { .. }) {
             return Err(WriteError::Finished);
@@ -659,7 +671,9 @@ impl<B: Backend + 'static> Live for Machine<B> {
 
     fn go_back(&mut self, cycle: u64) -> Option<Status> {
         let start = self.snapshots.as_ref()?.at_or_before(cycle)?.cycle();
-        if cycle >= self.cycle {
+        // A run over in a cycle (a fault's) stood before that cycle's work too.
+        let over = matches!(self.now, Now::Over { .. });
+        if cycle > self.cycle || (cycle == self.cycle && !over) {
             return None;
         }
         let (backend, events, records) = match std::mem::replace(&mut self.now, Now::Moving) {

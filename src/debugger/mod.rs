@@ -1,12 +1,16 @@
 //! `gpu16 debug`: a debugging session over a program, one command a line
 //! (`command::parse`), each answered with text for people or one JSON object a line.
 //!
-//! The session re-executes instead of keeping a live machine: the state "when cycle N
-//! begins" is what a run limited to N cycles leaves when the watchdog stops it (its
-//! registers, memory, tasks and the unfinished cores with their frame, IP and state), so
-//! every stop is one run from the start, deterministic and the same on every backend. The
-//! next stop is found by one more run with an observer of every executed instruction
-//! (`search::Finder`), which ends the run as soon as it has its answer.
+//! The session replays the program's one deterministic run. The state "when cycle N
+//! begins" is what the run leaves paused there (the watchdog's stop: its registers, memory,
+//! tasks and the unfinished cores with their frame, IP and state), the same on every
+//! backend. The session keeps a live machine with snapshots of that run (at most 64, a
+//! doubling spacing apart: `gpu16_machine::live`): a move forward goes on from where it
+//! stands, a move back from the snapshot before the target. The next stop is found on that
+//! machine at a plain run's speed, noting where cores come to breakpoints and write watched
+//! bytes; where the note is not the stop itself, a run from the snapshot before it with an
+//! observer of every executed instruction (`search::Finder`) finds it exactly, and ends as
+//! soon as it has its answer.
 //!
 //! Cycles: a breakpoint stops *before* the cycle its instruction executes in (the state
 //! when that cycle begins); a watchpoint stops *after* the cycle of the write (the event's
@@ -66,10 +70,6 @@ enum Snapshot {
     Paused {
         report: RunReport,
         cores: Vec<UnfinishedCore>,
-        /// The task records are the live machine's, not the report's (whose `tasks` is
-        /// empty): a copy of the whole log at every move would make each step cost the
-        /// run's length ([`Session::task_records`]).
-        tasks_live: bool,
     },
     /// The program ended.
     Ended(RunReport),
@@ -143,6 +143,10 @@ pub struct Session {
     /// the session too.
     watched: Option<(u64, u8)>,
     state: Snapshot,
+    /// The state's task records are the live machine's, not its report's (whose `tasks`
+    /// is empty): a copy of the whole log at every move would make each step cost the
+    /// run's length ([`Session::task_records`]).
+    tasks_live: bool,
     interrupt: Interrupt,
     /// Search for stops by seeing every instruction from the start, without the first
     /// fast run (the reference the fast search is tested against).
@@ -227,6 +231,7 @@ impl Session {
             skip: None,
             watched: None,
             state: Snapshot::Ended(RunReport::initial("", config, &[])),
+            tasks_live: false,
             interrupt: Interrupt::default(),
             exhaustive: false,
             current: 0,
@@ -255,7 +260,8 @@ impl Session {
     /// How far the command under way has come, for another thread to show while the
     /// session's thread runs it (`gpu16 serve` streams it to the page): the run's last
     /// [`gpu16_machine::Progress`], or `None` before the command's first (each command
-    /// starts afresh). A search re-executes from cycle 0, so its cycle climbs to the stop.
+    /// starts afresh). A search runs on from where the session stands (or the snapshot
+    /// before it), so its cycle climbs to the stop.
     pub fn progress(&self) -> impl Fn() -> Option<gpu16_machine::Progress> + Send + Sync + 'static {
         let reached = self.interrupt.1.clone();
         move || reached.last()
@@ -322,8 +328,9 @@ impl Session {
             Command::SetRegister(core, r) => {
                 let k = core.unwrap_or(self.current);
                 self.error(&format!(
-                    "core {k} r{r} cannot be set: every stop is a re-execution from cycle 0, \
-                     and a core's registers come only from its program; nothing was changed"
+                    "core {k} r{r} cannot be set: the session replays the program's one run \
+                     (from cycle 0 or a snapshot of it), and a core's registers come only \
+                     from its program; nothing was changed"
                 ))
             }
             Command::Help => line(self.json, json!({"help": command::HELP}), || {
@@ -771,7 +778,6 @@ impl Session {
                     Snapshot::Paused {
                         cores: cores.clone(),
                         report,
-                        tasks_live: false,
                     }
                 }
                 _ => {
@@ -789,60 +795,44 @@ impl Session {
         })
     }
 
-    /// [`Session::run_to`] `limit`, on the session's live machine where it stands at or
-    /// before `limit` (a move forward costs the cycles moved), else on a new one from the
-    /// start. Where the JIT cannot start, the plain way.
+    /// [`Session::run_to`] `limit`, on the session's live machine: from where it stands
+    /// if that is at or before `limit` (a move forward costs the cycles moved), else from
+    /// its latest snapshot at or before `limit` (a move back costs at most the snapshots'
+    /// spacing), else on a new one from the start. Where the JIT cannot start, the plain
+    /// way.
     fn move_to(&mut self, limit: u64) -> Result<Snapshot, Interrupted> {
-        let reusable = self
-            .live
-            .as_ref()
-            .is_some_and(|m| matches!(m.status(), LiveStatus::Paused(c) if c <= limit));
-        if !reusable {
-            self.live = None;
-            match crate::live::machine(
-                self.runner,
-                self.program.clone(),
-                &self.memory,
-                &self.config,
-            ) {
-                Ok(mut m) => {
-                    m.set_interrupt(self.interrupt.0.clone());
-                    let reached = self.interrupt.1.clone();
-                    m.set_progress(Box::new(move |p| reached.note(p)));
-                    m.keep_events(false);
-                    self.live = Some(m);
-                }
-                Err(_) => return self.run_to(limit),
-            }
+        if !self.live_before(limit) {
+            self.tasks_live = false;
+            return self.run_to(limit);
         }
         let Some(m) = self.live.as_mut() else {
-            return self.run_to(limit);
+            unreachable!("live_before made one")
         };
         let status = m.run_until(limit.min(self.config.max_cycles));
         if self.interrupt.raised() {
             self.live = None;
             return Err(Interrupted);
         }
+        // A paused state holds no task records: the live machine has them
+        // ([`Session::task_records`]), so a move costs no copy of the task log. Where the
+        // run is over, the session's report has them (the end reports them all), and the
+        // machine keeps its copy to go back from there.
+        self.tasks_live = matches!(status, LiveStatus::Paused(_));
+        let report = if self.tasks_live {
+            m.report_without_tasks()
+        } else {
+            m.report()
+        };
         Ok(match status {
             LiveStatus::Paused(_) => Snapshot::Paused {
-                report: m.report_without_tasks().unwrap_or_else(|f| f.state),
+                report: report.unwrap_or_else(|f| f.state),
                 cores: m.unfinished(),
-                tasks_live: true,
             },
-            // A machine whose run is over goes no further: the session keeps its one
-            // report, and the machine (with its own copy of the task log) goes.
-            LiveStatus::Ended => match self.live.take().map(|mut m| m.report()) {
-                Some(Ok(report)) => Snapshot::Ended(report),
-                Some(Err(f)) => Snapshot::Ended(f.state),
-                None => unreachable!("the live machine was there"),
-            },
+            LiveStatus::Ended => Snapshot::Ended(report.unwrap_or_else(|f| f.state)),
             LiveStatus::Failed => {
-                let failure = match self.live.take().map(|mut m| m.report()) {
-                    Some(Err(f)) => f,
-                    None => unreachable!("the live machine was there"),
-                    Some(Ok(r)) => {
-                        unreachable!("a failed machine reports a failure, not {}", r.cycles)
-                    }
+                let failure = match report {
+                    Err(f) => f,
+                    Ok(r) => unreachable!("a failed machine reports a failure, not {}", r.cycles),
                 };
                 let cores = match failure.error {
                     // The state of a fault is the machine when its cycle began: the
@@ -855,6 +845,63 @@ impl Session {
         })
     }
 
+    /// Make the session's live machine stand at or before `limit`, where it can: as it
+    /// is, gone back to a snapshot, or new from the start (keeping snapshots). `false`
+    /// where no live machine can be made (the JIT cannot start).
+    fn live_before(&mut self, limit: u64) -> bool {
+        if let Some(m) = self.live.as_mut() {
+            let here = match m.status() {
+                LiveStatus::Paused(c) => c <= limit,
+                // A run over before `limit` stands there for good (one over in `limit`
+                // is not: its state is the failure's, not the machine as `limit` begins).
+                LiveStatus::Ended | LiveStatus::Failed => m.cycle() < limit,
+            };
+            if here || m.go_back(limit).is_some() {
+                return true;
+            }
+            self.live = None;
+        }
+        match crate::live::machine(
+            self.runner,
+            self.program.clone(),
+            &self.memory,
+            &self.config,
+        ) {
+            Ok(mut m) => {
+                m.set_interrupt(self.interrupt.0.clone());
+                let reached = self.interrupt.1.clone();
+                m.set_progress(Box::new(move |p| reached.note(p)));
+                m.keep_events(false);
+                m.keep_snapshots(gpu16_machine::live::FIRST_SPACING);
+                self.live = Some(m);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// A run of `observer` under `config` that needs nothing before cycle `from`: from the
+    /// live machine's latest snapshot at or before it, else from cycle 0.
+    fn forked<O: Observer>(
+        &self,
+        config: &Config,
+        observer: &mut O,
+        from: u64,
+    ) -> Result<RunReport, Box<RunFailure>> {
+        let snapshot = self
+            .live
+            .as_ref()
+            .and_then(|m| m.snapshot_at_or_before(from));
+        if let Some(s) = snapshot {
+            if let Some(outcome) =
+                crate::resume_observed(self.runner, &self.program, s, config, observer)
+            {
+                return outcome;
+            }
+        }
+        crate::run_observed(self.runner, &self.program, &self.memory, config, observer)
+    }
+
     /// The cores whose part had not ended when `cycle` began (none if the run ended or
     /// failed before).
     fn cores_when(&self, cycle: u64) -> Result<Vec<UnfinishedCore>, Interrupted> {
@@ -864,13 +911,7 @@ impl Session {
             ..self.config
         };
         let mut interrupt = self.interrupt.clone();
-        match crate::run_observed(
-            self.runner,
-            &self.program,
-            &self.memory,
-            &config,
-            &mut interrupt,
-        ) {
+        match self.forked(&config, &mut interrupt, cycle) {
             Err(f) => match f.error {
                 RunError::Stopped { .. } => Err(Interrupted),
                 RunError::Watchdog { cores, .. } => Ok(cores),
@@ -1085,7 +1126,7 @@ impl Session {
     /// Run with `finder` from the start to the end or the watchdog (or `limit`, if lower).
     /// If the run ends in a fault the finder is told ([`Finder::fault`]), and the fault is
     /// returned.
-    fn search(&self, finder: &mut Finder, limit: u64) -> Result<Option<Faulted>, Interrupted> {
+    fn search(&mut self, finder: &mut Finder, limit: u64) -> Result<Option<Faulted>, Interrupted> {
         let start = if self.exhaustive {
             0
         } else if finder.breaks.is_empty() && finder.watches.is_empty() {
@@ -1108,8 +1149,7 @@ impl Session {
             ..self.config
         };
         let mut both = (&mut *finder, self.interrupt.clone());
-        let outcome =
-            crate::run_observed(self.runner, &self.program, &self.memory, &config, &mut both);
+        let outcome = self.forked(&config, &mut both, start);
         if self.interrupt.raised() {
             return Err(Interrupted);
         }
@@ -1168,7 +1208,7 @@ impl Session {
     /// (which executes in the cycle it is come to, never stalling), at a place whose
     /// breakpoints stop every core unconditionally, with no watch and no fault before.
     fn first_stop(
-        &self,
+        &mut self,
         finder: &Finder,
         limit: u64,
     ) -> Result<Option<(u64, Option<Hit>)>, Interrupted> {
@@ -1180,24 +1220,51 @@ impl Session {
             tasks: gpu16_machine::TaskLog::None,
             ..self.config
         };
-        let mut first = FirstStop {
-            stops: finder.stops(),
-            first: None,
-        };
-        let mut both = (&mut first, self.interrupt.clone());
-        let outcome =
-            crate::run_observed(self.runner, &self.program, &self.memory, &config, &mut both);
-        if self.interrupt.raised() {
-            return Err(Interrupted);
-        }
-        let fault = match outcome {
-            Err(f) => match f.error {
-                RunError::Fault { cycle, .. } => Some(cycle),
+        let stops = finder.stops();
+        // The first cycle whose stops count: writes of a watch stop's cycle, behind the
+        // session, may still stop it.
+        let earliest = stops.also.map_or(stops.from, |also| also.min(stops.from));
+        let (note, fault) = if self.live_before(earliest) {
+            // On the session's live machine, which pauses at the first snapshot after a
+            // stop is noted: the session then goes back to the stop from the snapshot
+            // before it, so the search costs about one run from here.
+            let Some(m) = self.live.as_mut() else {
+                unreachable!("live_before made one")
+            };
+            m.run_until(earliest);
+            m.set_stops(Some(stops));
+            let status = m.run_until(config.max_cycles);
+            let note = m.stop_noted();
+            m.set_stops(None);
+            if self.interrupt.raised() {
+                self.live = None;
+                return Err(Interrupted);
+            }
+            let fault = match (status, m.report_without_tasks()) {
+                (LiveStatus::Failed, Err(f)) => match f.error {
+                    RunError::Fault { cycle, .. } => Some(cycle),
+                    _ => None,
+                },
                 _ => None,
-            },
-            Ok(_) => None,
+            };
+            (note, fault)
+        } else {
+            let mut first = FirstStop { stops, first: None };
+            let mut both = (&mut first, self.interrupt.clone());
+            let outcome =
+                crate::run_observed(self.runner, &self.program, &self.memory, &config, &mut both);
+            if self.interrupt.raised() {
+                return Err(Interrupted);
+            }
+            let fault = match outcome {
+                Err(f) => match f.error {
+                    RunError::Fault { cycle, .. } => Some(cycle),
+                    _ => None,
+                },
+                Ok(_) => None,
+            };
+            (first.first, fault)
         };
-        let note = first.first;
         let exact = note.and_then(|n| {
             let (core, frame, ip) = n.at?;
             if !finder.watches.is_empty()
@@ -1268,7 +1335,7 @@ impl Session {
             end: None,
         };
         let mut both = (&mut end, self.interrupt.clone());
-        let _ = crate::run_observed(self.runner, &self.program, &self.memory, &config, &mut both);
+        let _ = self.forked(&config, &mut both, self.cycle);
         if self.interrupt.raised() {
             return Err(Interrupted);
         }
@@ -1557,13 +1624,15 @@ impl Session {
     }
 
     /// `set [ADDR] = BYTE`: the byte of shared memory the run starts with. Only before
-    /// cycle 0: every stop is a re-execution from cycle 0, which would not see a write
-    /// made later (so later the answer is an error, and nothing changes).
+    /// cycle 0: every stop replays the program's one run from the memory it starts with
+    /// (from cycle 0 or a snapshot of that run), which would not see a write made later
+    /// (so later the answer is an error, and nothing changes).
     fn set_memory(&mut self, addr: u16, byte: u8) -> Result<String, Interrupted> {
         if self.cycle != 0 {
             return Ok(self.error(&format!(
-                "memory can be set only at cycle 0 (say run first): every stop re-executes \
-                 from cycle 0, so a write at cycle {} would be lost; nothing was changed",
+                "memory can be set only at cycle 0 (say run first): every stop replays the \
+                 program's one run from the memory it starts with, so a write at cycle {} \
+                 would be lost; nothing was changed",
                 self.cycle
             )));
         }
@@ -1732,8 +1801,7 @@ impl Session {
             let from = self.cycle.saturating_sub(back);
             let mut observer = make(from);
             let mut both = (&mut observer, self.interrupt.clone());
-            let _ =
-                crate::run_observed(self.runner, &self.program, &self.memory, &config, &mut both);
+            let _ = self.forked(&config, &mut both, from);
             if self.interrupt.raised() {
                 return Err(Interrupted);
             }
@@ -2000,13 +2068,34 @@ impl Session {
         })
     }
 
-    fn locks(&self) -> Result<String, Interrupted> {
+    fn locks(&mut self) -> Result<String, Interrupted> {
         let mut locks = Locks::default();
         // Paused: the locks when the session's cycle begins. Failed: those of the state the
         // failure reports, the machine when its cycle (the session's) began. Ended: none;
-        // nor in a program without an ld_sync. The run observes every instruction, so it is
-        // slow over long runs (Ctrl-C stops it).
-        if self.atomics && !matches!(self.state, Snapshot::Ended(_)) {
+        // nor in a program without an ld_sync. The live machine paused there knows them;
+        // where there is none (the JIT cannot start), a run from cycle 0 observing every
+        // instruction finds them (slow over long runs; Ctrl-C stops it).
+        let cycle = self.cycle;
+        let wanted = self.atomics && !matches!(self.state, Snapshot::Ended(_));
+        let mut known = false;
+        if wanted
+            && self.program.dialect() == gpu16_machine::Dialect::Spec
+            && self.live_before(cycle)
+        {
+            if let Some(m) = self.live.as_mut() {
+                if m.run_until(cycle) == LiveStatus::Paused(cycle) {
+                    for (_, holder, addr, since) in m.locks_opened() {
+                        locks.0.insert(addr, (holder, since));
+                    }
+                    known = true;
+                }
+            }
+            if self.interrupt.raised() {
+                self.live = None;
+                return Err(Interrupted);
+            }
+        }
+        if wanted && !known {
             let config = Config {
                 max_cycles: self.cycle.min(self.config.max_cycles),
                 tasks: gpu16_machine::TaskLog::None,
@@ -2074,18 +2163,15 @@ impl Session {
     /// state left them there, or from a run to this cycle where that machine is gone (an
     /// interrupted move drops it).
     fn task_records(&mut self) -> Result<Cow<'_, [TaskRecord]>, Interrupted> {
-        if let Snapshot::Paused {
-            tasks_live: true, ..
-        } = self.state
-        {
+        if self.tasks_live {
             let cycle = self.cycle;
-            if let Some(m) = self
-                .live
-                .as_mut()
-                .filter(|m| m.status() == LiveStatus::Paused(cycle))
-            {
-                let report = m.report().unwrap_or_else(|f| f.state);
-                return Ok(Cow::Owned(report.tasks));
+            // A search may have moved the machine on: back to where the session stands.
+            if self.live_before(cycle) {
+                if let Some(m) = self.live.as_mut() {
+                    m.run_until(cycle);
+                    let report = m.report().unwrap_or_else(|f| f.state);
+                    return Ok(Cow::Owned(report.tasks));
+                }
             }
             let again = self.run_to(cycle)?;
             return Ok(Cow::Owned(again.report().tasks.clone()));

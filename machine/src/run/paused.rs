@@ -60,6 +60,17 @@ impl<'a, B: Backend, O: Observer> Run<'a, B, O> {
             .collect()
     }
 
+    /// The open sequence of each bank with the cycle of its `ld_sync`: (bank, holder core,
+    /// locked address, cycle).
+    pub(crate) fn locks_opened(&self) -> Vec<(usize, u8, u16, u64)> {
+        (0..BANKS)
+            .filter_map(|b| {
+                let (h, a) = self.memory.bank_lock(b)?;
+                Some((b, h, a, self.memory.opened_in(b)?))
+            })
+            .collect()
+    }
+
     /// Write `byte` at `addr` between cycles: the host's write, not a core's access.
     pub(crate) fn poke(&mut self, addr: u16, byte: u8) {
         self.memory.poke(addr, byte);
