@@ -694,7 +694,7 @@ fn live_updates_tell_what_runs_and_how_far() {
     assert_eq!(events.next().0, "idle");
     let runner = std::thread::spawn(move || command(p, "continue"));
     assert_eq!(events.next(), ("busy".into(), json!({"what": "continue"})));
-    // Its progress climbs from cycle 0 (a search re-executes from the start).
+    // Its progress climbs from cycle 0 (the session stands there; a search runs on from it).
     loop {
         let (kind, v) = events.next();
         assert_eq!(kind, "progress", "{v}");
