@@ -293,3 +293,184 @@ fn a_livelock_proven_across_a_snapshot_is_the_whole_runs() {
         );
     }
 }
+
+/// Four cores take turns on one lock, incrementing the byte at 0x500 255 * 255 times each
+/// (over 300,000 cycles: past 64 snapshots 4096 cycles apart, so the debugger's spacing
+/// doubles), then end.
+const CONTENDED: &str = "\
+.cf mask=0x000f
+.if
+    set_const 1, r8
+    set_const 0xff, r12
+    set_const 5, r5
+    set_const 0, r2
+outer:
+    set_const 0xff, r11
+inner:
+    ld_sync [r5, r2], r9
+    add r9, r8, r9
+    st_sync [r5, r2], r9
+    sub r11, r8, r11
+    bnz inner, r11
+    sub r12, r8, r12
+    bnz outer, r12
+    ready
+";
+
+fn session(program: &Program, runner: Runner) -> gpu16::debugger::Session {
+    gpu16::debugger::Session::new(
+        program.clone(),
+        None,
+        Vec::new(),
+        runner,
+        Config::default(),
+        true,
+    )
+}
+
+/// What a session says of where it stands.
+fn looks(s: &mut gpu16::debugger::Session) -> Vec<String> {
+    [
+        "where",
+        "regs",
+        "locks",
+        "x/4 0x500",
+        "when 0x500",
+        "when r9 core 2",
+        "reverse-stepi 3",
+    ]
+    .iter()
+    .map(|c| s.execute(c).text)
+    .collect()
+}
+
+/// A debugging session that hops back and forth over a long contended run (so every move
+/// back goes from a snapshot, and the searches behind `when` and `reverse-stepi` run from
+/// snapshots) answers at each cycle what a new session that keeps no snapshot
+/// (`search_exhaustively`: every run from cycle 0) and only stepped forward to it answers:
+/// the machine there, the locks, the last writes and the last instruction.
+#[test]
+fn a_session_going_back_and_forth_answers_as_one_that_only_went_forward() {
+    let program = gpu16_asm::assemble(CONTENDED, "contended.s")
+        .expect("assembles")
+        .program;
+    let end = gpu16::run(BackendKind::Interp, &program, &[], &Config::default())
+        .expect("it ends")
+        .cycles;
+    assert!(end > 64 * 4096, "{end} cycles");
+    for runner in [
+        Runner::from(BackendKind::Interp),
+        Runner::from(BackendKind::Auto),
+    ] {
+        let mut hopping = session(&program, runner);
+        hopping.execute(&format!("step {end}"));
+        let mut at = hopping.execute("where").text;
+        assert!(
+            at.contains("\"end\"") || at.contains(&end.to_string()),
+            "{at}"
+        );
+        let mut here = end;
+        for target in [
+            end / 2,
+            end / 3,
+            end - 5,
+            1000,
+            end / 2 + 4097,
+            70_000,
+            69_999,
+            3,
+        ] {
+            let moved = if target < here {
+                hopping
+                    .execute(&format!("reverse-step {}", here - target))
+                    .text
+            } else {
+                hopping.execute(&format!("step {}", target - here)).text
+            };
+            assert!(moved.contains(&format!("\"cycle\":{target}")), "{moved}");
+            here = target;
+            let mut forward = session(&program, runner);
+            forward.search_exhaustively(true);
+            forward.execute(&format!("step {target}"));
+            let (seen, expected) = (looks(&mut hopping), looks(&mut forward));
+            assert_eq!(seen, expected, "{runner:?} at cycle {target}");
+            // `reverse-stepi` moved both: back to the target.
+            let back_at = hopping_cycle(&mut hopping);
+            at = hopping.execute(&format!("step {}", target - back_at)).text;
+            assert!(at.contains(&format!("\"cycle\":{target}")), "{at}");
+        }
+    }
+}
+
+/// The cycle a session stands at.
+fn hopping_cycle(s: &mut gpu16::debugger::Session) -> u64 {
+    let v: serde_json::Value = serde_json::from_str(s.execute("where").text.trim()).expect("json");
+    v["cycle"].as_u64().expect("a cycle")
+}
+
+/// Events in one canonical order (a run reports them as its cores reach them).
+fn sorted(events: Vec<gpu16_machine::Event>) -> Vec<String> {
+    let mut v: Vec<String> = events.iter().map(|e| format!("{e:?}")).collect();
+    v.sort();
+    v
+}
+
+/// A machine keeping snapshots reports, move by move, the events of the whole run: a
+/// failing move's events come from a second run from the snapshot before the move (not
+/// from cycle 0), and taking snapshots adds none. Generated programs of every profile, and
+/// programs that break each runtime rule (faults).
+#[test]
+fn a_machine_keeping_snapshots_reports_the_runs_events() {
+    let (mut compared, mut failed) = (0, 0);
+    let mut all = cases(5_600_000..5_600_003);
+    for seed in 0..3u64 {
+        for v in gpu16_gen::Violation::ALL
+            .into_iter()
+            .filter(|v| !v.breaks_loading())
+        {
+            let g = gpu16_gen::generate_violating(seed, 8, Profile::Mixed, v);
+            let program = Program::from_image(&g.image).expect("loads");
+            let config = Config {
+                max_cycles: 20_000,
+                ..Config::default()
+            };
+            all.push((
+                format!("seed {seed} {}", v.name()),
+                program,
+                g.memory,
+                config,
+            ));
+        }
+    }
+    for (name, program, memory, config) in all {
+        let mut events = Vec::new();
+        let reference =
+            gpu16::run_observed(BackendKind::Interp, &program, &memory, &config, &mut events);
+        let reference_events = sorted(events);
+        for (k, runner) in every_runner().into_iter().enumerate() {
+            let mut m = machine(runner, program.clone(), &memory, &config).expect("starts");
+            m.keep_snapshots([1, 7, 64][k % 3]);
+            let mut seen = Vec::new();
+            loop {
+                let status = m.step(100);
+                seen.append(&mut m.take_events().0);
+                if status != Status::Paused(m.cycle()) {
+                    break;
+                }
+            }
+            assert!(named(m.report()) == reference, "{name} {runner:?}");
+            assert_eq!(sorted(seen), reference_events, "{name} {runner:?}");
+            compared += 1;
+            if matches!(
+                &reference,
+                Err(f) if matches!(f.error, gpu16_machine::RunError::Fault { .. })
+            ) {
+                failed += 1;
+            }
+        }
+    }
+    assert!(
+        compared >= 150 && failed >= 50,
+        "{compared} runs, {failed} faults"
+    );
+}

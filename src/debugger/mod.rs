@@ -275,8 +275,10 @@ impl Session {
     }
 
     /// Find each stop by seeing every instruction from cycle 0, as the debugger did before
-    /// its searches ran at a plain run's speed: slow, and the reference for tests that the
-    /// fast search stops in the same places.
+    /// its searches ran at a plain run's speed, and keep no snapshots (every move back and
+    /// every search runs from cycle 0): slow, and the reference for tests that the fast
+    /// search and the snapshots stop and stand in the same places. Set it before the
+    /// first move.
     pub fn search_exhaustively(&mut self, exhaustive: bool) {
         self.exhaustive = exhaustive;
     }
@@ -872,7 +874,9 @@ impl Session {
                 let reached = self.interrupt.1.clone();
                 m.set_progress(Box::new(move |p| reached.note(p)));
                 m.keep_events(false);
-                m.keep_snapshots(gpu16_machine::live::FIRST_SPACING);
+                if !self.exhaustive {
+                    m.keep_snapshots(gpu16_machine::live::FIRST_SPACING);
+                }
                 self.live = Some(m);
                 true
             }
