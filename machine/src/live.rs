@@ -29,7 +29,6 @@ use std::sync::Arc;
 mod snapshots;
 
 use snapshots::Snapshots;
-pub use snapshots::{FIRST_SPACING, MAX_SNAPSHOTS, MAX_SNAPSHOT_BYTES};
 
 /// The most events a live machine keeps for [`Machine::take_events`]; later ones are
 /// counted, not kept, until they are taken.
@@ -216,9 +215,9 @@ pub trait Live {
     /// takes them says no, and none are kept.
     fn keep_events(&mut self, keep: bool);
     /// Keep snapshots of the run from here on (spec dialect; the MCST dialect keeps none):
-    /// as it moves forward, at multiples of `every` cycles ([`FIRST_SPACING`] is a good
-    /// choice), a spacing that doubles as the run grows (at most [`MAX_SNAPSHOTS`] and
-    /// [`MAX_SNAPSHOT_BYTES`] of them), so that [`Live::go_back`] and runs from
+    /// as it moves forward, at multiples of `every` cycles ([`Snapshot::FIRST_SPACING`] is
+    /// a good choice), a spacing that doubles as the run grows (at most 64 snapshots and
+    /// 64 MiB of them), so that [`Live::go_back`] and runs from
     /// [`Live::snapshot_at_or_before`] start near where they are wanted. Pausing to take
     /// them changes no result. Asked again, it does nothing.
     fn keep_snapshots(&mut self, every: u64);

@@ -341,26 +341,12 @@ impl<'p> TaskScheduler<'p> {
             .collect();
         SavedScheduler {
             ts: TaskScheduler {
-                frames: self.frames.save(),
-                policy: self.policy,
-                timing: self.timing,
-                limit: self.limit,
-                log: self.log,
-                head: self.head,
                 ahead: self.ahead.clone(),
-                t: self.t,
-                free_since: self.free_since,
                 tasks: self.tasks.clone(),
                 free_slots: self.free_slots.clone(),
                 unfinished: self.unfinished.clone(),
-                core_task: self.core_task,
-                running: self.running,
-                free_from: self.free_from,
-                last_activity: self.last_activity,
-                first_frame: self.first_frame,
-                records: VecDeque::new(),
-                records_base: 0,
                 summary: self.summary.clone(),
+                ..self.shallow(self.frames.save())
             },
             first: self.records_base,
             end: records_end,
@@ -424,8 +410,8 @@ impl<'p> TaskScheduler<'p> {
         })
     }
 
-    /// The plain fields of a saved scheduler over `frames`, with empty collections and
-    /// records (for the two makers above, which fill those in).
+    /// The plain fields of this scheduler over `frames`, with empty collections and records
+    /// (for [`TaskScheduler::save`] and [`TaskScheduler::resume`], which fill those in).
     fn shallow<'q>(&self, frames: TaskMemory<'q>) -> TaskScheduler<'q> {
         TaskScheduler {
             frames,

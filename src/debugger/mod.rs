@@ -875,7 +875,7 @@ impl Session {
                 m.set_progress(Box::new(move |p| reached.note(p)));
                 m.keep_events(false);
                 if !self.exhaustive {
-                    m.keep_snapshots(gpu16_machine::live::FIRST_SPACING);
+                    m.keep_snapshots(gpu16_machine::Snapshot::FIRST_SPACING);
                 }
                 self.live = Some(m);
                 true

@@ -7,16 +7,11 @@
 use crate::run::Snapshot;
 
 /// The most snapshots a machine holds.
-pub const MAX_SNAPSHOTS: usize = 64;
+pub(crate) const MAX_SNAPSHOTS: usize = 64;
 
 /// The most bytes its snapshots hold together (a long task window makes them large); past
 /// it, they are thinned as past [`MAX_SNAPSHOTS`].
-pub const MAX_SNAPSHOT_BYTES: usize = 64 << 20;
-
-/// The spacing a machine starts with unless told ([`crate::live::Live::keep_snapshots`]): a
-/// pause costs about what a few hundred cycles do, so short runs are kept densely at a
-/// small cost.
-pub const FIRST_SPACING: u64 = 1 << 12;
+pub(crate) const MAX_SNAPSHOT_BYTES: usize = 64 << 20;
 
 /// The snapshots (see the module docs).
 pub(crate) struct Snapshots {

@@ -106,7 +106,7 @@ pub fn run_stream_observed<B: Backend, O: Observer>(
 }
 
 /// [`run_observed`] of `program` going on from `snapshot` (which a run of the same program
-/// made: [`crate::live::Machine::snapshot`]), under `config`, whose watchdog may differ
+/// made: [`crate::live::Live::snapshot_at_or_before`]), under `config`, whose watchdog may differ
 /// from the snapshot run's but nothing else (see [`Snapshot::resumes`]). The report is the
 /// one the whole run gives, but the observer hears only what comes after the snapshot's
 /// cycle, and a fault or livelock's state is taken from a second run from the snapshot.

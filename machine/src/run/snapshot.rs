@@ -26,7 +26,7 @@ use crate::scheduler::{SavedScheduler, TaskRecord, TaskScheduler};
 use crate::task_memory::FrameSource;
 
 /// A spec-dialect run's state as a cycle began (see the module docs). Made by a live
-/// machine ([`crate::live::Machine::snapshot`]); a run goes on from one with
+/// machine ([`crate::live::Live::snapshot_at_or_before`]); a run goes on from one with
 /// [`crate::resume_observed`].
 pub struct Snapshot {
     cycle: u64,
@@ -46,6 +46,11 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// The spacing a live machine's snapshots start with
+    /// ([`crate::live::Live::keep_snapshots`]): a pause costs about what a few hundred
+    /// cycles do, so short runs are kept densely at a small cost.
+    pub const FIRST_SPACING: u64 = 1 << 12;
+
     /// The cycle the run was paused at: the next one it runs.
     pub fn cycle(&self) -> u64 {
         self.cycle
