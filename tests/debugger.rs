@@ -1098,6 +1098,9 @@ fn locks_in_a_program_without_ld_sync_are_none_without_a_run() {
 /// program is searched twice: with breakpoints and watches, and with breakpoints alone,
 /// which compiled code runs itself (its forms hand each core coming to a breakpoint to the
 /// interpreter); `auto` compiles every frame at once there, so its compiled code is tried.
+/// The fast session keeps snapshots 1 to 16 cycles apart, inside the tasks, and goes back
+/// in time from them (`reverse-step`, `reverse-stepi`, `when`, `reverse-continue`); the
+/// reference keeps none and runs every search and move back from cycle 0.
 #[test]
 fn the_fast_search_stops_where_seeing_every_instruction_stops() {
     use gpu16::debugger::Session;
@@ -1173,9 +1176,22 @@ fn the_fast_search_stops_where_seeing_every_instruction_stops() {
                 if round == 2 {
                     moves += &format!("stepi {}\nregs\n", draw(16));
                 }
+                // Back in time: the fast session goes back from its snapshots.
+                if round == 3 {
+                    moves += &format!(
+                        "reverse-step {}\nwhere\nreverse-stepi {}\nregs\nwhen {}\n",
+                        1 + draw(40),
+                        draw(16),
+                        draw(4096)
+                    );
+                }
+                if round == 4 {
+                    moves += "reverse-continue\nwhere\nlocks\n";
+                }
             }
             script += &moves;
             let breaks_alone = breaks + &moves;
+            let spacing = 1 + draw(16);
             for (runner, script) in runners
                 .into_iter()
                 .flat_map(|r| [(r, &script), (r, &breaks_alone)])
@@ -1190,6 +1206,8 @@ fn the_fast_search_stops_where_seeing_every_instruction_stops() {
                         true,
                     );
                     s.search_exhaustively(exhaustive);
+                    // Snapshots inside the tasks of these short programs.
+                    s.snapshot_every(spacing);
                     script
                         .lines()
                         .map(|l| s.execute(l).text)

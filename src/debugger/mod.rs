@@ -162,6 +162,8 @@ pub struct Session {
     /// from instead of running from the start (`None` until the first, and after a move
     /// back or an interrupted one).
     live: Option<Box<dyn Live>>,
+    /// The spacing the live machine's snapshots start with.
+    snapshot_spacing: u64,
     /// How deep the `source` files being run nest.
     source_depth: usize,
     /// The lines the outermost `source` has run.
@@ -239,6 +241,7 @@ impl Session {
             next_display: 1,
             last_move: None,
             live: None,
+            snapshot_spacing: gpu16_machine::Snapshot::FIRST_SPACING,
             source_depth: 0,
             sourced_lines: 0,
             sourcing_at: None,
@@ -281,6 +284,13 @@ impl Session {
     /// first move.
     pub fn search_exhaustively(&mut self, exhaustive: bool) {
         self.exhaustive = exhaustive;
+    }
+
+    /// Take the live machine's snapshots `cycles` apart to start with (at least 1; by
+    /// default [`gpu16_machine::Snapshot::FIRST_SPACING`]), for tests that make a short
+    /// program go back from snapshots inside its tasks. Set it before the first move.
+    pub fn snapshot_every(&mut self, cycles: u64) {
+        self.snapshot_spacing = cycles.max(1);
     }
 
     /// Whether the interrupt flag cut the last command short: its run stopped (the
@@ -875,7 +885,7 @@ impl Session {
                 m.set_progress(Box::new(move |p| reached.note(p)));
                 m.keep_events(false);
                 if !self.exhaustive {
-                    m.keep_snapshots(gpu16_machine::Snapshot::FIRST_SPACING);
+                    m.keep_snapshots(self.snapshot_spacing);
                 }
                 self.live = Some(m);
                 true
@@ -1830,6 +1840,7 @@ impl Session {
         s.points = self.points.clone();
         s.next_id = self.next_id;
         s.exhaustive = self.exhaustive;
+        s.snapshot_spacing = self.snapshot_spacing;
         s.interrupt = self.interrupt.clone();
         s
     }
