@@ -9,6 +9,12 @@
 //! A fault or a livelock reports the state as its cycle began, taken as [`crate::run()`]
 //! takes it: from a second run, which here replays the host's memory writes at the cycles
 //! they were made.
+//!
+//! A machine told to ([`Live::keep_snapshots`]) keeps snapshots of its run as it moves
+//! (`live/snapshots.rs` owns which): [`Live::go_back`] goes on from the latest one before a
+//! cycle, a failing move's second run starts from the one before the move, and another
+//! run (a debugger's search, with its own observer and backend) can start from one
+//! ([`Live::snapshot_at_or_before`], [`crate::resume_observed`]).
 
 use crate::backend::Backend;
 use crate::config::Config;

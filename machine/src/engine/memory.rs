@@ -410,6 +410,11 @@ impl SharedMemory {
         }));
     }
 
+    /// The bytes its cells take (held apart from it, behind an `Rc`).
+    pub(crate) fn cells_bytes(&self) -> usize {
+        std::mem::size_of::<Cells>()
+    }
+
     /// No byte watched any more (see `SharedMemory::watch`).
     pub(crate) fn unwatch(&mut self) {
         self.watch = None;

@@ -74,9 +74,10 @@ impl Snapshot {
         }
     }
 
-    /// About how many bytes of memory it holds.
+    /// About how many bytes of memory it holds: itself, its memory's cells (held apart,
+    /// behind the memory's `Rc`) and the scheduler's collections.
     pub fn bytes(&self) -> usize {
-        std::mem::size_of::<Snapshot>() + self.scheduler.bytes()
+        std::mem::size_of::<Snapshot>() + self.memory.cells_bytes() + self.scheduler.bytes()
     }
 }
 
