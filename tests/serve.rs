@@ -847,6 +847,18 @@ impl Browser {
             .to_string()
     }
 
+    /// Click `css` and wait for the page to show the machine after `event`. The status's
+    /// event is cleared first: the one before the click may be the same (an `end` after
+    /// an `end`), and seeing it would read the page before the new command's reply.
+    fn click_until_event(&self, css: &str, event: &str, what: &str) {
+        self.js("delete document.getElementById('status').dataset.event; return 1;");
+        self.click(css);
+        self.wait(
+            &format!("return document.getElementById('status').dataset.event === '{event}'"),
+            what,
+        );
+    }
+
     /// Click the element `css` finds; found again if the page re-drew it in between (the
     /// gutter is re-drawn as the page hears from the server).
     fn click(&self, css: &str) {
@@ -1023,11 +1035,7 @@ fn the_page_in_a_browser() {
         "the breakpoint mark",
     );
     shot(&b, "02-fixed-with-a-breakpoint");
-    b.click("#run");
-    b.wait(
-        "return document.getElementById('status').dataset.event === 'break'",
-        "the stop at the breakpoint",
-    );
+    b.click_until_event("#run", "break", "the stop at the breakpoint");
     let file = d.join("program.s");
     std::fs::write(&file, &fixed).unwrap();
     let cli = debug_json(
@@ -1117,11 +1125,7 @@ fn the_page_in_a_browser() {
         "return !document.querySelector('#gutter .ln[data-line=\"8\"]').classList.contains('bp')",
         "the breakpoint removed",
     );
-    b.click("#continue");
-    b.wait(
-        "return document.getElementById('status').dataset.event === 'end'",
-        "the end",
-    );
+    b.click_until_event("#continue", "end", "the end");
     let run = common::gpu16(&["run", "--json", s(&file)]);
     let run: Value = serde_json::from_str(&stdout(&run)).unwrap();
     assert_eq!(
@@ -1146,11 +1150,7 @@ fn the_page_in_a_browser() {
     b.click("#backend option[value=\"interp\"]");
     b.type_into("#step-n", "2");
     b.click("#gutter .ln[data-line=\"14\"]");
-    b.click("#run");
-    b.wait(
-        "return document.getElementById('status').dataset.event === 'break'",
-        "the stop in counter.s",
-    );
+    b.click_until_event("#run", "break", "the stop in counter.s");
     b.click("#step");
     b.wait(
         "return document.getElementById('status').dataset.cycle === '11'",
@@ -1209,11 +1209,7 @@ fn the_page_in_a_browser() {
             assert_eq!(memory_box, "");
         }
         flags.push(s(&program));
-        b.click("#run");
-        b.wait(
-            "return document.getElementById('status').dataset.event === 'end'",
-            "the end",
-        );
+        b.click_until_event("#run", "end", "the end");
         let run: Value = serde_json::from_str(&stdout(&common::gpu16(&flags))).unwrap();
         assert_eq!(
             b.js("return Number(document.getElementById('stat-cycles').textContent)"),
