@@ -56,6 +56,22 @@ pub fn interpret(
     core: &mut CoreState,
     port: &mut Port<'_>,
 ) -> CoreExit {
+    // The loop runs on a copy, written back once at the exit. A local whose address never
+    // escapes keeps its IP, cycle and counter in registers; fields behind `core` may be
+    // loaded and stored around every call into the port, and whether they are moved with
+    // unrelated changes (issue 31: the interpreter's rows read 17-25% slower for it).
+    let mut copy = core.clone();
+    let exit = interpret_copy(code, &mut copy, port);
+    *core = copy;
+    exit
+}
+
+#[inline(always)]
+fn interpret_copy(
+    code: &[Instr; FRAME_INSTRS],
+    core: &mut CoreState,
+    port: &mut Port<'_>,
+) -> CoreExit {
     let limit = port.limit();
     let stops = port.stops();
     loop {
