@@ -197,6 +197,20 @@ class Machine:
         as ``step`` does."""
         return self._m.run_until(until_cycle)
 
+    def go_back(self, cycle: int) -> str:
+        """Go back to where the run stood as cycle ``cycle`` begins, exactly the state a
+        machine run to ``cycle`` from the start stands in, and return the status there, as
+        ``step`` does. The machine keeps snapshots of the run as it moves (from every
+        4,096 cycles at first, wider apart as the run grows: at most 64 of them and 64 MiB),
+        so going back re-runs at most one spacing, not the run from its start. A finished
+        run goes back too, to the cycle it ended at (its ``cycle``) at most. The
+        testbench's writes at ``cycle`` or later are undone; those before it are replayed
+        at their cycles. Events not yet taken with ``events()`` are dropped; moving on
+        reports the cycles from ``cycle`` again. Raises ``ValueError`` for a ``cycle``
+        that is not before the one the machine is paused at, and under the mcst dialect,
+        which keeps no snapshots."""
+        return self._m.go_back(cycle)
+
     @property
     def cycle(self) -> int:
         """The cycle the machine is paused at (the next to run); once finished, the run's

@@ -5,7 +5,7 @@
 
 use crate::{args, run_inputs, Held, RunInputs};
 use gpu16::machine::live::{Live, Status, WriteError};
-use gpu16::machine::MEMORY_BYTES;
+use gpu16::machine::{Dialect, Snapshot, MEMORY_BYTES};
 use gpu16_asm::SourceMap;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -18,6 +18,8 @@ use serde_json::json;
 pub(crate) struct Machine {
     live: Box<dyn Live>,
     map: Option<SourceMap>,
+    /// The MCST dialect keeps no snapshots, so it cannot go back.
+    mcst: bool,
 }
 
 fn status_name(status: Status) -> &'static str {
@@ -66,11 +68,15 @@ impl Machine {
             Held::Whole,
         )?;
         let program = program.whole()?;
-        let live = gpu16::live::machine(runner, program, &memory, &config)
+        let mcst = program.dialect() == Dialect::Mcst;
+        let mut live = gpu16::live::machine(runner, program, &memory, &config)
             .map_err(|e| PyRuntimeError::new_err(format!("the JIT cannot start: {e}")))?;
+        // Bounded (64 snapshots, 64 MiB) and cheap beside the run; what `go_back` needs.
+        live.keep_snapshots(Snapshot::FIRST_SPACING);
         Ok(Machine {
             live,
             map: source_map,
+            mcst,
         })
     }
 
@@ -84,6 +90,34 @@ impl Machine {
     fn run_until(&mut self, until_cycle: &Bound<'_, PyAny>) -> PyResult<&'static str> {
         let cycle = args::optional_count(until_cycle, "until_cycle")?;
         Ok(status_name(self.live.run_until(cycle.unwrap_or(u64::MAX))))
+    }
+
+    /// Go back to where the run stood as `cycle` begins; the status there. The events not
+    /// yet taken belong to the cycles undone and are dropped.
+    fn go_back(&mut self, cycle: &Bound<'_, PyAny>) -> PyResult<&'static str> {
+        let cycle = args::count(cycle, "cycle")?;
+        if self.mcst {
+            return Err(PyValueError::new_err(
+                "go_back: the mcst dialect keeps no snapshots, so its machine cannot go back",
+            ));
+        }
+        let now = self.live.cycle();
+        let paused = matches!(self.live.status(), Status::Paused(_));
+        if cycle > now || (cycle == now && paused) {
+            let bound = if paused {
+                format!("before {now}, the cycle the machine is paused at")
+            } else {
+                format!("at most {now}, the cycle the run ended at")
+            };
+            return Err(PyValueError::new_err(format!(
+                "cycle: must be {bound}, got {cycle}"
+            )));
+        }
+        let status = self.live.go_back(cycle).ok_or_else(|| {
+            PyRuntimeError::new_err(format!("go_back: the machine cannot go back to {cycle}"))
+        })?;
+        self.live.take_events();
+        Ok(status_name(status))
     }
 
     #[getter]

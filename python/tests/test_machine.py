@@ -31,6 +31,53 @@ loop:
 """
 
 
+# Cores 0-3 each count in r9 and store the count in row 0 of their own bank (set_const
+# on r1 gives the core id: the bank), 12 rounds of 250: 12,040 instructions a core, one a
+# cycle, so the run passes several of the machine's snapshots (4,096 cycles apart).
+COUNTING = """\
+.cf mask=0xf
+.if
+    set_const 0, r1
+    set_const 1, r8
+    set_const 12, r11
+    xor r12, r12, r12
+outer:
+    set_const 250, r10
+inner:
+    add r9, r8, r9
+    st [r12, r1], r9
+    sub r10, r8, r10
+    bnz inner, r10
+    sub r11, r8, r11
+    bnz outer, r11
+    ready
+"""
+
+
+def counted(cycle):
+    """Hand-worked: the byte each core of COUNTING has stored as ``cycle`` begins. Set-up
+    takes cycles 5-8; round k's set_const is at 9 + 1003k, its j-th store at
+    11 + 1003k + 4j (add, st, sub, bnz a turn), and its last two instructions follow."""
+    stores = sum(1 for k in range(12) for j in range(250) if 11 + 1003 * k + 4 * j < cycle)
+    return stores % 256
+
+
+def fresh_at(program, cycle, writes=()):
+    """A machine run from its start to ``cycle``, writing each (cycle, addr, data) of
+    ``writes`` before its cycle: the reference for going back."""
+    m = gpu16.Machine(program, backend="interp")
+    for at, addr, data in writes:
+        if at < cycle:
+            m.run(at)
+            m.write_memory(addr, data)
+    m.run(cycle)
+    return m
+
+
+def seen(m):
+    return (m.cycle, m.finished, m.registers, m.memory, m.cores, m.locks)
+
+
 def stepped(machine, step):
     while not machine.finished:
         status = machine.step(step)
@@ -244,3 +291,97 @@ def test_the_cosimulation_command_line_reports_a_bad_mem_in_one_line(tmp_path):
     ok = subprocess.run([sys.executable, str(script), str(source), "--mem", str(amb),
                          "--mem-format", "raw"], capture_output=True, text=True)
     assert (ok.returncode, ok.stdout) == (0, "pass\n"), ok.stderr
+
+
+@pytest.mark.parametrize("backend", ["interp", "auto", "jit"])
+def test_going_back_is_the_machine_run_there_from_the_start(backend):
+    m = gpu16.Machine(COUNTING, backend=backend)
+    assert m.run(11_000) == "paused"
+    assert [m.memory[c * 256] for c in range(4)] == [counted(11_000)] * 4
+    for cycle in [10_999, 9_000, 8_193, 8_192, 4_096, 4_095, 100, 1, 0]:
+        assert m.go_back(cycle) == "paused"
+        assert [m.memory[c * 256] for c in range(5)] == [counted(cycle)] * 4 + [0], cycle
+        assert seen(m) == seen(fresh_at(COUNTING, cycle)), cycle
+    assert m.run(6_000) == "paused"
+    assert seen(m) == seen(fresh_at(COUNTING, 6_000))
+    assert m.run() == "ended"
+    assert m.memory[0x300] == 3000 % 256
+    expected = gpu16.run(COUNTING)
+    got = m.report()
+    got["backend"] = expected["backend"]
+    assert got == expected
+    # From the end, back to the cycle before it and on again; going back to the end itself
+    # is the end.
+    end = m.cycle
+    assert m.go_back(end) == "ended"
+    assert seen(m) == seen(fresh_at(COUNTING, end))
+    assert m.go_back(end - 1) == "paused"
+    assert seen(m) == seen(fresh_at(COUNTING, end - 1))
+    assert m.step(1) == "ended"
+    got = m.report()
+    got["backend"] = expected["backend"]
+    assert got == expected
+
+
+def test_going_back_undoes_the_writes_at_and_after_its_cycle():
+    m = gpu16.Machine(LATE_LOAD, backend="auto")
+    writes = [(100, 0, b"\x2a"), (300, 0, b"\x07")]
+    for at, addr, data in writes:
+        m.run(at)
+        m.write_memory(addr, data)
+    assert m.run() == "ended"
+    # The load at cycle 409 sees the last write.
+    assert m.memory[0x100] == 7
+    assert m.go_back(300) == "paused"
+    assert seen(m) == seen(fresh_at(LATE_LOAD, 300, writes))
+    assert m.memory[0] == 0x2A
+    assert m.run() == "ended"
+    assert m.memory[0x100] == 0x2A
+    assert m.go_back(50) == "paused"
+    assert m.memory[0] == 0
+    assert m.run() == "ended"
+    assert m.memory[0x100] == 0
+
+
+def test_events_after_going_back_are_those_of_a_run_from_there():
+    image, memory = gpu16.generate_image(3, "scheduler", groups=4)
+    for program, memory in [(COUNTING, None), (image, memory)]:
+        m = gpu16.Machine(program, memory, backend="auto")
+        m.run()
+        end = m.cycle
+        m.events()
+        before = 0
+        for cycle in sorted({end - 1, end // 2, end // 3, 1}, reverse=True):
+            assert m.go_back(cycle) == "paused"
+            assert m.events() == [], cycle
+            m.run()
+            # The same backend: engines report a cycle's events in orders of their own.
+            reference = gpu16.Machine(program, memory, backend="auto")
+            reference.run(cycle)
+            before += len(reference.events())
+            reference.run()
+            assert m.events() == reference.events(), cycle
+        # Going back replays cycles that report events: dropping them is what is tested.
+        assert before > 0
+
+
+def test_going_back_names_what_it_cannot_do():
+    m = gpu16.Machine(COUNTING, backend="interp")
+    m.run(50)
+    with pytest.raises(ValueError, match=r"^cycle: must be before 50, the cycle the machine is paused at, got 50$"):
+        m.go_back(50)
+    with pytest.raises(ValueError, match=r"^cycle: must be before 50, .* got 51$"):
+        m.go_back(51)
+    with pytest.raises(ValueError, match=r"^cycle: must be >= 0, got -1$"):
+        m.go_back(-1)
+    with pytest.raises(TypeError, match=r"^cycle: "):
+        m.go_back("10")
+    assert m.cycle == 50
+    m.run()
+    with pytest.raises(ValueError, match=r"^cycle: must be at most \d+, the cycle the run ended at, got \d+$"):
+        m.go_back(m.cycle + 1)
+    image, memory = gpu16.generate_image(1, "memory", groups=2, dialect="mcst")
+    mcst = gpu16.Machine(image, memory, dialect="mcst")
+    mcst.step(5)
+    with pytest.raises(ValueError, match=r"^go_back: the mcst dialect keeps no snapshots"):
+        mcst.go_back(1)
