@@ -259,8 +259,9 @@ class Machine:
     def events(self) -> List[Dict[str, Any]]:
         """The run's events since the last call, each a dict with ``kind``
         (``control_frame``, ``broadcast``, ``scheduler_wait``, ``core_part``,
-        ``lock_held``, ``stall``) and its cycles and fields. At most 2**20 are kept between
-        calls; more raise nothing, and ``events_dropped`` counts them."""
+        ``lock_held``, ``stall``) and its cycles and fields. Each backend reports the same
+        events, in an order of its own: sort them to compare backends. At most 2**20 are
+        kept between calls; more raise nothing, and ``events_dropped`` counts them."""
         d = _json.loads(self._m.events_json())
         self.events_dropped = d["dropped"]
         return d["events"]
