@@ -162,6 +162,14 @@ pub(crate) fn count(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<u64> {
     count_of(int(obj, name, "int")?, name)
 }
 
+/// Argument `name`, a count of cycles ([`count`]), with the int as Python prints it: for a
+/// message that echoes a count past `u64::MAX` as it was given.
+pub(crate) fn count_and_text(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<(u64, String)> {
+    let n = int(obj, name, "int")?;
+    let text = n.text.clone();
+    Ok((count_of(n, name)?, text))
+}
+
 /// Argument `name`, a count of cycles ([`count`]) or `None`.
 pub(crate) fn optional_count(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Option<u64>> {
     if obj.is_none() {

@@ -95,7 +95,7 @@ impl Machine {
     /// Go back to where the run stood as `cycle` begins; the status there. The events not
     /// yet taken belong to the cycles undone and are dropped.
     fn go_back(&mut self, cycle: &Bound<'_, PyAny>) -> PyResult<&'static str> {
-        let cycle = args::count(cycle, "cycle")?;
+        let (cycle, given) = args::count_and_text(cycle, "cycle")?;
         if self.mcst {
             return Err(PyValueError::new_err(
                 "go_back: the mcst dialect keeps no snapshots, so its machine cannot go back",
@@ -110,7 +110,7 @@ impl Machine {
                 format!("at most {now}, the cycle the run ended at")
             };
             return Err(PyValueError::new_err(format!(
-                "cycle: must be {bound}, got {cycle}"
+                "cycle: must be {bound}, got {given}"
             )));
         }
         let status = self.live.go_back(cycle).ok_or_else(|| {

@@ -372,6 +372,8 @@ def test_going_back_names_what_it_cannot_do():
         m.go_back(50)
     with pytest.raises(ValueError, match=r"^cycle: must be before 50, .* got 51$"):
         m.go_back(51)
+    with pytest.raises(ValueError, match=r"^cycle: must be before 50, .* got 1180591620717411303424$"):
+        m.go_back(2**70)
     with pytest.raises(ValueError, match=r"^cycle: must be >= 0, got -1$"):
         m.go_back(-1)
     with pytest.raises(TypeError, match=r"^cycle: "):
