@@ -14,7 +14,9 @@ use crate::event_key::EventKey;
 use crate::frame::InstrFrame;
 use crate::isa::{Flow, MemOp, FRAME_INSTRS};
 use crate::lock_wait::LockWaits;
-use crate::memory::{bank_of, holding_bit, BankTally, Refusal, SharedMemory, Stall, Wakes, BANKS};
+use crate::memory::{
+    bank_of, holding_bit, holding_bits, BankTally, Refusal, SharedMemory, Stall, Wakes, BANKS,
+};
 use crate::slot_run::SlotCompiler;
 use std::cell::Cell;
 
@@ -492,19 +494,24 @@ impl<'m> Port<'m> {
         if self.memory.watching() {
             return 0;
         }
-        let gate = self.memory.gate();
-        let mut until = u64::MAX;
-        let mut lanes = group;
-        while lanes != 0 {
-            let k = lanes.trailing_zeros() as u8;
-            lanes &= lanes - 1;
-            if gate & (1 << k) != 0 || gate & holding_bit(k) != 0 {
-                return 0;
-            }
-            let turn = EventKey::from_raw(self.horizon[usize::from(k)]).first_cycle_at_or_past(k);
-            until = until.min(turn);
+        if self.memory.gate() & (u32::from(group) | holding_bits(group)) != 0 {
+            return 0;
         }
-        until
+        if group == 0 {
+            return u64::MAX;
+        }
+        // Over all 16 lanes without a branch (a group's lanes vary from entry to entry):
+        // core k's key on its own bank k against that bank's horizon.
+        let mut least = u64::MAX;
+        for (k, &horizon) in self.horizon.iter().enumerate() {
+            let behind = if group & (1 << k) != 0 {
+                horizon.saturating_sub(k as u64)
+            } else {
+                u64::MAX
+            };
+            least = least.min(behind);
+        }
+        turn_of_least(least)
     }
 
     /// For the cores of `group` running in lockstep: the first cycle from which a plain `ld`
@@ -519,27 +526,30 @@ impl<'m> Port<'m> {
             return 0;
         }
         let gate = self.memory.gate();
+        if gate & holding_bits(group) != 0 {
+            return 0;
+        }
         let mut reach = 0u16;
-        let mut lanes = group;
-        while lanes != 0 {
-            let k = lanes.trailing_zeros() as u8;
-            lanes &= lanes - 1;
-            if gate & holding_bit(k) != 0 {
-                return 0;
-            }
-            reach |= self.banks[usize::from(k)];
+        for (k, &banks) in self.banks.iter().enumerate() {
+            reach |= if group & (1 << k) != 0 { banks } else { 0 };
         }
         if gate & u32::from(reach) != 0 {
             return 0;
         }
-        let highest = 15 - group.leading_zeros() as u8;
-        let mut until = u64::MAX;
-        while reach != 0 {
-            let b = reach.trailing_zeros() as usize;
-            reach &= reach - 1;
-            until = until.min(EventKey::from_raw(self.horizon[b]).first_cycle_at_or_past(highest));
+        if reach == 0 {
+            // No bank in reach: nothing bounds the group.
+            return u64::MAX;
         }
-        until
+        let highest = 15 - u64::from(group.leading_zeros());
+        let mut least = u64::MAX;
+        for (b, &horizon) in self.horizon.iter().enumerate() {
+            least = least.min(if reach & (1 << b) != 0 {
+                horizon
+            } else {
+                u64::MAX
+            });
+        }
+        turn_of_least(least.saturating_sub(highest))
     }
 
     /// The raw views of shared memory ([`CellViews`]), for compiled code that performs
@@ -782,6 +792,120 @@ impl CoreState {
                     None
                 }
             }
+        }
+    }
+}
+
+/// The least of [`EventKey::first_cycle_at_or_past`] over (horizon, core) pairs, from the
+/// least of their `horizon - core` (saturating at 0): that turn grows with the difference,
+/// and a key `d` behind core 0's first place is `d` behind core k's at `horizon = d + k`.
+fn turn_of_least(least: u64) -> u64 {
+    EventKey::from_raw(least).first_cycle_at_or_past(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Core `core`'s first cycle at or past `horizon`, as the spec's (cycle, core) order
+    /// gives it: the least `c` with `16 * c + core >= horizon`.
+    fn first_cycle(horizon: u64, core: u64) -> u64 {
+        if horizon < 1024 {
+            // Small ones by search.
+            return (0..).find(|c| 16 * c + core >= horizon).unwrap();
+        }
+        (horizon - core).div_ceil(16)
+    }
+
+    /// The bounds lane by lane, as their docs state them.
+    fn own_banks_by_lane(gate: u32, horizon: &[u64; 16], group: u16) -> u64 {
+        let mut until = u64::MAX;
+        for k in (0..16).filter(|k| group & (1 << k) != 0) {
+            if gate & (1 << k) != 0 || gate & holding_bit(k as u8) != 0 {
+                return 0;
+            }
+            until = until.min(first_cycle(horizon[k], k as u64));
+        }
+        until
+    }
+
+    fn shared_rows_by_lane(gate: u32, horizon: &[u64; 16], banks: &[u16; 16], group: u16) -> u64 {
+        if group == 0 {
+            return 0;
+        }
+        let lanes: Vec<usize> = (0..16).filter(|k| group & (1 << k) != 0).collect();
+        if lanes.iter().any(|&k| gate & holding_bit(k as u8) != 0) {
+            return 0;
+        }
+        let reach = lanes.iter().fold(0u16, |r, &k| r | banks[k]);
+        if gate & u32::from(reach) != 0 {
+            return 0;
+        }
+        let highest = *lanes.last().unwrap() as u64;
+        (0..16)
+            .filter(|b| reach & (1 << b) != 0)
+            .map(|b| first_cycle(horizon[b], highest))
+            .min()
+            .unwrap_or(u64::MAX)
+    }
+
+    struct Draw(u64);
+    impl Draw {
+        fn next(&mut self) -> u64 {
+            // xorshift64*
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        }
+        /// A horizon: small keys near every core's place, large ones, and none.
+        fn horizon(&mut self) -> u64 {
+            match self.next() % 5 {
+                0 => self.next() % 40,
+                1 => 1000 + self.next() % 64,
+                2 => u64::MAX,
+                3 => u64::MAX - self.next() % 20,
+                _ => self.next() >> 4,
+            }
+        }
+    }
+
+    #[test]
+    fn lockstep_row_bounds_are_the_least_lane_bound() {
+        let mut draw = Draw(0x9E37_79B9_7F4A_7C15);
+        for case in 0..20_000 {
+            let mut memory = SharedMemory::new(&[], false);
+            // Open sequences on a few banks, held by a few cores.
+            for _ in 0..draw.next() % 3 {
+                let core = (draw.next() % 16) as u8;
+                let addr = (draw.next() % 4096) as u16;
+                let _ = memory.perform(core, 0, MemOp::LdSync, addr, 0);
+            }
+            let banks: [u16; 16] = std::array::from_fn(|_| match draw.next() % 4 {
+                0 => 0,
+                1 => 1 << (draw.next() % 16),
+                _ => draw.next() as u16,
+            });
+            let horizon: [u64; 16] = std::array::from_fn(|_| draw.horizon());
+            let group = match case % 4 {
+                0 => 0xFFFF,
+                1 => 1 << (draw.next() % 16),
+                _ => draw.next() as u16,
+            };
+            let gate = memory.gate();
+            let bounds = DirectBounds::default();
+            let mut waits = LockWaits::new(false);
+            let port = Port::new(&mut memory, horizon, &banks, &bounds, 0, 0, &mut waits);
+            assert_eq!(
+                port.own_banks_until(group),
+                own_banks_by_lane(gate, &horizon, group),
+                "own banks: gate {gate:#x}, horizon {horizon:?}, group {group:#06x}"
+            );
+            assert_eq!(
+                port.shared_rows_until(group),
+                shared_rows_by_lane(gate, &horizon, &banks, group),
+                "shared rows: gate {gate:#x}, horizon {horizon:?}, banks {banks:?}, group {group:#06x}"
+            );
         }
     }
 }

@@ -62,6 +62,12 @@ pub(crate) fn holding_bit(core: u8) -> u32 {
     1 << (16 + u32::from(core & 0xF))
 }
 
+/// The gate bits of every core of `cores` (bit k for core k) holding a lock: the
+/// [`holding_bit`] of each.
+pub(crate) fn holding_bits(cores: u16) -> u32 {
+    u32::from(cores) << 16
+}
+
 /// A runtime rule a program broke; the run stops with it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FaultRule {
