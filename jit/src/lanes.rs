@@ -220,6 +220,22 @@ impl LaneFile {
     ) {
         let by_core = (!gathers(live)).then(|| transpose(&self.regs));
         let left = self.left as u16;
+        if by_core.is_none() {
+            // Register by register over a fixed 16 lanes: a loop whose trip count never
+            // changes, where a loop over each lane's written registers mispredicts its exit
+            // at every lane (this runs at every exit of a short task's code).
+            let staying = group & !left;
+            let mut m = written;
+            while m != 0 {
+                let r = m.trailing_zeros() as usize;
+                m &= m - 1;
+                for (k, core) in cores.iter_mut().enumerate() {
+                    if staying & (1 << k) != 0 {
+                        core.regs[r] = self.regs[r][k];
+                    }
+                }
+            }
+        }
         for k in lanes_of(group) {
             let core = &mut cores[k];
             match &by_core {
@@ -232,14 +248,7 @@ impl LaneFile {
                     }
                 }
                 Some(by_core) => core.regs = by_core[k],
-                None => {
-                    let mut m = written;
-                    while m != 0 {
-                        let r = m.trailing_zeros() as usize;
-                        m &= m - 1;
-                        core.regs[r] = self.regs[r][k];
-                    }
-                }
+                None => {}
             }
             core.cycle = self.cycle;
             core.ip = self.ip as u8;
