@@ -311,6 +311,58 @@ fn two_writes_in_one_cycle_are_two_watch_stops() {
     );
 }
 
+/// 16 cores in two halves a cycle apart, each storing 3, 2, 1 to its own byte of bank 0
+/// (row 16 * id): a cohort, whose compiled code performs plain accesses itself where no
+/// one watches. Odd cores skip the `nop` and store in cycles 12, 15 and 18.
+const HALVES: &str = "\
+.cf mask=0xffff
+.if
+    set_const 0, r1      ; cycle 5: id
+    xor r2, r2, r2       ; cycle 6: bank 0
+    lshft r1, 4, r9      ; cycle 7: row 16 * id
+    set_const 1, r14     ; cycle 8
+    and r1, r14, r3      ; cycle 9
+    bnz odd, r3          ; cycle 10
+    nop                  ; cycle 11, even cores only
+odd:
+    set_const 3, r8      ; odd cores: cycle 11
+loop:
+    st [r9, r2], r8      ; odd cores: cycles 12, 15, 18
+    sub r8, r14, r8
+    bnz loop, r8
+    ready
+";
+
+#[test]
+fn a_watch_sees_every_write_of_cores_apart_in_compiled_code() {
+    let p = write("halves", "halves.s", HALVES);
+    let backends: [&[&str]; 3] = [
+        &["--backend", "interp"],
+        &["--backend", "jit"],
+        &["--backend", "auto", "--auto-hot", "1,1"],
+    ];
+    for backend in backends {
+        let a = answers(
+            &p,
+            backend,
+            "watch 0x050\ncontinue\ncontinue\ncontinue\ncontinue\n",
+        );
+        let keys = ["event", "cycle", "core", "old", "new"];
+        for (i, (cycle, old, new)) in [(12, 0, 3), (15, 3, 2), (18, 2, 1)].into_iter().enumerate() {
+            assert_eq!(
+                pick(&a[i + 1], &keys),
+                json!({"event": "watch", "cycle": cycle, "core": 5, "old": old, "new": new}),
+                "{backend:?}, write {i}"
+            );
+        }
+        assert_eq!(
+            pick(&a[4], &["event"]),
+            json!({"event": "end"}),
+            "{backend:?}"
+        );
+    }
+}
+
 /// Core 0 stores a counter at 0x000 forever: only the watchdog (2^32 cycles) ends it.
 const FOREVER: &str = "\
 .cf mask=0x0001

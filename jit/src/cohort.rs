@@ -4,8 +4,10 @@
 //! that IP under a mask, then hands the cycle's memory instructions to [`cohort_access`],
 //! which performs them in ascending core id through the port, puts lanes that stall in
 //! their turn on a lock held by another lane to sleep, and retries woken lanes in the cycle
-//! the spec gives. This file owns the two callbacks (the file they work on is `abi`'s), and turning the
-//! code's exit back into each core's state; the translation is `cohort_compile.rs`.
+//! the spec gives (a frame without atomic sequences performs its plain accesses in code
+//! below `Port::plain_accesses_until`, which [`run`] asks at entry). This file owns the
+//! two callbacks (the file they work on is `abi`'s), and turning the code's exit back into
+//! each core's state; the translation is `cohort_compile.rs`.
 //!
 //! Contract: [`run`] is `interpreted::interpret_cohort` compiled: the same cores, cycles,
 //! registers, memory, sleeps and exits. It never hands back for quiet (the interpreter's
@@ -218,6 +220,8 @@ pub(crate) fn run(
         retried: 0,
         ended: 0,
         by_ready: 0,
+        plain_until: port.plain_accesses_until(all),
+        cells: port.cell_views(),
     };
     let mut m = code.live;
     while m != 0 {
@@ -253,7 +257,11 @@ pub(crate) fn run(
     // `file`'s fields at the `repr(C)` offsets it was compiled with (vector accesses at
     // 16-byte aligned offsets of a 16-byte aligned struct), and hands `ctx` and `file` to
     // `cohort_access` and `cohort_end`, which catch every panic, so nothing unwinds
-    // through it.
+    // through it. In cycles below `file.plain_until` it reads and writes bytes and
+    // counters through `file.cells`, which stay valid while `port` lives (`CellViews`),
+    // at cell indices below 4096 and bank counters below 16; no reference to those cells
+    // is held across the call (the callbacks reach them only through `port`, while the
+    // code is suspended in them).
     let rc = unsafe { (code.entry)(&mut file, &mut ctx, limit) };
     if let Some(payload) = ctx.panic.take() {
         resume_unwind(payload);

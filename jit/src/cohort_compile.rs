@@ -6,7 +6,9 @@
 //! `VectorLowering`), every register write blended with the mask. A memory instruction only
 //! stores its operands, lane by lane, into the cohort file; after the 16 tests one call to
 //! `cohort::cohort_access` performs the cycle's accesses in ascending core id, whatever the
-//! lanes' IPs, and the loads complete under the mask of the lanes it performed. The IPs
+//! lanes' IPs, and the loads complete under the mask of the lanes it performed. In a frame
+//! without atomic sequences, below the port's bound (`CohortFile::plain_until`) the code
+//! performs them itself, lane by lane, instead of calling (`perform_plain_lanes`). The IPs
 //! then move: the next instruction, a `bnz`'s target lane by lane, or no move for a lane
 //! that waits, sleeps or ends (`cohort::cohort_end` takes the last).
 
@@ -27,7 +29,7 @@ use cranelift_codegen::isa::TargetFrontendConfig;
 use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::JITModule;
-use gpu16_machine::engine::isa::{Instr, FRAME_INSTRS};
+use gpu16_machine::engine::isa::{Instr, MemOp, FRAME_INSTRS};
 use gpu16_machine::engine::semantics::{step, Access, Effect};
 use std::mem::offset_of;
 
@@ -250,12 +252,45 @@ pub(crate) fn build(
     b.ins()
         .jump(mid, &[BlockArg::Value(awake), BlockArg::Value(done)]);
 
+    // Where the frame has no atomic sequence, below the port's bound every access of the
+    // cycle proceeds as the memory would commit it, and the code performs them itself.
+    let accessed = b.create_block();
+    let status = b.append_block_param(accessed, types::I32);
     b.switch_to_block(call);
+    let ask = b.create_block();
+    if !instrs.iter().any(Instr::is_sync) {
+        let in_code = b.create_block();
+        let until = b.ins().load(
+            types::I64,
+            flags,
+            file,
+            at(offset_of!(CohortFile, plain_until)),
+        );
+        let below = b.ins().icmp(IntCC::UnsignedLessThan, c, until);
+        b.ins().brif(below, in_code, &[], ask, &[]);
+        b.switch_to_block(in_code);
+        perform_plain_lanes(&mut b, file, mem_bits, ptr);
+        let m = b.use_var(mem);
+        b.ins()
+            .store(flags, m, file, at(offset_of!(CohortFile, performed)));
+        b.ins()
+            .store(flags, none, file, at(offset_of!(CohortFile, retried)));
+        let done = b
+            .ins()
+            .iconst(types::I32, i64::from(CohortAccess::Done.code()));
+        b.ins().jump(accessed, &[BlockArg::Value(done)]);
+    } else {
+        b.ins().jump(ask, &[]);
+    }
+    b.switch_to_block(ask);
     let f = b.ins().iconst(ptr, callbacks.cohort_access as usize as i64);
     let inst = b
         .ins()
         .call_indirect(access_ref, f, &[cctx, file, mem_bits, c]);
-    let status = b.inst_results(inst)[0];
+    let asked = b.inst_results(inst)[0];
+    b.ins().jump(accessed, &[BlockArg::Value(asked)]);
+
+    b.switch_to_block(accessed);
     let performed = b
         .ins()
         .load(V, flags, file, at(offset_of!(CohortFile, performed)));
@@ -387,6 +422,79 @@ pub(crate) fn build(
 
     b.seal_all_blocks();
     b.finalize(module_config);
+}
+
+/// Perform the plain `ld`/`st` of the lanes of `lanes` (i32, bit k for lane k) whose
+/// operands the cycle's instructions stored in the cohort file, in ascending core id, as
+/// the memory commits a plain access (`gpu16_machine::engine::memory`): a store writes its
+/// byte, a load reads it into `loaded`, and each counts one access in its bank's counter.
+/// Only below `CohortFile::plain_until`, where each would proceed exactly so.
+fn perform_plain_lanes(b: &mut FunctionBuilder, file: Value, lanes: Value, ptr: types::Type) {
+    let flags = MemFlagsData::trusted();
+    let field = |f: usize, k: usize| (f + k) as i32;
+    let bytes = b
+        .ins()
+        .load(ptr, flags, file, offset_of!(CohortFile, cells.bytes) as i32);
+    let accesses = b.ins().load(
+        ptr,
+        flags,
+        file,
+        offset_of!(CohortFile, cells.accesses) as i32,
+    );
+    for k in 0..16 {
+        let lane = b.create_block();
+        let next = b.create_block();
+        let here = b.ins().band_imm_u(lanes, 1 << k);
+        b.ins().brif(here, lane, &[], next, &[]);
+        b.switch_to_block(lane);
+        let row = b.ins().uload8(
+            types::I32,
+            flags,
+            file,
+            field(offset_of!(CohortFile, row), k),
+        );
+        let bank = b.ins().uload8(
+            types::I32,
+            flags,
+            file,
+            field(offset_of!(CohortFile, bank), k),
+        );
+        let bank = b.ins().band_imm_u(bank, 0xF);
+        // The cell of (bank, row): `gpu16_machine::engine::memory::cell_index`, row-major.
+        let index = b.ins().ishl_imm_u(row, 4);
+        let index = b.ins().bor(index, bank);
+        let index = b.ins().uextend(ptr, index);
+        let cell = b.ins().iadd(bytes, index);
+        let old = b.ins().uload8(types::I32, flags, cell, 0);
+        let op = b.ins().uload8(
+            types::I32,
+            flags,
+            file,
+            field(offset_of!(CohortFile, op), k),
+        );
+        let store = b
+            .ins()
+            .icmp_imm_u(IntCC::Equal, op, i64::from(MemOp::St as u8));
+        let value = b.ins().uload8(
+            types::I32,
+            flags,
+            file,
+            field(offset_of!(CohortFile, value), k),
+        );
+        // A load writes back the byte it read: the same memory, without a branch on the op.
+        let new = b.ins().select(store, value, old);
+        b.ins().istore8(flags, new, cell, 0);
+        b.ins()
+            .istore8(flags, old, file, field(offset_of!(CohortFile, loaded), k));
+        let slot = b.ins().uextend(ptr, bank);
+        let slot = b.ins().ishl_imm_u(slot, 3);
+        let slot = b.ins().iadd(accesses, slot);
+        let count = b.ins().load(types::I64, flags, slot, 0);
+        let count = b.ins().iadd_imm_u(count, 1);
+        b.ins().store(flags, count, slot, 0);
+        b.ins().jump(next, &[]);
+        b.switch_to_block(next);
+    }
 }
 
 /// The IPs of the lanes of `awake` as a 16-bit mask (bit i: some awake lane is at IP i):

@@ -165,3 +165,66 @@ pub fn lanes_that_part_and_meet_run_on_as_one<B: Backend>(mk: Mk<B>) {
         assert_eq!(r.stalls, 0);
     }
 }
+
+/// Task 1 (cores 0-7) loads byte 0x000 five times in two halves a cycle apart, summing
+/// what it reads in r11, while task 2 (cores 8-15, a disjoint task issued at 6) stores
+/// to it:
+/// ```text
+///  task 1, from 5                        task 2, from 10
+///  0 set_const 0, r1   ; id              0 set_const 0, r1   ; id
+///  1 set_const 1, r14                    1 xor r2, r2, r2
+///  2 and r1, r14, r3   ; odd             2 st [r2, r2], r1   ; 12: M = 15
+///  3 xor r2, r2, r2                      3 add r1, r1, r1
+///  4 set_const 5, r8                     4 st [r2, r2], r1   ; 14: M = 30
+///  5 bnz 7, r3         ; 10              5 add r1, r1, r1
+///  6 nop               ; even: 11        6 st [r2, r2], r1   ; 16: M = 60
+///  7 ld [r2, r2], r10  ; odd: 11, 15, 19, 23, 27; even: 12, 16, 20, 24, 28
+///  8 add r11, r10, r11
+///  9 sub r8, r14, r8
+/// 10 bnz 7, r8
+/// 11 ready
+/// ```
+/// In a cycle, cores 0-7 act before cores 8-15. Odd cores read 0 (11), 30 (15), then 60;
+/// even cores 0 (12: before the stores of 12), 30 (16: before those of 16), then 60. Both
+/// sum to 210. Task 1's halves are a cohort; its accesses must wait for task 2's turns.
+pub fn lanes_apart_see_another_tasks_stores_in_their_cycle<B: Backend>(mk: Mk<B>) {
+    let loads = [
+        set_const(0, 1),
+        set_const(1, 14),
+        and(1, 14, 3),
+        xor(2, 2, 2),
+        set_const(5, 8),
+        bnz(3, 7),
+        nop(),
+        ld(2, 2, 10),
+        add(11, 10, 11),
+        sub(8, 14, 8),
+        bnz(8, 7),
+        ready(),
+    ];
+    let stores = [
+        set_const(0, 1),
+        xor(2, 2, 2),
+        st(2, 2, 1),
+        add(1, 1, 1),
+        st(2, 2, 1),
+        add(1, 1, 1),
+        st(2, 2, 1),
+        ready(),
+    ];
+    let image = Image::new()
+        .group(cf(0x00FF), &[&loads])
+        .group(cf(0xFF00), &[&stores]);
+    for config in [in_order(), lookahead(), checkpoints(4)] {
+        let r = run_ok(mk, &image, &[], &config);
+        assert_eq!(r.memory[0], 60);
+        for k in 0..8 {
+            assert_eq!(r.registers[k][11], 210, "core {k}");
+        }
+        for k in 8..16 {
+            assert_eq!(r.registers[k][1], (4 * k) as u8, "core {k}");
+        }
+        // Odd cores: bnz falls through at 30, ready at 31; even cores a cycle later.
+        assert_eq!(timeline(&r), vec![(1, 1, 5, 32), (3, 6, 10, 17)]);
+    }
+}

@@ -100,6 +100,7 @@ macro_rules! backend_suite {
                     a_fault_among_lanes_at_three_ips,
                     a_cycle_limit_among_lanes_at_three_ips,
                     lanes_that_part_and_meet_run_on_as_one,
+                    lanes_apart_see_another_tasks_stores_in_their_cycle,
                 }
                 faults {
                     st_sync_without_sequence,

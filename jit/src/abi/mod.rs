@@ -11,7 +11,7 @@ pub(crate) mod exits;
 use cranelift_codegen::ir::{types, AbiParam, Signature, Type};
 use cranelift_codegen::isa::CallConv;
 pub(crate) use exits::{CohortAccess, CohortExit, LaneExit, ScalarExit, SlotCodeExit};
-use gpu16_machine::engine::backend::{CoreState, DirectAccess, Port};
+use gpu16_machine::engine::backend::{CellViews, CoreState, DirectAccess, Port};
 use gpu16_machine::engine::memory::BankTally;
 use gpu16_machine::engine::slot_run::SlotState;
 use std::any::Any;
@@ -217,6 +217,14 @@ pub(crate) struct CohortFile {
     /// Lanes whose parts ended, and those of them that ended by `ready`.
     pub(crate) ended: u32,
     pub(crate) by_ready: u32,
+    /// Until this cycle (exclusive) the code performs a cycle's plain accesses itself, lane
+    /// by lane in ascending core id, at `cells` ([`Port::plain_accesses_until`]; code of a
+    /// frame with atomic sequences always calls `cohort_access`).
+    ///
+    /// [`Port::plain_accesses_until`]: gpu16_machine::engine::backend::Port::plain_accesses_until
+    pub(crate) plain_until: u64,
+    /// The memory's cells and access counters, for those accesses.
+    pub(crate) cells: CellViews,
 }
 
 boundary_fn! {

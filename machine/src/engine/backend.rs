@@ -552,6 +552,22 @@ impl<'m> Port<'m> {
         turn_of_least(least.saturating_sub(highest))
     }
 
+    /// For the cores of `cohort` (cores of one frame without atomic sequences, at any IPs):
+    /// the first cycle from which a plain `ld` or `st` by some core of the cohort to any
+    /// bank its tasks may touch might not proceed exactly as [`SharedMemory::perform`]
+    /// would commit it. That is [`Port::shared_rows_until`]'s bound, which holds for stores
+    /// as for loads, and 0 while a debugger watches bytes (every write must then go
+    /// through the memory's commit path, which notes it). Before it, compiled code may
+    /// perform each such access itself, in ascending core id within a cycle (see
+    /// [`Port::cell_views`]); nothing the cohort does moves the bound, since only a
+    /// `st_sync` wakes cores outside it and only a sync access changes the gate.
+    pub fn plain_accesses_until(&self, cohort: u16) -> u64 {
+        if self.memory.watching() {
+            return 0;
+        }
+        self.shared_rows_until(cohort)
+    }
+
     /// The raw views of shared memory ([`CellViews`]), for compiled code that performs
     /// accesses itself below the bounds the port gives: a lone core's [`DirectAccess`], or
     /// lockstep rows of own-bank accesses below [`Port::own_banks_until`] (and shared
