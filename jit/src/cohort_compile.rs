@@ -20,7 +20,9 @@ use crate::abi::{
 use crate::compile::dispatch_on_ip;
 use crate::compile::{Compiler, Form};
 use crate::error::JitError;
-use crate::lanes_compile::{load_registers, store_written, vector, zeros, VectorLowering};
+use crate::lanes_compile::{
+    count_one, load_registers, store_written, vector, zeros, VectorLowering,
+};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
     types, Block, BlockArg, ConstantData, InstBuilder, MemFlagsData, Value,
@@ -486,12 +488,7 @@ fn perform_plain_lanes(b: &mut FunctionBuilder, file: Value, lanes: Value, ptr: 
         b.ins().istore8(flags, new, cell, 0);
         b.ins()
             .istore8(flags, old, file, field(offset_of!(CohortFile, loaded), k));
-        let slot = b.ins().uextend(ptr, bank);
-        let slot = b.ins().ishl_imm_u(slot, 3);
-        let slot = b.ins().iadd(accesses, slot);
-        let count = b.ins().load(types::I64, flags, slot, 0);
-        let count = b.ins().iadd_imm_u(count, 1);
-        b.ins().store(flags, count, slot, 0);
+        count_one(b, accesses, bank, ptr);
         b.ins().jump(next, &[]);
         b.switch_to_block(next);
     }

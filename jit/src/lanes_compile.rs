@@ -245,12 +245,7 @@ pub(crate) fn build(
                     let counts = b
                         .ins()
                         .load(ptr, flags, file, at(offset_of!(LaneFile, shared)));
-                    let offset = b.ins().uextend(ptr, i);
-                    let offset = b.ins().ishl_imm_u(offset, 3);
-                    let counter = b.ins().iadd(counts, offset);
-                    let n = b.ins().load(types::I64, flags, counter, 0);
-                    let n = b.ins().iadd_imm_u(n, 1);
-                    b.ins().store(flags, n, counter, 0);
+                    count_one(&mut b, counts, i, ptr);
                     let one = b.ins().iconst(types::I32, 1);
                     let bit = b.ins().ishl(one, i);
                     let at_used = at(offset_of!(LaneFile, shared_used));
@@ -477,6 +472,18 @@ fn bump(b: &mut FunctionBuilder, file: Value, field: usize) {
     let n = b.ins().load(types::I64, flags, file, field as i32);
     let n = b.ins().iadd_imm_u(n, 1);
     b.ins().store(flags, n, file, field as i32);
+}
+
+/// `table[index] += 1` in a table of `u64` counters (`index` an i32): the banks' access
+/// counters, and a lockstep entry's shared-row counts.
+pub(crate) fn count_one(b: &mut FunctionBuilder, table: Value, index: Value, ptr: types::Type) {
+    let flags = MemFlagsData::trusted();
+    let offset = b.ins().uextend(ptr, index);
+    let offset = b.ins().ishl_imm_u(offset, 3);
+    let counter = b.ins().iadd(table, offset);
+    let n = b.ins().load(types::I64, flags, counter, 0);
+    let n = b.ins().iadd_imm_u(n, 1);
+    b.ins().store(flags, n, counter, 0);
 }
 
 /// The all-zero vector.
