@@ -139,6 +139,18 @@ impl<C> CoreTable<C> {
         self.mode[i]
     }
 
+    /// The cores running a task of `frame`, bit k for core k: a loop over the tasks in
+    /// their slots, fewer than the cores wherever a task has more than one.
+    pub(crate) fn frame_cores(&self, frame: usize) -> u16 {
+        let mut cores = 0;
+        for slot in lanes_of(self.taken) {
+            if self.parts[slot].frame == frame {
+                cores |= self.users[slot];
+            }
+        }
+        cores
+    }
+
     /// The cores not idle, bit k for core k.
     pub(crate) fn busy(&self) -> u16 {
         self.busy

@@ -27,16 +27,12 @@ impl GroupShape {
         let (mut at_ip_banks, mut other_banks) = (0u16, 0u16);
         // `i` has the earliest event, so the others of its cycle have higher ids; only a
         // cohort takes cores of the next cycle, whatever their ids.
-        let candidates = if parked {
-            cores.groupable()
-        } else {
-            cores.groupable() & (u16::MAX << i)
-        };
+        let mut candidates = cores.groupable() & cores.frame_cores(frame);
+        if !parked {
+            candidates &= u16::MAX << i;
+        }
         for j in lanes_of(candidates) {
             let other = &cores.state[j];
-            if cores.part(j).frame != frame {
-                continue;
-            }
             let same_cycle = other.cycle == state.cycle && j >= i;
             if same_cycle && other.ip == state.ip {
                 at_ip |= 1 << j;
