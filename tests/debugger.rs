@@ -363,6 +363,54 @@ fn a_watch_sees_every_write_of_cores_apart_in_compiled_code() {
     }
 }
 
+/// 16 cores in lockstep, each storing 3, 2, 1 to its own byte of bank 0 (row 16 * id):
+/// plain accesses outside each core's own bank, which lockstep code performs itself where
+/// no one watches. The stores fall in cycles 10, 13 and 16.
+const LOCKSTEP: &str = "\
+.cf mask=0xffff
+.if
+    set_const 0, r1      ; cycle 5: id
+    xor r2, r2, r2       ; cycle 6: bank 0
+    lshft r1, 4, r9      ; cycle 7: row 16 * id
+    set_const 1, r14     ; cycle 8
+    set_const 3, r8      ; cycle 9
+loop:
+    st [r9, r2], r8      ; cycles 10, 13, 16
+    sub r8, r14, r8
+    bnz loop, r8
+    ready
+";
+
+#[test]
+fn a_watch_sees_every_write_of_cores_in_lockstep_in_compiled_code() {
+    let p = write("lockstep", "lockstep.s", LOCKSTEP);
+    let backends: [&[&str]; 3] = [
+        &["--backend", "interp"],
+        &["--backend", "jit"],
+        &["--backend", "auto", "--auto-hot", "1,1"],
+    ];
+    for backend in backends {
+        let a = answers(
+            &p,
+            backend,
+            "watch 0x050\ncontinue\ncontinue\ncontinue\ncontinue\n",
+        );
+        let keys = ["event", "cycle", "core", "old", "new"];
+        for (i, (cycle, old, new)) in [(10, 0, 3), (13, 3, 2), (16, 2, 1)].into_iter().enumerate() {
+            assert_eq!(
+                pick(&a[i + 1], &keys),
+                json!({"event": "watch", "cycle": cycle, "core": 5, "old": old, "new": new}),
+                "{backend:?}, write {i}"
+            );
+        }
+        assert_eq!(
+            pick(&a[4], &["event"]),
+            json!({"event": "end"}),
+            "{backend:?}"
+        );
+    }
+}
+
 /// Core 0 stores a counter at 0x000 forever: only the watchdog (2^32 cycles) ends it.
 const FOREVER: &str = "\
 .cf mask=0x0001

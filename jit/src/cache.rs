@@ -54,6 +54,9 @@ pub(crate) struct Code<F> {
     /// The frame has a plain `ld` that may read one row in every lane (its lockstep form
     /// tries the shared-row path there).
     pub(crate) shared_rows: bool,
+    /// The frame has plain accesses and no atomic sequence (its lockstep and cohort forms
+    /// perform plain accesses themselves below `Port::plain_accesses_until`).
+    pub(crate) plain_lanes: bool,
     _module: Rc<Generation>,
 }
 
@@ -71,6 +74,7 @@ impl<F> Code<F> {
                 matches!(instrs[ip], Instr::Mem { op: MemOp::Ld, .. })
                     && banks.may_reach_one_row(ip)
             }),
+            plain_lanes: crate::lanes_compile::performs_plain_lanes(instrs),
             _module: generation,
         })
     }

@@ -21,7 +21,8 @@ use crate::compile::dispatch_on_ip;
 use crate::compile::{Compiler, Form};
 use crate::error::JitError;
 use crate::lanes_compile::{
-    count_one, load_registers, store_written, vector, zeros, VectorLowering,
+    load_registers, perform_plain_lanes, performs_plain_lanes, store_written, vector, zeros,
+    LaneOps, PlainLaneFields, VectorLowering,
 };
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
@@ -31,7 +32,7 @@ use cranelift_codegen::isa::TargetFrontendConfig;
 use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::JITModule;
-use gpu16_machine::engine::isa::{Instr, MemOp, FRAME_INSTRS};
+use gpu16_machine::engine::isa::{Instr, FRAME_INSTRS};
 use gpu16_machine::engine::semantics::{step, Access, Effect};
 use std::mem::offset_of;
 
@@ -260,7 +261,7 @@ pub(crate) fn build(
     let status = b.append_block_param(accessed, types::I32);
     b.switch_to_block(call);
     let ask = b.create_block();
-    if !instrs.iter().any(Instr::is_sync) {
+    if performs_plain_lanes(instrs) {
         let in_code = b.create_block();
         let until = b.ins().load(
             types::I64,
@@ -271,7 +272,15 @@ pub(crate) fn build(
         let below = b.ins().icmp(IntCC::UnsignedLessThan, c, until);
         b.ins().brif(below, in_code, &[], ask, &[]);
         b.switch_to_block(in_code);
-        perform_plain_lanes(&mut b, file, mem_bits, ptr);
+        let fields = PlainLaneFields {
+            row: offset_of!(CohortFile, row),
+            bank: offset_of!(CohortFile, bank),
+            value: offset_of!(CohortFile, value),
+            loaded: offset_of!(CohortFile, loaded),
+            cells: offset_of!(CohortFile, cells),
+            ops: LaneOps::Each(offset_of!(CohortFile, op)),
+        };
+        perform_plain_lanes(&mut b, file, mem_bits, ptr, &fields);
         let m = b.use_var(mem);
         b.ins()
             .store(flags, m, file, at(offset_of!(CohortFile, performed)));
@@ -424,74 +433,6 @@ pub(crate) fn build(
 
     b.seal_all_blocks();
     b.finalize(module_config);
-}
-
-/// Perform the plain `ld`/`st` of the lanes of `lanes` (i32, bit k for lane k) whose
-/// operands the cycle's instructions stored in the cohort file, in ascending core id, as
-/// the memory commits a plain access (`gpu16_machine::engine::memory`): a store writes its
-/// byte, a load reads it into `loaded`, and each counts one access in its bank's counter.
-/// Only below `CohortFile::plain_until`, where each would proceed exactly so.
-fn perform_plain_lanes(b: &mut FunctionBuilder, file: Value, lanes: Value, ptr: types::Type) {
-    let flags = MemFlagsData::trusted();
-    let field = |f: usize, k: usize| (f + k) as i32;
-    let bytes = b
-        .ins()
-        .load(ptr, flags, file, offset_of!(CohortFile, cells.bytes) as i32);
-    let accesses = b.ins().load(
-        ptr,
-        flags,
-        file,
-        offset_of!(CohortFile, cells.accesses) as i32,
-    );
-    for k in 0..16 {
-        let lane = b.create_block();
-        let next = b.create_block();
-        let here = b.ins().band_imm_u(lanes, 1 << k);
-        b.ins().brif(here, lane, &[], next, &[]);
-        b.switch_to_block(lane);
-        let row = b.ins().uload8(
-            types::I32,
-            flags,
-            file,
-            field(offset_of!(CohortFile, row), k),
-        );
-        let bank = b.ins().uload8(
-            types::I32,
-            flags,
-            file,
-            field(offset_of!(CohortFile, bank), k),
-        );
-        let bank = b.ins().band_imm_u(bank, 0xF);
-        // The cell of (bank, row): `gpu16_machine::engine::memory::cell_index`, row-major.
-        let index = b.ins().ishl_imm_u(row, 4);
-        let index = b.ins().bor(index, bank);
-        let index = b.ins().uextend(ptr, index);
-        let cell = b.ins().iadd(bytes, index);
-        let old = b.ins().uload8(types::I32, flags, cell, 0);
-        let op = b.ins().uload8(
-            types::I32,
-            flags,
-            file,
-            field(offset_of!(CohortFile, op), k),
-        );
-        let store = b
-            .ins()
-            .icmp_imm_u(IntCC::Equal, op, i64::from(MemOp::St as u8));
-        let value = b.ins().uload8(
-            types::I32,
-            flags,
-            file,
-            field(offset_of!(CohortFile, value), k),
-        );
-        // A load writes back the byte it read: the same memory, without a branch on the op.
-        let new = b.ins().select(store, value, old);
-        b.ins().istore8(flags, new, cell, 0);
-        b.ins()
-            .istore8(flags, old, file, field(offset_of!(CohortFile, loaded), k));
-        count_one(b, accesses, bank, ptr);
-        b.ins().jump(next, &[]);
-        b.switch_to_block(next);
-    }
 }
 
 /// The IPs of the lanes of `awake` as a 16-bit mask (bit i: some awake lane is at IP i):

@@ -147,7 +147,7 @@ impl LaneFile {
             mask: u32::from(group),
             done: 0,
             ip: u32::from(cores[lead].ip),
-            rows: port.cell_views().bytes,
+            cells: port.cell_views(),
             rows_until: if memory {
                 port.own_banks_until(group)
             } else {
@@ -162,6 +162,11 @@ impl LaneFile {
             shared,
             shared_used: 0,
             rows_per_bank: BankTally::default(),
+            plain_until: if code.plain_lanes {
+                port.plain_accesses_until(group)
+            } else {
+                0
+            },
         };
         if gathers(live) {
             let mut m = live;
@@ -387,9 +392,12 @@ fn enter_once(
     // `LaneEntryFn` signature and is kept executable by the module `code` holds alive.
     // `file` and `ctx` are locals that outlive the call; compiled code reads and writes
     // `file`'s fields at the `repr(C)` offsets it was compiled with (vector accesses at
-    // 16-byte aligned offsets of a 16-byte aligned struct), and the 16 bytes at
-    // `file.rows + 16 * row` for a row byte (so within the 4096 cells `Port::cell_views`
-    // points at, which the port keeps alive and changes only through `Cell`s), and hands
+    // 16-byte aligned offsets of a 16-byte aligned struct), the 16 bytes at
+    // `file.cells.bytes + 16 * row` for a row byte and, below `file.plain_until`, the byte
+    // at `16 * row + bank` and bank `bank`'s counter at `file.cells.accesses` (so within
+    // the 4096 cells and 16 counters `Port::cell_views` points at, which the port keeps
+    // alive and changes only through `Cell`s, and to which no reference is held across the
+    // call), and hands
     // `ctx` and `file` to `lane_access`, which catches every panic, so nothing unwinds
     // through it. In a frame with the shared-row path it also writes the 32 counters at
     // `file.shared`, which `shared` holds for the whole call.

@@ -17,9 +17,11 @@
 //! - a plain `ld` then tries the shared-row path: where every lane reads one row, lane k
 //!   from bank k + d or every lane from one bank, in time (`LaneFile::shared_until`), it
 //!   is one vector load of the row and a shuffle by the banks;
-//! - a memory instruction stores its row, bank and value vectors to the lane file and calls
-//!   `lanes::lane_access`, which performs the lanes in ascending core id; lanes it could not
-//!   perform end the run (`LaneExit::Parked`);
+//! - a memory instruction stores its row, bank and value vectors to the lane file; in a
+//!   frame without atomic sequences, before `LaneFile::plain_until`, the code then performs
+//!   the lanes' accesses itself in ascending core id ([`perform_plain_lanes`], shared with
+//!   the cohort form); otherwise it calls `lanes::lane_access`, which performs the lanes in
+//!   ascending core id; lanes it could not perform end the run (`LaneExit::Parked`);
 //! - a `bnz` tests whether the group's lanes agree: all taken, none taken, or a split. Where
 //!   the lanes that fall through reach `ready` next, they leave the group in place
 //!   (`lanes::lane_leave`) and the rest run on; any other split ends the run
@@ -36,6 +38,7 @@ use cranelift_codegen::isa::TargetFrontendConfig;
 use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::JITModule;
+use gpu16_machine::engine::backend::CellViews;
 use gpu16_machine::engine::banks::FrameBanks;
 use gpu16_machine::engine::isa::{Instr, MemOp, FRAME_INSTRS, REGS};
 use gpu16_machine::engine::semantics::{step, Access, Effect, Semantics};
@@ -55,6 +58,7 @@ pub(crate) fn build(
     let shape = shape_stopping(instrs, stop_ips);
     // The row path is emitted only where the analysis says it can apply.
     let banks = FrameBanks::analyse(instrs);
+    let plain_lanes = performs_plain_lanes(instrs);
     let mut b = FunctionBuilder::new(&mut ctx.func, fctx);
     let flags = MemFlagsData::trusted();
     let at = |field: usize| field as i32;
@@ -268,6 +272,33 @@ pub(crate) fn build(
             ] {
                 b.ins().store(flags, v, file, at(field));
             }
+            if plain_lanes {
+                // Any other plain access, in time (see `LaneFile::plain_until`): lane by
+                // lane in ascending core id, in the code.
+                let late = at_or_past(&mut b, file, offset_of!(LaneFile, plain_until), when);
+                let in_code = b.create_block();
+                let ask = b.create_block();
+                b.ins().brif(late, ask, &[], in_code, &[]);
+                b.switch_to_block(in_code);
+                let mask = b.use_var(mask_var);
+                let fields = PlainLaneFields {
+                    row: offset_of!(LaneFile, row),
+                    bank: offset_of!(LaneFile, bank),
+                    value: offset_of!(LaneFile, value),
+                    loaded: offset_of!(LaneFile, loaded),
+                    cells: offset_of!(LaneFile, cells),
+                    ops: LaneOps::All(access.op),
+                };
+                perform_plain_lanes(&mut b, file, mask, ptr, &fields);
+                if access.op.is_read() {
+                    let loaded = b
+                        .ins()
+                        .load(V, flags, file, at(offset_of!(LaneFile, loaded)));
+                    complete_access(&mut b, &regs, core_id, &access, None, loaded);
+                }
+                b.ins().jump(next, &[]);
+                b.switch_to_block(ask);
+            }
             let op = b.ins().iconst(types::I32, i64::from(access.op as u8));
             let f = b.ins().iconst(ptr, callbacks.lane_access as usize as i64);
             let call = b.ins().call_indirect(shim_ref, f, &[lctx, file, op, when]);
@@ -447,7 +478,7 @@ fn row_address(b: &mut FunctionBuilder, file: Value, row: Value, ptr: types::Typ
         ptr,
         MemFlagsData::trusted(),
         file,
-        offset_of!(LaneFile, rows) as i32,
+        (offset_of!(LaneFile, cells) + offset_of!(CellViews, bytes)) as i32,
     );
     b.ins().iadd(rows, offset)
 }
@@ -472,6 +503,106 @@ fn bump(b: &mut FunctionBuilder, file: Value, field: usize) {
     let n = b.ins().load(types::I64, flags, file, field as i32);
     let n = b.ins().iadd_imm_u(n, 1);
     b.ins().store(flags, n, file, field as i32);
+}
+
+/// Whether the lockstep and cohort forms of the frame `instrs` perform plain accesses
+/// themselves below `Port::plain_accesses_until`: it has memory instructions and no atomic
+/// sequence, so nothing its cores do moves that bound (only a `st_sync` wakes cores
+/// outside them, and only a sync access changes the memory's gate).
+pub(crate) fn performs_plain_lanes(instrs: &[Instr; FRAME_INSTRS]) -> bool {
+    instrs.iter().any(Instr::is_memory) && !instrs.iter().any(Instr::is_sync)
+}
+
+/// Where, in the state file of the code that performs plain accesses lane by lane
+/// ([`perform_plain_lanes`]), each lane's operands are (a byte a lane: lane k at offset
+/// + k), where it puts what it loads, and the memory's `CellViews`.
+pub(crate) struct PlainLaneFields {
+    pub(crate) row: usize,
+    pub(crate) bank: usize,
+    pub(crate) value: usize,
+    pub(crate) loaded: usize,
+    pub(crate) cells: usize,
+    pub(crate) ops: LaneOps,
+}
+
+/// The op of each lane's access.
+pub(crate) enum LaneOps {
+    /// A `MemOp` byte a lane, from this offset (a cohort's lanes may be at different
+    /// instructions).
+    Each(usize),
+    /// One op for every lane (the lanes of a lockstep group run one instruction).
+    All(MemOp),
+}
+
+/// Perform the plain `ld`/`st` of the lanes of `lanes` (i32, bit k for lane k) whose
+/// operands are in the file at `fields`, in ascending core id, as the memory commits a
+/// plain access (`gpu16_machine::engine::memory`): a store writes its byte, a load reads it
+/// into `loaded`, and each counts one access in its bank's counter. Only below
+/// `Port::plain_accesses_until`, where each would proceed exactly so.
+pub(crate) fn perform_plain_lanes(
+    b: &mut FunctionBuilder,
+    file: Value,
+    lanes: Value,
+    ptr: types::Type,
+    fields: &PlainLaneFields,
+) {
+    let flags = MemFlagsData::trusted();
+    let field = |f: usize, k: usize| (f + k) as i32;
+    let cells = |f: usize| (fields.cells + f) as i32;
+    let bytes = b
+        .ins()
+        .load(ptr, flags, file, cells(offset_of!(CellViews, bytes)));
+    let accesses = b
+        .ins()
+        .load(ptr, flags, file, cells(offset_of!(CellViews, accesses)));
+    for k in 0..16 {
+        let lane = b.create_block();
+        let next = b.create_block();
+        let here = b.ins().band_imm_u(lanes, 1 << k);
+        b.ins().brif(here, lane, &[], next, &[]);
+        b.switch_to_block(lane);
+        let row = b
+            .ins()
+            .uload8(types::I32, flags, file, field(fields.row, k));
+        let bank = b
+            .ins()
+            .uload8(types::I32, flags, file, field(fields.bank, k));
+        let bank = b.ins().band_imm_u(bank, 0xF);
+        // The cell of (bank, row): `gpu16_machine::engine::memory::cell_index`, row-major.
+        let index = b.ins().ishl_imm_u(row, 4);
+        let index = b.ins().bor(index, bank);
+        let index = b.ins().uextend(ptr, index);
+        let cell = b.ins().iadd(bytes, index);
+        let old = b.ins().uload8(types::I32, flags, cell, 0);
+        match fields.ops {
+            LaneOps::Each(ops) => {
+                let op = b.ins().uload8(types::I32, flags, file, field(ops, k));
+                let store = b
+                    .ins()
+                    .icmp_imm_u(IntCC::Equal, op, i64::from(MemOp::St as u8));
+                let value = b
+                    .ins()
+                    .uload8(types::I32, flags, file, field(fields.value, k));
+                // A load writes back the byte it read: the same memory, without a branch
+                // on the op.
+                let new = b.ins().select(store, value, old);
+                b.ins().istore8(flags, new, cell, 0);
+                b.ins().istore8(flags, old, file, field(fields.loaded, k));
+            }
+            LaneOps::All(MemOp::St) => {
+                let value = b
+                    .ins()
+                    .uload8(types::I32, flags, file, field(fields.value, k));
+                b.ins().istore8(flags, value, cell, 0);
+            }
+            LaneOps::All(_) => {
+                b.ins().istore8(flags, old, file, field(fields.loaded, k));
+            }
+        }
+        count_one(b, accesses, bank, ptr);
+        b.ins().jump(next, &[]);
+        b.switch_to_block(next);
+    }
 }
 
 /// `table[index] += 1` in a table of `u64` counters (`index` an i32): the banks' access

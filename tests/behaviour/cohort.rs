@@ -2,7 +2,10 @@
 //! run them as lanes with an IP each): their accesses to one bank reach memory in ascending
 //! core id whatever their IPs, lanes that part and meet again run on as one, a fault among
 //! them is the lowest id's, and a cycle limit or a checkpoint that falls while they are
-//! apart changes nothing. Every value below is worked out by hand from the program.
+//! apart changes nothing. The same holds for cores in lockstep (one IP), whose plain
+//! accesses, performed by compiled code itself below the port's bound, reach memory lane by
+//! lane in ascending core id and wait for another task's turns. Every value below is worked
+//! out by hand from the program, or by a plain Rust function written for the test.
 
 use crate::builder::*;
 use crate::faults::fault;
@@ -227,4 +230,134 @@ pub fn lanes_apart_see_another_tasks_stores_in_their_cycle<B: Backend>(mk: Mk<B>
         // Odd cores: bnz falls through at 30, ready at 31; even cores a cycle later.
         assert_eq!(timeline(&r), vec![(1, 1, 5, 32), (3, 6, 10, 17)]);
     }
+}
+
+/// Cores 0-7 run in lockstep (one IP) and load byte 0x000 five times, every four cycles:
+/// ```text
+/// 0 set_const 1, r14         4 add r11, r10, r11
+/// 1 xor r2, r2, r2           5 sub r8, r14, r8
+/// 2 set_const 5, r8          6 bnz 3, r8
+/// 3 ld [r2, r2], r10         7 ready
+/// ```
+/// From the start at 5 the loads fall in cycles 8, 12, 16, 20 and 24. Cores 8-15 (a task
+/// from cycle 10) store 15, 30, 60 there in cycles 12, 14 and 16, as in
+/// `lanes_apart_see_another_tasks_stores_in_their_cycle`. In a cycle cores 0-7 act first, so
+/// the loads read 0, 0, 30, 60 and 60: 150. The group's accesses must stop at the other
+/// task's turns, whoever performs them.
+pub fn lockstep_lanes_see_another_tasks_stores_in_their_cycle<B: Backend>(mk: Mk<B>) {
+    let loads = [
+        set_const(1, 14),
+        xor(2, 2, 2),
+        set_const(5, 8),
+        ld(2, 2, 10),
+        add(11, 10, 11),
+        sub(8, 14, 8),
+        bnz(8, 3),
+        ready(),
+    ];
+    let stores = [
+        set_const(0, 1),
+        xor(2, 2, 2),
+        st(2, 2, 1),
+        add(1, 1, 1),
+        st(2, 2, 1),
+        add(1, 1, 1),
+        st(2, 2, 1),
+        ready(),
+    ];
+    let image = Image::new()
+        .group(cf(0x00FF), &[&loads])
+        .group(cf(0xFF00), &[&stores]);
+    for config in [in_order(), lookahead(), checkpoints(4)] {
+        let r = run_ok(mk, &image, &[], &config);
+        assert_eq!(r.memory[0], 60);
+        for k in 0..8 {
+            assert_eq!(r.registers[k][11], 150, "core {k}");
+        }
+        // Five loads by 8 cores, three stores by 8.
+        assert_eq!(r.memory_stats.accesses_per_bank[0], 5 * 8 + 3 * 8);
+        // The last bnz at 27, ready at 28.
+        assert_eq!(timeline(&r), vec![(1, 1, 5, 28), (3, 6, 10, 17)]);
+    }
+}
+
+/// A lockstep gather and scatter: every core reads a table in bank 0 at a row its
+/// register picks, writes its id into bank 1 at the row it read (cores that picked one row
+/// collide: the highest id's write stays), reads that row back, and writes the result into
+/// the table at the next row, four rounds:
+/// ```text
+/// 0 set_const 0, r1       ; id     5 ld [r1, r2], r10     ; r10 = T[r1]
+/// 1 xor r2, r2, r2        ; 0      6 st [r10, r3], r1     ; B[r10] = r1
+/// 2 set_const 1, r14               7 ld [r10, r3], r11    ; r11 = B[r10]
+/// 3 add r2, r14, r3       ; 1      8 add r11, r14, r1     ; r1 = r11 + 1
+/// 4 set_const 4, r8                9 st [r1, r2], r11     ; T[r1] = r11
+///                                 10 sub r8, r14, r8
+///                                 11 bnz 5, r8
+///                                 12 ready
+/// ```
+/// Each access instruction reaches memory lane by lane in ascending core id, which
+/// `gather_scatter_reference` plays out in plain Rust. From the start at 5, IP i runs at
+/// 5 + i up to the loop; 4 rounds of 7 cycles from 10, ready at 38.
+pub fn lockstep_gather_and_scatter_in_core_order<B: Backend>(mk: Mk<B>) {
+    let body = [
+        set_const(0, 1),
+        xor(2, 2, 2),
+        set_const(1, 14),
+        add(2, 14, 3),
+        set_const(4, 8),
+        ld(1, 2, 10),
+        st(10, 3, 1),
+        ld(10, 3, 11),
+        add(11, 14, 1),
+        st(1, 2, 11),
+        sub(8, 14, 8),
+        bnz(8, 5),
+        ready(),
+    ];
+    let image = Image::new().group(cf(0xFFFF), &[&body]);
+    // Table rows 0..15: 5r mod 11, so that several cores pick one row.
+    let table: Vec<(u16, u8)> = (0..16u16).map(|r| (r, (r * 5 % 11) as u8)).collect();
+    let initial = memory(&table);
+    let (want_memory, want_regs) = gather_scatter_reference(&initial);
+    for config in [in_order(), lookahead(), checkpoints(4)] {
+        let r = run_ok(mk, &image, &initial, &config);
+        assert_eq!(r.memory[..], want_memory[..]);
+        for (k, want) in want_regs.iter().enumerate() {
+            for (reg, &want) in [1, 10, 11].into_iter().zip(want) {
+                assert_eq!(r.registers[k][reg], want, "core {k} r{reg}");
+            }
+        }
+        // Per round, two accesses to bank 0 and two to bank 1 by each of 16 cores.
+        let mut accesses = [0; 16];
+        (accesses[0], accesses[1]) = (4 * 2 * 16, 4 * 2 * 16);
+        assert_eq!(r.memory_stats.accesses_per_bank, accesses);
+        assert_eq!(timeline(&r), vec![(1, 1, 5, 38)]);
+    }
+}
+
+/// `lockstep_gather_and_scatter_in_core_order`'s program in plain Rust: each instruction
+/// for cores 0..15 in turn. Returns the memory and each core's r1, r10 and r11.
+fn gather_scatter_reference(initial: &[u8]) -> (Vec<u8>, [[u8; 3]; 16]) {
+    let at = |bank: u8, row: u8| (usize::from(bank) << 8) | usize::from(row);
+    let mut m = initial.to_vec();
+    let mut r1: [u8; 16] = std::array::from_fn(|k| k as u8);
+    let (mut r10, mut r11) = ([0u8; 16], [0u8; 16]);
+    for _ in 0..4 {
+        for k in 0..16 {
+            r10[k] = m[at(0, r1[k])];
+        }
+        for k in 0..16 {
+            m[at(1, r10[k])] = r1[k];
+        }
+        for k in 0..16 {
+            r11[k] = m[at(1, r10[k])];
+        }
+        for k in 0..16 {
+            r1[k] = r11[k].wrapping_add(1);
+        }
+        for k in 0..16 {
+            m[at(0, r1[k])] = r11[k];
+        }
+    }
+    (m, std::array::from_fn(|k| [r1[k], r10[k], r11[k]]))
 }

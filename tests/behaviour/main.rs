@@ -101,6 +101,8 @@ macro_rules! backend_suite {
                     a_cycle_limit_among_lanes_at_three_ips,
                     lanes_that_part_and_meet_run_on_as_one,
                     lanes_apart_see_another_tasks_stores_in_their_cycle,
+                    lockstep_lanes_see_another_tasks_stores_in_their_cycle,
+                    lockstep_gather_and_scatter_in_core_order,
                 }
                 faults {
                     st_sync_without_sequence,

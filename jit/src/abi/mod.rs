@@ -127,11 +127,13 @@ pub(crate) struct LaneFile {
     /// On `LaneExit::Parked` and `LaneExit::Split`: the lanes that performed, or took the branch.
     pub(crate) done: u32,
     pub(crate) ip: u32,
-    /// Own-bank rows (see `Port::cell_views`): below cycle `rows_until`, a plain access
-    /// in which every lane k of the group reaches bank k, all in one row, is one vector
-    /// load or store of that row, performed by compiled code itself. `rows_done` counts
-    /// such accesses not yet added to the banks' counters (`LaneFile::count_rows`).
-    pub(crate) rows: *mut u8,
+    /// The memory's cells and access counters (see `Port::cell_views`), for the accesses
+    /// compiled code performs itself.
+    pub(crate) cells: CellViews,
+    /// Own-bank rows: below cycle `rows_until`, a plain access in which every lane k of
+    /// the group reaches bank k, all in one row, is one vector load or store of that row,
+    /// performed by compiled code itself. `rows_done` counts such accesses not yet added
+    /// to the banks' counters (`LaneFile::count_rows`).
     pub(crate) rows_until: u64,
     pub(crate) rows_done: u64,
     /// Shared rows (see `Port::shared_rows_until`): below cycle `shared_until`, a plain
@@ -145,6 +147,13 @@ pub(crate) struct LaneFile {
     pub(crate) shared_used: u32,
     /// Row accesses (own-bank or shared) of each bank, kept here until the entry ends.
     pub(crate) rows_per_bank: BankTally,
+    /// Until this cycle (exclusive), in a frame without atomic sequences, any other plain
+    /// access is performed by compiled code itself, lane by lane in ascending core id, at
+    /// `cells`, each counted in its bank's counter there ([`Port::plain_accesses_until`];
+    /// 0 for a frame whose code has no such path, which always calls `lane_access`).
+    ///
+    /// [`Port::plain_accesses_until`]: gpu16_machine::engine::backend::Port::plain_accesses_until
+    pub(crate) plain_until: u64,
 }
 
 boundary_fn! {
