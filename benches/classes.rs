@@ -4,10 +4,12 @@
 //! counts in one shared bank (`divergent-shared-bank`), a matrix-vector product whose vector
 //! every core reads from one bank (`matvec`), a stencil over neighbours' banks
 //! (`stencil`), a histogram with atomic bins (`histogram`), one contended counter
-//! (`counter`) and fenced reduction rounds (`reduction`). The mixed-mask stream and the
-//! MCST memory loop are `workloads`' `scheduler` and `mcst-memory` rows. Throughput is
-//! emulated instructions. The programs use only APIs that 6d9c98e has, so this file runs
-//! there too for the before/after table.
+//! (`counter`) and fenced reduction rounds (`reduction`); and cores in lockstep whose plain
+//! accesses leave their own banks and rows (`gather`: table lookups at rows the data picks;
+//! `scatter`: a racy histogram in one bank; `transpose`: each core to another bank and
+//! row). The mixed-mask stream and the MCST memory loop are `workloads`' `scheduler` and
+//! `mcst-memory` rows. Throughput is emulated instructions. The programs use only APIs
+//! that 6d9c98e has, so this file runs there too for the before/after table.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use gpu16_interp::Interpreter;
@@ -17,7 +19,7 @@ use gpu16_machine::{run, Config, Program, TaskLog};
 use std::hint::black_box;
 use std::time::Duration;
 
-const CLASSES: [(&str, &str); 7] = [
+const CLASSES: [(&str, &str); 10] = [
     ("staggered", include_str!("classes/staggered.s")),
     ("divergent-shared-bank", include_str!("classes/divshared.s")),
     ("matvec", include_str!("classes/matvec.s")),
@@ -25,6 +27,9 @@ const CLASSES: [(&str, &str); 7] = [
     ("histogram", include_str!("classes/histogram.s")),
     ("counter", include_str!("classes/counter.s")),
     ("reduction", include_str!("classes/reduction.s")),
+    ("gather", include_str!("classes/gather.s")),
+    ("scatter", include_str!("classes/scatter.s")),
+    ("transpose", include_str!("classes/transpose.s")),
 ];
 
 fn config() -> Config {
