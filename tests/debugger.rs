@@ -336,6 +336,13 @@ loop:
 #[test]
 fn a_watch_sees_every_write_of_cores_apart_in_compiled_code() {
     let p = write("halves", "halves.s", HALVES);
+    watch_core_5s_three_writes(&p, [12, 15, 18]);
+}
+
+/// Watch byte 0x050 (core 5's, of bank 0) in `p` on every backend, compiled code from the
+/// first run under `auto`: core 5 writes 3, 2, 1 there in the three `cycles`, then the run
+/// ends.
+fn watch_core_5s_three_writes(p: &Path, cycles: [u64; 3]) {
     let backends: [&[&str]; 3] = [
         &["--backend", "interp"],
         &["--backend", "jit"],
@@ -343,12 +350,13 @@ fn a_watch_sees_every_write_of_cores_apart_in_compiled_code() {
     ];
     for backend in backends {
         let a = answers(
-            &p,
+            p,
             backend,
             "watch 0x050\ncontinue\ncontinue\ncontinue\ncontinue\n",
         );
         let keys = ["event", "cycle", "core", "old", "new"];
-        for (i, (cycle, old, new)) in [(12, 0, 3), (15, 3, 2), (18, 2, 1)].into_iter().enumerate() {
+        let writes = cycles.into_iter().zip([(0, 3), (3, 2), (2, 1)]);
+        for (i, (cycle, (old, new))) in writes.enumerate() {
             assert_eq!(
                 pick(&a[i + 1], &keys),
                 json!({"event": "watch", "cycle": cycle, "core": 5, "old": old, "new": new}),
@@ -384,31 +392,7 @@ loop:
 #[test]
 fn a_watch_sees_every_write_of_cores_in_lockstep_in_compiled_code() {
     let p = write("lockstep", "lockstep.s", LOCKSTEP);
-    let backends: [&[&str]; 3] = [
-        &["--backend", "interp"],
-        &["--backend", "jit"],
-        &["--backend", "auto", "--auto-hot", "1,1"],
-    ];
-    for backend in backends {
-        let a = answers(
-            &p,
-            backend,
-            "watch 0x050\ncontinue\ncontinue\ncontinue\ncontinue\n",
-        );
-        let keys = ["event", "cycle", "core", "old", "new"];
-        for (i, (cycle, old, new)) in [(10, 0, 3), (13, 3, 2), (16, 2, 1)].into_iter().enumerate() {
-            assert_eq!(
-                pick(&a[i + 1], &keys),
-                json!({"event": "watch", "cycle": cycle, "core": 5, "old": old, "new": new}),
-                "{backend:?}, write {i}"
-            );
-        }
-        assert_eq!(
-            pick(&a[4], &["event"]),
-            json!({"event": "end"}),
-            "{backend:?}"
-        );
-    }
+    watch_core_5s_three_writes(&p, [10, 13, 16]);
 }
 
 /// Core 0 stores a counter at 0x000 forever: only the watchdog (2^32 cycles) ends it.

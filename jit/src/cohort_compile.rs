@@ -22,7 +22,7 @@ use crate::compile::{Compiler, Form};
 use crate::error::JitError;
 use crate::lanes_compile::{
     load_registers, perform_plain_lanes, performs_plain_lanes, store_written, vector, zeros,
-    LaneOps, PlainLaneFields, VectorLowering,
+    LaneOps, LaneWalk, PlainLaneFields, VectorLowering,
 };
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
@@ -280,7 +280,7 @@ pub(crate) fn build(
             cells: offset_of!(CohortFile, cells),
             ops: LaneOps::Each(offset_of!(CohortFile, op)),
         };
-        perform_plain_lanes(&mut b, file, mem_bits, ptr, &fields);
+        perform_plain_lanes(&mut b, file, mem_bits, ptr, &fields, LaneWalk::Unrolled);
         let m = b.use_var(mem);
         b.ins()
             .store(flags, m, file, at(offset_of!(CohortFile, performed)));

@@ -33,7 +33,9 @@ use crate::compile::{cycles, dispatch_on_ip, jump_to_exit, segment_check, shape_
 use crate::compile::{Compiler, Form, MachineCode};
 use crate::error::JitError;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, Block, ConstantData, InstBuilder, MemFlagsData, Value};
+use cranelift_codegen::ir::{
+    types, Block, BlockArg, ConstantData, InstBuilder, MemFlagsData, Value,
+};
 use cranelift_codegen::isa::TargetFrontendConfig;
 use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
@@ -289,7 +291,7 @@ pub(crate) fn build(
                     cells: offset_of!(LaneFile, cells),
                     ops: LaneOps::All(access.op),
                 };
-                perform_plain_lanes(&mut b, file, mask, ptr, &fields);
+                perform_plain_lanes(&mut b, file, mask, ptr, &fields, LaneWalk::Loop);
                 if access.op.is_read() {
                     let loaded = b
                         .ins()
@@ -534,6 +536,18 @@ pub(crate) enum LaneOps {
     All(MemOp),
 }
 
+/// How the code walks the lanes of a plain access.
+#[derive(Clone, Copy)]
+pub(crate) enum LaneWalk {
+    /// A test and a body for each of the 16 lanes: the fastest, for code that has one such
+    /// access (a cohort's memory phase).
+    Unrolled,
+    /// One body in a loop over the lanes' bits: for code with one such access per memory
+    /// instruction (lockstep code), whose size and compile time would grow by 16 bodies
+    /// at each.
+    Loop,
+}
+
 /// Perform the plain `ld`/`st` of the lanes of `lanes` (i32, bit k for lane k) whose
 /// operands are in the file at `fields`, in ascending core id, as the memory commits a
 /// plain access (`gpu16_machine::engine::memory`): a store writes its byte, a load reads it
@@ -545,9 +559,9 @@ pub(crate) fn perform_plain_lanes(
     lanes: Value,
     ptr: types::Type,
     fields: &PlainLaneFields,
+    walk: LaneWalk,
 ) {
     let flags = MemFlagsData::trusted();
-    let field = |f: usize, k: usize| (f + k) as i32;
     let cells = |f: usize| (fields.cells + f) as i32;
     let bytes = b
         .ins()
@@ -555,18 +569,11 @@ pub(crate) fn perform_plain_lanes(
     let accesses = b
         .ins()
         .load(ptr, flags, file, cells(offset_of!(CellViews, accesses)));
-    for k in 0..16 {
-        let lane = b.create_block();
-        let next = b.create_block();
-        let here = b.ins().band_imm_u(lanes, 1 << k);
-        b.ins().brif(here, lane, &[], next, &[]);
-        b.switch_to_block(lane);
-        let row = b
-            .ins()
-            .uload8(types::I32, flags, file, field(fields.row, k));
-        let bank = b
-            .ins()
-            .uload8(types::I32, flags, file, field(fields.bank, k));
+    // One lane's access: its bytes are at `own + field + k`.
+    let lane = |b: &mut FunctionBuilder, own: Value, k: usize| {
+        let field = |f: usize| (f + k) as i32;
+        let row = b.ins().uload8(types::I32, flags, own, field(fields.row));
+        let bank = b.ins().uload8(types::I32, flags, own, field(fields.bank));
         let bank = b.ins().band_imm_u(bank, 0xF);
         // The cell of (bank, row): `gpu16_machine::engine::memory::cell_index`, row-major.
         let index = b.ins().ishl_imm_u(row, 4);
@@ -576,32 +583,59 @@ pub(crate) fn perform_plain_lanes(
         let old = b.ins().uload8(types::I32, flags, cell, 0);
         match fields.ops {
             LaneOps::Each(ops) => {
-                let op = b.ins().uload8(types::I32, flags, file, field(ops, k));
+                let op = b.ins().uload8(types::I32, flags, own, field(ops));
                 let store = b
                     .ins()
                     .icmp_imm_u(IntCC::Equal, op, i64::from(MemOp::St as u8));
-                let value = b
-                    .ins()
-                    .uload8(types::I32, flags, file, field(fields.value, k));
+                let value = b.ins().uload8(types::I32, flags, own, field(fields.value));
                 // A load writes back the byte it read: the same memory, without a branch
                 // on the op.
                 let new = b.ins().select(store, value, old);
                 b.ins().istore8(flags, new, cell, 0);
-                b.ins().istore8(flags, old, file, field(fields.loaded, k));
+                b.ins().istore8(flags, old, own, field(fields.loaded));
             }
             LaneOps::All(MemOp::St) => {
-                let value = b
-                    .ins()
-                    .uload8(types::I32, flags, file, field(fields.value, k));
+                let value = b.ins().uload8(types::I32, flags, own, field(fields.value));
                 b.ins().istore8(flags, value, cell, 0);
             }
             LaneOps::All(_) => {
-                b.ins().istore8(flags, old, file, field(fields.loaded, k));
+                b.ins().istore8(flags, old, own, field(fields.loaded));
             }
         }
         count_one(b, accesses, bank, ptr);
-        b.ins().jump(next, &[]);
-        b.switch_to_block(next);
+    };
+    match walk {
+        LaneWalk::Unrolled => {
+            for k in 0..16 {
+                let here = b.create_block();
+                let next = b.create_block();
+                let member = b.ins().band_imm_u(lanes, 1 << k);
+                b.ins().brif(member, here, &[], next, &[]);
+                b.switch_to_block(here);
+                lane(b, file, k);
+                b.ins().jump(next, &[]);
+                b.switch_to_block(next);
+            }
+        }
+        LaneWalk::Loop => {
+            let head = b.create_block();
+            let rest = b.append_block_param(head, types::I32);
+            let here = b.create_block();
+            let done = b.create_block();
+            b.ins().jump(head, &[BlockArg::Value(lanes)]);
+            b.switch_to_block(head);
+            b.ins().brif(rest, here, &[], done, &[]);
+            b.switch_to_block(here);
+            // The lowest lane left, and the lanes after it.
+            let k = b.ins().ctz(rest);
+            let lower = b.ins().iadd_imm_s(rest, -1i64);
+            let later = b.ins().band(rest, lower);
+            let k = b.ins().uextend(ptr, k);
+            let own = b.ins().iadd(file, k);
+            lane(b, own, 0);
+            b.ins().jump(head, &[BlockArg::Value(later)]);
+            b.switch_to_block(done);
+        }
     }
 }
 

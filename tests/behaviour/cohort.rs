@@ -11,7 +11,7 @@ use crate::builder::*;
 use crate::faults::fault;
 use gpu16_machine::engine::backend::Backend;
 use gpu16_machine::engine::isa::Instr;
-use gpu16_machine::{Config, CoreWait, FaultRule, RunError, UnfinishedCore};
+use gpu16_machine::{Config, CoreWait, FaultRule, RunError, RunReport, UnfinishedCore};
 
 /// The cores part three ways by bits 0 and 1 of their id and store their id to byte 0x000,
 /// then load it (or, with `last` = `st_sync`, fault):
@@ -205,27 +205,9 @@ pub fn lanes_apart_see_another_tasks_stores_in_their_cycle<B: Backend>(mk: Mk<B>
         bnz(8, 7),
         ready(),
     ];
-    let stores = [
-        set_const(0, 1),
-        xor(2, 2, 2),
-        st(2, 2, 1),
-        add(1, 1, 1),
-        st(2, 2, 1),
-        add(1, 1, 1),
-        st(2, 2, 1),
-        ready(),
-    ];
-    let image = Image::new()
-        .group(cf(0x00FF), &[&loads])
-        .group(cf(0xFF00), &[&stores]);
-    for config in [in_order(), lookahead(), checkpoints(4)] {
-        let r = run_ok(mk, &image, &[], &config);
-        assert_eq!(r.memory[0], 60);
+    for r in beside_another_tasks_stores(mk, &loads) {
         for k in 0..8 {
             assert_eq!(r.registers[k][11], 210, "core {k}");
-        }
-        for k in 8..16 {
-            assert_eq!(r.registers[k][1], (4 * k) as u8, "core {k}");
         }
         // Odd cores: bnz falls through at 30, ready at 31; even cores a cycle later.
         assert_eq!(timeline(&r), vec![(1, 1, 5, 32), (3, 6, 10, 17)]);
@@ -255,6 +237,22 @@ pub fn lockstep_lanes_see_another_tasks_stores_in_their_cycle<B: Backend>(mk: Mk
         bnz(8, 3),
         ready(),
     ];
+    for r in beside_another_tasks_stores(mk, &loads) {
+        for k in 0..8 {
+            assert_eq!(r.registers[k][11], 150, "core {k}");
+        }
+        // Five loads by 8 cores, three stores by 8.
+        assert_eq!(r.memory_stats.accesses_per_bank[0], 5 * 8 + 3 * 8);
+        // The last bnz at 27, ready at 28.
+        assert_eq!(timeline(&r), vec![(1, 1, 5, 28), (3, 6, 10, 17)]);
+    }
+}
+
+/// Run task 1 on cores 0-7 (`loads`, from cycle 5) beside task 2 on cores 8-15, which
+/// stores 15, 30 and 60 to byte 0x000 in cycles 12, 14 and 16 (see
+/// `lanes_apart_see_another_tasks_stores_in_their_cycle`), in order, with lookahead and
+/// with checkpoints every 4 cycles; check task 2's part of each report.
+fn beside_another_tasks_stores<B: Backend>(mk: Mk<B>, loads: &[Instr]) -> Vec<RunReport> {
     let stores = [
         set_const(0, 1),
         xor(2, 2, 2),
@@ -266,19 +264,17 @@ pub fn lockstep_lanes_see_another_tasks_stores_in_their_cycle<B: Backend>(mk: Mk
         ready(),
     ];
     let image = Image::new()
-        .group(cf(0x00FF), &[&loads])
+        .group(cf(0x00FF), &[loads])
         .group(cf(0xFF00), &[&stores]);
-    for config in [in_order(), lookahead(), checkpoints(4)] {
+    let runs = [in_order(), lookahead(), checkpoints(4)].map(|config| {
         let r = run_ok(mk, &image, &[], &config);
         assert_eq!(r.memory[0], 60);
-        for k in 0..8 {
-            assert_eq!(r.registers[k][11], 150, "core {k}");
+        for k in 8..16 {
+            assert_eq!(r.registers[k][1], (4 * k) as u8, "core {k}");
         }
-        // Five loads by 8 cores, three stores by 8.
-        assert_eq!(r.memory_stats.accesses_per_bank[0], 5 * 8 + 3 * 8);
-        // The last bnz at 27, ready at 28.
-        assert_eq!(timeline(&r), vec![(1, 1, 5, 28), (3, 6, 10, 17)]);
-    }
+        r
+    });
+    runs.into()
 }
 
 /// A lockstep gather and scatter: every core reads a table in bank 0 at a row its
