@@ -1,8 +1,10 @@
 //! The lockstep engine's runtime: a group of cores (the same frame, IP and cycle) runs as
 //! the lanes of 16-byte vectors, register r of core k being lane k of vector r. This file
-//! owns the entry into a frame's lockstep code, the
-//! memory callback that performs one instruction's accesses lane by lane in ascending core
-//! id, and turning the code's exit back into each core's state. The translation itself is
+//! owns the entry into a frame's lockstep code (with the bounds below which the code
+//! performs accesses itself: own-bank rows, shared rows, and in a frame without atomic
+//! sequences any plain access), the memory callback that performs one instruction's
+//! accesses lane by lane in ascending core id past them, and turning the code's exit back
+//! into each core's state. The translation itself is
 //! in `lanes_compile.rs`. Where the group's cores part ways on a bank they share, or some
 //! fall asleep on a lock, [`enter`] hands them to the cohort form (`cohort.rs`), or, with
 //! two or fewer awake, to the interpreter's cohort, and takes them back once they
