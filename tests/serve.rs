@@ -1306,4 +1306,10 @@ fn the_page_in_a_browser() {
         std::thread::sleep(Duration::from_millis(100));
     }
     shot(&b, "09-stopped");
+    // A run of a trillion cycles draws its timeline at once: the page's work is bounded
+    // by the canvas, not by the cycles (a tick a step over every cycle held the page past
+    // WebDriver's script timeout once runs stopped late went past 10^8 cycles).
+    let drawn = b.js("const t = performance.now();          ui.run = Object.assign({}, ui.run, { cycles: 1e12 }); drawTimeline();          return [performance.now() - t, document.getElementById('timeline').width]");
+    assert!(drawn[0].as_f64().unwrap() < 5000.0, "{drawn}");
+    assert!(drawn[1].as_u64().unwrap() <= 32000, "{drawn}");
 }

@@ -407,10 +407,13 @@ function drawTimeline() {
   g.fillText("sched", 2, TOP + ROW_H - 2);
   for (let k = 0; k < 16; k++) g.fillText("core " + k, 2, TOP + (k + 2) * ROW_H - 2);
   const x = (c) => LEFT + c * ui.zoom;
-  // cycle ticks
+  // Cycle ticks, only as far as the canvas reaches: a long run's cycles (billions) are
+  // far more than its width can show, and a tick for each would hold the page for
+  // minutes.
   const step = Math.max(1, Math.pow(10, Math.ceil(Math.log10(60 / ui.zoom))));
+  const lastTick = Math.min(cycles, Math.ceil((cv.width - LEFT) / ui.zoom));
   g.fillStyle = "#999";
-  for (let c = 0; c <= cycles; c += step) {
+  for (let c = 0; c <= lastTick; c += step) {
     g.fillRect(x(c), TOP - 3, 1, 3);
     g.fillText(String(c), x(c) + 1, TOP - 4);
   }
