@@ -204,14 +204,16 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         loop {
             // The scheduler's bound stays valid as cores advance (it is a lower bound on its
             // next decision); it is recomputed when a core's end may let it act, or when the
-            // earliest core event reaches it.
+            // earliest core event reaches it. A deferred bound is asked again before a
+            // long run past it (`long_past_pending`); each such ask issues a task or leaves
+            // the bound not deferred, so the asking ends.
             if O::WANTS_PROGRESS && self.tele.stopped.is_none() && self.poll_stop() {
                 ts_fresh = false;
             }
             let mut earliest = self.cores.earliest(None);
-            if !ts_fresh
+            while !ts_fresh
                 || earliest.map_or(ts.state == SchedulerState::Pending, |k| {
-                    k >= ts.before[usize::from(k.core())]
+                    k >= ts.before[usize::from(k.core())] || self.long_past_pending(k, &ts)
                 })
             {
                 ts = self.advance_scheduler(false)?;
@@ -294,6 +296,20 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                 ts_fresh = false;
             }
         }
+    }
+
+    /// Whether the core of `key` is about to run on past a deferred scheduler bound
+    /// ([`SchedulerState::Pending`]: the next task's earliest start, a broadcast after the
+    /// one just issued) with memory accesses, in a frame that can loop. Its accesses past
+    /// that bound would hand it back to the loop only to ask the scheduler the step it
+    /// deferred, and run it again; asked now, the step usually says the next task waits for
+    /// these cores, and they run to their end in one go. Frames that cannot loop end
+    /// within 16 cycles, mostly before the bound matters, so they keep the deferral.
+    fn long_past_pending(&self, key: EventKey, ts: &SchedulerBound) -> bool {
+        let i = usize::from(key.core());
+        ts.state == SchedulerState::Pending
+            && self.cores.banks[i] != 0
+            && self.cores.part(i).cyclic
     }
 
     /// For each bank, the earliest event of a core outside `running` that may touch it: its
