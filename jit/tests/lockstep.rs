@@ -135,3 +135,122 @@ fn adaptive_runs_register_code_and_own_bank_rows_in_lockstep_other_banks_per_cor
         }
     }
 }
+
+/// A JIT that counts the groups the run loop hands it.
+struct CountingGroups {
+    jit: Jit,
+    groups: usize,
+}
+
+/// No slot code of its own (these tests run the spec dialect).
+impl gpu16_machine::engine::slot_run::SlotCompiler for CountingGroups {}
+
+impl gpu16_machine::engine::backend::Backend for CountingGroups {
+    type Code = <Jit as gpu16_machine::engine::backend::Backend>::Code;
+    fn name(&self) -> &'static str {
+        "jit"
+    }
+    fn prepare(
+        &mut self,
+        frame: &InstrFrame,
+    ) -> Result<Self::Code, gpu16_machine::engine::backend::BackendError> {
+        self.jit.prepare(frame)
+    }
+    fn reissue(
+        &mut self,
+        code: &Self::Code,
+    ) -> Result<Self::Code, gpu16_machine::engine::backend::BackendError> {
+        self.jit.reissue(code)
+    }
+    fn run_core(
+        &mut self,
+        code: &Self::Code,
+        core: &mut gpu16_machine::engine::backend::CoreState,
+        port: &mut gpu16_machine::engine::backend::Port<'_>,
+    ) -> gpu16_machine::engine::backend::CoreExit {
+        self.jit.run_core(code, core, port)
+    }
+    fn takes_groups(&self) -> bool {
+        self.jit.takes_groups()
+    }
+    fn takes_group(&self, group: gpu16_machine::engine::backend::GroupShape) -> bool {
+        self.jit.takes_group(group)
+    }
+    fn run_group(
+        &mut self,
+        code: &Self::Code,
+        group: u16,
+        cores: &mut [gpu16_machine::engine::backend::CoreState; 16],
+        port: &mut gpu16_machine::engine::backend::Port<'_>,
+    ) -> [Option<gpu16_machine::engine::backend::CoreExit>; 16] {
+        self.groups += 1;
+        self.jit.run_group(code, group, cores, port)
+    }
+}
+
+#[test]
+fn a_stream_of_looping_memory_tasks_enters_lockstep_code_once_a_task() {
+    use gpu16_machine::engine::isa::MemOp;
+    // Three tasks of 16 cores, one after another: each loops 20 times over a load, an
+    // add and a store of its own bank's next row. After issuing a task the run loop
+    // defers the scheduler's next step, whose bound (the next broadcast) the task's
+    // accesses pass in its first trip; the step, asked before the task runs, says the
+    // next task waits for these cores, so each task runs to its end in one entry.
+    let body = [
+        Instr::SetConst { k: 0, d: 1 },  // r1 = core id: the bank
+        Instr::SetConst { k: 20, d: 8 }, // trips
+        Instr::SetConst { k: 1, d: 14 },
+        Instr::Mem {
+            op: MemOp::Ld,
+            a: 9,
+            hi: 1,
+            r: 10,
+        },
+        Instr::Alu {
+            op: AluOp::Add,
+            a: 10,
+            b: 14,
+            c: 10,
+        },
+        Instr::Mem {
+            op: MemOp::St,
+            a: 9,
+            hi: 1,
+            r: 10,
+        },
+        Instr::Alu {
+            op: AluOp::Add,
+            a: 9,
+            b: 14,
+            c: 9,
+        },
+        Instr::Alu {
+            op: AluOp::Sub,
+            a: 8,
+            b: 14,
+            c: 8,
+        },
+        Instr::Bnz { a: 8, target: 3 },
+        Instr::Ready,
+    ];
+    let task = InstrFrame::padded(&body, Instr::Ready).bytes();
+    let cf = ControlFrame::new(3, Fence::No, 0xFFFF, &[]).encode();
+    let p = Program::from_frames(vec![cf, task, task, task]).unwrap();
+    let mut counting = CountingGroups {
+        jit: jit(Engine::Lockstep),
+        groups: 0,
+    };
+    let r = run(&mut counting, &p, &[], &Config::default()).unwrap();
+    assert_eq!(counting.groups, 3);
+    // r9 runs on from task to task: rows 0..59 of every bank were each incremented once.
+    for bank in 0..16 {
+        for row in 0..256 {
+            let want = u8::from(row < 60);
+            assert_eq!(r.memory[bank * 256 + row], want, "bank {bank} row {row}");
+        }
+    }
+    let reference = run(&mut Interpreter::new(), &p, &[], &Config::default()).unwrap();
+    assert_eq!(r.cycles, reference.cycles);
+    assert_eq!(r.memory, reference.memory);
+    assert_eq!(r.registers, reference.registers);
+}

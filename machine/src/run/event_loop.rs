@@ -307,9 +307,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     /// within 16 cycles, mostly before the bound matters, so they keep the deferral.
     fn long_past_pending(&self, key: EventKey, ts: &SchedulerBound) -> bool {
         let i = usize::from(key.core());
-        ts.state == SchedulerState::Pending
-            && self.cores.banks[i] != 0
-            && self.cores.part(i).cyclic
+        ts.state == SchedulerState::Pending && self.cores.banks[i] != 0 && self.cores.part(i).cyclic
     }
 
     /// For each bank, the earliest event of a core outside `running` that may touch it: its
