@@ -298,18 +298,6 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         }
     }
 
-    /// Whether the core of `key` is about to run on past a deferred scheduler bound
-    /// ([`SchedulerState::Pending`]: the next task's earliest start, a broadcast after the
-    /// one just issued) with memory accesses, in a frame that can loop. Its accesses past
-    /// that bound would hand it back to the loop only to ask the scheduler the step it
-    /// deferred, and run it again; asked now, the step usually says the next task waits for
-    /// these cores, and they run to their end in one go. Frames that cannot loop end
-    /// within 16 cycles, mostly before the bound matters, so they keep the deferral.
-    fn long_past_pending(&self, key: EventKey, ts: &SchedulerBound) -> bool {
-        let i = usize::from(key.core());
-        ts.state == SchedulerState::Pending && self.cores.banks[i] != 0 && self.cores.part(i).cyclic
-    }
-
     /// For each bank, the earliest event of a core outside `running` that may touch it: its
     /// own next event, or for a sleeper its lock holder's (it wakes no earlier). A newly
     /// issued task may touch any bank, so nothing passes the scheduler's bound.

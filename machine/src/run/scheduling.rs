@@ -1,5 +1,6 @@
 //! The run loop's step of the task scheduler ([`Run::advance_scheduler`]), with its
-//! deferred step for streams of short tasks, and the bounds on running cores it reads.
+//! deferred step for streams of short tasks and when a deferred step is asked at once
+//! ([`Run::long_past_pending`]), and the bounds on running cores it reads.
 
 use super::driver::{SchedulerBound, SchedulerState};
 use super::event_loop::Run;
@@ -153,6 +154,18 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                 }
             }
         }
+    }
+
+    /// Whether the core of `key` is about to run on past a deferred scheduler bound
+    /// ([`SchedulerState::Pending`]: the next task's earliest start, a broadcast after the
+    /// one just issued) with memory accesses, in a frame that can loop. Its accesses past
+    /// that bound would hand it back to the loop only to ask the scheduler the step it
+    /// deferred, and run it again; asked now, the step usually says the next task waits for
+    /// these cores, and they run to their end in one go. Frames that cannot loop end
+    /// within 16 cycles, mostly before the bound matters, so they keep the deferral.
+    pub(super) fn long_past_pending(&self, key: EventKey, ts: &SchedulerBound) -> bool {
+        let i = usize::from(key.core());
+        ts.state == SchedulerState::Pending && self.cores.banks[i] != 0 && self.cores.part(i).cyclic
     }
 
     /// Lower bounds on the end of every running core's part, for the scheduler: a core with
