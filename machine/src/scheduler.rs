@@ -285,6 +285,8 @@ pub(crate) struct TaskScheduler<'p> {
     core_task: [usize; 16],
     /// The cores running a task.
     running: u16,
+    /// The cores running an `acq` task (so a subset of `running`).
+    running_acq: u16,
     free_from: [u64; 16],
     last_activity: Option<u64>,
     first_frame: Option<usize>,
@@ -317,6 +319,7 @@ impl<'p> TaskScheduler<'p> {
             unfinished: Vec::new(),
             core_task: [0; 16],
             running: 0,
+            running_acq: 0,
             free_from: [0; 16],
             last_activity: None,
             first_frame: None,
@@ -428,6 +431,7 @@ impl<'p> TaskScheduler<'p> {
             unfinished: Vec::new(),
             core_task: self.core_task,
             running: self.running,
+            running_acq: self.running_acq,
             free_from: self.free_from,
             last_activity: self.last_activity,
             first_frame: self.first_frame,
@@ -506,14 +510,32 @@ impl<'p> TaskScheduler<'p> {
     }
 
     /// A bound that holds whatever [`TaskScheduler::step`] would say next, without asking
-    /// it: no core of a task not yet issued acts before this key (every decision still to
-    /// come is at or after the scheduler's clock, and its cores start a broadcast later),
-    /// if the next frame is already read (so the next step cannot find the program
-    /// unreadable or done).
-    pub(crate) fn next_start_bound(&self) -> Option<EventKey> {
-        self.frames
-            .holds(self.head)
-            .then(|| start_key(self.t.saturating_add(self.timing.broadcast_cycles)))
+    /// it: no core of a task not yet issued acts before the key, as seen from any core but
+    /// those of the mask, which nothing bounds. Every decision still to come is at or after
+    /// the scheduler's clock, and its cores start a broadcast later; and while an `acq` task
+    /// issued before every frame still to be processed runs, every decision waits for its
+    /// cores (the mask) to end, as a blocked step bounds the cores its candidates wait for.
+    /// `None` unless the next frame is read, which this reads as the next step would (so
+    /// that step cannot find the program unreadable or done).
+    #[inline]
+    pub(crate) fn next_start_bound(&mut self) -> Option<(EventKey, u16)> {
+        if !self.frames.has(self.head) {
+            return None;
+        }
+        let key = start_key(self.t.saturating_add(self.timing.broadcast_cycles));
+        let awaited = match self.policy {
+            // Every task issued in order came before the next frame.
+            IssuePolicy::InOrder => self.running_acq,
+            IssuePolicy::Lookahead if self.running_acq == 0 => 0,
+            // Lookahead may have issued an `acq` task past a frame still waiting.
+            IssuePolicy::Lookahead => self
+                .unfinished
+                .iter()
+                .map(|&id| &self.tasks[id])
+                .filter(|task| task.fence == Fence::Acq && task.frame < self.head)
+                .fold(0, |cores, task| cores | task.remaining),
+        };
+        Some((key, awaited))
     }
 
     /// Tell the scheduler that the parts of `cores` ended, each with an instruction in
@@ -536,6 +558,7 @@ impl<'p> TaskScheduler<'p> {
             let finished = task.remaining == 0;
             rest &= !these;
             self.running &= !these;
+            self.running_acq &= !these;
             // Over all 16 cores without a branch: a task's cores vary from task to task,
             // and a loop over its bits costs a mispredicted exit each time.
             for (c, free) in self.free_from.iter_mut().enumerate() {
@@ -869,9 +892,139 @@ impl<'p> TaskScheduler<'p> {
             }
         }
         self.running |= mask;
+        if fence == Fence::Acq {
+            self.running_acq |= mask;
+        }
         if mask == 0 {
             self.finish(id);
         }
         start
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frame::{ControlFrame, InstrFrame, Program};
+    use crate::isa::Instr;
+    use crate::task_memory::ProgramFrames;
+
+    fn cf(fence: Fence, active: u16) -> [u8; 32] {
+        ControlFrame {
+            if_num: 1,
+            fence,
+            active,
+            init_vect: 0,
+            init_r0: [0; 16],
+            reserved_header: 0,
+            reserved: [0; 10],
+        }
+        .encode()
+    }
+
+    fn work() -> [u8; 32] {
+        let mut instrs = [Instr::Nop; 16];
+        instrs[3] = Instr::Ready;
+        InstrFrame::from_instrs(instrs).bytes()
+    }
+
+    /// The deferred bound after the first task of `groups` (fence, mask) is issued: the
+    /// scheduler steps until it issues, then is asked for the bound without a step.
+    fn bound_after_first_issue(groups: &[(Fence, u16)], policy: IssuePolicy) -> [EventKey; 16] {
+        let frames = groups
+            .iter()
+            .flat_map(|&(f, m)| [cf(f, m), work()])
+            .collect();
+        let program = Program::from_frames(frames).unwrap();
+        let mut source = ProgramFrames::new(&program);
+        let config = Config {
+            issue: policy,
+            ..Config::default()
+        };
+        let mut ts = TaskScheduler::new(TaskMemory::new(Held::Lent(&mut source)), &config);
+        let lb = [0; 16];
+        assert!(matches!(ts.step(&lb), Step::Control { cycle: 0, .. }));
+        // CF in cycle 0, broadcast 1-4, start 5; the scheduler is free again from 5.
+        assert!(matches!(ts.step(&lb), Step::Issue { start: 5, .. }));
+        let (key, awaited) = ts.next_start_bound().expect("the next group is read");
+        std::array::from_fn(|c| {
+            if awaited & (1 << c) != 0 {
+                EventKey::NEVER
+            } else {
+                key
+            }
+        })
+    }
+
+    #[test]
+    fn an_acq_task_leaves_its_cores_unbounded_and_the_others_a_broadcast_past_the_clock() {
+        for policy in [IssuePolicy::InOrder, IssuePolicy::Lookahead] {
+            let before =
+                bound_after_first_issue(&[(Fence::Acq, 0x00FF), (Fence::No, 0xFF00)], policy);
+            // The next control frame waits for the acq task's cores to end: nothing the
+            // scheduler issues next acts before they end, and others no earlier than a
+            // broadcast (4 cycles) past its clock (5).
+            for (c, &key) in before.iter().enumerate() {
+                let want = if c < 8 {
+                    EventKey::NEVER
+                } else {
+                    EventKey::new(9, 0)
+                };
+                assert_eq!(key, want, "core {c}, {policy:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn an_acq_task_issued_past_a_waiting_frame_leaves_that_frame_free_to_issue() {
+        // Lookahead: frame 2 waits for core 0 (busy with frame 1); the acq group's control
+        // frame (3) and task (4, core 1) pass it. Frame 2 does not wait for task 4, so core
+        // 1 stays bounded.
+        let mut two = ControlFrame::decode(&cf(Fence::No, 0x0001)).unwrap();
+        two.if_num = 2;
+        let frames = vec![two.encode(), work(), work(), cf(Fence::Acq, 0x0002), work()];
+        let program = Program::from_frames(frames).unwrap();
+        let mut source = ProgramFrames::new(&program);
+        let config = Config {
+            issue: IssuePolicy::Lookahead,
+            ..Config::default()
+        };
+        let mut ts = TaskScheduler::new(TaskMemory::new(Held::Lent(&mut source)), &config);
+        let lb = [0; 16];
+        assert!(matches!(ts.step(&lb), Step::Control { frame: 0, .. }));
+        assert!(matches!(ts.step(&lb), Step::Issue { frame: 1, .. }));
+        // Core 0 runs on to cycle 100 at least.
+        let mut lb = [0; 16];
+        lb[0] = 100;
+        assert!(matches!(ts.step(&lb), Step::Control { frame: 3, .. }));
+        assert!(matches!(ts.step(&lb), Step::Issue { frame: 4, .. }));
+        let (_, awaited) = ts.next_start_bound().expect("frame 2 is read");
+        assert_eq!(awaited, 0);
+    }
+
+    #[test]
+    fn a_task_without_a_fence_bounds_every_core_by_a_broadcast_past_the_clock() {
+        for fence in [Fence::No, Fence::Rel] {
+            let before = bound_after_first_issue(
+                &[(fence, 0x00FF), (Fence::No, 0xFF00)],
+                IssuePolicy::InOrder,
+            );
+            assert_eq!(before, [EventKey::new(9, 0); 16], "{fence:?}");
+        }
+    }
+
+    #[test]
+    fn the_bound_is_not_deferred_before_the_next_group_is_read_or_at_the_end() {
+        let frames = vec![cf(Fence::Acq, 0xFFFF), work()];
+        let program = Program::from_frames(frames).unwrap();
+        let mut source = ProgramFrames::new(&program);
+        let mut ts =
+            TaskScheduler::new(TaskMemory::new(Held::Lent(&mut source)), &Config::default());
+        let lb = [0; 16];
+        assert!(matches!(ts.step(&lb), Step::Control { .. }));
+        assert!(matches!(ts.step(&lb), Step::Issue { .. }));
+        // No frame follows: the next step says done (or unreadable), which only a step
+        // may say.
+        assert_eq!(ts.next_start_bound(), None);
     }
 }

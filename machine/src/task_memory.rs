@@ -158,6 +158,7 @@ impl<'s> TaskMemory<'s> {
     /// Whether the program has a frame `idx` (at or past the window's first frame), reading
     /// whole groups from the source until it has or the source ends. A malformed group or
     /// a failed read ends the reading; [`TaskMemory::take_error`] then gives the error.
+    #[inline]
     pub(crate) fn has(&mut self, idx: usize) -> bool {
         while idx >= self.base + self.window.len() && !self.drained {
             if let Err(e) = self.read_group() {
@@ -165,12 +166,6 @@ impl<'s> TaskMemory<'s> {
                 self.drained = true;
             }
         }
-        idx < self.base + self.window.len()
-    }
-
-    /// Whether frame `idx` (at or past the window's first frame) is in the window already,
-    /// so that looking at it reads nothing from the source.
-    pub(crate) fn holds(&self, idx: usize) -> bool {
         idx < self.base + self.window.len()
     }
 

@@ -108,11 +108,19 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                     // or a checkpoint reads the scheduler).
                     let unobserved = !O::WANTS_EVENTS && !O::WANTS_EXECUTED;
                     if unobserved && !settle {
-                        if let Some(bound) = self.driver.ts.next_start_bound() {
+                        if let Some((bound, awaited)) = self.driver.ts.next_start_bound() {
                             // The bound must be ahead of the next event, as a step's is.
-                            if self.cores.earliest(None).is_some_and(|k| k < bound) {
+                            if self
+                                .cores
+                                .earliest(None)
+                                .is_some_and(|k| k < bound || awaited & (1 << k.core()) != 0)
+                            {
+                                let mut before = [bound; 16];
+                                for c in lanes_of(awaited) {
+                                    before[c] = EventKey::NEVER;
+                                }
                                 return Ok(SchedulerBound {
-                                    before: [bound; 16],
+                                    before,
                                     state: SchedulerState::Pending,
                                 });
                             }
@@ -162,10 +170,14 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     /// that bound would hand it back to the loop only to ask the scheduler the step it
     /// deferred, and run it again; asked now, the step usually says the next task waits for
     /// these cores, and they run to their end in one go. Frames that cannot loop end
-    /// within 16 cycles, mostly before the bound matters, so they keep the deferral.
+    /// within 16 cycles, mostly before the bound matters, so they keep the deferral; a core
+    /// the bound does not reach (the next decision waits for it to end) has nothing to ask.
     pub(super) fn long_past_pending(&self, key: EventKey, ts: &SchedulerBound) -> bool {
         let i = usize::from(key.core());
-        ts.state == SchedulerState::Pending && self.cores.banks[i] != 0 && self.cores.part(i).cyclic
+        ts.state == SchedulerState::Pending
+            && !ts.before[i].is_never()
+            && self.cores.banks[i] != 0
+            && self.cores.part(i).cyclic
     }
 
     /// Lower bounds on the end of every running core's part, for the scheduler: a core with
