@@ -236,6 +236,13 @@ impl LaneFile {
             while m != 0 {
                 let r = m.trailing_zeros() as usize;
                 m &= m - 1;
+                if staying == u16::MAX {
+                    // The whole machine's group (a full-mask task): no lane to test.
+                    for (core, &byte) in cores.iter_mut().zip(&self.regs[r]) {
+                        core.regs[r] = byte;
+                    }
+                    continue;
+                }
                 for (k, core) in cores.iter_mut().enumerate() {
                     if staying & (1 << k) != 0 {
                         core.regs[r] = self.regs[r][k];

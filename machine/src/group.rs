@@ -54,9 +54,16 @@ impl GroupShape {
         let (mut shares, mut own_banks) = (false, true);
         if seen != 0 {
             shares = shares_banks(&cores.banks, group);
-            for j in lanes_of(group) {
-                own_banks &= cores.banks[j] & !(1 << j) == 0;
+            // Over all 16 cores without a branch: a bank some core reaches beyond its own.
+            let mut stray = 0u16;
+            for (j, &banks) in cores.banks.iter().enumerate() {
+                stray |= if group & (1 << j) != 0 {
+                    banks & !(1 << j)
+                } else {
+                    0
+                };
             }
+            own_banks = stray == 0;
         }
         GroupShape {
             cores: group,
