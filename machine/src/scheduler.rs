@@ -910,16 +910,7 @@ mod tests {
     use crate::task_memory::ProgramFrames;
 
     fn cf(fence: Fence, active: u16) -> [u8; 32] {
-        ControlFrame {
-            if_num: 1,
-            fence,
-            active,
-            init_vect: 0,
-            init_r0: [0; 16],
-            reserved_header: 0,
-            reserved: [0; 10],
-        }
-        .encode()
+        ControlFrame::new(1, fence, active, &[]).encode()
     }
 
     fn work() -> [u8; 32] {
@@ -980,9 +971,8 @@ mod tests {
         // Lookahead: frame 2 waits for core 0 (busy with frame 1); the acq group's control
         // frame (3) and task (4, core 1) pass it. Frame 2 does not wait for task 4, so core
         // 1 stays bounded.
-        let mut two = ControlFrame::decode(&cf(Fence::No, 0x0001)).unwrap();
-        two.if_num = 2;
-        let frames = vec![two.encode(), work(), work(), cf(Fence::Acq, 0x0002), work()];
+        let two = ControlFrame::new(2, Fence::No, 0x0001, &[]).encode();
+        let frames = vec![two, work(), work(), cf(Fence::Acq, 0x0002), work()];
         let program = Program::from_frames(frames).unwrap();
         let mut source = ProgramFrames::new(&program);
         let config = Config {
