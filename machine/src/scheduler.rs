@@ -5,7 +5,9 @@
 //!
 //! The scheduler never guesses: cores run ahead of it, so a core's end may not be known yet.
 //! A decision that depends on an unknown end returns `Blocked` with a lower bound on the
-//! cycle of the next decision, and the run loop runs cores until the end is known.
+//! cycle of the next decision, and the run loop runs cores until the end is known. After an
+//! issue, [`TaskScheduler::next_start_bound`] gives the loop such a bound without a step,
+//! for a loop that defers its next one.
 
 use crate::config::{Config, IssuePolicy, TaskLog, Timing};
 use crate::event_key::EventKey;
@@ -155,6 +157,14 @@ struct LiveTask {
     issue: u64,
     start: u64,
     mask: u16,
+}
+
+impl LiveTask {
+    /// Whether frame `idx` may be processed only once this task has finished: the `acq`
+    /// fence orders every later frame after it.
+    fn holds_back(&self, idx: usize) -> bool {
+        self.fence == Fence::Acq && self.frame < idx
+    }
 }
 
 /// When a condition holds: from cycle `at` on, exactly known or only a lower bound, and the
@@ -524,7 +534,8 @@ impl<'p> TaskScheduler<'p> {
         }
         let key = start_key(self.t.saturating_add(self.timing.broadcast_cycles));
         let awaited = match self.policy {
-            // Every task issued in order came before the next frame.
+            // Every task issued in order came before the next frame, so each running `acq`
+            // task holds it back ([`LiveTask::holds_back`]).
             IssuePolicy::InOrder => self.running_acq,
             IssuePolicy::Lookahead if self.running_acq == 0 => 0,
             // Lookahead may have issued an `acq` task past a frame still waiting.
@@ -532,7 +543,7 @@ impl<'p> TaskScheduler<'p> {
                 .unfinished
                 .iter()
                 .map(|&id| &self.tasks[id])
-                .filter(|task| task.fence == Fence::Acq && task.frame < self.head)
+                .filter(|task| task.holds_back(self.head))
                 .fold(0, |cores, task| cores | task.remaining),
         };
         Some((key, awaited))
@@ -648,7 +659,7 @@ impl<'p> TaskScheduler<'p> {
             if passing && task.frame < idx && task.mask & cores != 0 {
                 free = free.and(self.task_avail(id, lb));
             }
-            if task.fence == Fence::Acq && task.frame < idx {
+            if task.holds_back(idx) {
                 acq = acq.and(self.task_avail(id, lb));
             }
             if rel {
