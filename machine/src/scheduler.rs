@@ -6,7 +6,7 @@
 //! The scheduler never guesses: cores run ahead of it, so a core's end may not be known yet.
 //! A decision that depends on an unknown end returns `Blocked` with a lower bound on the
 //! cycle of the next decision, and the run loop runs cores until the end is known. After an
-//! issue, [`TaskScheduler::next_start_bound`] gives the loop such a bound without a step,
+//! issue, `TaskScheduler::next_start_bound` gives the loop such a bound without a step,
 //! for a loop that defers its next one.
 
 use crate::config::{Config, IssuePolicy, TaskLog, Timing};
@@ -525,14 +525,12 @@ impl<'p> TaskScheduler<'p> {
     /// the scheduler's clock, and its cores start a broadcast later; and while an `acq` task
     /// issued before every frame still to be processed runs, every decision waits for its
     /// cores (the mask) to end, as a blocked step bounds the cores its candidates wait for.
-    /// `None` unless the next frame is read, which this reads as the next step would (so
-    /// that step cannot find the program unreadable or done).
+    /// `None` unless the next frame is read (so that the next step cannot find the program
+    /// unreadable or done). Where a running `acq` task leaves cores unbounded, this reads
+    /// it, as the next step would; elsewhere a step's bound, which knows what the next
+    /// frame waits for, is worth more than the read (a `rel` task past the broadcast).
     #[inline]
     pub(crate) fn next_start_bound(&mut self) -> Option<(EventKey, u16)> {
-        if !self.frames.has(self.head) {
-            return None;
-        }
-        let key = start_key(self.t.saturating_add(self.timing.broadcast_cycles));
         let awaited = match self.policy {
             // Every task issued in order came before the next frame, so each running `acq`
             // task holds it back ([`LiveTask::holds_back`]).
@@ -546,7 +544,9 @@ impl<'p> TaskScheduler<'p> {
                 .filter(|task| task.holds_back(self.head))
                 .fold(0, |cores, task| cores | task.remaining),
         };
-        Some((key, awaited))
+        let read = self.frames.holds(self.head) || (awaited != 0 && self.frames.has(self.head));
+        let key = start_key(self.t.saturating_add(self.timing.broadcast_cycles));
+        read.then_some((key, awaited))
     }
 
     /// Tell the scheduler that the parts of `cores` ended, each with an instruction in
@@ -1003,14 +1003,42 @@ mod tests {
         assert_eq!(awaited, 0);
     }
 
+    /// The scheduler of `frames` (in order) after its first control frame and first issue.
+    fn after_first_issue<'a>(source: &'a mut ProgramFrames<'a>) -> TaskScheduler<'a> {
+        let mut ts = TaskScheduler::new(TaskMemory::new(Held::Lent(source)), &Config::default());
+        let lb = [0; 16];
+        assert!(matches!(ts.step(&lb), Step::Control { cycle: 0, .. }));
+        assert!(matches!(ts.step(&lb), Step::Issue { start: 5, .. }));
+        ts
+    }
+
     #[test]
     fn a_task_without_a_fence_bounds_every_core_by_a_broadcast_past_the_clock() {
         for fence in [Fence::No, Fence::Rel] {
-            let before = bound_after_first_issue(
-                &[(fence, 0x00FF), (Fence::No, 0xFF00)],
-                IssuePolicy::InOrder,
+            // Two tasks in one group: the next frame is read with the first.
+            let two = ControlFrame::new(2, fence, 0x00FF, &[]).encode();
+            let frames = vec![two, work(), work(), cf(Fence::No, 0xFF00), work()];
+            let program = Program::from_frames(frames).unwrap();
+            let mut source = ProgramFrames::new(&program);
+            let mut ts = after_first_issue(&mut source);
+            assert_eq!(
+                ts.next_start_bound(),
+                Some((EventKey::new(9, 0), 0)),
+                "{fence:?}"
             );
-            assert_eq!(before, [EventKey::new(9, 0); 16], "{fence:?}");
+        }
+    }
+
+    #[test]
+    fn without_an_acq_task_the_next_group_is_left_to_the_step_to_read() {
+        // Whether the next task waits for these cores (here a `rel` one, for all of them)
+        // only a step can say; reading its group for the weaker bound would lose that.
+        for fence in [Fence::No, Fence::Rel] {
+            let frames = vec![cf(fence, 0x00FF), work(), cf(Fence::Rel, 0xFF00), work()];
+            let program = Program::from_frames(frames).unwrap();
+            let mut source = ProgramFrames::new(&program);
+            let mut ts = after_first_issue(&mut source);
+            assert_eq!(ts.next_start_bound(), None, "{fence:?}");
         }
     }
 

@@ -169,6 +169,12 @@ impl<'s> TaskMemory<'s> {
         idx < self.base + self.window.len()
     }
 
+    /// Whether frame `idx` (at or past the window's first frame) is in the window already,
+    /// so that looking at it reads nothing from the source.
+    pub(crate) fn holds(&self, idx: usize) -> bool {
+        idx < self.base + self.window.len()
+    }
+
     /// Whether a load error ended the reading (and has not been taken).
     pub(crate) fn failed(&self) -> bool {
         self.error.is_some()
