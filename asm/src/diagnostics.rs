@@ -4,6 +4,7 @@
 //! line (see `excerpt.rs`), so no input makes a huge or terminal-hostile message.
 
 use crate::excerpt::{escape, excerpt, MESSAGE_CHARS};
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -272,10 +273,50 @@ impl Diagnostics {
     }
 }
 
+/// What makes two diagnostics the same when shown: their place (a line inside `.repeat`
+/// is one place for every frame it makes; a macro's line is another place for each
+/// invocation) and their message.
+type Shown<'a> = (
+    &'a str,
+    usize,
+    usize,
+    Option<(&'a str, usize, usize)>,
+    &'a str,
+);
+
+fn shown(d: &Diagnostic) -> Option<Shown<'_>> {
+    d.span.as_ref().map(|s| {
+        let call = s.expansion.as_deref().map(|e| (&*e.file, e.line, e.col));
+        (&*s.file, s.line, s.col, call, &*d.message)
+    })
+}
+
+/// Each distinct diagnostic once, where it first comes, with a note counting its repeats:
+/// a lint of a line inside `.repeat 1000` is found in each of its 1,000 frames, which a
+/// reader wants to see once. (The list itself, and so `--json`, keeps every one.)
 impl fmt::Display for Diagnostics {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut times: HashMap<Shown<'_>, usize> = HashMap::new();
+        for key in self.0.iter().filter_map(shown) {
+            *times.entry(key).or_default() += 1;
+        }
         for d in &self.0 {
-            writeln!(f, "{d}")?;
+            let Some(key) = shown(d) else {
+                writeln!(f, "{d}")?;
+                continue;
+            };
+            match times.insert(key, 0) {
+                Some(0) => {}
+                Some(n) if n > 1 => {
+                    let more = n - 1;
+                    writeln!(
+                        f,
+                        "{d}\n    note: the same in {more} more frame{} made from this line",
+                        if more == 1 { "" } else { "s" }
+                    )?;
+                }
+                _ => writeln!(f, "{d}")?,
+            }
         }
         Ok(())
     }
@@ -286,6 +327,45 @@ impl std::error::Error for Diagnostics {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn warning_at(line: usize, message: &str) -> Diagnostic {
+        let span = Span {
+            file: "p.s".into(),
+            line,
+            col: 5,
+            len: 3,
+            text: "    nop".into(),
+            expansion: None,
+        };
+        Diagnostic::warning(&span, message)
+    }
+
+    #[test]
+    fn a_diagnostic_repeated_by_a_repeat_is_shown_once_with_its_count() {
+        // Three frames made from line 4 warn alike, interleaved with line 6's one warning;
+        // line 4 with another message is another diagnostic.
+        let d = Diagnostics(vec![
+            warning_at(4, "w"),
+            warning_at(6, "w"),
+            warning_at(4, "w"),
+            warning_at(4, "other"),
+            warning_at(4, "w"),
+        ]);
+        let line4 = "p.s:4:5: warning: w\n    \x20   nop\n        ^^^";
+        let expected = format!(
+            "{line4}\n    note: the same in 2 more frames made from this line\n\
+             p.s:6:5: warning: w\n        nop\n        ^^^\n\
+             p.s:4:5: warning: other\n        nop\n        ^^^\n"
+        );
+        assert_eq!(d.to_string(), expected.replace("\x20", " "));
+        // Every one is still in the list (`--json` and the counts read it).
+        assert_eq!(d.warnings(), 5);
+        // Two alike: "1 more frame".
+        let two = Diagnostics(vec![warning_at(4, "w"), warning_at(4, "w")]);
+        assert!(two
+            .to_string()
+            .contains("note: the same in 1 more frame made from this line\n"));
+    }
 
     #[test]
     fn caret_under_the_column_with_tabs_kept() {
