@@ -15,7 +15,9 @@
 
 use crate::abi::{lanes_of, CohortAccess, CohortCtx, CohortExit, CohortFile};
 use crate::cache::CohortCode;
-use gpu16_machine::engine::backend::{CoreExit, CoreState, LaneAccesses, Port, PortAccess};
+use gpu16_machine::engine::backend::{
+    CoreExit, CoreState, LaneAccesses, LaneOffers, Port, PortAccess,
+};
 use gpu16_machine::engine::isa::{address, Instr, MemOp, FRAME_INSTRS};
 use gpu16_machine::engine::semantics::execute;
 use gpu16_machine::engine::semantics::Effect;
@@ -61,23 +63,30 @@ pub(crate) extern "C" fn cohort_access(
         file.retried = 0;
         let mut todo = lanes as u16;
         let mut status = CohortAccess::Done.code();
+        // Each lane's op, for the lanes that access memory.
+        let mut ops = [MemOp::Ld; 16];
+        for l in lanes_of(todo) {
+            ops[l] = MemOp::from_u8(file.op[l]).expect("compiled code stores a MemOp");
+        }
         while todo != 0 {
             let l = todo.trailing_zeros() as usize;
-            let op = MemOp::from_u8(file.op[l]).expect("compiled code stores a MemOp");
+            let op = ops[l];
+            // The lanes from l on take the port's short paths as far as they go: a run of
+            // plain ones while no lock is open (a plain access wakes no one), else each
+            // while it proceeds, up to one that wakes a sleeper.
+            let mut done = 0;
             if !op.is_sync() {
-                // The lanes from l on with the same plain op take the port's short path as
-                // far as it goes (a plain access wakes no one).
                 let mut run = 0u16;
                 let mut rest = todo;
                 while rest != 0 {
                     let k = rest.trailing_zeros() as usize;
-                    if file.op[k] != op as u8 {
+                    if ops[k] != op {
                         break;
                     }
                     run |= 1 << k;
                     rest &= rest - 1;
                 }
-                let done = port.plain_lanes(LaneAccesses {
+                done = port.plain_lanes(LaneAccesses {
                     lanes: run,
                     cycle,
                     op,
@@ -87,35 +96,49 @@ pub(crate) extern "C" fn cohort_access(
                     loaded: &mut loaded,
                     performed: &mut performed,
                 });
-                if done != 0 {
-                    todo &= !done;
-                    for (k, a) in awake.iter_mut().enumerate() {
-                        *a |= if done & (1 << k) != 0 { 0xFF } else { 0 };
+            }
+            if done == 0 {
+                done = port.offer_lanes(LaneOffers {
+                    lanes: todo,
+                    cycle,
+                    ops: &ops,
+                    banks: &file.bank,
+                    rows: &file.row,
+                    values: &file.value,
+                    loaded: &mut loaded,
+                    performed: &mut performed,
+                });
+            }
+            let waker = if done != 0 {
+                todo &= !done;
+                for (k, a) in awake.iter_mut().enumerate() {
+                    *a |= if done & (1 << k) != 0 { 0xFF } else { 0 };
+                }
+                15 - done.leading_zeros() as usize
+            } else {
+                todo &= todo - 1;
+                let addr = address(file.bank[l], file.row[l]);
+                match port.access_or_sleep(l as u8, cycle, op, addr, file.value[l]) {
+                    PortAccess::Done(byte) => {
+                        loaded[l] = byte;
+                        performed[l] = 0xFF;
+                        awake[l] = 0xFF;
                     }
-                    continue;
+                    PortAccess::Slept => {
+                        awake[l] = 0;
+                        file.asleep |= 1 << l;
+                        cores[l].instructions += cycle - ctx.awake_from[l];
+                        cores[l].cycle = cycle;
+                        continue;
+                    }
+                    PortAccess::Parked => {
+                        file.parked = l as u32;
+                        status = CohortAccess::Parked.code();
+                        break;
+                    }
                 }
-            }
-            todo &= todo - 1;
-            let addr = address(file.bank[l], file.row[l]);
-            match port.access_or_sleep(l as u8, cycle, op, addr, file.value[l]) {
-                PortAccess::Done(byte) => {
-                    loaded[l] = byte;
-                    performed[l] = 0xFF;
-                    awake[l] = 0xFF;
-                }
-                PortAccess::Slept => {
-                    awake[l] = 0;
-                    file.asleep |= 1 << l;
-                    cores[l].instructions += cycle - ctx.awake_from[l];
-                    cores[l].cycle = cycle;
-                    continue;
-                }
-                PortAccess::Parked => {
-                    file.parked = l as u32;
-                    status = CohortAccess::Parked.code();
-                    break;
-                }
-            }
+                l
+            };
             let mut woken = port.take_running_wakes();
             while woken != 0 {
                 let w = woken.trailing_zeros() as usize;
@@ -125,8 +148,12 @@ pub(crate) extern "C" fn cohort_access(
                 cores[w].cycle = at;
                 ctx.awake_from[w] = at;
                 if at == cycle {
-                    debug_assert!(w > l, "a lane woken in its cycle retries after its waker");
+                    debug_assert!(
+                        w > waker,
+                        "a lane woken in its cycle retries after its waker"
+                    );
                     todo |= 1 << w;
+                    ops[w] = MemOp::from_u8(file.op[w]).expect("compiled code stores a MemOp");
                     file.retried |= 1 << w;
                 } else {
                     awake[w] = 0xFF;
