@@ -351,13 +351,13 @@ mod tests {
             warning_at(4, "other"),
             warning_at(4, "w"),
         ]);
-        let line4 = "p.s:4:5: warning: w\n    \x20   nop\n        ^^^";
+        let line4 = "p.s:4:5: warning: w\n        nop\n        ^^^";
         let expected = format!(
             "{line4}\n    note: the same in 2 more frames made from this line\n\
              p.s:6:5: warning: w\n        nop\n        ^^^\n\
              p.s:4:5: warning: other\n        nop\n        ^^^\n"
         );
-        assert_eq!(d.to_string(), expected.replace("\x20", " "));
+        assert_eq!(d.to_string(), expected);
         // Every one is still in the list (`--json` and the counts read it).
         assert_eq!(d.warnings(), 5);
         // Two alike: "1 more frame".

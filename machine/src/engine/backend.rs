@@ -1008,7 +1008,6 @@ mod tests {
         assert_eq!(offer(&mut port, 0b11, 3, &ops), 0b1);
         assert_eq!(port.take_running_wakes(), 1 << 4);
         assert_eq!(offer(&mut port, 0b10, 3, &ops), 0b10);
-        drop(port);
         assert_eq!(memory.byte(crate::isa::address(5, 0)), 0x42);
         assert_eq!(memory.byte(crate::isa::address(2, 1)), 0x40);
         assert_eq!(memory.gate(), 0);
