@@ -735,28 +735,18 @@ impl<'m> Port<'m> {
     /// lanes alternating `ld_sync` and `st_sync`, spent a third of their time in calls.
     #[inline(never)]
     pub fn offer_lanes(&mut self, row: LaneOffers<'_>) -> u16 {
-        let LaneOffers {
-            lanes,
-            cycle,
-            ops,
-            banks,
-            rows,
-            values,
-            loaded,
-            performed,
-        } = row;
         let mut done = 0u16;
-        let mut m = lanes;
+        let mut m = row.lanes;
         while m != 0 {
             let l = m.trailing_zeros() as u8;
             m &= m - 1;
             let i = usize::from(l);
-            let addr = crate::isa::address(banks[i], rows[i]);
-            let Ok(byte) = self.offer(l, cycle, ops[i], addr, values[i]) else {
+            let addr = crate::isa::address(row.banks[i], row.rows[i]);
+            let Ok(byte) = self.offer(l, row.cycle, row.ops[i], addr, row.values[i]) else {
                 break;
             };
-            loaded[i] = byte;
-            performed[i] = 0xFF;
+            row.loaded[i] = byte;
+            row.performed[i] = 0xFF;
             done |= 1 << l;
             if self.running_woken != 0 {
                 break;
