@@ -2,9 +2,9 @@
 //! of 16-byte vectors (SIMT style: a per-lane IP and an awake mask, no reconvergence
 //! stack). Each cycle compiled code executes every live IP's instruction for the lanes at
 //! that IP under a mask, then hands the cycle's memory instructions to [`cohort_access`],
-//! which performs them in ascending core id through the port, puts lanes that stall in
-//! their turn on a lock held by another lane to sleep, and retries woken lanes in the cycle
-//! the spec gives (a frame without atomic sequences performs its plain accesses in code
+//! which performs them in ascending core id through the port (those that proceed in one
+//! `Port::offer_lanes` call), puts lanes that stall in their turn on a lock held by another
+//! lane to sleep, and retries woken lanes in the cycle the spec gives (a frame without atomic sequences performs its plain accesses in code
 //! below `Port::plain_accesses_until`, which [`run`] asks at entry). This file owns the
 //! two callbacks (the file they work on is `abi`'s), and turning the code's exit back into
 //! each core's state; the translation is `cohort_compile.rs`.
@@ -65,8 +65,9 @@ pub(crate) extern "C" fn cohort_access(
         let mut status = CohortAccess::Done.code();
         // Each lane's op, for the lanes that access memory.
         let mut ops = [MemOp::Ld; 16];
+        let op_of = |l: usize| MemOp::from_u8(file.op[l]).expect("compiled code stores a MemOp");
         for l in lanes_of(todo) {
-            ops[l] = MemOp::from_u8(file.op[l]).expect("compiled code stores a MemOp");
+            ops[l] = op_of(l);
         }
         while todo != 0 {
             let l = todo.trailing_zeros() as usize;
@@ -153,7 +154,9 @@ pub(crate) extern "C" fn cohort_access(
                         "a lane woken in its cycle retries after its waker"
                     );
                     todo |= 1 << w;
-                    ops[w] = MemOp::from_u8(file.op[w]).expect("compiled code stores a MemOp");
+                    // It retries the access it slept on, whose operands are still in the
+                    // file: compiled code did not run it this cycle.
+                    ops[w] = op_of(w);
                     file.retried |= 1 << w;
                 } else {
                     awake[w] = 0xFF;

@@ -962,12 +962,14 @@ mod tests {
         let mut ops = [MemOp::Ld; 16];
         let (mut bank, mut row, mut value) = ([0u8; 16], [0u8; 16], [0u8; 16]);
         // Cycle 0: core 0 opens bank 2 (row 1), core 1 opens bank 3, core 2 stores to
-        // bank 5, and core 4's ld_sync on bank 2 meets core 0's lock: three performed.
+        // bank 5, core 4's ld_sync on bank 2 meets core 0's lock, and core 5's load of
+        // bank 7, which would proceed, waits behind it: three performed.
         for (l, op, b, r) in [
             (0, MemOp::LdSync, 2, 1),
             (1, MemOp::LdSync, 3, 0),
             (2, MemOp::St, 5, 0),
             (4, MemOp::LdSync, 2, 9),
+            (5, MemOp::Ld, 7, 0),
         ] {
             (ops[l], bank[l], row[l], value[l]) = (op, b, r, 0x40 + l as u8);
         }
@@ -983,7 +985,7 @@ mod tests {
                 performed: &mut performed,
             })
         };
-        assert_eq!(offer(&mut port, 0b10111, 0, &ops), 0b111);
+        assert_eq!(offer(&mut port, 0b110111, 0, &ops), 0b111);
         // Core 4 is refused and changed nothing: through the general path it sleeps.
         let addr4 = crate::isa::address(2, 9);
         assert_eq!(
@@ -991,6 +993,7 @@ mod tests {
             PortAccess::Slept
         );
         assert_eq!(port.asleep(), 1 << 4);
+        assert_eq!(offer(&mut port, 0b100000, 0, &ops), 0b100000);
         // Cycle 3: core 0 closes bank 2, which wakes core 4; core 1's st_sync waits for
         // the next call, after the woken core's turn.
         ops[0] = MemOp::StSync;
