@@ -129,6 +129,11 @@ pub(crate) struct Machine {
     changed: bool,
     /// The livelock proof over the loop the scheduler's walk goes round, if it has one.
     endless: Option<Lap>,
+    /// The cores running a task part (the rest are idle), a bit each: kept beside each
+    /// core's `phase` so that a cycle visits only cores with something to do.
+    running: u16,
+    /// The cores with a memory slot under way (`Core::memory`), a bit each.
+    in_memory: u16,
 }
 
 impl Machine {
@@ -165,14 +170,20 @@ impl Machine {
             frames_done: 0,
             changed: false,
             endless: Lap::of(McstWalk::of(image)),
+            running: 0,
+            in_memory: 0,
         }
     }
 
     fn idle(&self) -> u16 {
-        self.cores
-            .iter()
-            .filter(|c| c.phase == Phase::Idle)
-            .fold(0, |m, c| m | 1 << c.id)
+        debug_assert_eq!(
+            !self.running,
+            self.cores
+                .iter()
+                .filter(|c| c.phase == Phase::Idle)
+                .fold(0, |m, c| m | 1 << c.id)
+        );
+        !self.running
     }
 
     pub(crate) fn go<S: SlotCompiler + ?Sized, O: Observer>(
@@ -221,10 +232,16 @@ impl Machine {
                     next_frame: Some(self.ts.tp),
                 });
             }
-            for c in 0..16 {
-                self.slot(c, t, slots, observer);
+            // Cores in a memory slot are arbitrated below; the rest of the running ones
+            // take their slot if it is due (in core order, as the RTL's cores do).
+            for c in lanes(self.running & !self.in_memory) {
+                if self.cores[c].next == t {
+                    self.slot(c, t, slots, observer);
+                }
             }
-            self.memory_cycle(t, observer);
+            if self.in_memory != 0 {
+                self.memory_cycle(t, observer);
+            }
             if O::WANTS_EXECUTED {
                 let pending = self
                     .cores
@@ -295,16 +312,15 @@ impl Machine {
     /// Cycles between are idle for everyone, so they are skipped.
     fn next_cycle(&mut self, t: u64) -> u64 {
         let after = t + 1;
-        if std::mem::take(&mut self.changed) || self.cores.iter().any(|c| c.memory.is_some()) {
+        if std::mem::take(&mut self.changed) || self.in_memory != 0 {
             return after;
         }
-        let mut next = self
-            .cores
-            .iter()
-            .filter(|c| c.phase == Phase::Running)
-            .map(|c| c.next)
-            .min()
-            .unwrap_or(u64::MAX);
+        let mut next = u64::MAX;
+        for (c, core) in self.cores.iter().enumerate() {
+            if self.running & (1 << c) != 0 {
+                next = next.min(core.next);
+            }
+        }
         if let Some(ts) = self.ts.next_decision(t) {
             next = next.min(ts);
         }
@@ -363,6 +379,7 @@ impl Machine {
                     core.regs[0] = d.r0[c];
                 }
                 core.start(d.frame, self.tasks as usize - 1, words, start);
+                self.running |= 1 << c;
                 let counters = &mut self.counters[c];
                 counters.tasks += 1;
                 counters.ran = true;
@@ -415,7 +432,8 @@ impl Machine {
         }
     }
 
-    /// Core `c`'s slot in cycle `t`, unless it is idle, not yet started, or in a memory slot.
+    /// Core `c`'s slot in cycle `t`: the caller's core is running, due in `t`, and not in a
+    /// memory slot.
     fn slot<S: SlotCompiler + ?Sized, O: Observer>(
         &mut self,
         c: usize,
@@ -425,9 +443,7 @@ impl Machine {
     ) {
         let timing = self.slots;
         let core = &mut self.cores[c];
-        if core.phase != Phase::Running || core.memory.is_some() || core.next != t {
-            return;
-        }
+        debug_assert!(core.phase == Phase::Running && core.memory.is_none() && core.next == t);
         if core.implicit_ready {
             self.part_ended(c, t, observer);
             return;
@@ -461,6 +477,7 @@ impl Machine {
         let before = core.regs;
         match execute(instr, &mut core.regs, core.id) {
             Effect::Memory(access) => {
+                self.in_memory |= 1 << c;
                 core.memory = Some(MemorySlot {
                     old: before[usize::from(access.reg & 0xF)],
                     load: access.op.is_read(),
@@ -549,22 +566,31 @@ impl Machine {
         true
     }
 
-    /// Bank arbitration and the memory slots' grants in cycle `t`.
-    fn memory_cycle<O: Observer>(&mut self, t: u64, observer: &mut O) {
+    /// The grants of cycle `t` to the memory slots under way: the cores granted, and the
+    /// banks that granted a load (the bank-switch rule's rescue looks at those).
+    fn arbitrate(&mut self) -> (u16, u16) {
         let mut granted = 0u16;
         let mut load_banks = 0u16;
         if self.slots.round_robin {
             let mut asks = [0u16; BANKS];
-            for core in &self.cores {
-                if let Some(m) = core.memory {
-                    asks[m.bank()] |= 1 << core.id;
+            let mut asked = 0u16;
+            for c in lanes(self.in_memory) {
+                if let Some(m) = &self.cores[c].memory {
+                    asks[m.bank()] |= 1 << c;
+                    asked |= 1 << m.bank();
                 }
             }
-            for (bank, &asks) in asks.iter().enumerate().filter(|(_, &a)| a != 0) {
-                // The first requester after the last core granted: rotate the request mask
-                // so that core `last + 1` is bit 0.
-                let from = (u32::from(self.last_grant[bank]) + 1) % 16;
-                let w = ((asks.rotate_right(from).trailing_zeros() + from) % 16) as usize;
+            for bank in lanes(asked) {
+                let asks = asks[bank];
+                let w = if asks & (asks - 1) == 0 {
+                    // A lone requester is the first after any core.
+                    asks.trailing_zeros() as usize
+                } else {
+                    // The first requester after the last core granted: rotate the request
+                    // mask so that core `last + 1` is bit 0.
+                    let from = (u32::from(self.last_grant[bank]) + 1) % 16;
+                    ((asks.rotate_right(from).trailing_zeros() + from) % 16) as usize
+                };
                 granted |= 1 << w;
                 self.last_grant[bank] = w as u8;
                 if self.cores[w].memory.is_some_and(|m| m.load) {
@@ -572,35 +598,42 @@ impl Machine {
                 }
             }
         } else {
-            for core in &self.cores {
-                if let Some(m) = core.memory {
-                    granted |= 1 << core.id;
+            granted = self.in_memory;
+            for c in lanes(self.in_memory) {
+                if let Some(m) = &self.cores[c].memory {
                     if m.load {
                         load_banks |= 1 << m.bank();
                     }
                 }
             }
         }
-        for c in 0..16 {
-            let Some(mut m) = self.cores[c].memory else {
+        (granted, load_banks)
+    }
+
+    /// Bank arbitration and the memory slots' grants in cycle `t`.
+    fn memory_cycle<O: Observer>(&mut self, t: u64, observer: &mut O) {
+        let (granted, load_banks) = self.arbitrate();
+        let timing = self.slots;
+        for c in lanes(self.in_memory) {
+            let core = &mut self.cores[c];
+            let Some(m) = core.memory.as_mut() else {
                 continue;
             };
             let finished = if m.load {
                 match m.read_at {
-                    Some(u) => t == u + self.slots.load_cycles - 1,
+                    Some(u) => t == u + timing.load_cycles - 1,
                     None if granted & (1 << c) != 0 => {
                         let prev_bank = usize::from(m.prev_b & 0xF);
-                        let switched = self.slots.bank_switch
+                        let switched = timing.bank_switch
                             && t == m.start
                             && prev_bank != m.bank()
                             && load_banks & (1 << prev_bank) == 0;
                         if !switched {
-                            self.cores[c].regs[usize::from(m.reg)] =
-                                self.memory[usize::from(m.addr)];
+                            core.regs[usize::from(m.reg)] = self.memory[usize::from(m.addr)];
                             self.accesses.count(m.addr);
                             m.read_at = Some(t);
                         }
-                        !switched && self.slots.load_cycles == 1
+                        !switched && timing.load_cycles == 1
                     }
                     None => false,
                 }
@@ -611,70 +644,82 @@ impl Machine {
             } else {
                 false
             };
-            if !finished {
-                self.cores[c].memory = Some(m);
-                continue;
+            if finished {
+                let m = *m;
+                core.memory = None;
+                self.in_memory &= !(1 << c);
+                self.memory_slot_ended(c, t, m, observer);
             }
-            // Cycles the slot waited beyond its own length, for the statistics.
-            let nominal = if m.load {
-                self.slots.load_cycles - 1
-            } else {
-                0
-            };
-            let waited = t - m.start - nominal;
-            self.counters[c].bank_stalls += waited;
-            self.counters[c].stalls += waited;
-            // The slot was not served in its first `waited` cycles (the bank went to other
-            // cores, or a bank switch cost it one): the views show them as a bank stall.
-            if O::WANTS_EVENTS && waited > 0 {
-                observer.event(Event::Stall {
-                    core: c as u8,
-                    from: m.start,
-                    to: m.start + waited,
-                    cause: StallCause::BankConflict,
-                    addr: m.addr,
-                });
-            }
-            let core = &mut self.cores[c];
-            core.memory = None;
-            let past = if m.load {
-                Past::Load {
-                    dest: m.reg,
-                    row: m.row,
-                }
-            } else {
-                Past::Other
-            };
-            core.push(past, m.b);
-            let ip = core.ip;
-            let instr = core.code[usize::from(ip)];
-            self.counters[c].instructions += 1;
-            if O::WANTS_EXECUTED {
-                let after = self.cores[c].regs;
-                let op = if m.load { MemOp::Ld } else { MemOp::St };
-                let byte = if m.load {
-                    after[usize::from(m.reg)]
-                } else {
-                    m.value
-                };
-                // Logged at the cycle memory served it: a store's grant, a load's counting
-                // grant, so the last writer of a byte is the last store in log order.
-                let at = m.read_at.unwrap_or(t);
-                let mut before = after;
-                if m.load {
-                    before[usize::from(m.reg & 0xF)] = m.old;
-                }
-                self.log(
-                    c,
-                    at,
-                    ip,
-                    instr,
-                    (&before, &after),
-                    Some((op, m.addr, byte)),
-                );
-            }
-            self.flow(c, t, Flow::Next, observer);
         }
+    }
+
+    /// Core `c`'s memory slot `m` finished in `t`: its statistics, its log line, and where
+    /// the core goes next.
+    fn memory_slot_ended<O: Observer>(
+        &mut self,
+        c: usize,
+        t: u64,
+        m: MemorySlot,
+        observer: &mut O,
+    ) {
+        // Cycles the slot waited beyond its own length, for the statistics.
+        let nominal = if m.load {
+            self.slots.load_cycles - 1
+        } else {
+            0
+        };
+        let waited = t - m.start - nominal;
+        self.counters[c].bank_stalls += waited;
+        self.counters[c].stalls += waited;
+        // The slot was not served in its first `waited` cycles (the bank went to other
+        // cores, or a bank switch cost it one): the views show them as a bank stall.
+        if O::WANTS_EVENTS && waited > 0 {
+            observer.event(Event::Stall {
+                core: c as u8,
+                from: m.start,
+                to: m.start + waited,
+                cause: StallCause::BankConflict,
+                addr: m.addr,
+            });
+        }
+        let core = &mut self.cores[c];
+        let past = if m.load {
+            Past::Load {
+                dest: m.reg,
+                row: m.row,
+            }
+        } else {
+            Past::Other
+        };
+        core.push(past, m.b);
+        let ip = core.ip;
+        let instr = core.code[usize::from(ip)];
+        self.counters[c].instructions += 1;
+        if O::WANTS_EXECUTED {
+            let after = self.cores[c].regs;
+            let op = if m.load { MemOp::Ld } else { MemOp::St };
+            let byte = if m.load {
+                after[usize::from(m.reg)]
+            } else {
+                m.value
+            };
+            // Logged at the cycle memory served it: a store's grant, a load's counting
+            // grant, so the last writer of a byte is the last store in log order.
+            let at = m.read_at.unwrap_or(t);
+            let mut before = after;
+            if m.load {
+                before[usize::from(m.reg & 0xF)] = m.old;
+            }
+            self.log(
+                c,
+                at,
+                ip,
+                instr,
+                (&before, &after),
+                Some((op, m.addr, byte)),
+            );
+        }
+        self.flow(c, t, Flow::Next, observer);
     }
 
     /// Where core `c` goes after an instruction that finished in `t`.
@@ -697,6 +742,7 @@ impl Machine {
     fn part_ended<O: Observer>(&mut self, c: usize, t: u64, observer: &mut O) {
         let core = &mut self.cores[c];
         core.phase = Phase::Idle;
+        self.running &= !(1 << c);
         self.changed = true;
         let (task, frame, start) = (core.task, core.frame, core.part_start);
         self.counters[c].busy += t + 1 - start;
@@ -889,6 +935,26 @@ fn frame_words(bytes: &[u8; FRAME_BYTES]) -> [u16; FRAME_INSTRS] {
     std::array::from_fn(|i| u16::from_le_bytes([bytes[2 * i], bytes[2 * i + 1]]))
 }
 
-fn lanes(mask: u16) -> impl Iterator<Item = usize> {
-    (0..16).filter(move |c| mask & (1 << c) != 0)
+/// The cores of `mask`, lowest first, visiting only its set bits.
+fn lanes(mut mask: u16) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        let c = mask.trailing_zeros() as usize;
+        mask &= mask.wrapping_sub(1);
+        (c < 16).then_some(c)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lanes;
+
+    #[test]
+    fn lanes_are_the_set_bits_lowest_first() {
+        assert_eq!(lanes(0).count(), 0);
+        assert_eq!(lanes(0x8005).collect::<Vec<_>>(), [0, 2, 15]);
+        assert_eq!(
+            lanes(0xffff).collect::<Vec<_>>(),
+            (0..16).collect::<Vec<_>>()
+        );
+    }
 }
