@@ -218,6 +218,7 @@ impl LaneFile {
     /// Write the group's lanes back, with the IP and cycle the code stopped at and the
     /// instructions it executed. Only the registers of `written` can have changed; with
     /// few `live` registers (see [`LaneFile::load`]) only those are scattered back.
+    #[inline(always)]
     fn store(
         &self,
         cores: &mut [CoreState; 16],

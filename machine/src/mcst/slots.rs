@@ -6,8 +6,10 @@
 use crate::config::SlotTiming;
 use crate::isa::{Instr, FRAME_INSTRS};
 
-/// One of the last slots a core executed, as the bubble rules see it.
+/// One of the last slots a core executed, as the bubble rules see it. Four bytes
+/// aligned, so that each slot's shift of the last three moves three words, not nine bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(align(4))]
 pub(super) enum Past {
     /// An `ld` into `dest`, whose row register held `row`.
     Load { dest: u8, row: u8 },
