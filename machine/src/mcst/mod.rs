@@ -20,6 +20,7 @@ mod ts;
 pub use crate::slot_run::{SlotExit, SlotRun, SlotState};
 
 use crate::config::{Config, SlotTiming, TaskLog, TASK_LOG_LIMIT};
+use crate::cores::lanes_of;
 use crate::frame::{Fence, McstWalk, Program, FRAME_BYTES, TASK_MEMORY_FRAMES};
 use crate::isa::{Flow, Instr, MemOp, FRAME_INSTRS};
 use crate::memory::{BankAccesses, MemoryStats, BANKS, MEMORY_BYTES};
@@ -234,7 +235,7 @@ impl Machine {
             }
             // Cores in a memory slot are arbitrated below; the rest of the running ones
             // take their slot if it is due (in core order, as the RTL's cores do).
-            for c in lanes(self.running & !self.in_memory) {
+            for c in lanes_of(self.running & !self.in_memory) {
                 if self.cores[c].next == t {
                     self.slot(c, t, slots, observer);
                 }
@@ -373,7 +374,7 @@ impl Machine {
         if let Some(d) = self.ts.deliver(t) {
             let words = frame_words(self.ts.frame(d.frame));
             let start = t + 1 + self.slots.pipeline_fill;
-            for c in lanes(d.mask) {
+            for c in lanes_of(d.mask) {
                 let core = &mut self.cores[c];
                 if d.init & (1 << c) != 0 {
                     core.regs[0] = d.r0[c];
@@ -574,13 +575,13 @@ impl Machine {
         if self.slots.round_robin {
             let mut asks = [0u16; BANKS];
             let mut asked = 0u16;
-            for c in lanes(self.in_memory) {
+            for c in lanes_of(self.in_memory) {
                 if let Some(m) = &self.cores[c].memory {
                     asks[m.bank()] |= 1 << c;
                     asked |= 1 << m.bank();
                 }
             }
-            for bank in lanes(asked) {
+            for bank in lanes_of(asked) {
                 let asks = asks[bank];
                 let w = if asks & (asks - 1) == 0 {
                     // A lone requester is the first after any core.
@@ -599,7 +600,7 @@ impl Machine {
             }
         } else {
             granted = self.in_memory;
-            for c in lanes(self.in_memory) {
+            for c in lanes_of(self.in_memory) {
                 if let Some(m) = &self.cores[c].memory {
                     if m.load {
                         load_banks |= 1 << m.bank();
@@ -614,7 +615,7 @@ impl Machine {
     fn memory_cycle<O: Observer>(&mut self, t: u64, observer: &mut O) {
         let (granted, load_banks) = self.arbitrate();
         let timing = self.slots;
-        for c in lanes(self.in_memory) {
+        for c in lanes_of(self.in_memory) {
             let core = &mut self.cores[c];
             let Some(m) = core.memory.as_mut() else {
                 continue;
@@ -933,28 +934,4 @@ fn instr_row(instr: Instr) -> u8 {
 /// The 16 instruction words of a frame.
 fn frame_words(bytes: &[u8; FRAME_BYTES]) -> [u16; FRAME_INSTRS] {
     std::array::from_fn(|i| u16::from_le_bytes([bytes[2 * i], bytes[2 * i + 1]]))
-}
-
-/// The cores of `mask`, lowest first, visiting only its set bits.
-fn lanes(mut mask: u16) -> impl Iterator<Item = usize> {
-    std::iter::from_fn(move || {
-        let c = mask.trailing_zeros() as usize;
-        mask &= mask.wrapping_sub(1);
-        (c < 16).then_some(c)
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::lanes;
-
-    #[test]
-    fn lanes_are_the_set_bits_lowest_first() {
-        assert_eq!(lanes(0).count(), 0);
-        assert_eq!(lanes(0x8005).collect::<Vec<_>>(), [0, 2, 15]);
-        assert_eq!(
-            lanes(0xffff).collect::<Vec<_>>(),
-            (0..16).collect::<Vec<_>>()
-        );
-    }
 }
