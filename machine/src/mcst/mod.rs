@@ -8,7 +8,10 @@
 //! cycle begins), then every core's slot (instructions and bubbles execute at once, memory
 //! slots request their banks), then bank arbitration, then the memory slots' grants in core
 //! order. A backend with compiled code for a frame runs a core's register-only slots ahead
-//! in one call ([`SlotRun`]); the cycles they fill are then skipped like idle ones.
+//! in one call ([`SlotRun`]); the cycles they fill are then skipped like idle ones. A cycle
+//! visits only the cores that act in it: two masks beside the cores (`running`,
+//! `in_memory`) name the running cores whose slot may be due and the memory slots to
+//! arbitrate, and a cycle with neither is skipped.
 //!
 //! Where the scheduler's walk of task memory goes round a loop, `lap.rs` proves the run
 //! endless: by the walk alone, or by the machine's state repeating at the loop's start.
@@ -582,16 +585,10 @@ impl Machine {
                 }
             }
             for bank in lanes_of(asked) {
-                let asks = asks[bank];
-                let w = if asks & (asks - 1) == 0 {
-                    // A lone requester is the first after any core.
-                    asks.trailing_zeros() as usize
-                } else {
-                    // The first requester after the last core granted: rotate the request
-                    // mask so that core `last + 1` is bit 0.
-                    let from = (u32::from(self.last_grant[bank]) + 1) % 16;
-                    ((asks.rotate_right(from).trailing_zeros() + from) % 16) as usize
-                };
+                // The first requester after the last core granted: rotate the request mask
+                // so that core `last + 1` is bit 0.
+                let from = (u32::from(self.last_grant[bank]) + 1) % 16;
+                let w = ((asks[bank].rotate_right(from).trailing_zeros() + from) % 16) as usize;
                 granted |= 1 << w;
                 self.last_grant[bank] = w as u8;
                 if self.cores[w].memory.is_some_and(|m| m.load) {
