@@ -178,6 +178,8 @@ fn step_group(
 ) -> Option<(u16, u16)> {
     let lanes = || (0..16usize).filter(move |l| group & (1 << l) != 0);
     let limit = port.limit();
+    // Fixed for the port's life; asked once, the loop pays no call where no debugger stops.
+    let stops = port.stops();
     loop {
         let lead = group.trailing_zeros() as usize;
         if cores[lead].cycle >= limit {
@@ -187,7 +189,9 @@ fn step_group(
             return None;
         }
         let instr = code[usize::from(cores[lead].ip & 0xF)];
-        port.came_to_stop(cores[lead].id, cores[lead].ip, cores[lead].cycle);
+        if stops != 0 {
+            port.came_to_stop(cores[lead].id, cores[lead].ip, cores[lead].cycle);
+        }
         let mut flows = [Flow::Next; 16];
         let (mut parked, mut asleep) = (0u16, 0u16);
         for l in lanes() {
@@ -280,6 +284,8 @@ pub fn interpret_cohort(
 ) -> Option<u16> {
     let (mut awake, mut asleep) = (awake, asleep);
     let limit = port.limit();
+    // Fixed for the port's life (see `step_group`).
+    let stops = port.stops();
     if awake == 0 {
         return None;
     }
@@ -326,7 +332,9 @@ pub fn interpret_cohort(
             todo &= todo - 1;
             let core = &mut cores[l];
             debug_assert_eq!(core.cycle, cycle, "core {l} of a cohort");
-            port.came_to_stop(core.id, core.ip, cycle);
+            if stops != 0 {
+                port.came_to_stop(core.id, core.ip, cycle);
+            }
             let effect = execute(code[usize::from(core.ip & 0xF)], &mut core.regs, core.id);
             if let Effect::Memory(access) = effect {
                 let value = access.value.unwrap_or(0);
