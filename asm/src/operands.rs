@@ -239,7 +239,7 @@ fn instruction(
                 "st" => MemOp::St,
                 _ => MemOp::StSync,
             };
-            cur.expect("[", &format!("to open the address of `{name}`"))?;
+            cur.expect("[", format_args!("to open the address of `{name}`"))?;
             let (a, _) = cur.reg(env, "the low-address register")?;
             cur.expect(",", "after the low-address register")?;
             let (hi, hspan) = cur.reg(env, "the high-address register")?;
@@ -310,7 +310,7 @@ fn instruction(
             }
         },
     };
-    cur.expect_end(&format!("the operands of `{name}`"))?;
+    cur.expect_end(format_args!("the operands of `{name}`"))?;
     Ok((instr, target))
 }
 
@@ -396,7 +396,7 @@ fn control(
             cf.reserved_header |= STOP_BIT;
             continue;
         }
-        cur.expect("=", &format!("after `{key}`"))?;
+        cur.expect("=", format_args!("after `{key}`"))?;
         match key.as_str() {
             "if_num" if mcst => {
                 let (n, nspan) = cur.value(env, 0, i64::from(NEXT_CF_BITS), "if_num")?;
