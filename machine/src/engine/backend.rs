@@ -646,7 +646,7 @@ impl<'m> Port<'m> {
     /// wakes when that core closes the sequence ([`Port::take_running_wakes`]). A lock held
     /// outside the running cores parks (when it closes is the run loop's to know), and so
     /// do a fault and a bank-conflict stall, which the run loop reports in turn.
-    #[inline]
+    #[inline(always)]
     pub fn access_or_sleep(
         &mut self,
         id: u8,
