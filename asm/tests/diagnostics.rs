@@ -121,6 +121,36 @@ fn operand_ranges_and_shapes() {
     );
 }
 
+/// The context of `expected ...` and `unexpected ... after ...` messages is formatted only
+/// when the error is made (c633029): each still names the instruction or key it is about.
+#[test]
+fn expected_punctuation_names_its_context() {
+    assert_eq!(
+        only(&format!("{HEAD}ld r4, r1], r2\n")),
+        (
+            3,
+            4,
+            "expected `[` to open the address of `ld`, found `r4`".into()
+        )
+    );
+    assert_eq!(
+        only(&format!("{HEAD}st_sync r4, r1], r2\n")),
+        (
+            3,
+            9,
+            "expected `[` to open the address of `st_sync`, found `r4`".into()
+        )
+    );
+    assert_eq!(
+        only(".cf mask 1\n"),
+        (1, 10, "expected `=` after `mask`, found `1`".into())
+    );
+    assert_eq!(
+        only(&format!("{HEAD}ready r1\n")),
+        (3, 7, "unexpected `r1` after the operands of `ready`".into())
+    );
+}
+
 #[test]
 fn control_frame_options() {
     assert_eq!(
