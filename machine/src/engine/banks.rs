@@ -168,6 +168,128 @@ impl Semantics for Symbolic {
     }
 }
 
+/// The per-core domain: a value known exactly in every core, as the 16 bytes it holds in
+/// cores 0..15 (built from constants and the core id only), or unknown (it depends on a
+/// starting register or a loaded byte, or differs between the paths that reach it). Each
+/// operation is the concrete one, core by core, so an address known here is the address
+/// each core's access has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PerCore {
+    Known([u8; 16]),
+    /// A register's value at task start: unknown, but the same value wherever it is
+    /// combined with itself (`xor r2, r2, r2` is 0).
+    Start(u8),
+    Unknown,
+}
+
+impl PerCore {
+    /// The value of an operation whose operands are one starting value: `itself`, where
+    /// the operation gives a known result for two equal operands.
+    fn with_itself(
+        x: PerCore,
+        y: PerCore,
+        itself: impl FnOnce(PerCore) -> PerCore,
+    ) -> Option<PerCore> {
+        match (x, y) {
+            (PerCore::Start(a), PerCore::Start(b)) if a == b => Some(itself(x)),
+            _ => None,
+        }
+    }
+}
+
+/// [`PerCore`] registers.
+struct PerCoreRegs {
+    regs: [PerCore; 16],
+}
+
+/// Apply a concrete primitive to two per-core values, core by core.
+fn per_core(x: PerCore, y: PerCore, f: impl Fn(&mut Concrete<'_>, u8, u8) -> u8) -> PerCore {
+    match (x, y) {
+        (PerCore::Known(x), PerCore::Known(y)) => PerCore::Known(std::array::from_fn(|k| {
+            f(
+                &mut Concrete {
+                    regs: &mut [0; 16],
+                    core_id: k as u8,
+                },
+                x[k],
+                y[k],
+            )
+        })),
+        _ => PerCore::Unknown,
+    }
+}
+
+impl Semantics for PerCoreRegs {
+    type V = PerCore;
+    fn reg(&mut self, r: u8) -> PerCore {
+        self.regs[usize::from(r & 0xF)]
+    }
+    fn set_reg(&mut self, r: u8, v: PerCore) {
+        self.regs[usize::from(r & 0xF)] = v;
+    }
+    fn konst(&mut self, k: u8) -> PerCore {
+        PerCore::Known([k; 16])
+    }
+    fn core_id(&mut self) -> PerCore {
+        PerCore::Known(std::array::from_fn(|k| {
+            Concrete {
+                regs: &mut [0; 16],
+                core_id: k as u8,
+            }
+            .core_id()
+        }))
+    }
+    fn add(&mut self, x: PerCore, y: PerCore) -> PerCore {
+        per_core(x, y, |c, x, y| c.add(x, y))
+    }
+    fn sub(&mut self, x: PerCore, y: PerCore) -> PerCore {
+        PerCore::with_itself(x, y, |_| PerCore::Known([0; 16]))
+            .unwrap_or_else(|| per_core(x, y, |c, x, y| c.sub(x, y)))
+    }
+    fn and(&mut self, x: PerCore, y: PerCore) -> PerCore {
+        PerCore::with_itself(x, y, |x| x).unwrap_or_else(|| per_core(x, y, |c, x, y| c.and(x, y)))
+    }
+    fn or(&mut self, x: PerCore, y: PerCore) -> PerCore {
+        PerCore::with_itself(x, y, |x| x).unwrap_or_else(|| per_core(x, y, |c, x, y| c.or(x, y)))
+    }
+    fn xor(&mut self, x: PerCore, y: PerCore) -> PerCore {
+        PerCore::with_itself(x, y, |_| PerCore::Known([0; 16]))
+            .unwrap_or_else(|| per_core(x, y, |c, x, y| c.xor(x, y)))
+    }
+    fn udiv(&mut self, x: PerCore, y: PerCore) -> PerCore {
+        per_core(x, y, |c, x, y| c.udiv(x, y))
+    }
+    fn uge(&mut self, x: PerCore, y: PerCore) -> PerCore {
+        PerCore::with_itself(x, y, |_| PerCore::Known([1; 16]))
+            .unwrap_or_else(|| per_core(x, y, |c, x, y| c.uge(x, y)))
+    }
+    fn is_zero(&mut self, x: PerCore) -> PerCore {
+        per_core(x, x, |c, x, _| c.is_zero(x))
+    }
+    fn select(&mut self, cond: PerCore, yes: PerCore, no: PerCore) -> PerCore {
+        match (cond, yes, no) {
+            (PerCore::Known(c), _, _) if c.iter().all(|&c| c != 0) => yes,
+            (PerCore::Known(c), _, _) if c.iter().all(|&c| c == 0) => no,
+            (PerCore::Known(c), PerCore::Known(y), PerCore::Known(n)) => {
+                PerCore::Known(std::array::from_fn(|k| if c[k] != 0 { y[k] } else { n[k] }))
+            }
+            _ => PerCore::Unknown,
+        }
+    }
+    fn mul_wide(&mut self, x: PerCore, y: PerCore) -> (PerCore, PerCore) {
+        (
+            per_core(x, y, |c, x, y| c.mul_wide(x, y).0),
+            per_core(x, y, |c, x, y| c.mul_wide(x, y).1),
+        )
+    }
+    fn shl(&mut self, x: PerCore, k: u8) -> PerCore {
+        per_core(x, x, |c, x, _| c.shl(x, k))
+    }
+    fn shr(&mut self, x: PerCore, k: u8) -> PerCore {
+        per_core(x, x, |c, x, _| c.shr(x, k))
+    }
+}
+
 /// The uniformity domain: a value is uniform where it is the same in every core of a group
 /// that runs the frame together from its start (built from constants, or a register's
 /// value combined with itself, as `xor r9, r9, r9`), and varying where it may differ (the
@@ -314,6 +436,33 @@ impl FrameDomain for Uniformity {
     }
 }
 
+impl FrameDomain for PerCoreRegs {
+    type Reg = PerCore;
+    fn with_regs(regs: [PerCore; 16]) -> PerCoreRegs {
+        PerCoreRegs { regs }
+    }
+    fn regs(&self) -> [PerCore; 16] {
+        self.regs
+    }
+    fn join(a: PerCore, b: PerCore) -> PerCore {
+        if a == b {
+            a
+        } else {
+            PerCore::Unknown
+        }
+    }
+    fn decided(cond: PerCore) -> Option<bool> {
+        match cond {
+            PerCore::Known(c) if c.iter().all(|&c| c != 0) => Some(true),
+            PerCore::Known(c) if c.iter().all(|&c| c == 0) => Some(false),
+            _ => None,
+        }
+    }
+    fn loaded() -> PerCore {
+        PerCore::Unknown
+    }
+}
+
 /// Execute every reachable instruction of a frame from the state `start` at IP 0 in domain
 /// `D`, joining the states that reach an instruction until none changes (a fixpoint: the
 /// joins only lose knowledge, and a frame has 16 instructions). `access` sees every memory
@@ -367,6 +516,40 @@ pub struct FrameBanks {
     own_bank_ips: u16,
     /// The IPs of memory instructions whose row is uniform (see [`Uniformity`]).
     uniform_row_ips: u16,
+    /// Every core's accesses touch bytes no other core's touch (see
+    /// [`FrameBanks::private_bytes`]).
+    private_bytes: bool,
+}
+
+/// Whether, in frame `code`, the bytes each core can touch are its own: the frame has no
+/// atomic sequence, every reachable memory instruction's address is known in each core
+/// from constants and the core id alone ([`PerCore`]), and no byte is reached by two
+/// cores. The cores of one task running it then never meet in memory, whatever their
+/// instructions and cycles, so their accesses need not take turns among themselves.
+fn private_bytes(code: &[Instr; FRAME_INSTRS]) -> bool {
+    if code.iter().any(Instr::is_sync) {
+        return false;
+    }
+    let mut owner = [u8::MAX; 4096];
+    let mut private = true;
+    explore::<PerCoreRegs>(
+        code,
+        std::array::from_fn(|r| PerCore::Start(r as u8)),
+        |_, a| match (a.bank, a.row) {
+            (PerCore::Known(bank), PerCore::Known(row)) => {
+                for k in 0..16 {
+                    let cell = &mut owner[usize::from(crate::isa::address(bank[k], row[k]))];
+                    if *cell == u8::MAX {
+                        *cell = k as u8;
+                    } else if usize::from(*cell) != k {
+                        private = false;
+                    }
+                }
+            }
+            _ => private = false,
+        },
+    );
+    private
 }
 
 impl FrameBanks {
@@ -386,8 +569,17 @@ impl FrameBanks {
         let own_bank_ips = (0..FRAME_INSTRS)
             .filter(|&ip| matches!(banks[ip], Some(Val::CoreId | Val::Init(..))))
             .fold(0u16, |m, ip| m | 1 << ip);
+        // Only where the cores share a bank by a constant (and none is unknown or a
+        // starting register's) can private bytes matter, and be proved: the analysis costs
+        // a second pass, which a stream of distinct frames would pay at every frame.
+        let banks: Vec<Val> = banks.into_iter().flatten().collect();
+        let shared = banks
+            .iter()
+            .all(|b| matches!(b, Val::Const(_) | Val::CoreId))
+            && banks.iter().any(|b| matches!(b, Val::Const(_)));
         FrameBanks {
-            banks: banks.into_iter().flatten().collect(),
+            private_bytes: shared && private_bytes(code),
+            banks,
             own_bank_ips,
             uniform_row_ips: (0..FRAME_INSTRS)
                 .filter(|&ip| rows[ip] == Some(true))
@@ -406,6 +598,17 @@ impl FrameBanks {
     /// bank numbered like the core: its bank is the core id or a starting register.
     pub fn may_reach_own_bank(&self, ip: usize) -> bool {
         self.own_bank_ips & (1 << (ip & 0xF)) != 0
+    }
+
+    /// Whether the bytes each core can touch are its own: the frame has no atomic sequence,
+    /// every reachable access's bank and row are known in each core from constants and the
+    /// core id alone, and no byte is reached by two cores (worked out only where the cores
+    /// share a constant bank, the one place it matters). The cores of a task running the
+    /// frame then never touch one byte, so (without the bank-conflict model, under which two
+    /// accesses to one bank in a cycle interact) their accesses need not take turns among
+    /// themselves, only with other tasks' cores.
+    pub fn private_bytes(&self) -> bool {
+        self.private_bytes
     }
 
     /// The banks core `id` can touch in this task, starting from registers `regs`.
@@ -637,5 +840,147 @@ mod tests {
         let mut regs = [0u8; 16];
         regs[2] = 0xF3;
         assert_eq!(b.for_core(9, &regs), 1 << 3 | 1 << 9);
+    }
+
+    /// `op rA, rB, rC`.
+    fn alu(op: AluOp, a: u8, b: u8, c: u8) -> Instr {
+        Instr::Alu { op, a, b, c }
+    }
+
+    /// The prologue of the private-bytes frames below: r1 = core id, r2 = 0 (bank 0 by
+    /// clearing a starting register), r14 = 1.
+    fn ids_in_bank_0() -> Vec<Instr> {
+        vec![
+            Instr::SetConst { k: 0, d: 1 },
+            alu(AluOp::Xor, 2, 2, 2),
+            Instr::SetConst { k: 1, d: 14 },
+        ]
+    }
+
+    fn private(instrs: &[Instr]) -> bool {
+        FrameBanks::analyse(&frame(instrs)).private_bytes()
+    }
+
+    #[test]
+    fn rows_numbered_by_the_core_in_one_bank_are_private() {
+        // Row 16 * id of bank 0, loaded, bumped and stored in a loop (`staggered.s`).
+        let mut f = ids_in_bank_0();
+        f.extend([
+            Instr::Shift {
+                left: true,
+                a: 1,
+                k: 4,
+                c: 9,
+            }, // 3: r9 = 16 id
+            Instr::SetConst { k: 250, d: 8 }, // 4
+            mem(MemOp::Ld, 9, 2),             // 5
+            alu(AluOp::Add, 5, 8, 5),         // 6
+            mem(MemOp::St, 9, 2),             // 7
+            alu(AluOp::Sub, 8, 14, 8),        // 8
+            Instr::Bnz { a: 8, target: 5 },   // 9
+        ]);
+        assert!(private(&f));
+        // The row the core id itself, and id + 100 (both one to one on 0..15).
+        let mut g = ids_in_bank_0();
+        g.extend([mem(MemOp::St, 1, 2), Instr::SetConst { k: 100, d: 9 }]);
+        g.extend([alu(AluOp::Add, 1, 9, 9), mem(MemOp::Ld, 9, 2)]);
+        assert!(private(&g));
+    }
+
+    #[test]
+    fn divergent_trip_counts_keep_the_rows_private() {
+        // Core k loops 4 + (k mod 8) times: the counter differs per core and is unknown
+        // after the join, the row (its id) stays known.
+        let mut f = ids_in_bank_0();
+        f.extend([
+            Instr::SetConst { k: 7, d: 13 }, // 3
+            alu(AluOp::And, 1, 13, 8),       // 4: r8 = id mod 8
+            Instr::SetConst { k: 4, d: 6 },  // 5
+            alu(AluOp::Add, 8, 6, 8),        // 6: r8 += 4
+            mem(MemOp::Ld, 1, 2),            // 7
+            alu(AluOp::Add, 5, 1, 5),        // 8
+            mem(MemOp::St, 1, 2),            // 9
+            alu(AluOp::Sub, 8, 14, 8),       // 10
+            Instr::Bnz { a: 8, target: 7 },  // 11
+        ]);
+        assert!(private(&f));
+    }
+
+    #[test]
+    fn bytes_two_cores_can_reach_are_not_private() {
+        let with = |tail: &[Instr]| {
+            let mut f = ids_in_bank_0();
+            f.extend_from_slice(tail);
+            private(&f)
+        };
+        // Row id / 2: cores 2k and 2k + 1 meet.
+        assert!(!with(&[
+            Instr::Shift {
+                left: false,
+                a: 1,
+                k: 1,
+                c: 9
+            },
+            mem(MemOp::Ld, 9, 2)
+        ]));
+        // One row for all: a constant.
+        assert!(!with(&[
+            Instr::SetConst { k: 3, d: 9 },
+            mem(MemOp::St, 9, 2)
+        ]));
+        // Row id at one instruction, id + 1 at another: core k's second meets core k+1's first.
+        assert!(!with(&[
+            mem(MemOp::Ld, 1, 2),
+            alu(AluOp::Add, 1, 14, 9),
+            mem(MemOp::St, 9, 2),
+        ]));
+        // Row 16 * id: as private as bank 0's rows are, until the bank is the core id
+        // shifted out of the low four bits (every core in bank 0 at row 0).
+        assert!(with(&[
+            Instr::Shift {
+                left: true,
+                a: 1,
+                k: 4,
+                c: 9
+            },
+            mem(MemOp::St, 9, 2),
+        ]));
+        assert!(!with(&[
+            Instr::Shift {
+                left: true,
+                a: 1,
+                k: 4,
+                c: 3
+            },
+            alu(AluOp::Xor, 9, 9, 9),
+            mem(MemOp::St, 9, 3),
+        ]));
+    }
+
+    #[test]
+    fn addresses_not_known_in_every_core_are_not_private() {
+        let with = |tail: &[Instr]| {
+            let mut f = ids_in_bank_0();
+            f.extend_from_slice(tail);
+            private(&f)
+        };
+        // A starting register's row (another task left it; two cores may hold one value).
+        assert!(!with(&[mem(MemOp::Ld, 7, 2)]));
+        // A loaded byte's row.
+        assert!(!with(&[mem(MemOp::Ld, 1, 2), mem(MemOp::St, 5, 2)]));
+        // A row that moves in a loop: its value at the loop's head joins two values.
+        assert!(!with(&[
+            mem(MemOp::Ld, 1, 2),
+            alu(AluOp::Add, 1, 14, 1),
+            Instr::Bnz { a: 1, target: 3 },
+        ]));
+    }
+
+    #[test]
+    fn atomic_sequences_are_never_private() {
+        // Locks are per bank: a sequence held by one core blocks another's in the bank.
+        let mut f = ids_in_bank_0();
+        f.extend([mem(MemOp::LdSync, 1, 2), mem(MemOp::StSync, 1, 2)]);
+        assert!(!private(&f));
     }
 }
