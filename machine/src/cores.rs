@@ -46,6 +46,11 @@ pub(crate) struct Part {
     pub(crate) sync: bool,
     /// Whether the frame can loop ([`FrameLoops::cyclic`]): its cores stop at checkpoints.
     pub(crate) cyclic: bool,
+    /// The bytes each of its cores can touch are its own
+    /// ([`FrameBanks::private_bytes`](crate::banks::FrameBanks::private_bytes)) and the
+    /// bank-conflict model is off: the task's cores never meet in memory, so they need not
+    /// take turns among themselves.
+    pub(crate) private: bool,
 }
 
 /// Every core's state, mode, task and event key.
@@ -92,6 +97,7 @@ impl<C> CoreTable<C> {
                 start: 0,
                 sync: false,
                 cyclic: false,
+                private: false,
             }),
             banks: [0; CORES],
             mode: [Mode::Idle; CORES],
@@ -319,6 +325,7 @@ mod tests {
             start,
             sync: false,
             cyclic: false,
+            private: false,
         }
     }
 

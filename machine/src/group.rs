@@ -44,7 +44,11 @@ impl GroupShape {
         }
         let mut group = at_ip;
         let mut seen = at_ip_banks;
+        // Cores whose bytes are private never meet in memory: those at other instructions
+        // run apart, each at its own pace (the run loop leaves them out of each other's
+        // horizons), instead of taking turns as a cohort.
         if others != 0
+            && !cores.part(i).private
             && (sync || at_ip_banks & other_banks != 0 || shares_banks(&cores.banks, others))
         {
             group |= others;

@@ -371,6 +371,8 @@ pub struct Port<'m> {
     /// (`u64::MAX`: none), and the IP.
     stopped_at: u64,
     stopped_ip: u8,
+    /// The cores of the running task whose bytes are private (see [`Port::set_private`]).
+    private: u16,
 }
 
 impl<'m> Port<'m> {
@@ -399,6 +401,7 @@ impl<'m> Port<'m> {
             stops_from: 0,
             stops_skip: u64::MAX,
             stopped_at: u64::MAX,
+            private: 0,
             stopped_ip: 0,
         }
     }
@@ -610,9 +613,19 @@ impl<'m> Port<'m> {
     }
 
     /// Whether two of `cores` may touch the same bank (by the bank analysis of their
-    /// frames), so that their accesses may interleave.
+    /// frames), so that their accesses may interleave: never where they are all cores of
+    /// the running task whose bytes are private (no core of it can touch a byte another
+    /// touches, as the run loop tells the port), which never meet in memory and so need not
+    /// take turns.
     pub fn cores_share_banks(&self, cores: u16) -> bool {
-        shares_banks(self.banks, cores)
+        cores & !self.private != 0 && shares_banks(self.banks, cores)
+    }
+
+    /// The running task's cores never touch a byte another of them touches, and the
+    /// bank-conflict model is off (`cores`: all of the task's cores; 0 otherwise): the run
+    /// loop leaves them out of each other's horizons, and they need not take turns.
+    pub(crate) fn set_private(&mut self, cores: u16) {
+        self.private = cores;
     }
 
     /// The watchdog limit: no instruction may execute in a cycle at or past it.

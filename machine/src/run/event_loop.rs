@@ -298,10 +298,24 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         }
     }
 
+    /// The cores of `running`'s task (all of them, `running` included) where the bytes its
+    /// frame's cores touch are private ([`Part::private`](crate::cores::Part::private)): they never meet in memory, so
+    /// their accesses need not take turns among themselves. Else 0.
+    fn private_task(&self, running: u16) -> u16 {
+        let part = self.cores.part(running.trailing_zeros() as usize & 0xF);
+        if part.private {
+            self.cores.frame_cores(part.frame)
+        } else {
+            0
+        }
+    }
+
     /// For each bank, the earliest event of a core outside `running` that may touch it: its
     /// own next event, or for a sleeper its lock holder's (it wakes no earlier). A newly
-    /// issued task may touch any bank, so nothing passes the scheduler's bound.
-    fn bank_horizon(&self, running: u16, ts_bound: EventKey) -> [u64; BANKS] {
+    /// issued task may touch any bank, so nothing passes the scheduler's bound. The other
+    /// cores of a task with private bytes (`private`) do not count: no access of theirs
+    /// meets one of `running`'s. A fault or a loop of theirs still does.
+    fn bank_horizon(&self, running: u16, private: u16, ts_bound: EventKey) -> [u64; BANKS] {
         let mut any = ts_bound;
         let mut h = [EventKey::NEVER; BANKS];
         let mut add = |key: EventKey, banks: u16| {
@@ -321,8 +335,10 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         let mut sleepers = [0u16; BANKS];
         let mut asleep = 0u16;
         for j in lanes_of(self.cores.busy() & !running) {
+            let mine = private & (1 << j) != 0;
             match self.cores.mode(j) {
                 Mode::Idle => {}
+                Mode::Runnable | Mode::Parked { .. } | Mode::Sleeping { .. } if mine => {}
                 Mode::Runnable | Mode::Parked { .. } => add(self.cores.key(j), self.cores.banks[j]),
                 Mode::Faulted { .. } | Mode::Looping { .. } => add(self.cores.key(j), 0xFFFF),
                 Mode::Sleeping { bank, .. } => {
@@ -369,7 +385,8 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             .map(|j| ts.before[j])
             .min()
             .unwrap_or(EventKey::NEVER);
-        let horizon = self.bank_horizon(cores, ts_bound);
+        let private = self.private_task(cores);
+        let horizon = self.bank_horizon(cores, private, ts_bound);
         let code = self.cores.codes[usize::from(self.cores.code_of[lead])]
             .as_ref()
             .expect("a runnable core has code");
@@ -401,6 +418,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             cores,
             &mut self.waits,
         );
+        port.set_private(private);
         if let Some(stops) = &self.tele.stops {
             let frame = self.cores.part(lead).frame;
             // Once a core came to a stop, coming to one later changes nothing: the run's

@@ -90,6 +90,10 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                         start,
                         sync: entry.sync,
                         cyclic: entry.cyclic,
+                        // Under the bank-conflict model two accesses to one bank in a
+                        // cycle interact whatever their bytes.
+                        private: !self.memory.bank_conflicts()
+                            && entry.banks.as_ref().is_some_and(|b| b.private_bytes()),
                     };
                     let frame_banks = &entry.banks;
                     self.cores.start(mask, code, &part, |id, regs| {
