@@ -385,6 +385,42 @@ fn emulator_matches_the_cycle_stepped_model_on_generated_programs() {
     assert!(compared > 1300, "{compared} programs compared");
 }
 
+/// Tasks whose cores each touch their own bytes run apart, out of each other's turns (the
+/// run loop leaves them out of each other's horizons); the naive model still steps every
+/// core in (cycle, core id) order, beside tasks touching the same banks, with bank
+/// conflicts on in some cases (where they must take turns again).
+#[test]
+fn tasks_with_private_bytes_match_the_cycle_stepped_model() {
+    use gpu16_gen::Profile;
+    use gpu16_machine::engine::banks::FrameBanks;
+    let (mut compared, mut private) = (0, 0);
+    for seed in 0..400u64 {
+        let c = Case::new(seed, Some(Profile::Private));
+        let Ok(program) = Program::from_image(&c.image) else {
+            continue;
+        };
+        private += (0..program.len())
+            .filter(|&f| matches!(program.kind(f), FrameKind::Instr { .. }))
+            .filter(|&f| FrameBanks::analyse(&program.instr(f).instrs).private_bytes())
+            .count();
+        let expected = reference(&program, &c.memory, &c.config);
+        for backend in [BackendKind::Interp, BackendKind::Jit, BackendKind::Auto] {
+            let got = emulator(backend, &program, &c.memory, &c.config);
+            if got != expected {
+                panic!(
+                    "seed {seed} ({:?} {:?}) on {backend:?}: {}",
+                    c.violation,
+                    c.config,
+                    first_difference(&got, &expected)
+                );
+            }
+        }
+        compared += 1;
+    }
+    assert!(compared > 350, "{compared} programs compared");
+    assert!(private > 400, "only {private} frames with private bytes");
+}
+
 #[test]
 fn the_model_itself_reproduces_spec_example_1() {
     // Example 1 with frames of three instructions (nop nop ready): hand-worked timeline.

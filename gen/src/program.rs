@@ -48,16 +48,21 @@ pub enum Profile {
     Scheduler,
     /// A bit of everything.
     Mixed,
+    /// Tasks whose cores each touch their own bytes of a shared bank (rows numbered by the
+    /// core), at paces that differ (divergent trip counts, a staggered start), beside
+    /// tasks that touch the same banks with plain and atomic accesses.
+    Private,
 }
 
 impl Profile {
     /// Every profile, in declaration order.
-    pub const ALL: [Profile; 5] = [
+    pub const ALL: [Profile; 6] = [
         Profile::Alu,
         Profile::Memory,
         Profile::Atomics,
         Profile::Scheduler,
         Profile::Mixed,
+        Profile::Private,
     ];
 
     /// The lowercase name `gpu16 gen --profile` and the Python binding take.
@@ -68,6 +73,7 @@ impl Profile {
             Profile::Atomics => "atomics",
             Profile::Scheduler => "scheduler",
             Profile::Mixed => "mixed",
+            Profile::Private => "private",
         }
     }
 
@@ -104,6 +110,8 @@ struct Knobs {
     stream_pct: u64,
     /// Write the MCST dialect's instruction forms (and no atomic sequences).
     mcst: bool,
+    /// Instruction frames whose cores each touch their own bytes ([`private_bytes`]).
+    private_pct: u64,
 }
 
 impl Knobs {
@@ -120,6 +128,7 @@ impl Knobs {
             empty_group_pct: 5,
             stream_pct: 0,
             mcst: false,
+            private_pct: 0,
         };
         match profile {
             Profile::Alu => Knobs {
@@ -153,6 +162,13 @@ impl Knobs {
             },
             Profile::Mixed => Knobs {
                 stream_pct: 3,
+                ..base
+            },
+            Profile::Private => Knobs {
+                private_pct: 60,
+                mem_pct: 40,
+                atomic_pct: 15,
+                max_iterations: 12,
                 ..base
             },
         }
@@ -555,7 +571,13 @@ fn push_group(
     } else {
         rng.range(1, knobs.max_ifs) as u8
     };
-    let active = mask(rng);
+    // The private profile's groups often take half the cores, so that a later group's
+    // tasks run beside an earlier one's on the other half.
+    let active = if knobs.private_pct > 0 && rng.chance(50) {
+        rng.pick(&[0x00FF, 0xFF00, 0x0F0F, 0xF0F0, 0x5555, 0xAAAA])
+    } else {
+        mask(rng)
+    };
     let fence = match rng.below(10) {
         0..=5 => Fence::No,
         6..=7 => Fence::Acq,
@@ -603,8 +625,135 @@ fn instr_frame(rng: &mut Rng, knobs: Knobs, shared_pct: u64, short: bool) -> [u8
     } else {
         (knobs, FRAME_INSTRS)
     };
-    let instrs = FrameBuilder::new(rng, knobs, len).build(shared_pct);
+    let instrs = if !short && !knobs.mcst && rng.chance(knobs.private_pct) {
+        private_bytes(rng)
+    } else {
+        FrameBuilder::new(rng, knobs, len).build(shared_pct)
+    };
     frame_bytes(rng, instrs)
+}
+
+/// A frame whose cores each touch their own bytes, or nearly: the bank a constant (0 most
+/// often), the row the core id shifted left by 0 to 4 plus a constant (one to one on the 16
+/// ids; in one frame in three shifted so that cores share rows),
+/// loaded and stored in a counted loop whose trip count may depend on the core id, after
+/// an optional one-instruction stagger of the odd cores; register work that never writes
+/// the address or loop registers fills the loop.
+fn private_bytes(rng: &mut Rng) -> [Instr; FRAME_INSTRS] {
+    const ID: u8 = 4; // set_const into r0..r7 loads the core id
+    const BANK: u8 = 1; // a bank register is r0..r3
+    const ROW: u8 = 9;
+    const COUNT: u8 = 10;
+    const ONE: u8 = 14;
+    const TEMP: u8 = 13;
+    let alu = |op, a, b, c| Instr::Alu { op, a, b, c };
+    let mut slots = vec![
+        Instr::SetConst { k: 0, d: ID },
+        alu(AluOp::Xor, BANK, BANK, BANK),
+        Instr::SetConst { k: 1, d: ONE },
+    ];
+    let bank = if rng.chance(60) {
+        0
+    } else {
+        rng.below(16) as u8
+    };
+    if bank != 0 {
+        slots.push(Instr::SetConst { k: bank, d: TEMP });
+        slots.push(alu(AluOp::Add, BANK, TEMP, BANK));
+    }
+    // One frame in three is a near miss that two cores share bytes in (a shift past 4
+    // wraps core k + 8 onto core k's row mod 256; a right shift pairs cores), which the
+    // run loop must not take for private.
+    let (left, shift) = if rng.chance(35) {
+        if rng.chance(50) {
+            (true, rng.range(5, 7) as u8)
+        } else {
+            (false, rng.range(1, 3) as u8)
+        }
+    } else {
+        (true, rng.below(5) as u8)
+    };
+    slots.push(Instr::Shift {
+        left,
+        a: ID,
+        k: shift,
+        c: ROW,
+    });
+    if rng.chance(50) {
+        slots.push(Instr::SetConst {
+            k: rng.byte(),
+            d: TEMP,
+        });
+        slots.push(alu(AluOp::Add, ROW, TEMP, ROW));
+    }
+    slots.push(Instr::SetConst {
+        k: rng.range(1, 12) as u8,
+        d: COUNT,
+    });
+    if rng.chance(50) {
+        // Divergent trip counts: + (id & m).
+        slots.push(Instr::SetConst {
+            k: rng.pick(&[1u8, 3, 7, 15]),
+            d: TEMP,
+        });
+        slots.push(alu(AluOp::And, ID, TEMP, TEMP));
+        slots.push(alu(AluOp::Add, COUNT, TEMP, COUNT));
+    }
+    if rng.chance(40) && slots.len() + 3 <= FRAME_INSTRS - 4 {
+        // The odd cores skip a nop: the halves run a cycle apart.
+        let at = slots.len() as u8;
+        slots.push(alu(AluOp::And, ID, ONE, TEMP));
+        slots.push(Instr::Bnz {
+            a: TEMP,
+            target: at + 3,
+        });
+        slots.push(Instr::Nop);
+    }
+    let head = slots.len();
+    // The loop: at least one access, then more accesses or register work, then the count.
+    let room = FRAME_INSTRS - 2 - head;
+    let body = rng.range(1, room.min(6) as u64) as usize;
+    let protected: u16 = 1 << BANK | 1 << ROW | 1 << COUNT | 1 << ONE;
+    for i in 0..body {
+        let access = i == 0 || rng.chance(40);
+        let instr = if access {
+            let op = if rng.chance(50) { MemOp::Ld } else { MemOp::St };
+            // A load writes any register but the protected ones; a store stores any.
+            let r = loop {
+                let r = rng.below(16) as u8;
+                if op == MemOp::St || protected & (1 << r) == 0 {
+                    break r;
+                }
+            };
+            Instr::Mem {
+                op,
+                a: ROW,
+                hi: BANK,
+                r,
+            }
+        } else {
+            loop {
+                let c = rng.below(16) as u8;
+                if protected & (1 << c) != 0 {
+                    continue;
+                }
+                let (a, b) = (rng.below(16) as u8, rng.below(16) as u8);
+                break alu(rng.pick(&AluOp::ALL), a, b, c);
+            }
+        };
+        slots.push(instr);
+    }
+    slots.push(alu(AluOp::Sub, COUNT, ONE, COUNT));
+    slots.push(Instr::Bnz {
+        a: COUNT,
+        target: head as u8,
+    });
+    while slots.len() < FRAME_INSTRS {
+        slots.push(Instr::Ready);
+    }
+    let mut out = [Instr::Ready; FRAME_INSTRS];
+    out.copy_from_slice(&slots[..FRAME_INSTRS]);
+    out
 }
 
 /// Generate a program in `dialect`: [`generate`] for the spec; for the MCST dialect

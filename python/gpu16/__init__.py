@@ -129,7 +129,8 @@ def generate(seed: int, profile: str = "mixed", groups: int = 3, dialect: str = 
 
     ``gpu16 gen`` writes a binary image; this is that image as ``gpu16 disasm`` prints it,
     which assembles back to the same bytes. ``profile`` is one of ``alu``, ``memory``,
-    ``atomics``, ``scheduler``, ``mixed``; ``groups`` is 1 to 65536 as for ``--groups``.
+    ``atomics``, ``scheduler``, ``mixed``, ``private``; ``groups`` is 1 to 65536 as for
+    ``--groups``.
     ``generate_image`` gives the image and its memory image as bytes. With
     ``dialect="mcst"`` the program is an mcst program (at most 12 groups, ending with
     ``.halt``), as ``gpu16 gen --dialect mcst`` writes it.

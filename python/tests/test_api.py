@@ -334,7 +334,7 @@ def test_generate_is_the_source_of_the_generated_image():
 def test_generate_checks_the_profile_and_groups():
     with pytest.raises(ValueError) as e:
         gpu16.generate(1, "fast")
-    assert str(e.value) == "unknown profile `fast` (one of alu, memory, atomics, scheduler, mixed)"
+    assert str(e.value) == "unknown profile `fast` (one of alu, memory, atomics, scheduler, mixed, private)"
     with pytest.raises(ValueError) as e:
         gpu16.generate(1, "alu", groups=0)
     assert str(e.value) == "groups: 0 is not in 1..=65536"

@@ -27,7 +27,7 @@ pub struct GenArgs {
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new()
               .range(1..=MAX_GROUPS as u64))]
     pub groups: usize,
-    /// What to favour: alu, memory, atomics, scheduler or mixed.
+    /// What to favour: alu, memory, atomics, scheduler, mixed or private.
     #[arg(long, default_value = "mixed", value_parser = parse_profile)]
     pub profile: Profile,
     /// Break exactly one rule: st_sync-without-sequence, st_sync-wrong-address,
