@@ -359,6 +359,24 @@ fn first_difference(got: &Outcome, model: &Outcome) -> String {
     }
 }
 
+/// Run case `c`'s `program` on each of `backends`; panic at the first that differs from
+/// the model, saying where.
+fn matches_the_model(seed: u64, c: &Case, program: &Program, backends: &[BackendKind]) {
+    let expected = reference(program, &c.memory, &c.config);
+    for &backend in backends {
+        let got = emulator(backend, program, &c.memory, &c.config);
+        if got != expected {
+            panic!(
+                "seed {seed} ({:?} {:?} {:?}) on {backend:?}: {}",
+                c.profile,
+                c.violation,
+                c.config,
+                first_difference(&got, &expected)
+            );
+        }
+    }
+}
+
 #[test]
 fn emulator_matches_the_cycle_stepped_model_on_generated_programs() {
     let mut compared = 0;
@@ -367,19 +385,7 @@ fn emulator_matches_the_cycle_stepped_model_on_generated_programs() {
         let Ok(program) = Program::from_image(&c.image) else {
             continue;
         };
-        let expected = reference(&program, &c.memory, &c.config);
-        for backend in [BackendKind::Interp, BackendKind::Jit] {
-            let got = emulator(backend, &program, &c.memory, &c.config);
-            if got != expected {
-                panic!(
-                    "seed {seed} ({:?} {:?} {:?}) on {backend:?}: {}",
-                    c.profile,
-                    c.violation,
-                    c.config,
-                    first_difference(&got, &expected)
-                );
-            }
-        }
+        matches_the_model(seed, &c, &program, &[BackendKind::Interp, BackendKind::Jit]);
         compared += 1;
     }
     assert!(compared > 1300, "{compared} programs compared");
@@ -403,18 +409,8 @@ fn tasks_with_private_bytes_match_the_cycle_stepped_model() {
             .filter(|&f| matches!(program.kind(f), FrameKind::Instr { .. }))
             .filter(|&f| FrameBanks::analyse(&program.instr(f).instrs).private_bytes())
             .count();
-        let expected = reference(&program, &c.memory, &c.config);
-        for backend in [BackendKind::Interp, BackendKind::Jit, BackendKind::Auto] {
-            let got = emulator(backend, &program, &c.memory, &c.config);
-            if got != expected {
-                panic!(
-                    "seed {seed} ({:?} {:?}) on {backend:?}: {}",
-                    c.violation,
-                    c.config,
-                    first_difference(&got, &expected)
-                );
-            }
-        }
+        let backends = [BackendKind::Interp, BackendKind::Jit, BackendKind::Auto];
+        matches_the_model(seed, &c, &program, &backends);
         compared += 1;
     }
     assert!(compared > 350, "{compared} programs compared");
