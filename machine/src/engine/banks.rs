@@ -8,6 +8,11 @@
 //! as an expression over the task's starting state (a constant, the core id, the low bits of
 //! a register's value at task start, or unknown). A core's bank set is that expression
 //! evaluated with its own id and registers.
+//!
+//! Where a frame's cores share a constant bank, a second pass runs it for all 16 core ids
+//! at once (each register's value in every core, or unknown) to tell whether each core's
+//! bytes are its own ([`FrameBanks::private_bytes`]): then the cores of one task never meet
+//! in memory, and the run loop lets them run apart within the bank too.
 
 use crate::isa::{Instr, FRAME_INSTRS};
 use crate::semantics::{step, Access, Concrete, Effect, Semantics};
