@@ -576,14 +576,21 @@ impl FrameBanks {
             .fold(0u16, |m, ip| m | 1 << ip);
         // Only where the cores share a bank by a constant (and none is unknown or a
         // starting register's) can private bytes matter, and be proved: the analysis costs
-        // a second pass, which a stream of distinct frames would pay at every frame.
+        // a second pass, which a stream of distinct frames would pay at every frame. An
+        // access to a constant bank at a row built from constants alone reaches one byte in
+        // every core that gets there the way the first pass follows: the frame's bytes are
+        // not private, with no second pass. (Where cores that parted meet again their rows
+        // may differ, and the second pass might prove them apart; this only gives that up.)
+        let one_byte = (0..FRAME_INSTRS)
+            .any(|ip| matches!(banks[ip], Some(Val::Const(_))) && rows[ip] == Some(true));
         let banks: Vec<Val> = banks.into_iter().flatten().collect();
-        let shared = banks
-            .iter()
-            .all(|b| matches!(b, Val::Const(_) | Val::CoreId))
+        let candidate = !one_byte
+            && banks
+                .iter()
+                .all(|b| matches!(b, Val::Const(_) | Val::CoreId))
             && banks.iter().any(|b| matches!(b, Val::Const(_)));
         FrameBanks {
-            private_bytes: shared && private_bytes(code),
+            private_bytes: candidate && private_bytes(code),
             banks,
             own_bank_ips,
             uniform_row_ips: (0..FRAME_INSTRS)
