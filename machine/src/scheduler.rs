@@ -529,13 +529,28 @@ impl<'p> TaskScheduler<'p> {
     /// unreadable or done). Where a running `acq` task leaves cores unbounded, this reads
     /// it, as the next step would; elsewhere a step's bound, which knows what the next
     /// frame waits for, is worth more than the read (a `rel` task past the broadcast).
-    #[inline]
+    // Asked at every issue of a stream: inlined, with the rarer work (an `acq` task
+    // running) out of line.
+    #[inline(always)]
     pub(crate) fn next_start_bound(&mut self) -> Option<(EventKey, u16)> {
-        let awaited = match self.policy {
+        let awaited = if self.running_acq == 0 {
+            0
+        } else {
+            self.awaited_cores()
+        };
+        let read = self.frames.holds(self.head) || (awaited != 0 && self.read_head());
+        let key = start_key(self.t.saturating_add(self.timing.broadcast_cycles));
+        read.then_some((key, awaited))
+    }
+
+    /// The cores of the running `acq` tasks that hold back the frame at the head
+    /// ([`TaskScheduler::next_start_bound`]).
+    #[inline(never)]
+    fn awaited_cores(&self) -> u16 {
+        match self.policy {
             // Every task issued in order came before the next frame, so each running `acq`
             // task holds it back ([`LiveTask::holds_back`]).
             IssuePolicy::InOrder => self.running_acq,
-            IssuePolicy::Lookahead if self.running_acq == 0 => 0,
             // Lookahead may have issued an `acq` task past a frame still waiting.
             IssuePolicy::Lookahead => self
                 .unfinished
@@ -543,10 +558,13 @@ impl<'p> TaskScheduler<'p> {
                 .map(|&id| &self.tasks[id])
                 .filter(|task| task.holds_back(self.head))
                 .fold(0, |cores, task| cores | task.remaining),
-        };
-        let read = self.frames.holds(self.head) || (awaited != 0 && self.frames.has(self.head));
-        let key = start_key(self.t.saturating_add(self.timing.broadcast_cycles));
-        read.then_some((key, awaited))
+        }
+    }
+
+    /// Read the frame at the head, as the next step would: whether the program has it.
+    #[inline(never)]
+    fn read_head(&mut self) -> bool {
+        self.frames.has(self.head)
     }
 
     /// Tell the scheduler that the parts of `cores` ended, each with an instruction in
