@@ -562,10 +562,14 @@ impl FrameBanks {
     /// over the task's starting state.
     pub fn analyse(code: &[Instr; FRAME_INSTRS]) -> FrameBanks {
         let mut banks: [Option<Val>; FRAME_INSTRS] = [None; FRAME_INSTRS];
+        let mut fixed_rows: [Option<Val>; FRAME_INSTRS] = [None; FRAME_INSTRS];
         explore::<Symbolic>(
             code,
             std::array::from_fn(|r| Val::Init(r as u8, 0xFF)),
-            |ip, a| banks[ip] = Some(banks[ip].map_or(a.bank, |b| b.join(a.bank))),
+            |ip, a| {
+                banks[ip] = Some(banks[ip].map_or(a.bank, |b| b.join(a.bank)));
+                fixed_rows[ip] = Some(fixed_rows[ip].map_or(a.row, |r| r.join(a.row)));
+            },
         );
         let mut rows: [Option<bool>; FRAME_INSTRS] = [None; FRAME_INSTRS];
         explore::<Uniformity>(code, [false; 16], |ip, a| {
@@ -577,12 +581,15 @@ impl FrameBanks {
         // Only where the cores share a bank by a constant (and none is unknown or a
         // starting register's) can private bytes matter, and be proved: the analysis costs
         // a second pass, which a stream of distinct frames would pay at every frame. An
-        // access to a constant bank at a row built from constants alone reaches one byte in
-        // every core that gets there the way the first pass follows: the frame's bytes are
-        // not private, with no second pass. (Where cores that parted meet again their rows
-        // may differ, and the second pass might prove them apart; this only gives that up.)
-        let one_byte = (0..FRAME_INSTRS)
-            .any(|ip| matches!(banks[ip], Some(Val::Const(_))) && rows[ip] == Some(true));
+        // access to a constant bank at one constant row on every path (`x ^ x` included),
+        // or at a row built from constants alone, reaches one byte in every core that gets
+        // there: the frame's bytes are not private, with no second pass. (Where cores that
+        // parted meet again, rows built from constants may differ, and the second pass
+        // might prove them apart; this only gives that up.)
+        let one_byte = (0..FRAME_INSTRS).any(|ip| {
+            matches!(banks[ip], Some(Val::Const(_)))
+                && (rows[ip] == Some(true) || matches!(fixed_rows[ip], Some(Val::Const(_))))
+        });
         let banks: Vec<Val> = banks.into_iter().flatten().collect();
         let candidate = !one_byte
             && banks
@@ -940,6 +947,8 @@ mod tests {
             Instr::SetConst { k: 3, d: 9 },
             mem(MemOp::St, 9, 2)
         ]));
+        // One row for all, cleared from a starting register (`x ^ x`).
+        assert!(!with(&[alu(AluOp::Xor, 9, 9, 9), mem(MemOp::St, 9, 2)]));
         // Row id at one instruction, id + 1 at another: core k's second meets core k+1's first.
         assert!(!with(&[
             mem(MemOp::Ld, 1, 2),
