@@ -9,8 +9,9 @@
 //! a register's value at task start, or unknown). A core's bank set is that expression
 //! evaluated with its own id and registers.
 //!
-//! Where a frame's cores share a constant bank, a second pass runs it for all 16 core ids
-//! at once (each register's value in every core, or unknown) to tell whether each core's
+//! Where a frame's cores share a constant bank, and no access of it already reaches one
+//! byte in every core (a constant bank at a constant row), a second pass runs it for all 16
+//! core ids at once (each register's value in every core, or unknown) to tell whether each core's
 //! bytes are its own ([`FrameBanks::private_bytes`]): then the cores of one task never meet
 //! in memory, and the run loop lets them run apart within the bank too.
 
