@@ -216,13 +216,15 @@ impl<C> CoreTable<C> {
         self.groupable = set(self.groupable, groupable);
     }
 
-    /// Start the idle cores of `cores` on a task running `code` and `part`, each at IP 0
-    /// in cycle `part.start`, with the banks `banks` gives it from its id and registers.
+    /// Start the idle cores of `cores` on a task running `code` and the part `part` makes,
+    /// each at IP 0 in the part's start cycle, with the banks `banks` gives it from its id
+    /// and registers. The part is made straight into its slot (a stream of short tasks
+    /// starts one a task, and a part is over a hundred bytes).
     pub(crate) fn start(
         &mut self,
         cores: u16,
         code: C,
-        part: &Part,
+        part: impl FnOnce() -> Part,
         banks: impl Fn(u8, &[u8; 16]) -> u16,
     ) {
         if cores == 0 {
@@ -231,7 +233,8 @@ impl<C> CoreTable<C> {
         // A free slot exists: each slot in use has a running core, and `cores` are idle.
         let slot = (!self.taken).trailing_zeros() as usize;
         self.codes[slot] = Some(code);
-        self.parts[slot] = *part;
+        self.parts[slot] = part();
+        let start = self.parts[slot].start;
         self.users[slot] = cores;
         self.taken |= 1 << slot;
         let mut m = cores;
@@ -241,7 +244,7 @@ impl<C> CoreTable<C> {
             debug_assert_eq!(self.mode[i], Mode::Idle);
             let state = &mut self.state[i];
             state.ip = 0;
-            state.cycle = part.start;
+            state.cycle = start;
             self.code_of[i] = slot as u8;
             self.banks[i] = banks(state.id, &state.regs);
             self.place(i, Mode::Runnable);
@@ -333,8 +336,8 @@ mod tests {
     fn a_tasks_cores_share_one_slot_freed_when_the_last_of_them_ends() {
         let mut t = CoreTable::<u32>::new();
         assert_eq!(t.earliest(None), None);
-        t.start(0b0111, 7, &part(1, 5), |_, _| 0);
-        t.start(0b1000, 9, &part(2, 3), |_, _| 0);
+        t.start(0b0111, 7, || part(1, 5), |_, _| 0);
+        t.start(0b1000, 9, || part(2, 3), |_, _| 0);
         // Core 3 starts first (cycle 3); cores 0-2 at cycle 5.
         assert_eq!(t.earliest(None), Some(EventKey::new(3, 3)));
         assert_eq!(t.earliest(Some(3)), Some(EventKey::new(5, 0)));

@@ -216,7 +216,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                     k >= ts.before[usize::from(k.core())] || self.long_past_pending(k, &ts)
                 })
             {
-                ts = self.advance_scheduler(false)?;
+                self.advance_scheduler(false, &mut ts)?;
                 ts_fresh = true;
                 earliest = self.cores.earliest(None);
             }
@@ -234,7 +234,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                 // Every core waits at or past the limit, so every decision the scheduler
                 // can take before it is now known, whatever its last bound left open: the
                 // state at the limit holds every frame processed in a cycle below it.
-                self.advance_scheduler(true)?;
+                self.advance_scheduler(true, &mut ts)?;
                 return Err(self.limit_reached());
             }
             // Every event of a checkpoint cycle offers the checkpoint, since a core may come
@@ -244,7 +244,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                 let every = self.config.checkpoint_cycles;
                 if cycle % every == 0 {
                     if ts.state == SchedulerState::Pending {
-                        ts = self.advance_scheduler(true)?;
+                        self.advance_scheduler(true, &mut ts)?;
                     }
                     self.progress_at_checkpoint(cycle);
                     let frames_left = self.driver.ts.next_frame().is_some();

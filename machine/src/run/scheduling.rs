@@ -15,12 +15,17 @@ use crate::scheduler::Step;
 
 /// The loop's step of the scheduler, and the bounds it reads.
 impl<B: Backend, O: Observer> Run<'_, B, O> {
-    /// Let the scheduler act until it must wait on cores. Returns the event key before which
-    /// no newly issued core can act, and the scheduler's state. Unless `settle`, and where
+    /// Let the scheduler act until it must wait on cores. Sets `ts` to the event key before
+    /// which no newly issued core can act, and the scheduler's state (in place: the bound is
+    /// 16 keys, and a stream of short tasks asks once a task). Unless `settle`, and where
     /// no observer could tell, it stops after issuing a task whose bound is known without
     /// asking it again ([`SchedulerState::Pending`]): in a stream of short tasks that
     /// second step would only say it waits for the task just issued.
-    pub(super) fn advance_scheduler(&mut self, settle: bool) -> Result<SchedulerBound, RunError> {
+    pub(super) fn advance_scheduler(
+        &mut self,
+        settle: bool,
+        ts: &mut SchedulerBound,
+    ) -> Result<(), RunError> {
         self.refresh_bounds();
         if O::WANTS_TASKS && self.config.tasks == TaskLog::All {
             let before = self.cores.earliest(None).map_or(u64::MAX, |k| k.cycle());
@@ -83,20 +88,21 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                         message: e.to_string(),
                     })?;
                     entry.code = Some(code.clone());
-                    let part = Part {
+                    // Under the bank-conflict model two accesses to one bank in a cycle
+                    // interact whatever their bytes.
+                    let private = !self.memory.bank_conflicts()
+                        && entry.banks.as_ref().is_some_and(|b| b.private_bytes());
+                    let part = || Part {
                         instrs: entry.frame.instrs,
                         words: entry.frame.words,
                         frame,
                         start,
                         sync: entry.sync,
                         cyclic: entry.cyclic,
-                        // Under the bank-conflict model two accesses to one bank in a
-                        // cycle interact whatever their bytes.
-                        private: !self.memory.bank_conflicts()
-                            && entry.banks.as_ref().is_some_and(|b| b.private_bytes()),
+                        private,
                     };
                     let frame_banks = &entry.banks;
-                    self.cores.start(mask, code, &part, |id, regs| {
+                    self.cores.start(mask, code, part, |id, regs| {
                         frame_banks.as_ref().map_or(0, |b| b.for_core(id, regs))
                     });
                     for c in lanes_of(mask) {
@@ -119,23 +125,22 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                                 .earliest(None)
                                 .is_some_and(|k| k < bound || awaited & (1 << k.core()) != 0)
                             {
-                                let mut before = [bound; 16];
+                                ts.before = [bound; 16];
                                 for c in lanes_of(awaited) {
-                                    before[c] = EventKey::NEVER;
+                                    ts.before[c] = EventKey::NEVER;
                                 }
-                                return Ok(SchedulerBound {
-                                    before,
-                                    state: SchedulerState::Pending,
-                                });
+                                ts.state = SchedulerState::Pending;
+                                return Ok(());
                             }
                         }
                     }
                 }
                 Step::Blocked { before } => {
-                    return Ok(SchedulerBound {
+                    *ts = SchedulerBound {
                         before,
                         state: SchedulerState::Blocked,
-                    });
+                    };
+                    return Ok(());
                 }
                 Step::Unreadable => {
                     // A source that gave up waiting for input because the run was stopped:
@@ -153,16 +158,18 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                     });
                 }
                 Step::Done => {
-                    return Ok(SchedulerBound {
+                    *ts = SchedulerBound {
                         before: [EventKey::NEVER; 16],
                         state: SchedulerState::Done,
-                    })
+                    };
+                    return Ok(());
                 }
                 Step::Limit => {
-                    return Ok(SchedulerBound {
+                    *ts = SchedulerBound {
                         before: [EventKey::NEVER; 16],
                         state: SchedulerState::Limit,
-                    })
+                    };
+                    return Ok(());
                 }
             }
         }
