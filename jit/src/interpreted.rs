@@ -176,14 +176,13 @@ fn step_group(
     port: &mut Port<'_>,
     exits: &mut [Option<CoreExit>; 16],
 ) -> Option<(u16, u16)> {
-    let lanes = || (0..16usize).filter(move |l| group & (1 << l) != 0);
     let limit = port.limit();
     // Fixed for the port's life; asked once, the loop pays no call where no debugger stops.
     let stops = port.stops();
     loop {
         let lead = group.trailing_zeros() as usize;
         if cores[lead].cycle >= limit {
-            for l in lanes() {
+            for l in lanes_of(group) {
                 exits[l] = Some(CoreExit::Parked);
             }
             return None;
@@ -194,7 +193,7 @@ fn step_group(
         }
         let mut flows = [Flow::Next; 16];
         let (mut parked, mut asleep) = (0u16, 0u16);
-        for l in lanes() {
+        for l in lanes_of(group) {
             let core = &mut cores[l];
             let effect = execute(instr, &mut core.regs, core.id);
             if let Effect::Memory(access) = effect {
@@ -218,15 +217,13 @@ fn step_group(
         let mut split = parked != 0 || asleep != 0;
         let mut ended = 0u16;
         let flow = flows[(group & !asleep).trailing_zeros() as usize & 0xF];
-        for l in lanes() {
-            if parked & (1 << l) != 0 {
-                exits[l] = Some(CoreExit::Parked);
-                continue;
-            }
-            if asleep & (1 << l) != 0 {
-                exits[l] = Some(CoreExit::Asleep);
-                continue;
-            }
+        for l in lanes_of(parked) {
+            exits[l] = Some(CoreExit::Parked);
+        }
+        for l in lanes_of(asleep) {
+            exits[l] = Some(CoreExit::Asleep);
+        }
+        for l in lanes_of(group & !parked & !asleep) {
             if flows[l] != flow {
                 split = true;
             }
