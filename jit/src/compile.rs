@@ -25,7 +25,7 @@
 //! A debugger's search for breakpoints gets forms of its own ([`shape_stopping`], used by
 //! this translation and the lockstep one): each breakpoint's IP starts a segment whose
 //! check always hands the core to the interpreter, for that one instruction
-//! (`runtime::handed_over_for`), which notes that the core came to it. A search for
+//! (`interpreted::handed_over_for`), which notes that the core came to it. A search for
 //! watched writes runs the plain forms, whose inline accesses the port then refuses, so
 //! every write takes the memory's commit path.
 

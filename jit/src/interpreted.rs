@@ -4,11 +4,13 @@
 //! own IP ([`interpret_cohort`]). They run where compiled code has no form of its own (a
 //! cohort with two or fewer cores awake, a frame whose form did not compile, `auto`'s cold
 //! frames), and carry the engines' speed tuning (`QUIET_CYCLES`, `IDLE_CYCLES`), which the
-//! reference interpreter, one core at a time, does without. Each instruction means what
+//! reference interpreter, one core at a time, does without. How long a core handed over by
+//! compiled code stays here is [`handed_over_for`]'s to say. Each instruction means what
 //! `semantics::execute` says; [`GroupInterpreter`] runs them as a backend of their own,
 //! which the behaviour and differential suites hold to the interpreter.
 
 use crate::abi::lanes_of;
+use crate::compile::cycles_to_entry;
 use gpu16_interp::Interpreter;
 use gpu16_machine::engine::backend::{
     Backend, BackendError, CoreExit, CoreState, GroupShape, Port, PortAccess,
@@ -19,6 +21,21 @@ use gpu16_machine::engine::semantics::execute;
 use gpu16_machine::engine::semantics::Effect;
 use gpu16_machine::engine::slot_run::SlotCompiler;
 use gpu16_machine::InstrFrame;
+
+/// How many cycles the interpreter takes a core (or group) handed over at `ip` for (see
+/// `ScalarExit::Slow`): one instruction at a debugger's stop (`Port::stops`), else to the
+/// next entry point ([`cycles_to_entry`]), or, at an entry point, up to the limit (`None`).
+pub(crate) fn handed_over_for(
+    instrs: &[Instr; FRAME_INSTRS],
+    ip: u8,
+    port: &Port<'_>,
+) -> Option<u64> {
+    if port.stops() >> (ip & 0xF) & 1 != 0 {
+        Some(CoreState::INSTRUCTION_CYCLES)
+    } else {
+        cycles_to_entry(instrs, ip)
+    }
+}
 
 /// A backend that runs the cores of a group together through the crate's private
 /// `interpret_group`, and is the reference interpreter otherwise (it wraps one, so a frame

@@ -13,7 +13,7 @@
 use crate::abi::SPARSE_LANES;
 use crate::cache::{CohortCode, LaneCode};
 use crate::cohort::Cohort;
-use crate::interpreted::{interpret_cohort, interpret_group, run_lockstep};
+use crate::interpreted::{handed_over_for, interpret_cohort, interpret_group, run_lockstep};
 use gpu16_machine::engine::backend::{CoreExit, CoreState, LaneAccesses, Port, PortAccess};
 use gpu16_machine::engine::isa::{address, Flow, Instr, MemOp, FRAME_INSTRS};
 use gpu16_machine::engine::memory::BankTally;
@@ -489,7 +489,7 @@ fn enter_once(
             let count =
                 |cores: &[CoreState; 16]| -> u64 { cores.iter().map(|c| c.instructions).sum() };
             let before = count(cores);
-            let rest = match crate::runtime::handed_over_for(instrs, file.ip as u8, port) {
+            let rest = match handed_over_for(instrs, file.ip as u8, port) {
                 Some(n) => port.within(file.cycle.saturating_add(n), |port| {
                     interpret_group(instrs, group, cores, port)
                 }),

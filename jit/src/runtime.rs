@@ -7,7 +7,7 @@
 
 use crate::abi::{AccessReply, CallCtx, Callbacks, ScalarExit, SlotCodeExit};
 use crate::cache::{CompiledFrame, ScalarCode, SlotsCode};
-use crate::compile::cycles_to_entry;
+use crate::interpreted::handed_over_for;
 use gpu16_interp::interpret;
 use gpu16_machine::engine::backend::{CoreExit, CoreState, DirectAccess, Port};
 use gpu16_machine::engine::isa::{address, MemOp};
@@ -138,21 +138,6 @@ pub(crate) fn enter(
             *handed_over += core.instructions - before;
             exit
         }
-    }
-}
-
-/// How many cycles the interpreter takes a core (or group) handed over at `ip` for (see
-/// `ScalarExit::Slow`): one instruction at a debugger's stop (`Port::stops`), else to the
-/// next entry point ([`cycles_to_entry`]), or, at an entry point, up to the limit (`None`).
-pub(crate) fn handed_over_for(
-    instrs: &[gpu16_machine::engine::isa::Instr; 16],
-    ip: u8,
-    port: &Port<'_>,
-) -> Option<u64> {
-    if port.stops() >> (ip & 0xF) & 1 != 0 {
-        Some(CoreState::INSTRUCTION_CYCLES)
-    } else {
-        cycles_to_entry(instrs, ip)
     }
 }
 
