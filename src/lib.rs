@@ -200,6 +200,41 @@ impl Runner {
             ..Default::default()
         }
     }
+
+    /// [`run_observed`] of `program` on this runner, going on from `snapshot`, which a live
+    /// machine of the same program made
+    /// ([`gpu16_machine::live::Live::snapshot_at_or_before`]); any backend will do, since a
+    /// snapshot holds no backend's code. See [`gpu16_machine::Snapshot::resume_observed`].
+    /// `None` where the snapshot cannot start this run (another configuration, a task log
+    /// of every task) or the JIT cannot start.
+    pub fn resume_observed<O: Observer>(
+        self,
+        program: &Program,
+        snapshot: &gpu16_machine::Snapshot,
+        config: &Config,
+        observer: &mut O,
+    ) -> Option<Result<RunReport, Box<RunFailure>>> {
+        struct Resume<'i, 'o, O> {
+            program: &'i Program,
+            snapshot: &'i gpu16_machine::Snapshot,
+            config: &'i Config,
+            observer: &'o mut O,
+        }
+        impl<O: Observer> OnBackend for Resume<'_, '_, O> {
+            type Out = Option<Result<RunReport, Box<RunFailure>>>;
+            fn on<B: gpu16_machine::engine::backend::Backend>(self, backend: &mut B) -> Self::Out {
+                self.snapshot
+                    .resume_observed(backend, self.program, self.config, self.observer)
+            }
+        }
+        let resume = Resume {
+            program,
+            snapshot,
+            config,
+            observer,
+        };
+        on_backend(self, resume).ok().flatten()
+    }
 }
 
 /// Run `program` with shared memory starting as `memory` on the chosen backend.
@@ -281,45 +316,6 @@ pub fn run_input_observed<O: Observer>(
         observer,
     };
     on_backend(runner, input).unwrap_or_else(|e| Err(no_jit(runner.backend, memory, config, e)))
-}
-
-/// [`run_observed`] of `program` going on from `snapshot`, which a live machine of the
-/// same program made ([`gpu16_machine::live::Live::snapshot_at_or_before`]), on the chosen
-/// backend (any: a snapshot holds no backend's code): see
-/// [`gpu16_machine::resume_observed`]. `None` where the snapshot cannot start this run
-/// (another configuration, a task log of every task) or the JIT cannot start.
-pub fn resume_observed<O: Observer>(
-    runner: impl Into<Runner>,
-    program: &Program,
-    snapshot: &gpu16_machine::Snapshot,
-    config: &Config,
-    observer: &mut O,
-) -> Option<Result<RunReport, Box<RunFailure>>> {
-    struct Resume<'i, 'o, O> {
-        program: &'i Program,
-        snapshot: &'i gpu16_machine::Snapshot,
-        config: &'i Config,
-        observer: &'o mut O,
-    }
-    impl<O: Observer> OnBackend for Resume<'_, '_, O> {
-        type Out = Option<Result<RunReport, Box<RunFailure>>>;
-        fn on<B: gpu16_machine::engine::backend::Backend>(self, backend: &mut B) -> Self::Out {
-            gpu16_machine::resume_observed(
-                backend,
-                self.program,
-                self.snapshot,
-                self.config,
-                self.observer,
-            )
-        }
-    }
-    let resume = Resume {
-        program,
-        snapshot,
-        config,
-        observer,
-    };
-    on_backend(runner.into(), resume).ok().flatten()
 }
 
 /// Something done with a backend of any type (a generic closure, which Rust has not).

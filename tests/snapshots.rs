@@ -146,7 +146,8 @@ fn a_run_resumed_from_a_snapshot_on_any_backend_gives_the_whole_run() {
                 assert_eq!(snapshot.cycle(), at);
                 // On another backend than the one that took it.
                 let other = runners[(k + j + 1) % runners.len()];
-                let resumed = gpu16::resume_observed(other, &program, snapshot, &config, &mut ())
+                let resumed = other
+                    .resume_observed(&program, snapshot, &config, &mut ())
                     .expect("the snapshot starts a run of its configuration");
                 assert!(
                     named(resumed.clone()) == reference,
@@ -185,9 +186,9 @@ fn a_snapshot_starts_no_run_of_another_configuration_or_with_every_task_logged()
     };
     for c in [all, summary, other] {
         assert!(!snapshot.resumes(&c));
-        assert!(
-            gpu16::resume_observed(BackendKind::Interp, &program, snapshot, &c, &mut ()).is_none()
-        );
+        assert!(gpu16::Runner::from(BackendKind::Interp)
+            .resume_observed(&program, snapshot, &c, &mut ())
+            .is_none());
     }
     let longer = Config {
         max_cycles: config.max_cycles * 2,
@@ -272,7 +273,8 @@ fn a_livelock_proven_across_a_snapshot_is_the_whole_runs() {
         );
         for at in m.snapshot_cycles() {
             let snapshot = m.snapshot_at_or_before(at).expect("kept");
-            let resumed = gpu16::resume_observed(runner, &program, snapshot, &config, &mut ())
+            let resumed = runner
+                .resume_observed(&program, snapshot, &config, &mut ())
                 .expect("starts");
             assert!(
                 named(resumed.clone()) == reference,

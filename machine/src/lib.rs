@@ -39,7 +39,7 @@ pub use engine::memory::{FaultRule, MemoryStats, MEMORY_BYTES};
 pub use frame::{ControlFrame, Fence, FrameKind, InstrFrame, LoadError, Program};
 pub use observe::{Event, Executed, Observer, Progress, StallCause, StopNote, Stops};
 pub use report::{CoreCounters, CoreWait, RunError, RunFailure, RunReport, UnfinishedCore};
-pub use run::{resume_observed, run, run_observed, run_stream_observed, Snapshot};
+pub use run::{run, run_observed, run_stream_observed, Snapshot};
 pub use scheduler::{TaskRecord, TaskSummary, WaitCause};
 pub use stop::StopCause;
 pub use task_memory::FrameSource;

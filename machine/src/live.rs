@@ -14,7 +14,7 @@
 //! (`live/snapshots.rs` owns which): [`Live::go_back`] goes on from the latest one before a
 //! cycle, a failing move's second run starts from the one before the move, and another
 //! run (a debugger's search, with its own observer and backend) can start from one
-//! ([`Live::snapshot_at_or_before`], [`crate::resume_observed`]).
+//! ([`Live::snapshot_at_or_before`], [`Snapshot::resume_observed`](crate::Snapshot::resume_observed)).
 
 use crate::backend::Backend;
 use crate::config::Config;
@@ -239,7 +239,7 @@ pub trait Live {
     fn go_back(&mut self, cycle: u64) -> Option<Status>;
     /// The latest snapshot kept at or before `cycle`: a run of the same program and
     /// configuration goes on from it with any backend and observer
-    /// ([`crate::resume_observed`]).
+    /// ([`Snapshot::resume_observed`](crate::Snapshot::resume_observed)).
     fn snapshot_at_or_before(&self, cycle: u64) -> Option<&Snapshot>;
     /// Note where cores come to `stops` from now on (`None`: nowhere), as a debugger's
     /// search does, forgetting any stop noted before. While stops are set and snapshots

@@ -907,8 +907,9 @@ impl Session {
             .as_ref()
             .and_then(|m| m.snapshot_at_or_before(from));
         if let Some(s) = snapshot {
-            if let Some(outcome) =
-                crate::resume_observed(self.runner, &self.program, s, config, observer)
+            if let Some(outcome) = self
+                .runner
+                .resume_observed(&self.program, s, config, observer)
             {
                 return outcome;
             }

@@ -105,31 +105,34 @@ pub fn run_stream_observed<B: Backend, O: Observer>(
         .unwrap_or_else(|| unreachable!("a run from an image always starts"))
 }
 
-/// [`run_observed`] of `program` going on from `snapshot` (which a run of the same program
-/// made: [`crate::live::Live::snapshot_at_or_before`]), under `config`, whose watchdog may differ
-/// from the snapshot run's but nothing else (see [`Snapshot::resumes`]). The report is the
-/// one the whole run gives, but the observer hears only what comes after the snapshot's
-/// cycle, and a fault or livelock's state is taken from a second run from the snapshot.
-/// `None` where the snapshot cannot start this run: a different configuration, a task log
-/// of every task, or a backend that fails to prepare a running task's code.
-pub fn resume_observed<B: Backend, O: Observer>(
-    backend: &mut B,
-    program: &Program,
-    snapshot: &Snapshot,
-    config: &Config,
-    observer: &mut O,
-) -> Option<Result<RunReport, Box<RunFailure>>> {
-    if program.dialect() != Dialect::Spec || !snapshot.resumes(config) {
-        return None;
+impl Snapshot {
+    /// [`run_observed`] of `program` going on from this snapshot (which a run of the same
+    /// program made: [`crate::live::Live::snapshot_at_or_before`]), under `config`, whose
+    /// watchdog may differ from the snapshot run's but nothing else (see
+    /// [`Snapshot::resumes`]). The report is the one the whole run gives, but the observer
+    /// hears only what comes after the snapshot's cycle, and a fault or livelock's state is
+    /// taken from a second run from the snapshot. `None` where the snapshot cannot start
+    /// this run: a different configuration, a task log of every task, or a backend that
+    /// fails to prepare a running task's code.
+    pub fn resume_observed<B: Backend, O: Observer>(
+        &self,
+        backend: &mut B,
+        program: &Program,
+        config: &Config,
+        observer: &mut O,
+    ) -> Option<Result<RunReport, Box<RunFailure>>> {
+        if program.dialect() != Dialect::Spec || !self.resumes(config) {
+            return None;
+        }
+        let mut source = ProgramFrames::new(program);
+        run_from(
+            backend,
+            &mut source,
+            Start::Snapshot(self),
+            config,
+            observer,
+        )
     }
-    let mut source = ProgramFrames::new(program);
-    run_from(
-        backend,
-        &mut source,
-        Start::Snapshot(snapshot),
-        config,
-        observer,
-    )
 }
 
 /// Where a run begins: cycle 0 with shared memory as an image gives it, or a snapshot.

@@ -27,7 +27,7 @@ use crate::task_memory::FrameSource;
 
 /// A spec-dialect run's state as a cycle began (see the module docs). Made by a live
 /// machine ([`crate::live::Live::snapshot_at_or_before`]); a run goes on from one with
-/// [`crate::resume_observed`].
+/// [`Snapshot::resume_observed`](crate::Snapshot::resume_observed).
 pub struct Snapshot {
     cycle: u64,
     /// The run's configuration (its watchdog aside), which a run resumed from it must share.
