@@ -15,9 +15,7 @@
 
 use crate::abi::{lanes_of, CohortAccess, CohortCtx, CohortExit, CohortFile};
 use crate::cache::CohortCode;
-use gpu16_machine::engine::backend::{
-    CoreExit, CoreState, LaneAccesses, LaneOffers, Port, PortAccess,
-};
+use gpu16_machine::engine::backend::{CoreExit, CoreState, LaneAccesses, Port, PortAccess};
 use gpu16_machine::engine::isa::{address, Instr, MemOp, FRAME_INSTRS};
 use gpu16_machine::engine::semantics::execute;
 use gpu16_machine::engine::semantics::Effect;
@@ -99,10 +97,10 @@ pub(crate) extern "C" fn cohort_access(
                 });
             }
             if done == 0 {
-                done = port.offer_lanes(LaneOffers {
+                done = port.offer_lanes(LaneAccesses {
                     lanes: todo,
                     cycle,
-                    ops: &ops,
+                    op: &ops,
                     banks: &file.bank,
                     rows: &file.row,
                     values: &file.value,

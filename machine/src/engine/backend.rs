@@ -207,40 +207,20 @@ pub trait Backend: SlotCompiler {
     }
 }
 
-/// One memory instruction's accesses by a row of lanes, as lockstep and cohort code hand
-/// them to [`Port::plain_lanes`]: core l's address is (`banks[l]`, `rows[l]`) as
-/// [`crate::isa::address`] makes it, its stored byte `values[l]`; the byte it loads (or
-/// stores) goes to `loaded[l]`, with 0xFF in `performed[l]`.
+/// A cycle's memory accesses by a row of lanes, as lockstep and cohort code hand them to
+/// the port: core l's address is (`banks[l]`, `rows[l]`) as [`crate::isa::address`] makes
+/// it, its stored byte `values[l]`; the byte it loads (or stores) goes to `loaded[l]`, with
+/// 0xFF in `performed[l]`. `O` is how the ops are given: one plain `ld` or `st` for every
+/// lane ([`MemOp`], for [`Port::plain_lanes`]), or each lane its own (`&[MemOp; 16]`, for
+/// [`Port::offer_lanes`]).
 #[derive(Debug)]
-pub struct LaneAccesses<'a> {
+pub struct LaneAccesses<'a, O = MemOp> {
     /// The lanes (cores) that access memory, as a mask.
     pub lanes: u16,
     /// The cycle of the accesses.
     pub cycle: u64,
-    /// `ld` or `st` (a sync access never takes this path).
-    pub op: MemOp,
-    /// Each lane's bank.
-    pub banks: &'a [u8; 16],
-    /// Each lane's row.
-    pub rows: &'a [u8; 16],
-    /// Each lane's byte to store.
-    pub values: &'a [u8; 16],
-    /// Each performed lane's byte loaded (or stored).
-    pub loaded: &'a mut [u8; 16],
-    /// 0xFF in each performed lane.
-    pub performed: &'a mut [u8; 16],
-}
-
-/// A cycle's memory instructions by a set of lanes, each lane its own op, as cohort code
-/// hands them to [`Port::offer_lanes`]; the other fields as in [`LaneAccesses`].
-#[derive(Debug)]
-pub struct LaneOffers<'a> {
-    /// The lanes (cores) that access memory, as a mask.
-    pub lanes: u16,
-    /// The cycle of the accesses.
-    pub cycle: u64,
-    /// Each lane's op.
-    pub ops: &'a [MemOp; 16],
+    /// The op of every lane, or of each lane (see the type's docs).
+    pub op: O,
     /// Each lane's bank.
     pub banks: &'a [u8; 16],
     /// Each lane's row.
@@ -737,7 +717,7 @@ impl<'m> Port<'m> {
         done
     }
 
-    /// Perform the accesses of `row` ([`LaneOffers`], each lane its own op) in its cycle,
+    /// Perform the accesses of `row` ([`LaneAccesses`], each lane its own op) in its cycle,
     /// in ascending id, each through the memory's one commit path exactly as
     /// [`Port::access_or_sleep`] would perform it, as long as each is in turn and
     /// proceeds. Returns the cores performed. It stops at the first that does not (which
@@ -747,7 +727,7 @@ impl<'m> Port<'m> {
     /// One call a cycle instead of one a lane: a histogram's uncontended sequences, its
     /// lanes alternating `ld_sync` and `st_sync`, spent a third of their time in calls.
     #[inline(never)]
-    pub fn offer_lanes(&mut self, row: LaneOffers<'_>) -> u16 {
+    pub fn offer_lanes(&mut self, row: LaneAccesses<'_, &[MemOp; 16]>) -> u16 {
         let mut done = 0u16;
         let mut m = row.lanes;
         while m != 0 {
@@ -755,7 +735,7 @@ impl<'m> Port<'m> {
             m &= m - 1;
             let i = usize::from(l);
             let addr = crate::isa::address(row.banks[i], row.rows[i]);
-            let Ok(byte) = self.offer(l, row.cycle, row.ops[i], addr, row.values[i]) else {
+            let Ok(byte) = self.offer(l, row.cycle, row.op[i], addr, row.values[i]) else {
                 break;
             };
             row.loaded[i] = byte;
@@ -987,10 +967,10 @@ mod tests {
             (ops[l], bank[l], row[l], value[l]) = (op, b, r, 0x40 + l as u8);
         }
         let mut offer = |port: &mut Port<'_>, lanes: u16, cycle: u64, ops: &[MemOp; 16]| {
-            port.offer_lanes(LaneOffers {
+            port.offer_lanes(LaneAccesses {
                 lanes,
                 cycle,
-                ops,
+                op: ops,
                 banks: &bank,
                 rows: &row,
                 values: &value,
