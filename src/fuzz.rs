@@ -138,16 +138,6 @@ fn mcst_timing(rng: &mut Rng) -> Timing {
     }
 }
 
-/// Load and run a spec-dialect image on a backend: `outcome_in` in [`Dialect::Spec`].
-pub fn outcome(
-    backend: impl Into<Runner>,
-    image: &[u8],
-    memory: &[u8],
-    config: &Config,
-) -> Result<Outcome, String> {
-    outcome_in(backend, image, memory, config, Dialect::Spec)
-}
-
 /// Load an image in `dialect` and run it on a backend; a load error is an outcome both
 /// sides must share. A panic is a bug, and an outcome too (a failure naming it), so that it
 /// is reported and shrunk like any divergence instead of ending the campaign.

@@ -131,11 +131,14 @@ fn the_cases_cover_what_they_claim() {
         let c = Case::new(seed, None);
         lookahead += u32::from(c.config.issue == gpu16_machine::IssuePolicy::Lookahead);
         banks += u32::from(c.config.bank_conflicts);
-        match gpu16::fuzz::outcome(BackendKind::Interp, &c.image, &c.memory, &c.config) {
-            Err(_) => load_errors += 1,
-            Ok(Err(f)) if f.error.rule_name() == "watchdog" => watchdogs += 1,
-            Ok(Err(_)) => faults += 1,
-            Ok(Ok(_)) => {}
+        let Ok(program) = gpu16::machine::Program::from_image(&c.image) else {
+            load_errors += 1;
+            continue;
+        };
+        match gpu16::run(BackendKind::Interp, &program, &c.memory, &c.config) {
+            Err(f) if f.error.rule_name() == "watchdog" => watchdogs += 1,
+            Err(_) => faults += 1,
+            Ok(_) => {}
         }
     }
     assert!(faults >= 10, "{faults} faults");

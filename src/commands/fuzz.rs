@@ -119,8 +119,9 @@ fn campaign(args: FuzzArgs) -> Result<Finished, CliError> {
             .map_err(CliError::cannot_compare)?,
     );
     let started = Instant::now();
-    // Panics inside a run become reported divergences (see `gpu16::fuzz::outcome`); keep
-    // their default printout, one backtrace per shrinking step, off the terminal.
+    // Panics inside a run become reported divergences (see `outcome_in` in the library's
+    // `fuzz.rs`); keep their default printout, one backtrace per shrinking step, off the
+    // terminal.
     let _quiet = QuietPanics::new();
     // `find_map_first`: with many workers the report is still the lowest diverging seed,
     // the same on every run.
