@@ -14,7 +14,7 @@
 use crate::config::INSTRUCTION_CYCLES;
 use crate::event_key::EventKey;
 use crate::isa::MemOp;
-use crate::memory::{bank_of, Attempt, SharedMemory, Stall, Wakes, BANKS};
+use crate::memory::{bank_of, SharedMemory, Wakes, BANKS};
 
 /// One stretch of cycles a running core slept on a lock, from its stalled attempt up to
 /// (not including) the retry its wake-up gave it; charged to it as stalls.
@@ -302,8 +302,10 @@ impl LockWaits {
             let Some(key) = herd.parked(j).filter(|&k| k > after && k < before) else {
                 continue;
             };
-            if let Attempt::Stall(Stall::Lock { .. }) = memory.check(j as u8, key.cycle(), op, addr)
-            {
+            // A sleeper holds no lock and never sleeps on a `st_sync`, so only the lock rule
+            // can answer for it.
+            debug_assert!(memory.held(j as u8).is_none() && op != MemOp::StSync);
+            if memory.lock_stall(j as u8, op, addr).is_some() {
                 // As `sleep` would, on the access it retries (already in `access`), for the
                 // whole herd at once below.
                 slept |= 1 << j;

@@ -567,24 +567,32 @@ impl SharedMemory {
         } else if self.gate & 1 << bank_of(addr) == 0 {
             return Attempt::Proceed;
         }
-        let bank = bank_of(addr);
-        if let Some((holder, locked, _)) = self.bank_lock[bank] {
-            let blocked = match op {
-                MemOp::Ld | MemOp::St => locked == addr,
-                MemOp::LdSync => true,
-                MemOp::StSync => false,
-            };
-            if blocked && holder != id {
-                return Attempt::Stall(Stall::Lock { locked, holder });
-            }
+        if let Some(stall) = self.lock_stall(id, op, addr) {
+            return Attempt::Stall(stall);
         }
         if self.bank_conflicts {
-            let (c, row, read_only) = self.served[bank];
+            let (c, row, read_only) = self.served[bank_of(addr)];
             if c == cycle && !(read_only && op.is_read() && row == addr as u8) {
                 return Attempt::Stall(Stall::BankConflict);
             }
         }
         Attempt::Proceed
+    }
+
+    /// The lock rule of [`SharedMemory::check`] alone: the stall core `id`'s access (`addr`
+    /// of 12 bits) meets where another core holds a lock in its bank (plain accesses wait
+    /// only for the locked byte, a `st_sync` never waits). For a core that holds no lock and
+    /// makes no `st_sync`, which can fault on nothing, it is `check`'s answer up to bank
+    /// conflicts: a herd of sleepers asks only this.
+    #[inline(always)]
+    pub(crate) fn lock_stall(&self, id: u8, op: MemOp, addr: u16) -> Option<Stall> {
+        let (holder, locked, _) = self.bank_lock[bank_of(addr)]?;
+        let blocked = match op {
+            MemOp::Ld | MemOp::St => locked == addr,
+            MemOp::LdSync => true,
+            MemOp::StSync => false,
+        };
+        (blocked && holder != id).then_some(Stall::Lock { locked, holder })
     }
 
     /// Present core `id`'s access in `cycle` to memory: the one path by which an access
