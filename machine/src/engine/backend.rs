@@ -251,6 +251,17 @@ pub struct CellViews {
     pub accesses: *mut u64,
 }
 
+/// The bounds a lockstep group's compiled code reads at entry ([`Port::lockstep_bounds`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LockstepBounds {
+    /// [`Port::own_banks_until`]: below it, rows of own-bank accesses.
+    pub own_rows: u64,
+    /// [`Port::shared_rows_until`]: below it, loads that read one row.
+    pub shared_rows: u64,
+    /// [`Port::plain_accesses_until`]: below it, any plain access.
+    pub plain: u64,
+}
+
 /// What compiled code needs to perform a plain `ld` or `st` itself: for each bank, the
 /// first cycle from which such an access by the running core might stall, fault, conflict
 /// or be observed out of (cycle, core id) order, so must go through [`Port::access`]. It
@@ -496,27 +507,7 @@ impl<'m> Port<'m> {
     /// row of accesses itself (see [`Port::cell_views`]). Never while a debugger watches
     /// bytes: every write then goes through the memory's commit path, which notes them.
     pub fn own_banks_until(&self, group: u16) -> u64 {
-        if self.memory.watching() {
-            return 0;
-        }
-        if self.memory.gate() & (u32::from(group) | holding_bits(group)) != 0 {
-            return 0;
-        }
-        if group == 0 {
-            return u64::MAX;
-        }
-        // Over all 16 lanes without a branch (a group's lanes vary from entry to entry):
-        // core k's key on its own bank k against that bank's horizon.
-        let mut least = u64::MAX;
-        for (k, &horizon) in self.horizon.iter().enumerate() {
-            let behind = if group & (1 << k) != 0 {
-                horizon.saturating_sub(k as u64)
-            } else {
-                u64::MAX
-            };
-            least = least.min(behind);
-        }
-        turn_of_least(least)
+        self.lockstep_bounds(group).own_rows
     }
 
     /// For the cores of `group` running in lockstep: the first cycle from which a plain `ld`
@@ -527,34 +518,63 @@ impl<'m> Port<'m> {
     /// lock. Before it, compiled code may perform a load in which every lane reads one row
     /// itself, one byte of that row each (see [`Port::cell_views`]).
     pub fn shared_rows_until(&self, group: u16) -> u64 {
-        if group == 0 {
-            return 0;
-        }
+        self.lockstep_bounds(group).shared_rows
+    }
+
+    /// The three bounds compiled lockstep code for `group` reads at entry, in one pass over
+    /// the banks: [`Port::own_banks_until`], [`Port::shared_rows_until`] and
+    /// [`Port::plain_accesses_until`], each as its method describes it. They are worked out
+    /// together because a short task's entry asks for all three, and each alone walks the
+    /// 16 horizons.
+    pub fn lockstep_bounds(&self, group: u16) -> LockstepBounds {
+        let watching = self.memory.watching();
         let gate = self.memory.gate();
-        if gate & holding_bits(group) != 0 {
-            return 0;
+        if group == 0 {
+            return LockstepBounds {
+                own_rows: if watching { 0 } else { u64::MAX },
+                shared_rows: 0,
+                plain: 0,
+            };
         }
-        let mut reach = 0u16;
-        for (k, &banks) in self.banks.iter().enumerate() {
-            reach |= if group & (1 << k) != 0 { banks } else { 0 };
-        }
-        if gate & u32::from(reach) != 0 {
-            return 0;
-        }
-        if reach == 0 {
-            // No bank in reach: nothing bounds the group.
-            return u64::MAX;
-        }
-        let highest = 15 - u64::from(group.leading_zeros());
-        let mut least = u64::MAX;
-        for (b, &horizon) in self.horizon.iter().enumerate() {
-            least = least.min(if reach & (1 << b) != 0 {
-                horizon
+        // Over all 16 lanes without a branch: the banks the group may reach, and each core
+        // k's key on its own bank k against that bank's horizon.
+        let (mut reach, mut own_least) = (0u16, u64::MAX);
+        for (k, (&banks, &horizon)) in self.banks.iter().zip(&self.horizon).enumerate() {
+            let member = group & (1 << k) != 0;
+            reach |= if member { banks } else { 0 };
+            own_least = own_least.min(if member {
+                horizon.saturating_sub(k as u64)
             } else {
                 u64::MAX
             });
         }
-        turn_of_least(least.saturating_sub(highest))
+        let holding = gate & holding_bits(group) != 0;
+        let own_rows = if watching || holding || gate & u32::from(group) != 0 {
+            0
+        } else {
+            turn_of_least(own_least)
+        };
+        let shared_rows = if holding || gate & u32::from(reach) != 0 {
+            0
+        } else if reach == 0 {
+            u64::MAX
+        } else {
+            let highest = 15 - u64::from(group.leading_zeros());
+            let mut least = u64::MAX;
+            for (b, &horizon) in self.horizon.iter().enumerate() {
+                least = least.min(if reach & (1 << b) != 0 {
+                    horizon
+                } else {
+                    u64::MAX
+                });
+            }
+            turn_of_least(least.saturating_sub(highest))
+        };
+        LockstepBounds {
+            own_rows,
+            shared_rows,
+            plain: if watching { 0 } else { shared_rows },
+        }
     }
 
     /// For the cores of `cohort` (cores of one frame without atomic sequences, at any IPs):
@@ -567,10 +587,7 @@ impl<'m> Port<'m> {
     /// [`Port::cell_views`]); nothing the cohort does moves the bound, since only a
     /// `st_sync` wakes cores outside it and only a sync access changes the gate.
     pub fn plain_accesses_until(&self, cohort: u16) -> u64 {
-        if self.memory.watching() {
-            return 0;
-        }
-        self.shared_rows_until(cohort)
+        self.lockstep_bounds(cohort).plain
     }
 
     /// The raw views of shared memory ([`CellViews`]), for compiled code that performs
