@@ -516,7 +516,14 @@ fn explore<D: FrameDomain>(
 /// The bank expression of every reachable memory instruction of a frame.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FrameBanks {
-    banks: Vec<Val>,
+    /// The banks every core may touch whatever its id and registers: the constant ones, or
+    /// all 16 where some access's bank is unknown.
+    fixed: u16,
+    /// Some access's bank is the core id.
+    by_id: bool,
+    /// The accesses whose bank is a starting register's value under a mask (register,
+    /// mask): a core reaches `regs[r] & m`.
+    by_register: Vec<(u8, u8)>,
     /// The IPs of memory instructions whose bank is the core id, or a starting register
     /// (which may hold it): where the cores of a group may each reach their own bank.
     own_bank_ips: u16,
@@ -597,9 +604,25 @@ impl FrameBanks {
                 .iter()
                 .all(|b| matches!(b, Val::Const(_) | Val::CoreId))
             && banks.iter().any(|b| matches!(b, Val::Const(_)));
+        let mut fixed = 0u16;
+        for b in &banks {
+            fixed |= match *b {
+                Val::Const(k) => 1 << (k & 0xF),
+                Val::Unknown => 0xFFFF,
+                Val::CoreId | Val::Init(..) => 0,
+            };
+        }
         FrameBanks {
             private_bytes: candidate && private_bytes(code),
-            banks,
+            fixed,
+            by_id: banks.contains(&Val::CoreId),
+            by_register: banks
+                .iter()
+                .filter_map(|b| match *b {
+                    Val::Init(r, m) => Some((r, m)),
+                    _ => None,
+                })
+                .collect(),
             own_bank_ips,
             uniform_row_ips: (0..FRAME_INSTRS)
                 .filter(|&ip| rows[ip] == Some(true))
@@ -632,15 +655,12 @@ impl FrameBanks {
     }
 
     /// The banks core `id` can touch in this task, starting from registers `regs`.
+    // Inlined: a task start asks it once per core.
+    #[inline]
     pub fn for_core(&self, id: u8, regs: &[u8; 16]) -> u16 {
-        let mut mask = 0u16;
-        for v in &self.banks {
-            mask |= match *v {
-                Val::Const(k) => 1 << (k & 0xF),
-                Val::CoreId => 1 << (id & 0xF),
-                Val::Init(r, m) => 1 << (regs[usize::from(r)] & m & 0xF),
-                Val::Unknown => return 0xFFFF,
-            };
+        let mut mask = self.fixed | u16::from(self.by_id) << (id & 0xF);
+        for &(r, m) in &self.by_register {
+            mask |= 1 << (regs[usize::from(r & 0xF)] & m & 0xF);
         }
         mask
     }
