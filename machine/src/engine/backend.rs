@@ -1038,19 +1038,40 @@ mod tests {
                 1 => 1 << (draw.next() % 16),
                 _ => draw.next() as u16,
             };
+            // A debugger watching bytes sends every own-bank row and plain access through
+            // the commit path; shared-row loads need no note.
+            let watching = case % 5 == 4;
+            if watching {
+                memory.watch(&[(draw.next() % 4096) as u16], 0, None);
+            }
             let gate = memory.gate();
             let bounds = DirectBounds::default();
             let mut waits = LockWaits::new(false);
             let port = Port::new(&mut memory, horizon, &banks, &bounds, 0, 0, &mut waits);
+            let own = if watching {
+                0
+            } else {
+                own_banks_by_lane(gate, &horizon, group)
+            };
+            let shared = shared_rows_by_lane(gate, &horizon, &banks, group);
             assert_eq!(
                 port.own_banks_until(group),
-                own_banks_by_lane(gate, &horizon, group),
+                own,
                 "own banks: gate {gate:#x}, horizon {horizon:?}, group {group:#06x}"
             );
             assert_eq!(
                 port.shared_rows_until(group),
-                shared_rows_by_lane(gate, &horizon, &banks, group),
+                shared,
                 "shared rows: gate {gate:#x}, horizon {horizon:?}, banks {banks:?}, group {group:#06x}"
+            );
+            assert_eq!(
+                port.lockstep_bounds(group),
+                LockstepBounds {
+                    own_rows: own,
+                    shared_rows: shared,
+                    plain: if watching { 0 } else { shared },
+                },
+                "one pass: gate {gate:#x}, horizon {horizon:?}, banks {banks:?}, group {group:#06x}"
             );
         }
     }
