@@ -14,9 +14,7 @@ use crate::abi::SPARSE_LANES;
 use crate::cache::{CohortCode, LaneCode};
 use crate::cohort::Cohort;
 use crate::interpreted::{handed_over_for, interpret_cohort, interpret_group, run_lockstep};
-use gpu16_machine::engine::backend::{
-    CoreExit, CoreState, LaneAccesses, LockstepBounds, Port, PortAccess,
-};
+use gpu16_machine::engine::backend::{CoreExit, CoreState, LaneAccesses, Port, PortAccess};
 use gpu16_machine::engine::isa::{address, Flow, Instr, MemOp, FRAME_INSTRS};
 use gpu16_machine::engine::memory::BankTally;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
@@ -134,14 +132,10 @@ impl LaneFile {
     ) -> LaneFile {
         let (live, memory) = (code.live, code.memory);
         let lead = group.trailing_zeros() as usize;
-        let bounds = if memory || code.shared_rows || code.plain_lanes {
+        let (own_rows, shared_rows, plain) = if memory || code.shared_rows || code.plain_lanes {
             port.lockstep_bounds(group)
         } else {
-            LockstepBounds {
-                own_rows: 0,
-                shared_rows: 0,
-                plain: 0,
-            }
+            (0, 0, 0)
         };
         let mut file = LaneFile {
             regs: [[0; 16]; 16],
@@ -161,17 +155,13 @@ impl LaneFile {
             done: 0,
             ip: u32::from(cores[lead].ip),
             cells: port.cell_views(),
-            rows_until: if memory { bounds.own_rows } else { 0 },
+            rows_until: if memory { own_rows } else { 0 },
             rows_done: 0,
-            shared_until: if code.shared_rows {
-                bounds.shared_rows
-            } else {
-                0
-            },
+            shared_until: if code.shared_rows { shared_rows } else { 0 },
             shared,
             shared_used: 0,
             rows_per_bank: BankTally::default(),
-            plain_until: if code.plain_lanes { bounds.plain } else { 0 },
+            plain_until: if code.plain_lanes { plain } else { 0 },
         };
         if gathers(live) {
             let mut m = live;

@@ -251,17 +251,6 @@ pub struct CellViews {
     pub accesses: *mut u64,
 }
 
-/// The bounds a lockstep group's compiled code reads at entry ([`Port::lockstep_bounds`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LockstepBounds {
-    /// [`Port::own_banks_until`]: below it, rows of own-bank accesses.
-    pub own_rows: u64,
-    /// [`Port::shared_rows_until`]: below it, loads that read one row.
-    pub shared_rows: u64,
-    /// [`Port::plain_accesses_until`]: below it, any plain access.
-    pub plain: u64,
-}
-
 /// What compiled code needs to perform a plain `ld` or `st` itself: for each bank, the
 /// first cycle from which such an access by the running core might stall, fault, conflict
 /// or be observed out of (cycle, core id) order, so must go through [`Port::access`]. It
@@ -507,7 +496,7 @@ impl<'m> Port<'m> {
     /// row of accesses itself (see [`Port::cell_views`]). Never while a debugger watches
     /// bytes: every write then goes through the memory's commit path, which notes them.
     pub fn own_banks_until(&self, group: u16) -> u64 {
-        self.lockstep_bounds(group).own_rows
+        self.lockstep_bounds(group).0
     }
 
     /// For the cores of `group` running in lockstep: the first cycle from which a plain `ld`
@@ -518,23 +507,20 @@ impl<'m> Port<'m> {
     /// lock. Before it, compiled code may perform a load in which every lane reads one row
     /// itself, one byte of that row each (see [`Port::cell_views`]).
     pub fn shared_rows_until(&self, group: u16) -> u64 {
-        self.lockstep_bounds(group).shared_rows
+        self.lockstep_bounds(group).1
     }
 
     /// The three bounds compiled lockstep code for `group` reads at entry, in one pass over
-    /// the banks: [`Port::own_banks_until`], [`Port::shared_rows_until`] and
-    /// [`Port::plain_accesses_until`], each as its method describes it. They are worked out
-    /// together because a short task's entry asks for all three, and each alone walks the
-    /// 16 horizons.
-    pub fn lockstep_bounds(&self, group: u16) -> LockstepBounds {
+    /// the banks, in this order: [`Port::own_banks_until`] (own-bank rows),
+    /// [`Port::shared_rows_until`] (loads of one row) and [`Port::plain_accesses_until`]
+    /// (any plain access), each as its method describes it. They are worked out together
+    /// because a short task's entry asks for all three, and each alone walks the 16
+    /// horizons. (A tuple, not a struct: the public API's item pages are bounded.)
+    pub fn lockstep_bounds(&self, group: u16) -> (u64, u64, u64) {
         let watching = self.memory.watching();
         let gate = self.memory.gate();
         if group == 0 {
-            return LockstepBounds {
-                own_rows: if watching { 0 } else { u64::MAX },
-                shared_rows: 0,
-                plain: 0,
-            };
+            return (if watching { 0 } else { u64::MAX }, 0, 0);
         }
         // Over all 16 lanes without a branch: the banks the group may reach, and each core
         // k's key on its own bank k against that bank's horizon.
@@ -570,11 +556,11 @@ impl<'m> Port<'m> {
             }
             turn_of_least(least.saturating_sub(highest))
         };
-        LockstepBounds {
+        (
             own_rows,
             shared_rows,
-            plain: if watching { 0 } else { shared_rows },
-        }
+            if watching { 0 } else { shared_rows },
+        )
     }
 
     /// For the cores of `cohort` (cores of one frame without atomic sequences, at any IPs):
@@ -587,7 +573,7 @@ impl<'m> Port<'m> {
     /// [`Port::cell_views`]); nothing the cohort does moves the bound, since only a
     /// `st_sync` wakes cores outside it and only a sync access changes the gate.
     pub fn plain_accesses_until(&self, cohort: u16) -> u64 {
-        self.lockstep_bounds(cohort).plain
+        self.lockstep_bounds(cohort).2
     }
 
     /// The raw views of shared memory ([`CellViews`]), for compiled code that performs
@@ -1066,11 +1052,7 @@ mod tests {
             );
             assert_eq!(
                 port.lockstep_bounds(group),
-                LockstepBounds {
-                    own_rows: own,
-                    shared_rows: shared,
-                    plain: if watching { 0 } else { shared },
-                },
+                (own, shared, if watching { 0 } else { shared }),
                 "one pass: gate {gate:#x}, horizon {horizon:?}, banks {banks:?}, group {group:#06x}"
             );
         }
