@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Host instructions per run of criterion rows, counted by callgrind: a comparison of two
 # builds that machine noise cannot move (on a shared machine two rounds of one binary can
-# differ by 30%, far more than a 3% bar). Each bench binary runs under callgrind with
+# differ by 30%, far more than a 3% bar). For one warm run of an assembly program, in seconds
+# rather than minutes, see benches/steady.sh. Each bench binary runs under callgrind with
 # collection on only inside criterion's `Bencher::iter` and one dump per emulator run
 # (`run_observed`); the first, cold run (compilation, caches) is dropped and the median of
 # the rest is reported.
@@ -13,7 +14,7 @@
 #   under callgrind too). PROFILE_SECS (default 6) sets criterion's --profile-time.
 set -euo pipefail
 if [ $# -lt 3 ]; then
-  sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 old=$(realpath "$1") new=$(realpath "$2")
