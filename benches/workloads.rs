@@ -595,32 +595,14 @@ fn compile(c: &mut Criterion) {
 /// 16 cores of the MCST dialect: 40 outer trips around 250 inner ones, each inner trip a
 /// multiply, an add, a shift and an xor (`mcst-compute`), or a load, an add and a store in
 /// the core's own bank, a multiply and an add (`mcst-memory`); then a store of the result.
+/// The programs are files, so that `benches/steady.sh` counts them too.
 fn mcst_program(memory: bool) -> Program {
-    let body = if memory {
-        "    ld [r3, r8], r9\n    add r9, r3, r9\n    st [r3, r8], r9\n    mul r4, r6, r4\n    add r4, r9, r4\n"
+    let (file, source) = if memory {
+        ("mcst/memory.s", include_str!("mcst/memory.s"))
     } else {
-        "    mul r4, r6, r4\n    add r4, r3, r4\n    rshft r4, r2, r5\n    xor r5, r4, r4\n"
+        ("mcst/compute.s", include_str!("mcst/compute.s"))
     };
-    let source = format!(
-        ".cf mask=0xffff
-.if
-    set_const 40, r1
-    set_const 1, r2
-    set_const 3, r6
-    set_const 0, r8
-outer:
-    set_const 250, r3
-inner:
-{body}    sub r3, r2, r3
-    bnz inner, r3
-    sub r1, r2, r1
-    bnz outer, r1
-    st [r8, r7], r4
-    ready
-.halt
-"
-    );
-    gpu16_asm::assemble_in(&source, "mcst.s", Dialect::Mcst)
+    gpu16_asm::assemble_in(source, file, Dialect::Mcst)
         .expect("the benchmark program assembles")
         .program
 }
