@@ -82,5 +82,5 @@ for p in "${programs[@]}"; do
   a=$(count "$old_probe" "$p")
   b=$(count "$new_probe" "$p")
   awk -v r="$(basename "$p")" -v a="$a" -v b="$b" \
-    'BEGIN {printf "%-40s %14d %14d %8.3f\n", r, a, b, (a > 0) ? b / a : 0}'
+    'BEGIN {printf "%-40s %14.0f %14.0f %8.3f\n", r, a, b, (a > 0) ? b / a : 0}'
 done
