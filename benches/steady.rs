@@ -56,7 +56,16 @@ fn probe(args: &[String]) -> Result<Option<String>, String> {
             other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
         }
     }
-    let source = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+    // The CLI's bound on an assembly file; one byte more is read, so an endless file
+    // (`/dev/zero`) is refused rather than read into memory.
+    const MAX_SOURCE: u64 = 16 << 20;
+    let mut source = String::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_SOURCE + 1).read_to_string(&mut source))
+        .map_err(|e| format!("{path}: {e}"))?;
+    if source.len() as u64 > MAX_SOURCE {
+        return Err(format!("{path}: more than {MAX_SOURCE} bytes"));
+    }
     let dialect = if mcst { Dialect::Mcst } else { Dialect::Spec };
     let program = gpu16_asm::assemble_in(&source, path, dialect)
         .map_err(|d| format!("{path} does not assemble:\n{d}"))?
