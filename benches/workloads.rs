@@ -553,6 +553,7 @@ fn compile(c: &mut Criterion) {
         ("jit", OptLevel::None, false),
         ("jit-lockstep", OptLevel::None, true),
         ("jit-opt-speed", OptLevel::Speed, false),
+        ("jit-lockstep-opt-speed", OptLevel::Speed, true),
     ] {
         let mut next = 0u32;
         g.bench_function(name, |b| {

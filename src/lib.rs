@@ -194,10 +194,16 @@ impl Runner {
         }
     }
 
+    /// The JIT's options: `auto` optimises what it compiles ([`gpu16_jit::JitOptions::hot`]:
+    /// those frames proved hot); `jit` compiles every frame at its first issue, fast.
     fn jit_options(self) -> gpu16_jit::JitOptions {
+        let base = match self.backend {
+            BackendKind::Auto => gpu16_jit::JitOptions::hot(),
+            _ => gpu16_jit::JitOptions::default(),
+        };
         gpu16_jit::JitOptions {
             engine: self.engine,
-            ..Default::default()
+            ..base
         }
     }
 

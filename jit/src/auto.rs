@@ -108,11 +108,10 @@ pub struct Auto {
 }
 
 impl Auto {
-    /// Default thresholds and JIT options, compiling in the background. Panics if
-    /// Cranelift does not support the host.
+    /// Default thresholds and JIT options for hot frames ([`JitOptions::hot`]), compiling in
+    /// the background. Panics if Cranelift does not support the host.
     pub fn new() -> Auto {
-        Auto::with_options(Hotness::default(), JitOptions::default())
-            .unwrap_or_else(|e| panic!("{e}"))
+        Auto::with_options(Hotness::default(), JitOptions::hot()).unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// Compile a frame at its `hot_issues`-th issue (0 or 1: at the first), with no
@@ -124,10 +123,10 @@ impl Auto {
         })
     }
 
-    /// Compile when `hot` says, synchronously (so exactly then), with default JIT options.
-    /// Panics if Cranelift does not support the host.
+    /// Compile when `hot` says, synchronously (so exactly then), with the JIT options for hot
+    /// frames ([`JitOptions::hot`]). Panics if Cranelift does not support the host.
     pub fn with_hotness(hot: Hotness) -> Auto {
-        Auto::with_mode(hot, JitOptions::default(), CompileMode::Synchronous)
+        Auto::with_mode(hot, JitOptions::hot(), CompileMode::Synchronous)
             .unwrap_or_else(|e| panic!("{e}"))
     }
 

@@ -51,11 +51,28 @@ use std::mem::offset_of;
 /// How hard Cranelift works on a frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OptLevel {
-    /// No IR optimization: fastest compile; measured as fast as `Speed` on our code.
+    /// No IR optimization: the fastest compile, `jit`'s default, which compiles every frame
+    /// at its first issue (short runs and the fuzzer pay for each compile).
     None,
-    /// Cranelift's `speed` optimizations: a slower compile, kept for measuring; on frames of
-    /// 16 instructions it gave no faster code than `None`, the default.
+    /// Cranelift's `speed` optimizations (value numbering and loop-invariant hoisting over
+    /// the e-graph) for every form: about 10% more compile time.
     Speed,
+    /// `Speed` for the lockstep and cohort forms, `None` for the per-core and MCST slot
+    /// forms: `auto`'s default ([`crate::JitOptions::hot`]). The vector forms repeat
+    /// constants and lane tests that `None` leaves in place, and ran 3-10% fewer host
+    /// instructions optimised; the slot form ran 7% slower (criterion, `mcst-compute`).
+    Vectors,
+}
+
+impl OptLevel {
+    /// Whether code of `form` compiles with Cranelift's `speed` optimizations.
+    fn optimises(self, form: Form) -> bool {
+        match self {
+            OptLevel::None => false,
+            OptLevel::Speed => true,
+            OptLevel::Vectors => matches!(form, Form::Lanes | Form::Cohort),
+        }
+    }
 }
 
 /// Whether Cranelift supports this host, without building a compiler.
@@ -65,9 +82,40 @@ pub(crate) fn check_host() -> Result<(), JitError> {
         .map_err(|e| JitError::Host(format!("host not supported by cranelift: {e}")))
 }
 
+/// This host's target for compiled code, with Cranelift's `speed` optimizations or none.
+fn target(speed: bool) -> Result<OwnedTargetIsa, JitError> {
+    let mut flags = settings::builder();
+    let set = |f: &mut settings::Builder, k: &str, v: &str| {
+        f.set(k, v)
+            .map_err(|e| JitError::Host(format!("cranelift flag {k}={v}: {e}")))
+    };
+    // cranelift-jit needs absolute relocations for out-of-module calls.
+    set(&mut flags, "use_colocated_libcalls", "false")?;
+    set(&mut flags, "is_pic", "false")?;
+    set(
+        &mut flags,
+        "opt_level",
+        if speed { "speed" } else { "none" },
+    )?;
+    // The verifier roughly doubles compile time; keep it where bugs are hunted.
+    let verify = if cfg!(debug_assertions) {
+        "true"
+    } else {
+        "false"
+    };
+    set(&mut flags, "enable_verifier", verify)?;
+    cranelift_native::builder()
+        .map_err(|e| JitError::Host(format!("host not supported by cranelift: {e}")))?
+        .finish(settings::Flags::new(flags))
+        .map_err(|e| JitError::Host(format!("cranelift isa: {e}")))
+}
+
 /// Owns the target description and the reusable IR buffers.
 pub(crate) struct Compiler {
     pub(crate) isa: OwnedTargetIsa,
+    /// The same target with Cranelift's `speed` optimizations, for the forms `opt` optimises.
+    speed: Option<OwnedTargetIsa>,
+    opt: OptLevel,
     /// The runtimes' callbacks the code calls, by address.
     pub(crate) callbacks: Callbacks,
     ctx: Context,
@@ -77,32 +125,15 @@ pub(crate) struct Compiler {
 impl Compiler {
     /// A compiler for this host whose code calls `callbacks`.
     pub(crate) fn new(opt: OptLevel, callbacks: Callbacks) -> Result<Compiler, JitError> {
-        let mut flags = settings::builder();
-        let set = |f: &mut settings::Builder, k: &str, v: &str| {
-            f.set(k, v)
-                .map_err(|e| JitError::Host(format!("cranelift flag {k}={v}: {e}")))
+        let isa = target(false)?;
+        let speed = match opt {
+            OptLevel::None => None,
+            OptLevel::Speed | OptLevel::Vectors => Some(target(true)?),
         };
-        // cranelift-jit needs absolute relocations for out-of-module calls.
-        set(&mut flags, "use_colocated_libcalls", "false")?;
-        set(&mut flags, "is_pic", "false")?;
-        let level = match opt {
-            OptLevel::None => "none",
-            OptLevel::Speed => "speed",
-        };
-        set(&mut flags, "opt_level", level)?;
-        // The verifier roughly doubles compile time; keep it where bugs are hunted.
-        let verify = if cfg!(debug_assertions) {
-            "true"
-        } else {
-            "false"
-        };
-        set(&mut flags, "enable_verifier", verify)?;
-        let isa = cranelift_native::builder()
-            .map_err(|e| JitError::Host(format!("host not supported by cranelift: {e}")))?
-            .finish(settings::Flags::new(flags))
-            .map_err(|e| JitError::Host(format!("cranelift isa: {e}")))?;
         Ok(Compiler {
             isa,
+            speed,
+            opt,
             callbacks,
             ctx: Context::new(),
             fctx: FunctionBuilderContext::new(),
@@ -159,7 +190,11 @@ impl Compiler {
     ) -> Result<MachineCode, JitError> {
         self.ctx.func.signature = sig.clone();
         build(&mut self.ctx, &mut self.fctx);
-        let code = match self.ctx.compile(&*self.isa, &mut ControlPlane::default()) {
+        let isa = match &self.speed {
+            Some(speed) if self.opt.optimises(form) => speed,
+            _ => &self.isa,
+        };
+        let code = match self.ctx.compile(&**isa, &mut ControlPlane::default()) {
             Ok(_) => {
                 let compiled = self.ctx.compiled_code().expect("just compiled");
                 let relocs = compiled

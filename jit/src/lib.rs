@@ -95,6 +95,19 @@ pub struct JitOptions {
     pub max_modules: usize,
 }
 
+impl JitOptions {
+    /// The options `auto` compiles with unless told otherwise: the defaults, with Cranelift
+    /// optimising the vector forms ([`OptLevel::Vectors`]). A frame `auto` compiles proved
+    /// hot, so it runs long enough to repay the slower compile, which `auto` makes in the
+    /// background.
+    pub fn hot() -> JitOptions {
+        JitOptions {
+            opt_level: OptLevel::Vectors,
+            ..JitOptions::default()
+        }
+    }
+}
+
 impl Default for JitOptions {
     fn default() -> Self {
         JitOptions {
