@@ -33,177 +33,182 @@ pub(crate) enum Cohort {
     Sparse { awake: u16, asleep: u16 },
 }
 
-/// Perform the memory instructions of `lanes` in `cycle` for compiled code, in ascending
-/// core id, as `interpret_cohort` does: a lane that stalls in its turn on a lock another
-/// lane holds sleeps, and a sleeper woken by a `st_sync` retries in its turn of this cycle
-/// or from the next, as the port says. Fills `loaded` and `performed`. Never unwinds: a
-/// panic is stored and reported as a park, then re-raised by [`run`].
-pub(crate) extern "C" fn cohort_access(
-    ctx: *mut CohortCtx<'_, '_>,
-    file: *mut CohortFile,
-    lanes: u32,
-    cycle: u64,
-) -> u32 {
-    // SAFETY: compiled code passes back the pointers `run` gave it: a `CohortCtx` and a
-    // `CohortFile` on `run`'s stack that outlive the call, which compiled code does not
-    // touch while it is suspended in this call.
-    let (ctx, file) = unsafe { (&mut *ctx, &mut *file) };
-    if ctx.panic.is_some() {
-        return CohortAccess::Parked.code();
-    }
-    // SAFETY: `ctx.port` and `ctx.cores` come from the exclusive borrows `run` holds for
-    // the whole entry; compiled code touches neither, so these are the only references.
-    let (port, cores) = unsafe { (&mut *ctx.port, &mut *ctx.cores) };
-    let result = catch_unwind(AssertUnwindSafe(|| {
-        // Whole arrays in and out: compiled code reads them as vectors, which a store of
-        // each byte would keep waiting on.
-        let (mut awake, mut loaded, mut performed) = (file.awake, file.loaded, [0u8; 16]);
-        file.retried = 0;
-        let mut todo = lanes as u16;
-        let mut status = CohortAccess::Done.code();
-        // Each lane's op, for the lanes that access memory.
-        let mut ops = [MemOp::Ld; 16];
-        let op_of = |l: usize| MemOp::from_u8(file.op[l]).expect("compiled code stores a MemOp");
-        for l in lanes_of(todo) {
-            ops[l] = op_of(l);
+crate::abi::callback_abi! {
+    /// Perform the memory instructions of `lanes` in `cycle` for compiled code, in ascending
+    /// core id, as `interpret_cohort` does: a lane that stalls in its turn on a lock another
+    /// lane holds sleeps, and a sleeper woken by a `st_sync` retries in its turn of this cycle
+    /// or from the next, as the port says. Fills `loaded` and `performed`. Never unwinds: a
+    /// panic is stored and reported as a park, then re-raised by [`run`].
+    pub(crate) fn cohort_access(
+        ctx: *mut CohortCtx<'_, '_>,
+        file: *mut CohortFile,
+        lanes: u32,
+        cycle: u64,
+    ) -> u32 {
+        // SAFETY: compiled code passes back the pointers `run` gave it: a `CohortCtx` and a
+        // `CohortFile` on `run`'s stack that outlive the call, which compiled code does not
+        // touch while it is suspended in this call.
+        let (ctx, file) = unsafe { (&mut *ctx, &mut *file) };
+        if ctx.panic.is_some() {
+            return CohortAccess::Parked.code();
         }
-        while todo != 0 {
-            let l = todo.trailing_zeros() as usize;
-            let op = ops[l];
-            // The lanes from l on take the port's short paths as far as they go: a run of
-            // plain ones while no lock is open (a plain access wakes no one), else each
-            // while it proceeds, up to one that wakes a sleeper.
-            let mut done = 0;
-            if !op.is_sync() {
-                let mut run = 0u16;
-                let mut rest = todo;
-                while rest != 0 {
-                    let k = rest.trailing_zeros() as usize;
-                    if ops[k] != op {
-                        break;
-                    }
-                    run |= 1 << k;
-                    rest &= rest - 1;
-                }
-                done = port.plain_lanes(LaneAccesses {
-                    lanes: run,
-                    cycle,
-                    op,
-                    banks: &file.bank,
-                    rows: &file.row,
-                    values: &file.value,
-                    loaded: &mut loaded,
-                    performed: &mut performed,
-                });
+        // SAFETY: `ctx.port` and `ctx.cores` come from the exclusive borrows `run` holds for
+        // the whole entry; compiled code touches neither, so these are the only references.
+        let (port, cores) = unsafe { (&mut *ctx.port, &mut *ctx.cores) };
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            // Whole arrays in and out: compiled code reads them as vectors, which a store of
+            // each byte would keep waiting on.
+            let (mut awake, mut loaded, mut performed) = (file.awake, file.loaded, [0u8; 16]);
+            file.retried = 0;
+            let mut todo = lanes as u16;
+            let mut status = CohortAccess::Done.code();
+            // Each lane's op, for the lanes that access memory.
+            let mut ops = [MemOp::Ld; 16];
+            let op_of =
+                |l: usize| MemOp::from_u8(file.op[l]).expect("compiled code stores a MemOp");
+            for l in lanes_of(todo) {
+                ops[l] = op_of(l);
             }
-            if done == 0 {
-                done = port.offer_lanes(LaneAccesses {
-                    lanes: todo,
-                    cycle,
-                    op: &ops,
-                    banks: &file.bank,
-                    rows: &file.row,
-                    values: &file.value,
-                    loaded: &mut loaded,
-                    performed: &mut performed,
-                });
-            }
-            let waker = if done != 0 {
-                todo &= !done;
-                for (k, a) in awake.iter_mut().enumerate() {
-                    *a |= if done & (1 << k) != 0 { 0xFF } else { 0 };
+            while todo != 0 {
+                let l = todo.trailing_zeros() as usize;
+                let op = ops[l];
+                // The lanes from l on take the port's short paths as far as they go: a run of
+                // plain ones while no lock is open (a plain access wakes no one), else each
+                // while it proceeds, up to one that wakes a sleeper.
+                let mut done = 0;
+                if !op.is_sync() {
+                    let mut run = 0u16;
+                    let mut rest = todo;
+                    while rest != 0 {
+                        let k = rest.trailing_zeros() as usize;
+                        if ops[k] != op {
+                            break;
+                        }
+                        run |= 1 << k;
+                        rest &= rest - 1;
+                    }
+                    done = port.plain_lanes(LaneAccesses {
+                        lanes: run,
+                        cycle,
+                        op,
+                        banks: &file.bank,
+                        rows: &file.row,
+                        values: &file.value,
+                        loaded: &mut loaded,
+                        performed: &mut performed,
+                    });
                 }
-                15 - done.leading_zeros() as usize
-            } else {
-                todo &= todo - 1;
-                let addr = address(file.bank[l], file.row[l]);
-                match port.access_or_sleep(l as u8, cycle, op, addr, file.value[l]) {
-                    PortAccess::Done(byte) => {
-                        loaded[l] = byte;
-                        performed[l] = 0xFF;
-                        awake[l] = 0xFF;
-                    }
-                    PortAccess::Slept => {
-                        awake[l] = 0;
-                        file.asleep |= 1 << l;
-                        cores[l].instructions += cycle - ctx.awake_from[l];
-                        cores[l].cycle = cycle;
-                        continue;
-                    }
-                    PortAccess::Parked => {
-                        file.parked = l as u32;
-                        status = CohortAccess::Parked.code();
-                        break;
-                    }
+                if done == 0 {
+                    done = port.offer_lanes(LaneAccesses {
+                        lanes: todo,
+                        cycle,
+                        op: &ops,
+                        banks: &file.bank,
+                        rows: &file.row,
+                        values: &file.value,
+                        loaded: &mut loaded,
+                        performed: &mut performed,
+                    });
                 }
-                l
-            };
-            let mut woken = port.take_running_wakes();
-            while woken != 0 {
-                let w = woken.trailing_zeros() as usize;
-                woken &= woken - 1;
-                file.asleep &= !(1 << w);
-                let at = port.retry_cycle(w as u8);
-                cores[w].cycle = at;
-                ctx.awake_from[w] = at;
-                if at == cycle {
-                    debug_assert!(
-                        w > waker,
-                        "a lane woken in its cycle retries after its waker"
-                    );
-                    todo |= 1 << w;
-                    // It retries the access it slept on, whose operands are still in the
-                    // file: compiled code did not run it this cycle.
-                    ops[w] = op_of(w);
-                    file.retried |= 1 << w;
+                let waker = if done != 0 {
+                    todo &= !done;
+                    for (k, a) in awake.iter_mut().enumerate() {
+                        *a |= if done & (1 << k) != 0 { 0xFF } else { 0 };
+                    }
+                    15 - done.leading_zeros() as usize
                 } else {
-                    awake[w] = 0xFF;
+                    todo &= todo - 1;
+                    let addr = address(file.bank[l], file.row[l]);
+                    match port.access_or_sleep(l as u8, cycle, op, addr, file.value[l]) {
+                        PortAccess::Done(byte) => {
+                            loaded[l] = byte;
+                            performed[l] = 0xFF;
+                            awake[l] = 0xFF;
+                        }
+                        PortAccess::Slept => {
+                            awake[l] = 0;
+                            file.asleep |= 1 << l;
+                            cores[l].instructions += cycle - ctx.awake_from[l];
+                            cores[l].cycle = cycle;
+                            continue;
+                        }
+                        PortAccess::Parked => {
+                            file.parked = l as u32;
+                            status = CohortAccess::Parked.code();
+                            break;
+                        }
+                    }
+                    l
+                };
+                let mut woken = port.take_running_wakes();
+                while woken != 0 {
+                    let w = woken.trailing_zeros() as usize;
+                    woken &= woken - 1;
+                    file.asleep &= !(1 << w);
+                    let at = port.retry_cycle(w as u8);
+                    cores[w].cycle = at;
+                    ctx.awake_from[w] = at;
+                    if at == cycle {
+                        debug_assert!(
+                            w > waker,
+                            "a lane woken in its cycle retries after its waker"
+                        );
+                        todo |= 1 << w;
+                        // It retries the access it slept on, whose operands are still in the
+                        // file: compiled code did not run it this cycle.
+                        ops[w] = op_of(w);
+                        file.retried |= 1 << w;
+                    } else {
+                        awake[w] = 0xFF;
+                    }
                 }
             }
-        }
-        file.awake = awake;
-        file.loaded = loaded;
-        file.performed = performed;
-        status
-    }));
-    result.unwrap_or_else(|payload| {
-        ctx.panic = Some(payload);
-        CohortAccess::Parked.code()
-    })
+            file.awake = awake;
+            file.loaded = loaded;
+            file.performed = performed;
+            status
+        }));
+        result.unwrap_or_else(|payload| {
+            ctx.panic = Some(payload);
+            CohortAccess::Parked.code()
+        })
+    }
 }
 
-/// Lanes `ended` end their parts with the instruction of the cycle before `after` (those
-/// of `ready` by `ready`). Returns 1 if one of them holds a lock, so that the run loop takes
-/// over after this cycle, as `interpret_cohort` stops.
-pub(crate) extern "C" fn cohort_end(
-    ctx: *mut CohortCtx<'_, '_>,
-    file: *mut CohortFile,
-    ended: u32,
-    ready: u32,
-    after: u64,
-) -> u32 {
-    // SAFETY: as in `cohort_access`.
-    let (ctx, file) = unsafe { (&mut *ctx, &mut *file) };
-    if ctx.panic.is_some() {
-        return 1;
+crate::abi::callback_abi! {
+    /// Lanes `ended` end their parts with the instruction of the cycle before `after` (those
+    /// of `ready` by `ready`). Returns 1 if one of them holds a lock, so that the run loop takes
+    /// over after this cycle, as `interpret_cohort` stops.
+    pub(crate) fn cohort_end(
+        ctx: *mut CohortCtx<'_, '_>,
+        file: *mut CohortFile,
+        ended: u32,
+        ready: u32,
+        after: u64,
+    ) -> u32 {
+        // SAFETY: as in `cohort_access`.
+        let (ctx, file) = unsafe { (&mut *ctx, &mut *file) };
+        if ctx.panic.is_some() {
+            return 1;
+        }
+        // SAFETY: as in `cohort_access`.
+        let (port, cores) = unsafe { (&mut *ctx.port, &mut *ctx.cores) };
+        let mut holds = false;
+        let mut awake = file.awake;
+        let mut m = ended as u16;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            awake[l] = 0;
+            cores[l].instructions += after - ctx.awake_from[l];
+            cores[l].cycle = after;
+            holds |= port.holds(l as u8);
+        }
+        file.awake = awake;
+        file.ended |= ended;
+        file.by_ready |= ready & ended;
+        u32::from(holds)
     }
-    // SAFETY: as in `cohort_access`.
-    let (port, cores) = unsafe { (&mut *ctx.port, &mut *ctx.cores) };
-    let mut holds = false;
-    let mut awake = file.awake;
-    let mut m = ended as u16;
-    while m != 0 {
-        let l = m.trailing_zeros() as usize;
-        m &= m - 1;
-        awake[l] = 0;
-        cores[l].instructions += after - ctx.awake_from[l];
-        cores[l].cycle = after;
-        holds |= port.holds(l as u8);
-    }
-    file.awake = awake;
-    file.ended |= ended;
-    file.by_ready |= ready & ended;
-    u32::from(holds)
 }
 
 /// Run a cohort in `code`'s compiled form: `interpret_cohort`'s contract (see the module

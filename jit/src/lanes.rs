@@ -22,96 +22,100 @@ use std::rc::Rc;
 
 use crate::abi::{lanes_of, LaneCtx, LaneExit, LaneFile};
 
-/// Perform one memory instruction of the group for compiled code: lane by lane in
-/// ascending core id, until a lane cannot go now; a lane that stalls on a lock in its turn
-/// may sleep (`Port::access_or_sleep`), and the later ones go on. Fills `loaded` and
-/// `performed`; returns the mask of lanes that performed. Never unwinds: a panic is stored and reported as no
-/// lane performed, then re-raised by `enter`.
-pub(crate) extern "C" fn lane_access(
-    ctx: *mut LaneCtx<'_, '_>,
-    file: *mut LaneFile,
-    op: u32,
-    cycle: u64,
-) -> u32 {
-    // SAFETY: compiled code passes back the pointers `enter` gave it: a `LaneCtx` and a
-    // `LaneFile` on `enter`'s stack that outlive the call, which compiled code does not
-    // touch while it is suspended in this call.
-    let (ctx, file) = unsafe { (&mut *ctx, &mut *file) };
-    if ctx.panic.is_some() {
-        return 0;
+crate::abi::callback_abi! {
+    /// Perform one memory instruction of the group for compiled code: lane by lane in
+    /// ascending core id, until a lane cannot go now; a lane that stalls on a lock in its turn
+    /// may sleep (`Port::access_or_sleep`), and the later ones go on. Fills `loaded` and
+    /// `performed`; returns the mask of lanes that performed. Never unwinds: a panic is
+    /// stored and reported as no lane performed, then re-raised by `enter`.
+    pub(crate) fn lane_access(
+        ctx: *mut LaneCtx<'_, '_>,
+        file: *mut LaneFile,
+        op: u32,
+        cycle: u64,
+    ) -> u32 {
+        // SAFETY: compiled code passes back the pointers `enter` gave it: a `LaneCtx` and a
+        // `LaneFile` on `enter`'s stack that outlive the call, which compiled code does not
+        // touch while it is suspended in this call.
+        let (ctx, file) = unsafe { (&mut *ctx, &mut *file) };
+        if ctx.panic.is_some() {
+            return 0;
+        }
+        // SAFETY: `ctx.port` comes from the exclusive borrow `enter` holds for the whole entry;
+        // compiled code never touches the port, so this is the only reference to it.
+        let port = unsafe { &mut *ctx.port };
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            let op = MemOp::from_u8(op as u8).expect("compiled code passes a MemOp");
+            file.count_rows();
+            file.performed = [0; 16];
+            // Plain accesses that are in turn, with no lock anywhere, take the short path.
+            let plain = port.plain_lanes(LaneAccesses {
+                lanes: file.mask as u16,
+                cycle,
+                op,
+                banks: &file.bank,
+                rows: &file.row,
+                values: &file.value,
+                loaded: &mut file.loaded,
+                performed: &mut file.performed,
+            });
+            let mut done = u32::from(plain);
+            let mut lanes = file.mask & !done;
+            while lanes != 0 {
+                let l = lanes.trailing_zeros() as usize;
+                lanes &= lanes - 1;
+                let addr = address(file.bank[l], file.row[l]);
+                match port.access_or_sleep(l as u8, cycle, op, addr, file.value[l]) {
+                    PortAccess::Done(byte) => {
+                        file.loaded[l] = byte;
+                        file.performed[l] = 0xFF;
+                        done |= 1 << l;
+                    }
+                    // Asleep on a lock: the later lanes still act in this cycle.
+                    PortAccess::Slept => {}
+                    PortAccess::Parked => break,
+                }
+            }
+            // A sync access (and the wake-ups of its close) may have moved the bound; a plain
+            // access changes neither the gate nor a horizon.
+            if op.is_sync() {
+                file.rows_until = port.own_banks_until(file.mask as u16);
+                if !file.shared.is_null() {
+                    file.shared_until = port.shared_rows_until(file.mask as u16);
+                }
+            }
+            done
+        }));
+        result.unwrap_or_else(|payload| {
+            ctx.panic = Some(payload);
+            0
+        })
     }
-    // SAFETY: `ctx.port` comes from the exclusive borrow `enter` holds for the whole entry;
-    // compiled code never touches the port, so this is the only reference to it.
-    let port = unsafe { &mut *ctx.port };
-    let result = catch_unwind(AssertUnwindSafe(|| {
-        let op = MemOp::from_u8(op as u8).expect("compiled code passes a MemOp");
+}
+
+crate::abi::callback_abi! {
+    /// Lanes `leaving` of the group end their parts by `ready` at `ip`, `after` being the
+    /// cycle after it; the group goes on without them. Called from compiled code where a `bnz`
+    /// splits the group and its fall-through is `ready`.
+    pub(crate) fn lane_leave(file: *mut LaneFile, leaving: u32, after: u64, ip: u32) {
+        // SAFETY: compiled code passes back the `LaneFile` pointer `enter` gave it, to a local
+        // that outlives the call and that compiled code does not touch during it.
+        let file = unsafe { &mut *file };
         file.count_rows();
-        file.performed = [0; 16];
-        // Plain accesses that are in turn, with no lock anywhere, take the short path.
-        let plain = port.plain_lanes(LaneAccesses {
-            lanes: file.mask as u16,
-            cycle,
-            op,
-            banks: &file.bank,
-            rows: &file.row,
-            values: &file.value,
-            loaded: &mut file.loaded,
-            performed: &mut file.performed,
-        });
-        let mut done = u32::from(plain);
-        let mut lanes = file.mask & !done;
+        let mut lanes = leaving & file.mask;
+        file.left |= lanes;
+        file.mask &= !lanes;
         while lanes != 0 {
             let l = lanes.trailing_zeros() as usize;
             lanes &= lanes - 1;
-            let addr = address(file.bank[l], file.row[l]);
-            match port.access_or_sleep(l as u8, cycle, op, addr, file.value[l]) {
-                PortAccess::Done(byte) => {
-                    file.loaded[l] = byte;
-                    file.performed[l] = 0xFF;
-                    done |= 1 << l;
-                }
-                // Asleep on a lock: the later lanes still act in this cycle.
-                PortAccess::Slept => {}
-                PortAccess::Parked => break,
-            }
+            file.left_cycle[l] = after;
+            file.left_ip[l] = ip as u8;
+            file.left_regs[l] = std::array::from_fn(|r| file.regs[r][l]);
+            file.lanes[l] = 0;
         }
-        // A sync access (and the wake-ups of its close) may have moved the bound; a plain
-        // access changes neither the gate nor a horizon.
-        if op.is_sync() {
-            file.rows_until = port.own_banks_until(file.mask as u16);
-            if !file.shared.is_null() {
-                file.shared_until = port.shared_rows_until(file.mask as u16);
-            }
+        if file.mask != 0 {
+            file.lead = [file.mask.trailing_zeros() as u8; 16];
         }
-        done
-    }));
-    result.unwrap_or_else(|payload| {
-        ctx.panic = Some(payload);
-        0
-    })
-}
-
-/// Lanes `leaving` of the group end their parts by `ready` at `ip`, `after` being the
-/// cycle after it; the group goes on without them. Called from compiled code where a `bnz`
-/// splits the group and its fall-through is `ready`.
-pub(crate) extern "C" fn lane_leave(file: *mut LaneFile, leaving: u32, after: u64, ip: u32) {
-    // SAFETY: compiled code passes back the `LaneFile` pointer `enter` gave it, to a local
-    // that outlives the call and that compiled code does not touch during it.
-    let file = unsafe { &mut *file };
-    file.count_rows();
-    let mut lanes = leaving & file.mask;
-    file.left |= lanes;
-    file.mask &= !lanes;
-    while lanes != 0 {
-        let l = lanes.trailing_zeros() as usize;
-        lanes &= lanes - 1;
-        file.left_cycle[l] = after;
-        file.left_ip[l] = ip as u8;
-        file.left_regs[l] = std::array::from_fn(|r| file.regs[r][l]);
-        file.lanes[l] = 0;
-    }
-    if file.mask != 0 {
-        file.lead = [file.mask.trailing_zeros() as u8; 16];
     }
 }
 

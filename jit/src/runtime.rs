@@ -41,38 +41,40 @@ pub(crate) fn callbacks() -> Callbacks {
     }
 }
 
-/// Perform one memory instruction for compiled code: the loaded (or stored) byte, or park.
-/// Never unwinds: a panic is stored and reported as a park, then re-raised by `enter`.
-pub(crate) extern "C" fn mem_access(
-    ctx: *mut CallCtx<'_, '_>,
-    cycle: u64,
-    op: u32,
-    lo: u32,
-    hi: u32,
-    value: u32,
-) -> AccessReply {
-    // SAFETY: compiled code passes back the pointer `enter` gave it, to a `CallCtx` that
-    // outlives the call and that nothing else touches while compiled code runs.
-    let ctx = unsafe { &mut *ctx };
-    if ctx.panic.is_some() {
-        return AccessReply::PARK;
-    }
-    // SAFETY: `ctx.port` comes from the exclusive borrow `enter` holds for the whole entry;
-    // compiled code is suspended in this call, so nothing else uses the port or the
-    // `DirectAccess` pointers into it until this reference is gone.
-    let port = unsafe { &mut *ctx.port };
-    let id = ctx.id;
-    let result = catch_unwind(AssertUnwindSafe(|| {
-        let op = MemOp::from_u8(op as u8).expect("compiled code passes a MemOp");
-        let addr = address(hi as u8, lo as u8);
-        port.access(id, cycle, op, addr, value as u8)
-    }));
-    match result {
-        Ok(Some(v)) => AccessReply::byte(v),
-        Ok(None) => AccessReply::PARK,
-        Err(payload) => {
-            ctx.panic = Some(payload);
-            AccessReply::PARK
+crate::abi::callback_abi! {
+    /// Perform one memory instruction for compiled code: the loaded (or stored) byte, or park.
+    /// Never unwinds: a panic is stored and reported as a park, then re-raised by `enter`.
+    pub(crate) fn mem_access(
+        ctx: *mut CallCtx<'_, '_>,
+        cycle: u64,
+        op: u32,
+        lo: u32,
+        hi: u32,
+        value: u32,
+    ) -> AccessReply {
+        // SAFETY: compiled code passes back the pointer `enter` gave it, to a `CallCtx` that
+        // outlives the call and that nothing else touches while compiled code runs.
+        let ctx = unsafe { &mut *ctx };
+        if ctx.panic.is_some() {
+            return AccessReply::PARK;
+        }
+        // SAFETY: `ctx.port` comes from the exclusive borrow `enter` holds for the whole entry;
+        // compiled code is suspended in this call, so nothing else uses the port or the
+        // `DirectAccess` pointers into it until this reference is gone.
+        let port = unsafe { &mut *ctx.port };
+        let id = ctx.id;
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            let op = MemOp::from_u8(op as u8).expect("compiled code passes a MemOp");
+            let addr = address(hi as u8, lo as u8);
+            port.access(id, cycle, op, addr, value as u8)
+        }));
+        match result {
+            Ok(Some(v)) => AccessReply::byte(v),
+            Ok(None) => AccessReply::PARK,
+            Err(payload) => {
+                ctx.panic = Some(payload);
+                AccessReply::PARK
+            }
         }
     }
 }

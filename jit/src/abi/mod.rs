@@ -16,21 +16,33 @@ use gpu16_machine::engine::memory::BankTally;
 use gpu16_machine::engine::slot_run::SlotState;
 use std::any::Any;
 
-/// Declare a boundary function type once: the `extern "C"` type alias and its [`AbiFn`],
-/// whose Cranelift types come from the same parameter list.
+/// Declare a boundary function type once: the `extern` type alias and its [`AbiFn`], whose
+/// Cranelift types come from the same parameter list. An entry (`fn`, `unsafe fn`: Rust
+/// calls compiled code) is `extern "C"`; a callback (`callback fn`: compiled code calls
+/// Rust) is [`callback_abi!`]'s.
 macro_rules! boundary_fn {
     ($(#[$meta:meta])* $name:ident = unsafe fn($($p:ty),*) $(-> $r:ty)?;) => {
         $(#[$meta])*
         pub(crate) type $name = unsafe extern "C" fn($($p),*) $(-> $r)?;
-        boundary_fn!(@impl $name ($($p),*) $($r)?);
+        boundary_fn!(@impl $name false ($($p),*) $($r)?);
     };
     ($(#[$meta:meta])* $name:ident = fn($($p:ty),*) $(-> $r:ty)?;) => {
         $(#[$meta])*
         pub(crate) type $name = extern "C" fn($($p),*) $(-> $r)?;
-        boundary_fn!(@impl $name ($($p),*) $($r)?);
+        boundary_fn!(@impl $name false ($($p),*) $($r)?);
     };
-    (@impl $name:ident ($($p:ty),*) $($r:ty)?) => {
+    ($(#[$meta:meta])* $name:ident = callback fn($($p:ty),*) $(-> $r:ty)?;) => {
+        $(#[$meta])*
+        #[cfg(target_arch = "x86_64")]
+        pub(crate) type $name = extern "win64" fn($($p),*) $(-> $r)?;
+        $(#[$meta])*
+        #[cfg(not(target_arch = "x86_64"))]
+        pub(crate) type $name = extern "C" fn($($p),*) $(-> $r)?;
+        boundary_fn!(@impl $name true ($($p),*) $($r)?);
+    };
+    (@impl $name:ident $callback:literal ($($p:ty),*) $($r:ty)?) => {
         impl AbiFn for $name {
+            const CALLBACK: bool = $callback;
             fn params(ptr: Type) -> Vec<Type> {
                 vec![$(<$p as AbiType>::ty(ptr)),*]
             }
@@ -41,6 +53,24 @@ macro_rules! boundary_fn {
         }
     };
 }
+
+/// Define a callback (a Rust function compiled code calls) in the ABI of its
+/// [`boundary_fn`] type. On x86-64 that is Windows x64's (`extern "win64"`), whatever the
+/// host: it keeps `xmm6`-`xmm15` across the call (System V keeps no vector register), so the
+/// lockstep and cohort loops, which call back only off their fast paths, keep their
+/// register vectors in registers instead of spilling each around every call site. Elsewhere
+/// the host's C ABI.
+macro_rules! callback_abi {
+    ($(#[$meta:meta])* $vis:vis fn $name:ident($($arg:ident: $t:ty),* $(,)?) $(-> $r:ty)? $body:block) => {
+        $(#[$meta])*
+        #[cfg(target_arch = "x86_64")]
+        $vis extern "win64" fn $name($($arg: $t),*) $(-> $r)? $body
+        $(#[$meta])*
+        #[cfg(not(target_arch = "x86_64"))]
+        $vis extern "C" fn $name($($arg: $t),*) $(-> $r)? $body
+    };
+}
+pub(crate) use callback_abi;
 
 // ---- Per-core (scalar) code: `compile.rs`, run by `runtime::enter`.
 
@@ -90,7 +120,7 @@ impl AbiType for AccessReply {
 boundary_fn! {
     /// `mem_access(ctx, cycle, op, row, bank, value) -> AccessReply`: the scalar code's
     /// memory callback (`runtime::mem_access`).
-    MemAccessFn = fn(*mut CallCtx<'_, '_>, u64, u32, u32, u32, u32) -> AccessReply;
+    MemAccessFn = callback fn(*mut CallCtx<'_, '_>, u64, u32, u32, u32, u32) -> AccessReply;
 }
 
 // ---- Lockstep code: `lanes_compile.rs`, run by `lanes::enter`.
@@ -172,13 +202,13 @@ pub(crate) struct LaneCtx<'p, 'm> {
 boundary_fn! {
     /// `lane_access(ctx, file, op, cycle) -> performed lanes`: the lockstep code's memory
     /// callback (`lanes::lane_access`).
-    LaneAccessFn = fn(*mut LaneCtx<'_, '_>, *mut LaneFile, u32, u64) -> u32;
+    LaneAccessFn = callback fn(*mut LaneCtx<'_, '_>, *mut LaneFile, u32, u64) -> u32;
 }
 
 boundary_fn! {
     /// `lane_leave(file, lanes, cycle after, ready's IP)`: lanes leave a running group by
     /// `ready` (`lanes::lane_leave`).
-    LaneLeaveFn = fn(*mut LaneFile, u32, u64, u32);
+    LaneLeaveFn = callback fn(*mut LaneFile, u32, u64, u32);
 }
 
 // ---- Cohort code: `cohort_compile.rs`, run by `cohort::run`.
@@ -256,13 +286,13 @@ pub(crate) struct CohortCtx<'p, 'm> {
 boundary_fn! {
     /// `cohort_access(ctx, file, lanes, cycle) -> CohortAccess`: the cohort
     /// code's memory callback (`cohort::cohort_access`).
-    CohortAccessFn = fn(*mut CohortCtx<'_, '_>, *mut CohortFile, u32, u64) -> u32;
+    CohortAccessFn = callback fn(*mut CohortCtx<'_, '_>, *mut CohortFile, u32, u64) -> u32;
 }
 
 boundary_fn! {
     /// `cohort_end(ctx, file, ended lanes, those by ready, cycle after) -> holds a lock`: lanes
     /// end their parts (`cohort::cohort_end`).
-    CohortEndFn = fn(*mut CohortCtx<'_, '_>, *mut CohortFile, u32, u32, u64) -> u32;
+    CohortEndFn = callback fn(*mut CohortCtx<'_, '_>, *mut CohortFile, u32, u32, u64) -> u32;
 }
 
 // ---- MCST slot code: `slots_compile.rs`, run through `gpu16_machine::engine::slot_run::SlotRun`.
@@ -318,15 +348,24 @@ impl AbiType for u64 {
 /// follows from its Rust parameter and return types ([`boundary_fn`] declares each one and
 /// derives this from its declaration).
 pub(crate) trait AbiFn {
+    /// Whether compiled code calls it (a callback, in [`callback_abi!`]'s convention), not
+    /// Rust (an entry, in the host's C convention).
+    const CALLBACK: bool;
     /// Its parameters' Cranelift types, in order.
     fn params(ptr: Type) -> Vec<Type>;
     /// Its return's Cranelift type, if any.
     fn returns(ptr: Type) -> Option<Type>;
 }
 
-/// The Cranelift signature of boundary function type `F` in calling convention `call_conv`,
-/// with pointers of type `ptr`.
+/// The Cranelift signature of boundary function type `F` on a host whose C calling
+/// convention is `call_conv`, with pointers of type `ptr`: a callback's is
+/// [`callback_abi!`]'s.
 pub(crate) fn signature<F: AbiFn>(call_conv: CallConv, ptr: Type) -> Signature {
+    let call_conv = if F::CALLBACK && cfg!(target_arch = "x86_64") {
+        CallConv::WindowsFastcall
+    } else {
+        call_conv
+    };
     let mut sig = Signature::new(call_conv);
     sig.params
         .extend(F::params(ptr).into_iter().map(AbiParam::new));
@@ -367,5 +406,39 @@ mod tests {
         assert_eq!(mem.params.len(), 6);
         assert_eq!(mem.params[0].value_type, types::I32);
         assert_eq!(mem.params[1].value_type, types::I64);
+    }
+
+    /// An entry is called from Rust in the host's C convention; a callback is called by
+    /// compiled code in the convention its Rust definition has (`callback_abi!`): Windows
+    /// x64's on x86-64, which keeps `xmm6`-`xmm15` across the call.
+    #[test]
+    fn callbacks_keep_vector_registers_on_x86_64() {
+        let entry = signature::<LaneEntryFn>(CallConv::SystemV, types::I64);
+        assert_eq!(entry.call_conv, CallConv::SystemV);
+        let callback = if cfg!(target_arch = "x86_64") {
+            CallConv::WindowsFastcall
+        } else {
+            CallConv::SystemV
+        };
+        assert_eq!(
+            signature::<LaneAccessFn>(CallConv::SystemV, types::I64).call_conv,
+            callback
+        );
+        assert_eq!(
+            signature::<CohortAccessFn>(CallConv::SystemV, types::I64).call_conv,
+            callback
+        );
+        assert_eq!(
+            signature::<CohortEndFn>(CallConv::SystemV, types::I64).call_conv,
+            callback
+        );
+        assert_eq!(
+            signature::<LaneLeaveFn>(CallConv::SystemV, types::I64).call_conv,
+            callback
+        );
+        assert_eq!(
+            signature::<MemAccessFn>(CallConv::SystemV, types::I64).call_conv,
+            callback
+        );
     }
 }
