@@ -420,25 +420,15 @@ mod tests {
         } else {
             CallConv::SystemV
         };
-        assert_eq!(
-            signature::<LaneAccessFn>(CallConv::SystemV, types::I64).call_conv,
-            callback
-        );
-        assert_eq!(
-            signature::<CohortAccessFn>(CallConv::SystemV, types::I64).call_conv,
-            callback
-        );
-        assert_eq!(
-            signature::<CohortEndFn>(CallConv::SystemV, types::I64).call_conv,
-            callback
-        );
-        assert_eq!(
-            signature::<LaneLeaveFn>(CallConv::SystemV, types::I64).call_conv,
-            callback
-        );
-        assert_eq!(
-            signature::<MemAccessFn>(CallConv::SystemV, types::I64).call_conv,
-            callback
-        );
+        let ptr = types::I64;
+        for conv in [
+            signature::<MemAccessFn>(CallConv::SystemV, ptr).call_conv,
+            signature::<LaneAccessFn>(CallConv::SystemV, ptr).call_conv,
+            signature::<LaneLeaveFn>(CallConv::SystemV, ptr).call_conv,
+            signature::<CohortAccessFn>(CallConv::SystemV, ptr).call_conv,
+            signature::<CohortEndFn>(CallConv::SystemV, ptr).call_conv,
+        ] {
+            assert_eq!(conv, callback);
+        }
     }
 }
