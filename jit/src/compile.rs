@@ -882,6 +882,17 @@ impl Semantics for Lowering<'_, '_> {
 mod tests {
     use super::*;
 
+    /// Hand-worked from `OptLevel`'s docs: `Vectors` optimises the lockstep and cohort forms
+    /// only, `Speed` every form, `None` none.
+    #[test]
+    fn each_level_optimises_the_forms_its_docs_name() {
+        let forms = [Form::Scalar, Form::Lanes, Form::Cohort, Form::Slots];
+        let by = |level: OptLevel| forms.map(|f| level.optimises(f));
+        assert_eq!(by(OptLevel::None), [false, false, false, false]);
+        assert_eq!(by(OptLevel::Speed), [true, true, true, true]);
+        assert_eq!(by(OptLevel::Vectors), [false, true, true, false]);
+    }
+
     #[test]
     fn segments_end_at_terminators_and_leaders_not_at_memory() {
         let mut f = [Instr::Nop; FRAME_INSTRS];

@@ -2,7 +2,8 @@
 //! reads and writes, the context its callbacks get back, the entry and callback function
 //! types, and the exits ([`exits`]). Cranelift signatures are derived from the function
 //! types ([`signature`]), never written beside them, so the code a compiler emits and the
-//! function a runtime calls cannot disagree on a parameter. A leaf: compilers
+//! function a runtime calls cannot disagree on a parameter; the calling convention of each
+//! (entries the host's C one, callbacks [`callback_abi!`]'s) is decided here too. A leaf: compilers
 //! (`compile`, `lanes_compile`, `cohort_compile`, `slots_compile`) and runtimes (`runtime`,
 //! `lanes`, `cohort`) both depend on it, and it on neither.
 
