@@ -357,3 +357,56 @@ fn jit_equals_interpreter_in_the_mcst_dialect() {
     }
     assert_eq!(compared, 600);
 }
+
+/// The benchmark programs (`benches/classes/`) are the shapes the engines were made fast
+/// for: every engine must give the interpreter's outcome on each, up to a watchdog that
+/// keeps the suite short (a run it stops must leave the interpreter's state too).
+#[test]
+fn every_engine_equals_interpreter_on_the_benchmark_classes() {
+    use gpu16_machine::Config;
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/classes");
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .expect("benches/classes")
+        .map(|e| e.expect("a directory entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "s"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 16, "the classes and their other shapes");
+    let config = Config {
+        max_cycles: 200_000,
+        ..Config::default()
+    };
+    let runners = [
+        (BackendKind::Jit, Engine::Lockstep),
+        (BackendKind::Jit, Engine::PerCore),
+        (BackendKind::Jit, Engine::Adaptive),
+        (BackendKind::Auto, Engine::Adaptive),
+    ];
+    for path in files {
+        let name = path.display().to_string();
+        let source = std::fs::read_to_string(&path).expect("a benchmark program");
+        let image = gpu16_asm::assemble(&source, &name)
+            .unwrap_or_else(|e| panic!("{name}: {e:?}"))
+            .program
+            .image();
+        for (backend, engine) in runners {
+            let runner = Runner {
+                backend,
+                engine,
+                hot: (backend == BackendKind::Auto).then_some(gpu16::Hotness {
+                    issues: 2,
+                    instructions: 64,
+                }),
+            };
+            let d = diverge_in(
+                BackendKind::Interp,
+                runner,
+                &image,
+                &[],
+                &config,
+                Dialect::Spec,
+            );
+            assert_eq!(d, None, "{name} on {}", runner.name());
+        }
+    }
+}
