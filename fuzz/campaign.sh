@@ -67,6 +67,8 @@ run)
   [ "$count" -ge 1 ] && [ "$count" -le 1000000 ] || die "--count must be 1 to 1,000,000"
   [ -x "$bin" ] || die "$bin is not an executable file"
   [ ! -e "$log" ] || [ -f "$log" ] || die "$log exists and is not a file"
+  [ -d "$(dirname "$log")" ] || die "no directory for the log $log"
+  touch "$log" 2>/dev/null || die "cannot write the log $log"
   hash=$(sha256sum "$bin" | cut -c1-12)
   repro=$(dirname "$log")/fuzz-campaign-repro
   step=$first
@@ -84,7 +86,7 @@ run)
     *) verdict=error ;;
     esac
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$hash" "$step" "$seed" \
-      "$count" "$engine" "$verdict" "$args" >> "$log"
+      "$count" "$engine" "$verdict" "$args" >> "$log" || die "cannot write the log $log"
     if [ "$rc" -ne 0 ]; then
       echo "campaign.sh: step $step (seed $seed, $engine: $args) ended $verdict:" >&2
       echo "$out" | tail -5 >&2
