@@ -1,0 +1,133 @@
+//! `fuzz/campaign.sh` drives the built binary through its rotation and tallies what each
+//! engine agreed on; the counts here are worked by hand from the rotation (nine steps: each
+//! of the four spec engines twice, the MCST dialect once). Its usage errors exit 2 with a
+//! message, never 1, which a script waiting on the campaign reads as a divergence.
+
+mod common;
+
+use common::{s, scratch};
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn campaign(args: &[&str]) -> Output {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/campaign.sh");
+    Command::new("bash")
+        .arg(script)
+        .args(args)
+        .env_remove("COLUMNS")
+        .output()
+        .expect("bash runs the script")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn a_rotation_is_tallied_per_engine() {
+    let dir = scratch("campaign_script", "rotation");
+    let log = dir.join("campaign.log");
+    let bin = env!("CARGO_BIN_EXE_gpu16");
+    let o = campaign(&[
+        "run",
+        bin,
+        "500",
+        "--steps",
+        "9",
+        "--count",
+        "2",
+        "--log",
+        s(&log),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let lines = std::fs::read_to_string(&log).unwrap();
+    let steps: Vec<Vec<&str>> = lines.lines().map(|l| l.split('\t').collect()).collect();
+    assert_eq!(steps.len(), 9, "{lines}");
+    for (k, step) in steps.iter().enumerate() {
+        // time, binary, step, first seed, count, engine, verdict, fuzz arguments
+        assert_eq!(step.len(), 8, "{lines}");
+        assert_eq!(step[2], k.to_string());
+        assert_eq!(
+            step[3],
+            (500 + 2 * k).to_string(),
+            "each step on the next seeds"
+        );
+        assert_eq!((step[4], step[6]), ("2", "agree"));
+        assert_eq!(step[1].len(), 12);
+    }
+    let engines: Vec<&str> = steps.iter().map(|s| s[5]).collect();
+    assert_eq!(
+        engines,
+        [
+            "lockstep", "percore", "adaptive", "auto", "adaptive", "auto", "mcst", "percore",
+            "lockstep"
+        ]
+    );
+
+    let o = campaign(&["tally", "--log", s(&log)]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let tally = text(&o.stdout);
+    let mut rows: Vec<(String, u64, u64, String)> = tally
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (
+                f[1].to_string(),
+                f[2].parse().unwrap(),
+                f[3].parse().unwrap(),
+                f[4].to_string(),
+            )
+        })
+        .collect();
+    rows.sort();
+    let want = [
+        ("adaptive", 4, "504..509"),
+        ("auto", 4, "506..511"),
+        ("lockstep", 4, "500..517"),
+        ("mcst", 2, "512..513"),
+        ("percore", 4, "502..515"),
+    ];
+    assert_eq!(rows.len(), want.len(), "{tally}");
+    for (row, (engine, agreed, seeds)) in rows.iter().zip(want) {
+        assert_eq!(
+            (row.0.as_str(), row.1, row.2, row.3.as_str()),
+            (engine, agreed, 0, seeds),
+            "{tally}"
+        );
+    }
+}
+
+#[test]
+fn usage_errors_exit_2_with_a_message() {
+    let dir = scratch("campaign_script", "usage");
+    let bin = env!("CARGO_BIN_EXE_gpu16");
+    let missing = dir.join("none");
+    let cases: [(Vec<&str>, &str); 6] = [
+        (vec![], "Usage"),
+        (vec!["run", "/no/such/gpu16", "1"], "not an executable file"),
+        (
+            vec!["run", bin, "twelve"],
+            "FIRST_SEED must be a whole number",
+        ),
+        (vec!["run", bin, "1", "--count", "0"], "--count must be 1"),
+        (
+            vec!["run", bin, "1", "--log", "/no/such/dir/log"],
+            "no directory for the log",
+        ),
+        (vec!["tally", "--log", s(&missing)], "no log at"),
+    ];
+    for (args, message) in cases {
+        let o = campaign(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(
+            text(&o.stderr).contains(message),
+            "{args:?}: {}",
+            text(&o.stderr)
+        );
+    }
+    // A directory where the log should be is refused before any step runs.
+    let o = campaign(&["run", bin, "1", "--steps", "1", "--log", s(&dir)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("is not a file"));
+}
