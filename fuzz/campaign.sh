@@ -4,6 +4,7 @@
 #
 # Usage:
 #   fuzz/campaign.sh run GPU16 FIRST_SEED [--steps N] [--count C] [--first-step K] [--log FILE]
+#                          [--out DIR]
 #   fuzz/campaign.sh tally [--log FILE]
 #
 # `run` holds each engine to the interpreter in turn, C programs a step (default 2,000),
@@ -12,15 +13,15 @@
 # case draws bank conflicts on or off, the issue policy and `auto`'s hot thresholds itself.
 # It appends one line a step to the log (default fuzz-campaign.log), with the SHA-256 of
 # the binary, so that a tally counts each code version apart. It stops at the first step
-# that does not agree: status 1 for a divergence (the reproducer is in the directory the
-# line names), 2 for a step that could not compare. Start step K of the rotation with
+# that does not agree: status 1 for a divergence (the shrunk reproducer is in DIR, by
+# default fuzz-campaign-repro beside the log), 2 for a step that could not compare. Start step K of the rotation with
 # `--first-step K`; a run resumed from the log's next seed and step covers no seed twice.
 #
 # `tally` prints, per binary and engine, the programs that agreed and the seed ranges run.
 set -euo pipefail
 
 usage() {
-  sed -n '5,7p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '5,8p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 die() {
@@ -52,7 +53,7 @@ run)
   bin=$1 seed=$2
   shift 2
   number "FIRST_SEED" "$seed"
-  steps=-1 count=2000 first=0
+  steps=-1 count=2000 first=0 repro=
   while [ $# -gt 0 ]; do
     [ $# -ge 2 ] || die "$1 needs a value"
     case $1 in
@@ -60,6 +61,7 @@ run)
     --count) number "--count" "$2"; count=$2 ;;
     --first-step) number "--first-step" "$2"; first=$2 ;;
     --log) log=$2 ;;
+    --out) repro=$2 ;;
     *) die "unknown option '$1'" ;;
     esac
     shift 2
@@ -70,7 +72,8 @@ run)
   [ -d "$(dirname "$log")" ] || die "no directory for the log $log"
   touch "$log" 2>/dev/null || die "cannot write the log $log"
   hash=$(sha256sum "$bin" | cut -c1-12)
-  repro=$(dirname "$log")/fuzz-campaign-repro
+  [ -n "$repro" ] || repro=$(dirname "$log")/fuzz-campaign-repro
+  [ ! -e "$repro" ] || [ -d "$repro" ] || die "--out $repro exists and is not a directory"
   step=$first
   while [ "$steps" -ne 0 ]; do
     IFS='|' read -r engine args <<< "${rotation[$((step % ${#rotation[@]}))]}"

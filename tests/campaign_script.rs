@@ -1,7 +1,8 @@
 //! `fuzz/campaign.sh` drives the built binary through its rotation and tallies what each
 //! engine agreed on; the counts here are worked by hand from the rotation (nine steps: each
 //! of the four spec engines twice, the MCST dialect once). Its usage errors exit 2 with a
-//! message, never 1, which a script waiting on the campaign reads as a divergence.
+//! message, never 1, which a script waiting on the campaign reads as a divergence; a
+//! divergence exits 1 and names where its reproducer went.
 
 mod common;
 
@@ -103,7 +104,10 @@ fn usage_errors_exit_2_with_a_message() {
     let dir = scratch("campaign_script", "usage");
     let bin = env!("CARGO_BIN_EXE_gpu16");
     let missing = dir.join("none");
-    let cases: [(Vec<&str>, &str); 6] = [
+    let file = dir.join("a-file");
+    std::fs::write(&file, b"").unwrap();
+    let log = dir.join("usage.log");
+    let cases: [(Vec<&str>, &str); 7] = [
         (vec![], "Usage"),
         (vec!["run", "/no/such/gpu16", "1"], "not an executable file"),
         (
@@ -116,6 +120,10 @@ fn usage_errors_exit_2_with_a_message() {
             "no directory for the log",
         ),
         (vec!["tally", "--log", s(&missing)], "no log at"),
+        (
+            vec!["run", bin, "1", "--log", s(&log), "--out", s(&file)],
+            "exists and is not a directory",
+        ),
     ];
     for (args, message) in cases {
         let o = campaign(&args);
@@ -130,4 +138,54 @@ fn usage_errors_exit_2_with_a_message() {
     let o = campaign(&["run", bin, "1", "--steps", "1", "--log", s(&dir)]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("is not a file"));
+}
+
+/// A step that diverges stops the run with status 1, logs `diverge`, and names the
+/// directory `--out` gave. The binary here is a stand-in that behaves as `gpu16 fuzz` does
+/// on a divergence (it writes its reproducer into `--out` and exits 1): a real divergence
+/// cannot be asked of the real binary.
+#[test]
+fn a_divergence_stops_the_run_and_names_the_reproducer() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("campaign_script", "divergence");
+    let fake = dir.join("gpu16");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\n\
+         while [ $# -gt 0 ]; do [ \"$1\" = --out ] && out=$2; shift; done\n\
+         mkdir -p \"$out\" && echo case > \"$out/repro.s\"\n\
+         echo 'diverged at seed 7' >&2\n\
+         exit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let log = dir.join("campaign.log");
+    let out = dir.join("cases");
+    let o = campaign(&[
+        "run",
+        s(&fake),
+        "7",
+        "--steps",
+        "3",
+        "--log",
+        s(&log),
+        "--out",
+        s(&out),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(err.contains("diverged at seed 7"), "{err}");
+    assert!(err.contains(&format!("reproducer in {}", s(&out))), "{err}");
+    assert!(out.join("repro.s").is_file());
+    let lines = std::fs::read_to_string(&log).unwrap();
+    let steps: Vec<Vec<&str>> = lines.lines().map(|l| l.split('\t').collect()).collect();
+    assert_eq!(steps.len(), 1, "the run stops at the first step: {lines}");
+    assert_eq!(
+        (steps[0][3], steps[0][5], steps[0][6]),
+        ("7", "lockstep", "diverge")
+    );
+    // Without `--out`, the reproducer goes beside the log.
+    let o = campaign(&["run", s(&fake), "9", "--log", s(&log)]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(dir.join("fuzz-campaign-repro/repro.s").is_file());
 }
