@@ -360,10 +360,12 @@ fn jit_equals_interpreter_in_the_mcst_dialect() {
 
 /// The benchmark programs (`benches/classes/`) are the shapes the engines were made fast
 /// for: every engine must give the interpreter's outcome on each, up to a watchdog that
-/// keeps the suite short (a run it stops must leave the interpreter's state too).
+/// keeps the suite short (a run it stops must leave the interpreter's state too), with the
+/// bank-conflict model off and on and under both issue policies (the benchmarks run the
+/// default only, so nothing else held their shapes to the other rules).
 #[test]
 fn every_engine_equals_interpreter_on_the_benchmark_classes() {
-    use gpu16_machine::Config;
+    use gpu16_machine::{Config, IssuePolicy};
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/classes");
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .expect("benches/classes")
@@ -372,10 +374,18 @@ fn every_engine_equals_interpreter_on_the_benchmark_classes() {
         .collect();
     files.sort();
     assert!(files.len() >= 16, "the classes and their other shapes");
-    let config = Config {
+    let configs = [
+        (IssuePolicy::InOrder, false),
+        (IssuePolicy::InOrder, true),
+        (IssuePolicy::Lookahead, false),
+        (IssuePolicy::Lookahead, true),
+    ]
+    .map(|(issue, bank_conflicts)| Config {
         max_cycles: 200_000,
+        issue,
+        bank_conflicts,
         ..Config::default()
-    };
+    });
     let runners = [
         (BackendKind::Jit, Engine::Lockstep),
         (BackendKind::Jit, Engine::PerCore),
@@ -389,7 +399,7 @@ fn every_engine_equals_interpreter_on_the_benchmark_classes() {
             .unwrap_or_else(|e| panic!("{name}: {e:?}"))
             .program
             .image();
-        for (backend, engine) in runners {
+        for (config, (backend, engine)) in configs.iter().flat_map(|c| runners.map(|r| (c, r))) {
             let runner = Runner {
                 backend,
                 engine,
@@ -403,10 +413,17 @@ fn every_engine_equals_interpreter_on_the_benchmark_classes() {
                 runner,
                 &image,
                 &[],
-                &config,
+                config,
                 Dialect::Spec,
             );
-            assert_eq!(d, None, "{name} on {}", runner.name());
+            assert_eq!(
+                d,
+                None,
+                "{name} on {}, {:?} issue, bank conflicts {}",
+                runner.name(),
+                config.issue,
+                config.bank_conflicts
+            );
         }
     }
 }
