@@ -427,3 +427,102 @@ fn every_engine_equals_interpreter_on_the_benchmark_classes() {
         }
     }
 }
+
+/// The bundled examples are what a user runs first, each on its own memory image (the
+/// generated cases and the benchmark classes start from other data): every engine must
+/// give the interpreter's outcome on each, under both issue policies with the
+/// bank-conflict model off and on, and the MCST example in its dialect under the default
+/// timing and `mcst-rtl`. `tests/examples.rs` holds the interpreter's results to plain
+/// Rust computations.
+#[test]
+fn every_engine_equals_interpreter_on_the_bundled_examples() {
+    use gpu16_machine::{Config, IssuePolicy};
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("examples/")
+        .map(|e| e.expect("a directory entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "s"))
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 11, "the examples in examples/");
+    let runners = [
+        (BackendKind::Jit, Engine::Lockstep),
+        (BackendKind::Jit, Engine::PerCore),
+        (BackendKind::Jit, Engine::Adaptive),
+        (BackendKind::Auto, Engine::Adaptive),
+    ];
+    let mut compared = 0;
+    for path in files {
+        let name = path.display().to_string();
+        let mcst = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("mcst"));
+        let dialect = if mcst { Dialect::Mcst } else { Dialect::Spec };
+        let image = gpu16_asm::assemble_file_in(&path, dialect)
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .program
+            .image();
+        let mem_path = path.with_extension("mem.hex");
+        let memory = if mem_path.exists() {
+            gpu16::input::load_memory(&mem_path).unwrap_or_else(|e| panic!("{name}: {e}"))
+        } else {
+            Vec::new()
+        };
+        let configs: Vec<Config> = if mcst {
+            ["default", "mcst-rtl"]
+                .iter()
+                .map(|t| Config {
+                    timing: gpu16::timing::parse(t).expect("a timing"),
+                    ..Config::default()
+                })
+                .collect()
+        } else {
+            [
+                (IssuePolicy::InOrder, false),
+                (IssuePolicy::InOrder, true),
+                (IssuePolicy::Lookahead, false),
+                (IssuePolicy::Lookahead, true),
+            ]
+            .iter()
+            .map(|&(issue, bank_conflicts)| Config {
+                issue,
+                bank_conflicts,
+                ..Config::default()
+            })
+            .collect()
+        };
+        for config in &configs {
+            for (backend, engine) in runners {
+                let runner = Runner {
+                    backend,
+                    engine,
+                    hot: (backend == BackendKind::Auto).then_some(gpu16::Hotness {
+                        issues: 1,
+                        instructions: 1,
+                    }),
+                };
+                let d = diverge_in(
+                    BackendKind::Interp,
+                    runner,
+                    &image,
+                    &memory,
+                    config,
+                    dialect,
+                );
+                assert_eq!(
+                    d,
+                    None,
+                    "{name} on {}, {:?} issue, bank conflicts {}, timing {}",
+                    runner.name(),
+                    config.issue,
+                    config.bank_conflicts,
+                    gpu16::timing::spec(&config.timing)
+                );
+                compared += 1;
+            }
+        }
+    }
+    // 10 spec examples x 4 configurations and the MCST one x 2 timings, on 4 runners.
+    assert_eq!(compared, (10 * 4 + 2) * 4);
+}
