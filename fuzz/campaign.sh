@@ -9,8 +9,9 @@
 #
 # `run` holds each engine to the interpreter in turn, C programs a step (default 2,000),
 # each step on the next C seeds, for N steps (default: until stopped). The rotation covers
-# every engine, the stream (`scheduler`) and `atomics` profiles and the MCST dialect; each
-# case draws bank conflicts on or off, the issue policy and `auto`'s hot thresholds itself.
+# every engine twice in ten steps, the stream (`scheduler`) and `atomics` profiles and the
+# MCST dialect (on `jit` and on `auto`); each case draws bank conflicts on or off, the issue
+# policy and `auto`'s hot thresholds itself (an MCST case draws its timing).
 # It appends one line a step to the log (default fuzz-campaign.log), with the SHA-256 of
 # the binary, so that a tally counts each code version apart. It stops at the first step
 # that does not agree: status 1 for a divergence (the shrunk reproducer is in DIR, by
@@ -41,6 +42,7 @@ rotation=(
   "mcst|--backends interp jit --dialect mcst"
   "percore|--backends interp jit --jit-engine percore --profile atomics"
   "lockstep|--backends interp jit --jit-engine lockstep --profile scheduler"
+  "mcst|--backends interp auto --dialect mcst"
 )
 
 [ $# -ge 1 ] || usage
