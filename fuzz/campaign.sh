@@ -18,6 +18,9 @@
 # default fuzz-campaign-repro beside the log), 2 for a step that could not compare. Start step K of the rotation with
 # `--first-step K`; a run resumed from the log's next seed and step covers no seed twice.
 #
+# Stopping the script (SIGTERM, SIGINT) or a step's `gpu16 fuzz` (SIGTERM, SIGINT) stops
+# the run with status 143 or 130 without logging the step in flight.
+#
 # `tally` prints, per binary and engine, the programs that agreed and the seed ranges run.
 set -euo pipefail
 
@@ -77,24 +80,47 @@ run)
   [ -n "$repro" ] || repro=$(dirname "$log")/fuzz-campaign-repro
   [ ! -e "$repro" ] || [ -d "$repro" ] || die "--out $repro exists and is not a directory"
   step=$first
+  out=$(mktemp) || die "cannot make a temporary file"
+  child=
+  # Stopped (SIGTERM or SIGINT to the script): the step in flight is stopped too and not
+  # logged, so that a tally's "not" column counts only steps that failed.
+  stop() {
+    [ -z "$child" ] || { kill "$child" 2>/dev/null; wait "$child" 2>/dev/null; }
+    rm -f "$out"
+    echo "campaign.sh: stopped during step $step (seed $seed), which is not logged" >&2
+    exit "$1"
+  }
+  trap 'stop 143' TERM
+  trap 'stop 130' INT
+  trap 'rm -f "$out"' EXIT
   while [ "$steps" -ne 0 ]; do
     IFS='|' read -r engine args <<< "${rotation[$((step % ${#rotation[@]}))]}"
     set +e
+    # In the background and waited for, so that a signal to the script is handled at once.
     # shellcheck disable=SC2086 # the rotation's arguments are words
-    out=$(nice -n 19 "$bin" fuzz --count "$count" --seed "$seed" --jobs 1 --quiet --json \
-      --out "$repro" $args 2>&1)
+    nice -n 19 "$bin" fuzz --count "$count" --seed "$seed" --jobs 1 --quiet --json \
+      --out "$repro" $args > "$out" 2>&1 &
+    child=$!
+    wait "$child"
     rc=$?
+    child=
     set -e
     case $rc in
     0) verdict=agree ;;
     1) verdict=diverge ;;
+    # The step itself was stopped from outside (SIGTERM or SIGINT to `gpu16 fuzz`): not
+    # logged either. Any other signal (a crash, the OOM killer) is an error.
+    130 | 143)
+      echo "campaign.sh: step $step (seed $seed) was stopped by a signal; not logged" >&2
+      exit "$rc"
+      ;;
     *) verdict=error ;;
     esac
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$hash" "$step" "$seed" \
       "$count" "$engine" "$verdict" "$args" >> "$log" || die "cannot write the log $log"
     if [ "$rc" -ne 0 ]; then
       echo "campaign.sh: step $step (seed $seed, $engine: $args) ended $verdict:" >&2
-      echo "$out" | tail -5 >&2
+      tail -5 "$out" >&2
       [ "$rc" -eq 1 ] && echo "campaign.sh: reproducer in $repro" >&2
       exit $((rc == 1 ? 1 : 2))
     fi

@@ -189,3 +189,86 @@ fn a_divergence_stops_the_run_and_names_the_reproducer() {
     assert_eq!(o.status.code(), Some(1));
     assert!(dir.join("fuzz-campaign-repro/repro.s").is_file());
 }
+
+/// A stopped campaign logs no step: stopping the script (SIGTERM) or the step's binary
+/// (SIGTERM) ends the run with status 143 and leaves the log as it was, so that a tally's
+/// "not" column counts failed steps only. The stand-in binary notes its pid and waits.
+#[test]
+fn a_stopped_step_is_not_logged() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::time::{Duration, Instant};
+    let dir = scratch("campaign_script", "stopped");
+    let fake = dir.join("gpu16");
+    let pid_file = dir.join("pid");
+    std::fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\necho $$ > '{}.tmp' && mv '{0}.tmp' '{0}'\nexec sleep 60\n",
+            s(&pid_file)
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/campaign.sh");
+    let log = dir.join("campaign.log");
+    let running = |pid: &str| Path::new(&format!("/proc/{pid}")).exists();
+    // Which process gets the signal: the script, or the step's binary.
+    for stop_the_script in [true, false] {
+        let _ = std::fs::remove_file(&pid_file);
+        let mut run = Command::new("bash")
+            .arg(&script)
+            .args(["run", s(&fake), "1", "--log", s(&log)])
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("bash runs the script");
+        let started = Instant::now();
+        while !pid_file.exists() {
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "the step never began"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let step_pid = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .to_string();
+        let target = if stop_the_script {
+            run.id().to_string()
+        } else {
+            step_pid.clone()
+        };
+        let killed = Command::new("kill")
+            .args(["-TERM", &target])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let status = loop {
+            if let Some(status) = run.try_wait().unwrap() {
+                break status;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "the run never stopped"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let err = text(&run.wait_with_output().unwrap().stderr);
+        assert_eq!(
+            status.code(),
+            Some(143),
+            "script stopped: {stop_the_script}: {err}"
+        );
+        assert!(err.contains("not logged"), "{err}");
+        assert_eq!(std::fs::read_to_string(&log).unwrap(), "", "nothing logged");
+        // The step's binary does not outlive the run.
+        let gone = Instant::now();
+        while running(&step_pid) {
+            assert!(
+                gone.elapsed() < Duration::from_secs(10),
+                "the step outlived the run"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
