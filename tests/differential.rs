@@ -358,6 +358,80 @@ fn jit_equals_interpreter_in_the_mcst_dialect() {
     assert_eq!(compared, 600);
 }
 
+/// The compiled runners the program-file tests hold to the interpreter: each JIT engine,
+/// and `auto` at the given hot thresholds.
+fn compiled_runners(hot: gpu16::Hotness) -> [Runner; 4] {
+    [
+        (BackendKind::Jit, Engine::Lockstep),
+        (BackendKind::Jit, Engine::PerCore),
+        (BackendKind::Jit, Engine::Adaptive),
+        (BackendKind::Auto, Engine::Adaptive),
+    ]
+    .map(|(backend, engine)| Runner {
+        backend,
+        engine,
+        hot: (backend == BackendKind::Auto).then_some(hot),
+    })
+}
+
+/// The spec's rule sets: both issue policies, the bank-conflict model off and on.
+fn rule_sets(max_cycles: u64) -> [gpu16_machine::Config; 4] {
+    use gpu16_machine::IssuePolicy;
+    [
+        (IssuePolicy::InOrder, false),
+        (IssuePolicy::InOrder, true),
+        (IssuePolicy::Lookahead, false),
+        (IssuePolicy::Lookahead, true),
+    ]
+    .map(|(issue, bank_conflicts)| gpu16_machine::Config {
+        max_cycles,
+        issue,
+        bank_conflicts,
+        ..gpu16_machine::Config::default()
+    })
+}
+
+/// The `.s` files of `dir` (relative to the package), sorted.
+fn program_files(dir: &str) -> Vec<std::path::PathBuf> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.expect("a directory entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "s"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Every runner of `runners` gives the interpreter's outcome on `image` under each of
+/// `configs`; returns how many runs were compared.
+fn every_runner_agrees(
+    name: &str,
+    image: &[u8],
+    memory: &[u8],
+    configs: &[gpu16_machine::Config],
+    dialect: Dialect,
+    runners: [Runner; 4],
+) -> usize {
+    let mut compared = 0;
+    for config in configs {
+        for runner in runners {
+            let d = diverge_in(BackendKind::Interp, runner, image, memory, config, dialect);
+            assert_eq!(
+                d,
+                None,
+                "{name} on {}, {:?} issue, bank conflicts {}, timing {}",
+                runner.name(),
+                config.issue,
+                config.bank_conflicts,
+                gpu16::timing::spec(&config.timing)
+            );
+            compared += 1;
+        }
+    }
+    compared
+}
+
 /// The benchmark programs (`benches/classes/`) are the shapes the engines were made fast
 /// for: every engine must give the interpreter's outcome on each, up to a watchdog that
 /// keeps the suite short (a run it stops must leave the interpreter's state too), with the
@@ -365,67 +439,24 @@ fn jit_equals_interpreter_in_the_mcst_dialect() {
 /// default only, so nothing else held their shapes to the other rules).
 #[test]
 fn every_engine_equals_interpreter_on_the_benchmark_classes() {
-    use gpu16_machine::{Config, IssuePolicy};
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/classes");
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .expect("benches/classes")
-        .map(|e| e.expect("a directory entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "s"))
-        .collect();
-    files.sort();
+    let files = program_files("benches/classes");
     assert!(files.len() >= 16, "the classes and their other shapes");
-    let configs = [
-        (IssuePolicy::InOrder, false),
-        (IssuePolicy::InOrder, true),
-        (IssuePolicy::Lookahead, false),
-        (IssuePolicy::Lookahead, true),
-    ]
-    .map(|(issue, bank_conflicts)| Config {
-        max_cycles: 200_000,
-        issue,
-        bank_conflicts,
-        ..Config::default()
+    let runners = compiled_runners(gpu16::Hotness {
+        issues: 2,
+        instructions: 64,
     });
-    let runners = [
-        (BackendKind::Jit, Engine::Lockstep),
-        (BackendKind::Jit, Engine::PerCore),
-        (BackendKind::Jit, Engine::Adaptive),
-        (BackendKind::Auto, Engine::Adaptive),
-    ];
-    for path in files {
+    let mut compared = 0;
+    for path in &files {
         let name = path.display().to_string();
-        let source = std::fs::read_to_string(&path).expect("a benchmark program");
+        let source = std::fs::read_to_string(path).expect("a benchmark program");
         let image = gpu16_asm::assemble(&source, &name)
             .unwrap_or_else(|e| panic!("{name}: {e:?}"))
             .program
             .image();
-        for (config, (backend, engine)) in configs.iter().flat_map(|c| runners.map(|r| (c, r))) {
-            let runner = Runner {
-                backend,
-                engine,
-                hot: (backend == BackendKind::Auto).then_some(gpu16::Hotness {
-                    issues: 2,
-                    instructions: 64,
-                }),
-            };
-            let d = diverge_in(
-                BackendKind::Interp,
-                runner,
-                &image,
-                &[],
-                config,
-                Dialect::Spec,
-            );
-            assert_eq!(
-                d,
-                None,
-                "{name} on {}, {:?} issue, bank conflicts {}",
-                runner.name(),
-                config.issue,
-                config.bank_conflicts
-            );
-        }
+        let configs = rule_sets(200_000);
+        compared += every_runner_agrees(&name, &image, &[], &configs, Dialect::Spec, runners);
     }
+    assert_eq!(compared, files.len() * 4 * 4);
 }
 
 /// The bundled examples are what a user runs first, each on its own memory image (the
@@ -436,21 +467,12 @@ fn every_engine_equals_interpreter_on_the_benchmark_classes() {
 /// Rust computations.
 #[test]
 fn every_engine_equals_interpreter_on_the_bundled_examples() {
-    use gpu16_machine::{Config, IssuePolicy};
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("examples/")
-        .map(|e| e.expect("a directory entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "s"))
-        .collect();
-    files.sort();
+    let files = program_files("examples");
     assert_eq!(files.len(), 11, "the examples in examples/");
-    let runners = [
-        (BackendKind::Jit, Engine::Lockstep),
-        (BackendKind::Jit, Engine::PerCore),
-        (BackendKind::Jit, Engine::Adaptive),
-        (BackendKind::Auto, Engine::Adaptive),
-    ];
+    let runners = compiled_runners(gpu16::Hotness {
+        issues: 1,
+        instructions: 1,
+    });
     let mut compared = 0;
     for path in files {
         let name = path.display().to_string();
@@ -469,60 +491,19 @@ fn every_engine_equals_interpreter_on_the_bundled_examples() {
         } else {
             Vec::new()
         };
-        let configs: Vec<Config> = if mcst {
+        let configs: Vec<_> = if mcst {
             ["default", "mcst-rtl"]
                 .iter()
-                .map(|t| Config {
+                .map(|t| gpu16_machine::Config {
                     timing: gpu16::timing::parse(t).expect("a timing"),
-                    ..Config::default()
+                    ..gpu16_machine::Config::default()
                 })
                 .collect()
         } else {
-            [
-                (IssuePolicy::InOrder, false),
-                (IssuePolicy::InOrder, true),
-                (IssuePolicy::Lookahead, false),
-                (IssuePolicy::Lookahead, true),
-            ]
-            .iter()
-            .map(|&(issue, bank_conflicts)| Config {
-                issue,
-                bank_conflicts,
-                ..Config::default()
-            })
-            .collect()
+            rule_sets(gpu16_machine::Config::default().max_cycles).to_vec()
         };
-        for config in &configs {
-            for (backend, engine) in runners {
-                let runner = Runner {
-                    backend,
-                    engine,
-                    hot: (backend == BackendKind::Auto).then_some(gpu16::Hotness {
-                        issues: 1,
-                        instructions: 1,
-                    }),
-                };
-                let d = diverge_in(
-                    BackendKind::Interp,
-                    runner,
-                    &image,
-                    &memory,
-                    config,
-                    dialect,
-                );
-                assert_eq!(
-                    d,
-                    None,
-                    "{name} on {}, {:?} issue, bank conflicts {}, timing {}",
-                    runner.name(),
-                    config.issue,
-                    config.bank_conflicts,
-                    gpu16::timing::spec(&config.timing)
-                );
-                compared += 1;
-            }
-        }
+        compared += every_runner_agrees(&name, &image, &memory, &configs, dialect, runners);
     }
-    // 10 spec examples x 4 configurations and the MCST one x 2 timings, on 4 runners.
+    // 10 spec examples x 4 rule sets and the MCST one x 2 timings, on 4 runners.
     assert_eq!(compared, (10 * 4 + 2) * 4);
 }
