@@ -15,8 +15,9 @@
 # It appends one line a step to the log (default fuzz-campaign.log), with the SHA-256 of
 # the binary, so that a tally counts each code version apart. It stops at the first step
 # that does not agree: status 1 for a divergence (the shrunk reproducer is in DIR, by
-# default fuzz-campaign-repro beside the log), 2 for a step that could not compare. Start step K of the rotation with
-# `--first-step K`; a run resumed from the log's next seed and step covers no seed twice.
+# default fuzz-campaign-repro beside the log), 2 for a step that could not compare. Start
+# step K of the rotation with `--first-step K`; a run resumed from the log's next seed and
+# step covers no seed twice.
 #
 # Stopping the script (SIGTERM, SIGINT) or a step's `gpu16 fuzz` (SIGTERM, SIGINT) stops
 # the run with status 143 or 130 without logging the step in flight.
