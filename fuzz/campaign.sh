@@ -4,7 +4,7 @@
 #
 # Usage:
 #   fuzz/campaign.sh run GPU16 FIRST_SEED [--steps N] [--count C] [--first-step K] [--log FILE]
-#                          [--out DIR]
+#                          [--out DIR] [--engines E1,E2,...]
 #   fuzz/campaign.sh tally [--log FILE]
 #
 # `run` holds each engine to the interpreter in turn, C programs a step (default 2,000),
@@ -17,7 +17,9 @@
 # that does not agree: status 1 for a divergence (the shrunk reproducer is in DIR, by
 # default fuzz-campaign-repro beside the log), 2 for a step that could not compare. Start
 # step K of the rotation with `--first-step K`; a run resumed from the log's next seed and
-# step covers no seed twice.
+# step covers no seed twice. `--engines` (of lockstep, percore, adaptive, auto, mcst) runs
+# only those engines' steps of the rotation, for an engine whose count is behind; a step
+# keeps its number in the rotation, and skipped steps take no seeds.
 #
 # Stopping the script (SIGTERM, SIGINT) or a step's `gpu16 fuzz` (SIGTERM, SIGINT) stops
 # the run with status 143 or 130 without logging the step in flight.
@@ -59,7 +61,7 @@ run)
   bin=$1 seed=$2
   shift 2
   number "FIRST_SEED" "$seed"
-  steps=-1 count=2000 first=0 repro=
+  steps=-1 count=2000 first=0 repro= only=
   while [ $# -gt 0 ]; do
     [ $# -ge 2 ] || die "$1 needs a value"
     case $1 in
@@ -68,11 +70,23 @@ run)
     --first-step) number "--first-step" "$2"; first=$2 ;;
     --log) log=$2 ;;
     --out) repro=$2 ;;
+    --engines) [ -n "$2" ] || die "--engines names no engine"; only=$2 ;;
     *) die "unknown option '$1'" ;;
     esac
     shift 2
   done
   [ "$count" -ge 1 ] && [ "$count" -le 1000000 ] || die "--count must be 1 to 1,000,000"
+  # The engines to run: every label of the rotation unless --engines names some.
+  labels=" "
+  for entry in "${rotation[@]}"; do
+    [[ $labels == *" ${entry%%|*} "* ]] || labels+="${entry%%|*} "
+  done
+  wanted=" ${only//,/ } "
+  [ -n "$only" ] || wanted=$labels
+  for e in $wanted; do
+    [[ $labels == *" $e "* ]] || die "--engines: no engine '$e' in the rotation (${labels:1:-1})"
+  done
+  [[ $wanted =~ [a-z] ]] || die "--engines names no engine"
   [ -x "$bin" ] || die "$bin is not an executable file"
   [ ! -e "$log" ] || [ -f "$log" ] || die "$log exists and is not a file"
   [ -d "$(dirname "$log")" ] || die "no directory for the log $log"
@@ -96,6 +110,10 @@ run)
   trap 'rm -f "$out"' EXIT
   while [ "$steps" -ne 0 ]; do
     IFS='|' read -r engine args <<< "${rotation[$((step % ${#rotation[@]}))]}"
+    if [[ $wanted != *" $engine "* ]]; then
+      step=$((step + 1))
+      continue
+    fi
     set +e
     # In the background and waited for, so that a signal to the script is handled at once.
     # shellcheck disable=SC2086 # the rotation's arguments are words

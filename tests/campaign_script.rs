@@ -99,6 +99,49 @@ fn a_rotation_is_tallied_per_engine() {
     }
 }
 
+/// `--engines` runs only the named engines' steps: each keeps its number in the rotation,
+/// and the skipped ones take no seeds. Worked by hand from the rotation: percore is step 1
+/// and 7, mcst 6 and 9.
+#[test]
+fn engines_runs_only_their_steps_of_the_rotation() {
+    let dir = scratch("campaign_script", "engines");
+    let log = dir.join("campaign.log");
+    let bin = env!("CARGO_BIN_EXE_gpu16");
+    let o = campaign(&[
+        "run",
+        bin,
+        "700",
+        "--steps",
+        "5",
+        "--count",
+        "2",
+        "--engines",
+        "mcst,percore",
+        "--log",
+        s(&log),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let lines = std::fs::read_to_string(&log).unwrap();
+    let steps: Vec<(&str, &str, &str)> = lines
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            (f[2], f[3], f[5])
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            ("1", "700", "percore"),
+            ("6", "702", "mcst"),
+            ("7", "704", "percore"),
+            ("9", "706", "mcst"),
+            ("11", "708", "percore"),
+        ],
+        "{lines}"
+    );
+}
+
 #[test]
 fn usage_errors_exit_2_with_a_message() {
     let dir = scratch("campaign_script", "usage");
@@ -107,7 +150,7 @@ fn usage_errors_exit_2_with_a_message() {
     let file = dir.join("a-file");
     std::fs::write(&file, b"").unwrap();
     let log = dir.join("usage.log");
-    let cases: [(Vec<&str>, &str); 7] = [
+    let cases: [(Vec<&str>, &str); 10] = [
         (vec![], "Usage"),
         (vec!["run", "/no/such/gpu16", "1"], "not an executable file"),
         (
@@ -123,6 +166,18 @@ fn usage_errors_exit_2_with_a_message() {
         (
             vec!["run", bin, "1", "--log", s(&log), "--out", s(&file)],
             "exists and is not a directory",
+        ),
+        (
+            vec!["run", bin, "1", "--log", s(&log), "--engines", "auto,gpu"],
+            "no engine 'gpu' in the rotation (lockstep percore adaptive auto mcst)",
+        ),
+        (
+            vec!["run", bin, "1", "--log", s(&log), "--engines", ""],
+            "--engines names no engine",
+        ),
+        (
+            vec!["run", bin, "1", "--log", s(&log), "--engines", ",,"],
+            "--engines names no engine",
         ),
     ];
     for (args, message) in cases {
