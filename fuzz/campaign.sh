@@ -81,12 +81,19 @@ run)
   for entry in "${rotation[@]}"; do
     [[ $labels == *" ${entry%%|*} "* ]] || labels+="${entry%%|*} "
   done
-  wanted=" ${only//,/ } "
-  [ -n "$only" ] || wanted=$labels
-  for e in $wanted; do
-    [[ $labels == *" $e "* ]] || die "--engines: no engine '$e' in the rotation (${labels:1:-1})"
-  done
-  [[ $wanted =~ [a-z] ]] || die "--engines names no engine"
+  wanted=$labels
+  if [ -n "$only" ]; then
+    # Split on commas only: a name is compared as written, never expanded as a glob.
+    IFS=, read -ra names <<< "$only"
+    wanted=" "
+    for e in "${names[@]}"; do
+      [ -n "$e" ] || continue
+      [[ $e =~ ^[a-z]+$ && $labels == *" $e "* ]] ||
+        die "--engines: no engine '$e' in the rotation (${labels:1:-1})"
+      wanted+="$e "
+    done
+    [ "$wanted" != " " ] || die "--engines names no engine"
+  fi
   [ -x "$bin" ] || die "$bin is not an executable file"
   [ ! -e "$log" ] || [ -f "$log" ] || die "$log exists and is not a file"
   [ -d "$(dirname "$log")" ] || die "no directory for the log $log"

@@ -150,7 +150,7 @@ fn usage_errors_exit_2_with_a_message() {
     let file = dir.join("a-file");
     std::fs::write(&file, b"").unwrap();
     let log = dir.join("usage.log");
-    let cases: [(Vec<&str>, &str); 10] = [
+    let cases: [(Vec<&str>, &str); 12] = [
         (vec![], "Usage"),
         (vec!["run", "/no/such/gpu16", "1"], "not an executable file"),
         (
@@ -178,6 +178,15 @@ fn usage_errors_exit_2_with_a_message() {
         (
             vec!["run", bin, "1", "--log", s(&log), "--engines", ",,"],
             "--engines names no engine",
+        ),
+        // Names are not globs: `*` is refused, not expanded to the files of the directory.
+        (
+            vec!["run", bin, "1", "--log", s(&log), "--engines", "*"],
+            "no engine '*' in the rotation",
+        ),
+        (
+            vec!["run", bin, "1", "--log", s(&log), "--engines", "auto, mcst"],
+            "no engine ' mcst' in the rotation",
         ),
     ];
     for (args, message) in cases {
