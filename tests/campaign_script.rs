@@ -24,22 +24,21 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// `campaign.sh run` on the built binary: `steps` steps of 2 programs each from seed
+/// `seed`, logged to `log`, with `extra` options.
+fn run_steps(log: &Path, seed: &str, steps: &str, extra: &[&str]) -> Output {
+    let bin = env!("CARGO_BIN_EXE_gpu16");
+    let mut args = vec!["run", bin, seed, "--steps", steps, "--count", "2", "--log"];
+    args.push(s(log));
+    args.extend_from_slice(extra);
+    campaign(&args)
+}
+
 #[test]
 fn a_rotation_is_tallied_per_engine() {
     let dir = scratch("campaign_script", "rotation");
     let log = dir.join("campaign.log");
-    let bin = env!("CARGO_BIN_EXE_gpu16");
-    let o = campaign(&[
-        "run",
-        bin,
-        "500",
-        "--steps",
-        "10",
-        "--count",
-        "2",
-        "--log",
-        s(&log),
-    ]);
+    let o = run_steps(&log, "500", "10", &[]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let lines = std::fs::read_to_string(&log).unwrap();
     let steps: Vec<Vec<&str>> = lines.lines().map(|l| l.split('\t').collect()).collect();
@@ -106,20 +105,7 @@ fn a_rotation_is_tallied_per_engine() {
 fn engines_runs_only_their_steps_of_the_rotation() {
     let dir = scratch("campaign_script", "engines");
     let log = dir.join("campaign.log");
-    let bin = env!("CARGO_BIN_EXE_gpu16");
-    let o = campaign(&[
-        "run",
-        bin,
-        "700",
-        "--steps",
-        "5",
-        "--count",
-        "2",
-        "--engines",
-        "mcst,percore",
-        "--log",
-        s(&log),
-    ]);
+    let o = run_steps(&log, "700", "5", &["--engines", "mcst,percore"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let lines = std::fs::read_to_string(&log).unwrap();
     let steps: Vec<(&str, &str, &str)> = lines
