@@ -7,8 +7,9 @@
 //! - a line `...` stands for any number of lines (the README shortens long tables);
 //! - `(gpu16) CMD` lines are debugger commands: they go to the command's stdin, and the
 //!   debugger (reading a pipe, not a terminal) prints no prompt;
-//! - `$ cat NAME` of a file that is neither in the repository nor made by an earlier command
-//!   shows a file the reader is to write: the test writes what it shows;
+//! - `$ cat NAME` of a file that is neither in the repository nor made by an earlier
+//!   command shows a file the reader is to write: the test writes what it shows (only for
+//!   a plain relative NAME, so it writes nowhere but its scratch directory);
 //! - stdout and stderr show together, as a terminal shows them;
 //! - a `wall ...` line and a fuzz summary's `(N s, M programs/s)` carry the time of the
 //!   machine that ran them and match any time.
@@ -138,6 +139,17 @@ fn same_line(shown: &str, got: &str) -> bool {
     matches!((timed(shown), timed(got)), (Some(a), Some(b)) if a == b)
 }
 
+/// Whether `name` is a relative path of plain components (no `..`, no root, no spaces): a
+/// file the test may write stays inside its scratch directory.
+fn inside(name: &str) -> bool {
+    use std::path::Component;
+    !name.is_empty()
+        && !name.contains(char::is_whitespace)
+        && Path::new(name)
+            .components()
+            .all(|c| matches!(c, Component::Normal(_)))
+}
+
 /// Copy the directory `from` into `to`, files only one level deep (the examples are flat).
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
@@ -212,9 +224,9 @@ fn every_transcript_prints_what_its_document_shows() {
                 not_run_seen[i] = true;
                 continue;
             }
-            if let Some(name) = s.command.strip_prefix("cat ") {
+            if let Some(name) = s.command.strip_prefix("cat ").filter(|n| inside(n)) {
                 let file = dir.join(name);
-                if !name.contains(' ') && !file.exists() {
+                if !file.exists() {
                     std::fs::write(&file, s.output.join("\n") + "\n").unwrap();
                     continue;
                 }
@@ -264,6 +276,10 @@ fn the_matcher_takes_elisions_and_times_and_nothing_else() {
         &v(&["10 programs, no divergence between interp and jit (5.2 s, 190 programs/s)"]),
         &["11 programs, no divergence between interp and jit (5.2 s, 190 programs/s)"]
     ));
+    // A file the test writes for `$ cat NAME` stays in its directory.
+    assert!(inside("bad.s") && inside("tb/bank0.hex"));
+    assert!(!inside("/etc/passwd") && !inside("../x") && !inside("a/../../x"));
+    assert!(!inside("a b") && !inside(""));
     let t = transcripts("x\n```\n$ a\nout\n\n$ b\n(gpu16) go\nsaid\n```\n$ not\n");
     assert_eq!(t.len(), 2);
     assert_eq!((t[0].command.as_str(), t[0].output.len()), ("a", 1));
