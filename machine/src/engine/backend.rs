@@ -249,6 +249,28 @@ pub struct CellViews {
     /// 16 access counters, one a bank: bank k's at `.add(k)`, counted as
     /// [`crate::engine::memory`]'s "Counting accesses" says.
     pub accesses: *mut u64,
+    /// The lock book, for compiled code that opens and closes sequences itself below
+    /// [`Port::sync_accesses_until`]: the gate word ([`SharedMemory::gate`]); per bank
+    /// (`.add(b)`) the holder of its open sequence (0xFF: none), the locked address, the
+    /// cycle of its `ld_sync`, its sleepers (a mask of cores) and its lock counters
+    /// ([`crate::engine::memory::MemoryStats`]); per core (`.add(k)`) the address it holds
+    /// locked (0xFFFF: none). [`SharedMemory::perform`]'s commit of an `ld_sync` or
+    /// `st_sync` is what compiled code must do to them.
+    pub gate: *mut u32,
+    /// See [`CellViews::gate`].
+    pub holder: *mut u8,
+    /// See [`CellViews::gate`].
+    pub locked: *mut u16,
+    /// See [`CellViews::gate`].
+    pub since: *mut u64,
+    /// See [`CellViews::gate`].
+    pub held: *mut u16,
+    /// See [`CellViews::gate`].
+    pub waiters: *mut u16,
+    /// See [`CellViews::gate`].
+    pub acquisitions: *mut u64,
+    /// See [`CellViews::gate`].
+    pub hold_cycles: *mut u64,
 }
 
 /// What compiled code needs to perform a plain `ld` or `st` itself: for each bank, the
@@ -542,25 +564,32 @@ impl<'m> Port<'m> {
         };
         let shared_rows = if holding || gate & u32::from(reach) != 0 {
             0
-        } else if reach == 0 {
-            u64::MAX
         } else {
-            let highest = 15 - u64::from(group.leading_zeros());
-            let mut least = u64::MAX;
-            for (b, &horizon) in self.horizon.iter().enumerate() {
-                least = least.min(if reach & (1 << b) != 0 {
-                    horizon
-                } else {
-                    u64::MAX
-                });
-            }
-            turn_of_least(least.saturating_sub(highest))
+            self.turn_on(reach, group)
         };
         (
             own_rows,
             shared_rows,
             if watching { 0 } else { shared_rows },
         )
+    }
+
+    /// The first cycle in which the highest core of `group`, and so some core of it, is no
+    /// longer in turn on some bank of `reach` (`u64::MAX` for no bank).
+    fn turn_on(&self, reach: u16, group: u16) -> u64 {
+        if reach == 0 {
+            return u64::MAX;
+        }
+        let highest = 15 - u64::from(group.leading_zeros());
+        let mut least = u64::MAX;
+        for (b, &horizon) in self.horizon.iter().enumerate() {
+            least = least.min(if reach & (1 << b) != 0 {
+                horizon
+            } else {
+                u64::MAX
+            });
+        }
+        turn_of_least(least.saturating_sub(highest))
     }
 
     /// For the cores of `cohort` (cores of one frame without atomic sequences, at any IPs):
@@ -582,10 +611,55 @@ impl<'m> Port<'m> {
     /// rows below [`Port::shared_rows_until`]), counted through [`Port::count_accesses`].
     pub fn cell_views(&self) -> CellViews {
         let cells = self.memory.cells();
-        CellViews {
-            bytes: cells.bytes.as_ptr().cast::<u8>().cast_mut(),
-            accesses: cells.accesses.as_ptr(),
+        // Each pointer is derived from a shared reference to `Cell`s: see `CellViews`.
+        fn at<T>(cells: &[Cell<T>]) -> *mut T {
+            cells.as_ptr().cast::<T>().cast_mut()
         }
+        let locks = &cells.locks;
+        CellViews {
+            bytes: at(&cells.bytes),
+            accesses: cells.accesses.as_ptr(),
+            gate: locks.gate.as_ptr(),
+            holder: at(&locks.holder),
+            locked: at(&locks.locked),
+            since: at(&locks.since),
+            held: at(&locks.held),
+            waiters: at(&locks.waiters),
+            acquisitions: at(&locks.acquisitions),
+            hold_cycles: at(&locks.hold_cycles),
+        }
+    }
+
+    /// For the cores of `cohort` (cores of one frame, at any IPs): the first cycle from
+    /// which some core of the cohort may no longer be the only one to act on a bank the
+    /// cohort's tasks may touch, in (cycle, core id) order ([`Port::plain_accesses_until`]'s
+    /// turn, whatever sequences are open or held); 0 while a debugger watches bytes, an
+    /// observer keeps the closed sequences, or the bank-conflict model arbitrates banks.
+    /// Before it, compiled code may perform an access of the cohort itself through
+    /// [`CellViews`], in ascending core id within a cycle, where the lock book shows that
+    /// [`SharedMemory::perform`] would commit it and wake no one: an `ld`/`st` whose bank
+    /// and core have no gate bit, an `ld_sync` likewise, a `st_sync` of the byte its core
+    /// holds on a bank without sleepers; each banks' `ld_sync` it performs goes to
+    /// [`Port::note_opened`]. Anything else goes through [`Port::offer_lanes`] or
+    /// [`Port::access_or_sleep`], after which the bound must be asked again (a wake-up
+    /// moves horizons).
+    pub fn sync_accesses_until(&self, cohort: u16) -> u64 {
+        if self.memory.watching()
+            || self.memory.closed.is_some()
+            || self.memory.bank_conflicts()
+            || self.direct.is_some()
+        {
+            return 0;
+        }
+        let reach = crate::cores::lanes_of(cohort).fold(0, |r, k| r | self.banks[k]);
+        self.turn_on(reach, cohort)
+    }
+
+    /// Banks on which compiled code opened a sequence itself (see
+    /// [`Port::sync_accesses_until`]), for the run loop to settle as it settles those
+    /// opened through the port.
+    pub fn note_opened(&mut self, banks: u16) {
+        self.opened |= banks;
     }
 
     /// Count the accesses of `tally`, performed by compiled code through

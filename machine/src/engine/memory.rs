@@ -2,9 +2,11 @@
 //! sequence a bank), the optional bank-conflict model, and the runtime faults of memory
 //! instructions. Every access is decided and committed here, through [`SharedMemory::perform`],
 //! in the (cycle, core id) order the run loop presents them, so all backends share one
-//! memory model. The one exception is compiled code's inline plain `ld`/`st`, which writes
-//! the byte and counts the access exactly as `perform` would, only where the port's
-//! per-bank bound proves `perform` would do nothing else (see [`crate::backend::DirectAccess`]).
+//! memory model. The one exception is compiled code's inline accesses, which commit exactly
+//! as `perform` would, only where the port's bound proves `perform` would do nothing else:
+//! plain `ld`/`st` (the byte and its bank's counter, see [`crate::backend::DirectAccess`]),
+//! and a cohort's accesses in a frame with atomic sequences, which also open and close
+//! sequences in the lock book ([`crate::backend::Port::sync_accesses_until`]).
 //!
 //! The bytes and the per-bank access counters live in [`Cell`]s behind an [`Rc`], because
 //! compiled code reads and writes them through raw pointers while the memory itself is
@@ -329,34 +331,104 @@ pub struct MemoryStats {
     pub lock_hold_cycles_per_bank: [u64; BANKS],
 }
 
-/// What compiled code reads and writes in place: the bytes and the access counters.
+/// What compiled code reads and writes in place: the bytes, the access counters and the
+/// lock book.
 pub(crate) struct Cells {
     /// The 4096 bytes, at [`cell_index`] of their address.
     pub(crate) bytes: [Cell<u8>; MEMORY_BYTES],
     pub(crate) accesses: BankAccesses,
+    pub(crate) locks: LockCells,
+}
+
+/// A [`LockCells::holder`] entry: no sequence is open on the bank.
+pub(crate) const NO_HOLDER: u8 = 0xFF;
+/// A [`LockCells::held`] entry: the core holds no byte (addresses are 12 bits).
+pub(crate) const NOT_HELD: u16 = 0xFFFF;
+
+/// The lock book: each bank's open sequence, each core's locked byte, the gate word, the
+/// sleepers and the lock counters. In cells, like the bytes, because compiled cohort code
+/// opens and closes sequences in place (below the port's bound, where nothing else can,
+/// see [`crate::backend::Port::sync_accesses_until`]) through raw pointers to these arrays
+/// ([`crate::backend::CellViews`]), exactly as [`SharedMemory::perform`] would.
+#[derive(Debug)]
+pub(crate) struct LockCells {
+    /// [`SharedMemory::gate`].
+    pub(crate) gate: Cell<u32>,
+    /// Each bank's open sequence: its holder ([`NO_HOLDER`] where none), the locked
+    /// address and the cycle of its `ld_sync`.
+    pub(crate) holder: [Cell<u8>; BANKS],
+    pub(crate) locked: [Cell<u16>; BANKS],
+    pub(crate) since: [Cell<u64>; BANKS],
+    /// The address each core holds locked ([`NOT_HELD`] where none).
+    pub(crate) held: [Cell<u16>; CORES],
+    /// Cores asleep until the bank's sequence closes, as a mask per bank.
+    pub(crate) waiters: [Cell<u16>; BANKS],
+    /// [`MemoryStats::lock_acquisitions_per_bank`] and
+    /// [`MemoryStats::lock_hold_cycles_per_bank`].
+    pub(crate) acquisitions: [Cell<u64>; BANKS],
+    pub(crate) hold_cycles: [Cell<u64>; BANKS],
+}
+
+impl LockCells {
+    fn new(gate: u32) -> LockCells {
+        LockCells {
+            gate: Cell::new(gate),
+            holder: std::array::from_fn(|_| Cell::new(NO_HOLDER)),
+            locked: Default::default(),
+            since: Default::default(),
+            held: std::array::from_fn(|_| Cell::new(NOT_HELD)),
+            waiters: Default::default(),
+            acquisitions: Default::default(),
+            hold_cycles: Default::default(),
+        }
+    }
+
+    /// A deep copy: it shares no cell with `self`.
+    fn copy(&self) -> LockCells {
+        fn each<T: Copy, const N: usize>(a: &[Cell<T>; N]) -> [Cell<T>; N] {
+            std::array::from_fn(|i| Cell::new(a[i].get()))
+        }
+        LockCells {
+            gate: Cell::new(self.gate.get()),
+            holder: each(&self.holder),
+            locked: each(&self.locked),
+            since: each(&self.since),
+            held: each(&self.held),
+            waiters: each(&self.waiters),
+            acquisitions: each(&self.acquisitions),
+            hold_cycles: each(&self.hold_cycles),
+        }
+    }
+
+    /// The open sequence of `bank`: (holder, locked address, cycle of its `ld_sync`).
+    #[inline(always)]
+    fn open(&self, bank: usize) -> Option<(u8, u16, u64)> {
+        let holder = self.holder[bank].get();
+        if holder == NO_HOLDER {
+            return None;
+        }
+        Some((holder, self.locked[bank].get(), self.since[bank].get()))
+    }
+
+    /// The address core `core` holds locked.
+    #[inline(always)]
+    fn held(&self, core: u8) -> Option<u16> {
+        let held = self.held[usize::from(core & 0xF)].get();
+        if held == NOT_HELD {
+            return None;
+        }
+        Some(held)
+    }
 }
 
 /// Shared memory with its lock and bank state.
 pub struct SharedMemory {
+    /// The bytes, access counters and lock book (sequences, held bytes, sleepers, lock
+    /// counters and the gate word, see [`SharedMemory::gate`]).
     cells: Rc<Cells>,
-    /// The open sequence of each bank: (holder core, locked address, cycle of its ld_sync).
-    bank_lock: [Option<(u8, u16, u64)>; BANKS],
-    /// The address each core holds locked, if any.
-    held: [Option<u16>; CORES],
     bank_conflicts: bool,
     /// Bank-conflict model: what each bank served last: (cycle, row, read-only).
     served: [(u64, u8, bool); BANKS],
-    /// Cores asleep until the bank's sequence closes, as a mask per bank.
-    waiters: [u16; BANKS],
-    /// Why a plain ld or st might not simply proceed, as bits: bank `b` has an open sequence
-    /// (bit `b`; all sixteen under the bank-conflict model, which needs every access
-    /// arbitrated) or core `c` holds a lock (bit `16 + c`, its ld/st would fault). A plain
-    /// access that finds neither its bank's bit nor its core's bit set proceeds unless it is
-    /// out of turn: compiled code performs those itself (see
-    /// [`crate::backend::DirectAccess`]).
-    gate: u32,
-    /// Lock counters; the access counters are in `cells`.
-    locks: MemoryStats,
     /// Closed sequences (core, address, ld_sync cycle, st_sync cycle), kept for an observer.
     pub(crate) closed: Option<Vec<(u8, u16, u64, u64)>>,
     /// A debugger's watched bytes, and the earliest write of one noted (see
@@ -380,6 +452,7 @@ impl SharedMemory {
         let cells = Rc::new(Cells {
             bytes: std::array::from_fn(|_| Cell::new(0)),
             accesses: Default::default(),
+            locks: LockCells::new(if bank_conflicts { ALL_BANKS } else { 0 }),
         });
         // Only the image's nonzero bytes need placing: most runs start from zeros.
         for (addr, &byte) in image.iter().take(MEMORY_BYTES).enumerate() {
@@ -389,13 +462,8 @@ impl SharedMemory {
         }
         SharedMemory {
             cells,
-            bank_lock: [None; BANKS],
-            held: [None; CORES],
             bank_conflicts,
             served: [(u64::MAX, 0, false); BANKS],
-            waiters: [0; BANKS],
-            gate: if bank_conflicts { ALL_BANKS } else { 0 },
-            locks: MemoryStats::default(),
             closed: None,
             watch: None,
         }
@@ -436,16 +504,12 @@ impl SharedMemory {
             accesses: BankAccesses(std::array::from_fn(|b| {
                 Cell::new(self.cells.accesses.0[b].get())
             })),
+            locks: self.cells.locks.copy(),
         });
         SharedMemory {
             cells,
-            bank_lock: self.bank_lock,
-            held: self.held,
             bank_conflicts: self.bank_conflicts,
             served: self.served,
-            waiters: self.waiters,
-            gate: self.gate,
-            locks: self.locks.clone(),
             closed: None,
             watch: None,
         }
@@ -498,36 +562,42 @@ impl SharedMemory {
 
     /// The counters so far: accesses, lock acquisitions and hold cycles per bank.
     pub fn stats(&self) -> MemoryStats {
+        let locks = &self.cells.locks;
         MemoryStats {
             accesses_per_bank: self.cells.accesses.totals(),
-            ..self.locks.clone()
+            lock_acquisitions_per_bank: std::array::from_fn(|b| locks.acquisitions[b].get()),
+            lock_hold_cycles_per_bank: std::array::from_fn(|b| locks.hold_cycles[b].get()),
         }
     }
 
     /// The address a core holds locked, if any.
     pub fn held(&self, core: u8) -> Option<u16> {
-        self.held[usize::from(core)]
+        self.cells.locks.held(core)
     }
 
     /// The cores that hold a lock, bit k for core k (the gate's holding bits).
     pub fn holders(&self) -> u16 {
-        (self.gate >> 16) as u16
+        (self.gate() >> 16) as u16
     }
 
     /// The open sequence of a bank: (holder, locked address).
     pub fn bank_lock(&self, bank: usize) -> Option<(u8, u16)> {
-        self.bank_lock[bank].map(|(h, a, _)| (h, a))
+        self.cells.locks.open(bank).map(|(h, a, _)| (h, a))
     }
 
     /// The cycle in which the open sequence of a bank began (its `ld_sync`).
     pub fn opened_in(&self, bank: usize) -> Option<u64> {
-        self.bank_lock[bank].map(|(_, _, since)| since)
+        self.cells.locks.open(bank).map(|(_, _, since)| since)
     }
 
-    /// The gate word: bit `b` for a bank whose accesses need arbitration, bit `16 + c` for
-    /// a core holding a lock.
+    /// The gate word: bit `b` for a bank whose accesses need arbitration (an open sequence;
+    /// all sixteen under the bank-conflict model, which arbitrates every access), bit
+    /// `16 + c` for a core holding a lock (its ld/st would fault). A plain access that
+    /// finds neither its bank's bit nor its core's bit set proceeds unless it is out of
+    /// turn: compiled code performs those itself (see [`crate::backend::DirectAccess`]).
+    #[inline(always)]
     pub fn gate(&self) -> u32 {
-        self.gate
+        self.cells.locks.gate.get()
     }
 
     /// The cells compiled code reads and writes in place.
@@ -547,9 +617,9 @@ impl SharedMemory {
     /// arbitrated. That took a twentieth off a histogram's host instructions.
     #[inline(always)]
     pub(crate) fn check(&self, id: u8, cycle: u64, op: MemOp, addr: u16) -> Attempt {
-        let held = self.held[usize::from(id)];
+        let gate = self.gate();
         if op == MemOp::StSync {
-            match held {
+            match self.held(id) {
                 None => return Attempt::Fault(FaultRule::StSyncWithoutSequence),
                 Some(held) if held != addr => {
                     return Attempt::Fault(FaultRule::StSyncWrongAddress { held })
@@ -557,14 +627,14 @@ impl SharedMemory {
                 Some(_) if !self.bank_conflicts => return Attempt::Proceed,
                 Some(_) => {}
             }
-        } else if self.gate & holding_bit(id) != 0 {
-            let held = held.unwrap_or_default();
+        } else if gate & holding_bit(id) != 0 {
+            let held = self.held(id).unwrap_or_default();
             return Attempt::Fault(if op == MemOp::LdSync {
                 FaultRule::LdSyncWhileHolding { held }
             } else {
                 FaultRule::AccessWhileHolding { held }
             });
-        } else if self.gate & 1 << bank_of(addr) == 0 {
+        } else if gate & 1 << bank_of(addr) == 0 {
             return Attempt::Proceed;
         }
         if let Some(stall) = self.lock_stall(id, op, addr) {
@@ -586,7 +656,13 @@ impl SharedMemory {
     /// conflicts: a herd of sleepers asks only this.
     #[inline(always)]
     pub(crate) fn lock_stall(&self, id: u8, op: MemOp, addr: u16) -> Option<Stall> {
-        let (holder, locked, _) = self.bank_lock[bank_of(addr)]?;
+        let bank = bank_of(addr);
+        let locks = &self.cells.locks;
+        let holder = locks.holder[bank].get();
+        if holder == NO_HOLDER {
+            return None;
+        }
+        let locked = locks.locked[bank].get();
         let blocked = match op {
             MemOp::Ld | MemOp::St => locked == addr,
             MemOp::LdSync => true,
@@ -621,7 +697,7 @@ impl SharedMemory {
     /// finds no fault and no lock stall, and the bank-conflict model is off.
     #[inline]
     pub fn plain_accesses_proceed(&self) -> bool {
-        self.gate == 0 && !self.bank_conflicts
+        self.gate() == 0 && !self.bank_conflicts
     }
 
     /// [`SharedMemory::perform`] for a plain `ld`/`st` while
@@ -676,11 +752,16 @@ impl SharedMemory {
         self.count_access(cycle, op, addr);
         let bank = bank_of(addr);
         let cell = &self.cells.bytes[cell_index(addr)];
+        let locks = &self.cells.locks;
+        let (core, gate) = (usize::from(id & 0xF), locks.gate.get());
         if op == MemOp::LdSync {
-            self.bank_lock[bank] = Some((id, addr, cycle));
-            self.held[usize::from(id)] = Some(addr);
-            self.gate |= 1 << bank | holding_bit(id);
-            self.locks.lock_acquisitions_per_bank[bank] += 1;
+            locks.holder[bank].set(id & 0xF);
+            locks.locked[bank].set(addr);
+            locks.since[bank].set(cycle);
+            locks.held[core].set(addr);
+            locks.gate.set(gate | 1 << bank | holding_bit(id));
+            let n = &locks.acquisitions[bank];
+            n.set(n.get() + 1);
             return Performed {
                 value: cell.get(),
                 wakes: Wakes::default(),
@@ -688,23 +769,28 @@ impl SharedMemory {
         }
         // st_sync: write, close the sequence and wake its sleepers.
         cell.set(value);
-        self.note_write(cycle, addr);
-        if let Some((_, _, since)) = self.bank_lock[bank].take() {
-            self.locks.lock_hold_cycles_per_bank[bank] += cycle - since;
+        if locks.holder[bank].get() != NO_HOLDER {
+            let since = locks.since[bank].get();
+            let n = &locks.hold_cycles[bank];
+            n.set(n.get() + (cycle - since));
+            locks.holder[bank].set(NO_HOLDER);
             if let Some(log) = &mut self.closed {
                 log.push((id, addr, since, cycle));
             }
         }
-        self.held[usize::from(id)] = None;
-        self.gate &= !holding_bit(id);
-        if !self.bank_conflicts {
-            self.gate &= !(1 << bank);
-        }
+        locks.held[core].set(NOT_HELD);
+        let closed = if self.bank_conflicts { 0 } else { 1 << bank };
+        locks.gate.set(gate & !(holding_bit(id) | closed));
         let wakes = Wakes {
-            mask: std::mem::take(&mut self.waiters[bank]),
+            mask: {
+                let waiters = locks.waiters[bank].get();
+                locks.waiters[bank].set(0);
+                waiters
+            },
             closer: id,
             cycle,
         };
+        self.note_write(cycle, addr);
         Performed { value, wakes }
     }
 
@@ -715,12 +801,13 @@ impl SharedMemory {
 
     /// Put a core to sleep until the sequence open on `bank` closes.
     pub fn sleep_on(&mut self, bank: usize, core: u8) {
-        self.waiters[bank] |= 1 << core;
+        self.sleep_all_on(bank, 1 << core);
     }
 
     /// Put the cores of `cores` (a mask) to sleep until the sequence open on `bank` closes.
     pub fn sleep_all_on(&mut self, bank: usize, cores: u16) {
-        self.waiters[bank] |= cores;
+        let waiters = &self.cells.locks.waiters[bank];
+        waiters.set(waiters.get() | cores);
     }
 }
 
@@ -850,7 +937,7 @@ mod tests {
             let _ = m.perform(id, cycle, op, addr, cycle as u8);
         }
         // The walk opened and closed sequences.
-        assert!(m.locks.lock_acquisitions_per_bank.iter().sum::<u64>() > 100);
+        assert!(m.stats().lock_acquisitions_per_bank.iter().sum::<u64>() > 100);
     }
 
     #[test]
