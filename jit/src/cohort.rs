@@ -4,8 +4,11 @@
 //! that IP under a mask, then hands the cycle's memory instructions to [`cohort_access`],
 //! which performs them in ascending core id through the port (those that proceed in one
 //! `Port::offer_lanes` call), puts lanes that stall in their turn on a lock held by another
-//! lane to sleep, and retries woken lanes in the cycle the spec gives (a frame without atomic sequences performs its plain accesses in code
-//! below `Port::plain_accesses_until`, which [`run`] asks at entry). This file owns the
+//! lane to sleep, and retries woken lanes in the cycle the spec gives (a frame without
+//! atomic sequences performs its plain accesses in code below `Port::plain_accesses_until`,
+//! which [`run`] asks at entry; a frame with them, those the lock book lets proceed below
+//! `Port::sync_accesses_until`, which [`run`] asks at entry and [`cohort_access`] after
+//! each call). This file owns the
 //! two callbacks (the file they work on is `abi`'s), and turning the code's exit back into
 //! each core's state; the translation is `cohort_compile.rs`.
 //!
@@ -58,7 +61,10 @@ crate::abi::callback_abi! {
         let result = catch_unwind(AssertUnwindSafe(|| {
             // Whole arrays in and out: compiled code reads them as vectors, which a store of
             // each byte would keep waiting on.
-            let (mut awake, mut loaded, mut performed) = (file.awake, file.loaded, [0u8; 16]);
+            // Compiled code performed the lanes below `lanes` itself (`cohort_sync`), and
+            // notes the sequences it opened for the port.
+            let (mut awake, mut loaded, mut performed) = (file.awake, file.loaded, file.performed);
+            port.note_opened(std::mem::take(&mut file.opened) as u16);
             file.retried = 0;
             let mut todo = lanes as u16;
             let mut status = CohortAccess::Done.code();
@@ -166,6 +172,10 @@ crate::abi::callback_abi! {
             file.awake = awake;
             file.loaded = loaded;
             file.performed = performed;
+            if ctx.sync {
+                // A wake-up moved horizons.
+                file.sync_until = port.sync_accesses_until(ctx.cohort);
+            }
             status
         }));
         result.unwrap_or_else(|payload| {
@@ -232,6 +242,7 @@ pub(crate) fn run(
         m | (u16::from(cores[l].cycle != first) << l)
     });
     let all = awake | asleep;
+    let sync = instrs.iter().any(Instr::is_sync);
     let by_lane = |mask: u16| -> [u8; 16] {
         std::array::from_fn(|k| if mask & (1 << k) != 0 { 0xFF } else { 0 })
     };
@@ -254,6 +265,12 @@ pub(crate) fn run(
         ended: 0,
         by_ready: 0,
         plain_until: port.plain_accesses_until(all),
+        sync_until: if sync {
+            port.sync_accesses_until(all)
+        } else {
+            0
+        },
+        opened: 0,
         cells: port.cell_views(),
     };
     let mut m = code.live;
@@ -282,6 +299,8 @@ pub(crate) fn run(
         cores,
         _borrows: std::marker::PhantomData,
         awake_from,
+        cohort: all,
+        sync,
         panic: None,
     };
     // SAFETY: `code.entry` was emitted by `cohort_compile::build` with exactly the
@@ -292,14 +311,17 @@ pub(crate) fn run(
     // `cohort_access` and `cohort_end`, which catch every panic, so nothing unwinds
     // through it. In cycles below `file.plain_until` it reads and writes bytes and
     // counters through `file.cells`, which stay valid while `port` lives (`CellViews`),
-    // at cell indices below 4096 and bank counters below 16; no reference to those cells
-    // is held across the call (the callbacks reach them only through `port`, while the
-    // code is suspended in them).
+    // at cell indices below 4096 and bank counters below 16, and in cycles below
+    // `file.sync_until` the lock book's cells there too, at bank and core indices below 16;
+    // no reference to those cells is held across the call (the callbacks reach them only
+    // through `port`, while the code is suspended in them).
     let rc = unsafe { (code.entry)(&mut file, &mut ctx, limit) };
     if let Some(payload) = ctx.panic.take() {
         resume_unwind(payload);
     }
     let awake_from = ctx.awake_from;
+    // SAFETY: compiled code has returned; `ctx.port` is again the only path to the port.
+    unsafe { &mut *ctx.port }.note_opened(file.opened as u16);
     let exit = CohortExit::from_code(rc);
     let c = file.cycle;
     let (ended, asleep) = (file.ended as u16, file.asleep as u16);

@@ -8,7 +8,9 @@
 //! `cohort::cohort_access` performs the cycle's accesses in ascending core id, whatever the
 //! lanes' IPs, and the loads complete under the mask of the lanes it performed. In a frame
 //! without atomic sequences, below the port's bound (`CohortFile::plain_until`) the code
-//! performs them itself, lane by lane, instead of calling (`perform_plain_lanes`). The IPs
+//! performs them itself, lane by lane, instead of calling (`perform_plain_lanes`); in a frame
+//! with them, below `CohortFile::sync_until`, it performs those the lock book lets proceed
+//! without waking anyone, up to the first that may not (`cohort_sync`). The IPs
 //! then move: the next instruction, a `bnz`'s target lane by lane, or no move for a lane
 //! that waits, sleeps or ends (`cohort::cohort_end` takes the last).
 
@@ -17,6 +19,7 @@ use crate::abi::{
     signature, Callbacks, CohortAccess, CohortAccessFn, CohortEndFn, CohortEntryFn, CohortFile,
     SPARSE_LANES,
 };
+use crate::cohort_sync::perform_sync_lanes;
 use crate::compile::dispatch_on_ip;
 use crate::compile::{Compiler, Form};
 use crate::error::JitError;
@@ -260,8 +263,36 @@ pub(crate) fn build(
     let accessed = b.create_block();
     let status = b.append_block_param(accessed, types::I32);
     b.switch_to_block(call);
+    // `cohort_access` adds the lanes it performs to those the code performed.
+    let z = zeros(&mut b);
+    b.ins()
+        .store(flags, z, file, at(offset_of!(CohortFile, performed)));
     let ask = b.create_block();
-    if performs_plain_lanes(instrs) {
+    let ask_lanes = b.append_block_param(ask, types::I32);
+    let all_lanes = [BlockArg::Value(mem_bits)];
+    if instrs.iter().any(Instr::is_sync) {
+        // Below the port's bound, the accesses the lock book lets proceed without waking
+        // anyone are performed here, up to the first that may not.
+        let in_code = b.create_block();
+        let walked = b.create_block();
+        let until = b.ins().load(
+            types::I64,
+            flags,
+            file,
+            at(offset_of!(CohortFile, sync_until)),
+        );
+        let below = b.ins().icmp(IntCC::UnsignedLessThan, c, until);
+        b.ins().brif(below, in_code, &[], ask, &all_lanes);
+        b.switch_to_block(in_code);
+        perform_sync_lanes(&mut b, file, mem_bits, c, ptr, walked, ask);
+        b.switch_to_block(walked);
+        b.ins()
+            .store(flags, none, file, at(offset_of!(CohortFile, retried)));
+        let done = b
+            .ins()
+            .iconst(types::I32, i64::from(CohortAccess::Done.code()));
+        b.ins().jump(accessed, &[BlockArg::Value(done)]);
+    } else if performs_plain_lanes(instrs) {
         let in_code = b.create_block();
         let until = b.ins().load(
             types::I64,
@@ -270,7 +301,7 @@ pub(crate) fn build(
             at(offset_of!(CohortFile, plain_until)),
         );
         let below = b.ins().icmp(IntCC::UnsignedLessThan, c, until);
-        b.ins().brif(below, in_code, &[], ask, &[]);
+        b.ins().brif(below, in_code, &[], ask, &all_lanes);
         b.switch_to_block(in_code);
         let fields = PlainLaneFields {
             row: offset_of!(CohortFile, row),
@@ -291,13 +322,13 @@ pub(crate) fn build(
             .iconst(types::I32, i64::from(CohortAccess::Done.code()));
         b.ins().jump(accessed, &[BlockArg::Value(done)]);
     } else {
-        b.ins().jump(ask, &[]);
+        b.ins().jump(ask, &all_lanes);
     }
     b.switch_to_block(ask);
     let f = b.ins().iconst(ptr, callbacks.cohort_access as usize as i64);
     let inst = b
         .ins()
-        .call_indirect(access_ref, f, &[cctx, file, mem_bits, c]);
+        .call_indirect(access_ref, f, &[cctx, file, ask_lanes, c]);
     let asked = b.inst_results(inst)[0];
     b.ins().jump(accessed, &[BlockArg::Value(asked)]);
 

@@ -8,6 +8,7 @@ mod auto;
 mod cache;
 mod cohort;
 mod cohort_compile;
+mod cohort_sync;
 mod compile;
 mod error;
 mod hot_table;

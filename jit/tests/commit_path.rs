@@ -180,6 +180,69 @@ fn sync_accesses_through_the_port_commit_as_perform_does() {
 }
 
 #[test]
+fn sync_accesses_in_compiled_cohort_code_commit_as_perform_does() {
+    // Sixteen cores, parted by a `bnz` into odd ones and even ones three cycles behind, so
+    // that they run as a cohort at two IPs: core k opens and closes a sequence on byte
+    // (bank k >> 1, row k & 1), which its pair shares the bank of, adding 1. The pairs never
+    // meet (an odd core's sequence closes a cycle before its even partner's `ld_sync`), so
+    // below the port's bound compiled code performs every sync access itself.
+    let add = |a, b, c| Instr::Alu {
+        op: AluOp::Add,
+        a,
+        b,
+        c,
+    };
+    let sync = |op, r| Instr::Mem { op, a: 2, hi: 1, r };
+    let code = [
+        Instr::SetConst { k: 0, d: 1 }, // r1 = core id
+        Instr::SetConst { k: 1, d: 9 }, // r9 = 1
+        Instr::Alu {
+            op: AluOp::And,
+            a: 1,
+            b: 9,
+            c: 2,
+        }, // r2 = id & 1: the row
+        Instr::Shift {
+            left: false,
+            a: 1,
+            k: 1,
+            c: 1,
+        }, // r1 = id >> 1: the bank
+        Instr::Bnz { a: 2, target: 8 }, // odd cores go on at 8
+        add(9, 9, 10),
+        add(9, 9, 10),
+        add(9, 9, 10),
+        sync(MemOp::LdSync, 4),
+        add(4, 9, 4),
+        sync(MemOp::StSync, 4),
+    ];
+    let p = program(0xFFFF, &code);
+    let image: Vec<u8> = (0..0x800u32).map(|a| (a * 7 + 3) as u8).collect();
+    // The replay: odd core k in cycles t and t + 2, even core k in t + 3 and t + 5 (only the
+    // order within a bank and the differences between cycles show in the bytes and
+    // counters).
+    let mut m = SharedMemory::new(&image, false);
+    for (even, t) in [(false, 10u64), (true, 13)] {
+        for k in (0u8..16).filter(|k| (k & 1 == 0) == even) {
+            let addr = u16::from(k >> 1) << 8 | u16::from(k & 1);
+            let byte = perform(&mut m, k, t, MemOp::LdSync, addr, 0);
+            perform(&mut m, k, t + 2, MemOp::StSync, addr, byte.wrapping_add(1));
+        }
+    }
+    let s = m.stats();
+    assert_eq!(
+        (
+            s.lock_acquisitions_per_bank[3],
+            s.lock_hold_cycles_per_bank[3],
+            s.accesses_per_bank[3],
+        ),
+        (2, 4, 4),
+        "hand-worked: two sequences of two cycles on bank 3"
+    );
+    pinned(&p, &image, &m);
+}
+
+#[test]
 fn own_bank_rows_commit_as_perform_does() {
     // All 16 cores, core k in bank k, row 5: IP0 (r1 = core id) in 5, IP1 (r9 = 5) in 6, the
     // ld in 7, the doubling in 8, the st in 9. The JIT runs the task in lockstep and moves

@@ -263,7 +263,17 @@ pub(crate) struct CohortFile {
     ///
     /// [`Port::plain_accesses_until`]: gpu16_machine::engine::backend::Port::plain_accesses_until
     pub(crate) plain_until: u64,
-    /// The memory's cells and access counters, for those accesses.
+    /// In a frame with atomic sequences, until this cycle (exclusive) the code performs a
+    /// cycle's accesses that the lock book shows proceed without waking anyone itself, lane
+    /// by lane in ascending core id, at `cells` ([`Port::sync_accesses_until`], asked again
+    /// after each `cohort_access`), and notes the banks its `ld_sync`s opened in `opened`
+    /// for [`Port::note_opened`].
+    ///
+    /// [`Port::sync_accesses_until`]: gpu16_machine::engine::backend::Port::sync_accesses_until
+    /// [`Port::note_opened`]: gpu16_machine::engine::backend::Port::note_opened
+    pub(crate) sync_until: u64,
+    pub(crate) opened: u32,
+    /// The memory's cells, access counters and lock book, for those accesses.
     pub(crate) cells: CellViews,
 }
 
@@ -280,6 +290,10 @@ pub(crate) struct CohortCtx<'p, 'm> {
     /// The cycle from which each lane has been awake: its instructions since are counted
     /// when it sleeps, ends, or the entry ends (one per cycle awake).
     pub(crate) awake_from: [u64; 16],
+    /// The cohort's cores, and whether its frame has atomic sequences (so that
+    /// `cohort_access` asks the port's bound for them again, see `CohortFile::sync_until`).
+    pub(crate) cohort: u16,
+    pub(crate) sync: bool,
     /// A panic caught in a callback, re-raised once compiled code has returned.
     pub(crate) panic: Option<Box<dyn Any + Send>>,
 }
