@@ -243,6 +243,84 @@ fn sync_accesses_in_compiled_cohort_code_commit_as_perform_does() {
 }
 
 #[test]
+fn a_compiled_cohort_hands_the_lanes_after_a_stalled_one_to_the_port() {
+    // Eight cores, the even ones a cycle behind the odd ones (a `bnz` skips an `add` for
+    // the odd), each adding 1 to its own byte (bank 0, row k) in an atomic sequence. In the
+    // odd cores' `ld_sync` cycle compiled code opens core 1's sequence itself and hands
+    // cores 3, 5 and 7, which find bank 0's sequence open, to the port, where they sleep;
+    // from then on the sequences follow one another through wake-ups. Whatever their order,
+    // each byte gains 1 and each sequence is held two cycles (a holder never stalls).
+    let code = [
+        Instr::SetConst { k: 0, d: 2 }, // r2 = core id: the row
+        Instr::SetConst { k: 1, d: 9 }, // r9 = 1
+        Instr::Alu {
+            op: AluOp::And,
+            a: 2,
+            b: 9,
+            c: 3,
+        }, // r3 = id & 1
+        Instr::Alu {
+            op: AluOp::Xor,
+            a: 1,
+            b: 1,
+            c: 1,
+        }, // r1 = 0: the bank
+        Instr::Bnz { a: 3, target: 6 }, // odd cores skip the next instruction
+        Instr::Alu {
+            op: AluOp::Add,
+            a: 9,
+            b: 9,
+            c: 10,
+        },
+        Instr::Mem {
+            op: MemOp::LdSync,
+            a: 2,
+            hi: 1,
+            r: 4,
+        },
+        Instr::Alu {
+            op: AluOp::Add,
+            a: 4,
+            b: 9,
+            c: 4,
+        },
+        Instr::Mem {
+            op: MemOp::StSync,
+            a: 2,
+            hi: 1,
+            r: 4,
+        },
+    ];
+    let p = program(0x00FF, &code);
+    let image: Vec<u8> = (0..16u8).map(|a| a.wrapping_mul(29).wrapping_add(200)).collect();
+    let mut m = SharedMemory::new(&image, false);
+    for k in 0..8u8 {
+        let t = 20 + 3 * u64::from(k);
+        let byte = perform(&mut m, k, t, MemOp::LdSync, u16::from(k), 0);
+        perform(&mut m, k, t + 2, MemOp::StSync, u16::from(k), byte.wrapping_add(1));
+    }
+    let s = m.stats();
+    assert_eq!(
+        (
+            s.lock_acquisitions_per_bank[0],
+            s.lock_hold_cycles_per_bank[0],
+            s.accesses_per_bank[0],
+        ),
+        (8, 16, 16),
+        "hand-worked: eight sequences of two cycles on bank 0"
+    );
+    pinned(&p, &image, &m);
+    // And the order: every core's cycles, instructions and stalls as the interpreter has
+    // them.
+    let interp = run(&mut Interpreter::new(), &p, &image, &Config::default()).unwrap();
+    let jit = run(&mut Jit::new(), &p, &image, &Config::default()).unwrap();
+    assert_eq!(
+        (jit.cycles, jit.registers, jit.cores),
+        (interp.cycles, interp.registers, interp.cores)
+    );
+}
+
+#[test]
 fn own_bank_rows_commit_as_perform_does() {
     // All 16 cores, core k in bank k, row 5: IP0 (r1 = core id) in 5, IP1 (r9 = 5) in 6, the
     // ld in 7, the doubling in 8, the st in 9. The JIT runs the task in lockstep and moves
