@@ -270,20 +270,19 @@ pub(crate) fn build(
     let ask = b.create_block();
     let ask_lanes = b.append_block_param(ask, types::I32);
     let all_lanes = [BlockArg::Value(mem_bits)];
-    if instrs.iter().any(Instr::is_sync) {
-        // Below the port's bound, the accesses the lock book lets proceed without waking
-        // anyone are performed here, up to the first that may not.
+    // Go on in code where the cycle is below the bound in the file's `field`, else ask.
+    let below_bound = |b: &mut FunctionBuilder, field: usize| {
         let in_code = b.create_block();
-        let walked = b.create_block();
-        let until = b.ins().load(
-            types::I64,
-            flags,
-            file,
-            at(offset_of!(CohortFile, sync_until)),
-        );
+        let until = b.ins().load(types::I64, flags, file, at(field));
         let below = b.ins().icmp(IntCC::UnsignedLessThan, c, until);
         b.ins().brif(below, in_code, &[], ask, &all_lanes);
         b.switch_to_block(in_code);
+    };
+    if instrs.iter().any(Instr::is_sync) {
+        // Below the port's bound, the accesses the lock book lets proceed without waking
+        // anyone are performed here, up to the first that may not.
+        let walked = b.create_block();
+        below_bound(&mut b, offset_of!(CohortFile, sync_until));
         perform_sync_lanes(&mut b, file, mem_bits, c, ptr, walked, ask);
         b.switch_to_block(walked);
         b.ins()
@@ -293,16 +292,7 @@ pub(crate) fn build(
             .iconst(types::I32, i64::from(CohortAccess::Done.code()));
         b.ins().jump(accessed, &[BlockArg::Value(done)]);
     } else if performs_plain_lanes(instrs) {
-        let in_code = b.create_block();
-        let until = b.ins().load(
-            types::I64,
-            flags,
-            file,
-            at(offset_of!(CohortFile, plain_until)),
-        );
-        let below = b.ins().icmp(IntCC::UnsignedLessThan, c, until);
-        b.ins().brif(below, in_code, &[], ask, &all_lanes);
-        b.switch_to_block(in_code);
+        below_bound(&mut b, offset_of!(CohortFile, plain_until));
         let fields = PlainLaneFields {
             row: offset_of!(CohortFile, row),
             bank: offset_of!(CohortFile, bank),

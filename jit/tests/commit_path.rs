@@ -292,12 +292,21 @@ fn a_compiled_cohort_hands_the_lanes_after_a_stalled_one_to_the_port() {
         },
     ];
     let p = program(0x00FF, &code);
-    let image: Vec<u8> = (0..16u8).map(|a| a.wrapping_mul(29).wrapping_add(200)).collect();
+    let image: Vec<u8> = (0..16u8)
+        .map(|a| a.wrapping_mul(29).wrapping_add(200))
+        .collect();
     let mut m = SharedMemory::new(&image, false);
     for k in 0..8u8 {
         let t = 20 + 3 * u64::from(k);
         let byte = perform(&mut m, k, t, MemOp::LdSync, u16::from(k), 0);
-        perform(&mut m, k, t + 2, MemOp::StSync, u16::from(k), byte.wrapping_add(1));
+        perform(
+            &mut m,
+            k,
+            t + 2,
+            MemOp::StSync,
+            u16::from(k),
+            byte.wrapping_add(1),
+        );
     }
     let s = m.stats();
     assert_eq!(
