@@ -15,6 +15,10 @@ use std::rc::Rc;
 /// Distinct frames kept; the table starts over when it is full.
 const MAX_FRAMES: usize = 4096;
 
+/// Slots of the table's cache of frames found lately ([`FrameTable::entry`]), a power of
+/// two.
+const RECENT: usize = 8;
+
 /// FxHash-style mixing of frame bytes: fast, and a hostile program that makes frames
 /// collide can slow a lookup only as far as the bounded table's size.
 #[derive(Default)]
@@ -65,8 +69,23 @@ pub(crate) struct FrameEntry<C> {
 pub(crate) struct FrameTable<C> {
     index: FrameMap<[u8; FRAME_BYTES], u32>,
     entries: Vec<FrameEntry<C>>,
-    /// The frame looked up last and its entry.
-    last: Option<([u8; FRAME_BYTES], u32)>,
+    /// Frames found lately and their entries, each in the slot [`recent_slot`] gives it: a
+    /// stream that issues a few frames in turn (a reduction's rounds) finds each with one
+    /// compare instead of a hash and a probe of `index`.
+    recent: [Option<([u8; FRAME_BYTES], u32)>; RECENT],
+    /// The slot of `recent` found last: a stream that issues one frame over and over finds
+    /// it there without working out a slot.
+    last: usize,
+}
+
+/// The slot of [`FrameTable::recent`] that frame `bytes` may sit in: its four words mixed
+/// (cheaper than [`FrameHasher`], and a collision costs only a probe of the index).
+fn recent_slot(bytes: &[u8; FRAME_BYTES]) -> usize {
+    let mix = bytes
+        .chunks_exact(8)
+        .map(|w| u64::from_le_bytes(w.try_into().expect("8-byte chunks")))
+        .fold(0u64, |a, w| a.rotate_left(23).wrapping_add(w));
+    (mix.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - RECENT.trailing_zeros())) as usize
 }
 
 impl<C> FrameTable<C> {
@@ -74,7 +93,8 @@ impl<C> FrameTable<C> {
         FrameTable {
             index: FrameMap::default(),
             entries: Vec::new(),
-            last: None,
+            recent: [None; RECENT],
+            last: 0,
         }
     }
 
@@ -85,20 +105,27 @@ impl<C> FrameTable<C> {
         bytes: &[u8; FRAME_BYTES],
         decode: impl FnOnce(&[u8; FRAME_BYTES]) -> InstrFrame,
     ) -> &mut FrameEntry<C> {
-        // A stream issues the same frame many times in a row: compare before hashing.
-        if let Some((last, i)) = &self.last {
-            if last == bytes {
+        // A stream issues a few frames many times: compare before hashing.
+        if let Some((recent, i)) = &self.recent[self.last] {
+            if recent == bytes {
+                return &mut self.entries[*i as usize];
+            }
+        }
+        let slot = recent_slot(bytes);
+        self.last = slot;
+        if let Some((recent, i)) = &self.recent[slot] {
+            if recent == bytes {
                 return &mut self.entries[*i as usize];
             }
         }
         if let Some(&i) = self.index.get(bytes) {
-            self.last = Some((*bytes, i));
+            self.recent[slot] = Some((*bytes, i));
             return &mut self.entries[i as usize];
         }
         if self.entries.len() >= MAX_FRAMES {
             self.index.clear();
             self.entries.clear();
-            self.last = None;
+            self.recent = [None; RECENT];
         }
         let frame = decode(bytes);
         let banks = frame
@@ -115,8 +142,73 @@ impl<C> FrameTable<C> {
             code: None,
         };
         self.index.insert(*bytes, self.entries.len() as u32);
-        self.last = Some((*bytes, self.entries.len() as u32));
+        self.recent[slot] = Some((*bytes, self.entries.len() as u32));
         self.entries.push(entry);
         self.entries.last_mut().expect("just pushed")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::isa::FRAME_INSTRS;
+
+    /// A frame of `nop`s but for a `set_const imm, r9` at IP 0 (word 0xC009 | imm << 4).
+    fn frame(imm: u8) -> [u8; FRAME_BYTES] {
+        let mut bytes = [0u8; FRAME_BYTES];
+        let word = 0xC009u16 | u16::from(imm) << 4;
+        bytes[..2].copy_from_slice(&word.to_le_bytes());
+        bytes
+    }
+
+    /// Frames issued in turn are decoded once each and found again with their own entry,
+    /// whichever cache slot they share; a table that starts over at its bound decodes again
+    /// and finds no entry of before.
+    #[test]
+    fn each_frame_is_decoded_once_and_found_again_after_others() {
+        let mut table = FrameTable::<u32>::new();
+        let decoded = std::cell::Cell::new(0);
+        let look = |table: &mut FrameTable<u32>, imm: u8| {
+            let entry = table.entry(&frame(imm), |b| {
+                decoded.set(decoded.get() + 1);
+                InstrFrame::decode(b).expect("a valid frame")
+            });
+            let code = *entry.code.get_or_insert(u32::from(imm));
+            (entry.frame.words[0], code)
+        };
+        // More frames than cache slots, in turn, three times over.
+        for _ in 0..3 {
+            for imm in 0..20u8 {
+                let word = 0xC009 | u16::from(imm) << 4;
+                assert_eq!(look(&mut table, imm), (word, u32::from(imm)));
+            }
+        }
+        assert_eq!(decoded.get(), 20);
+        assert_eq!(table.entries.len(), 20);
+        // Fill the table to its bound: the next new frame starts it over.
+        for n in 20..MAX_FRAMES {
+            let mut bytes = [0u8; FRAME_BYTES];
+            bytes[2..4].copy_from_slice(&(n as u16).to_le_bytes());
+            bytes[4..6].copy_from_slice(&((n >> 16) as u16).to_le_bytes());
+            table.entry(&bytes, |_| InstrFrame {
+                words: [0; FRAME_INSTRS],
+                instrs: [Instr::Nop; FRAME_INSTRS],
+            });
+        }
+        assert_eq!(table.entries.len(), MAX_FRAMES);
+        let mut again = 0;
+        let entry = table.entry(&frame(0xAA), |b| {
+            again += 1;
+            InstrFrame::decode(b).expect("a valid frame")
+        });
+        assert_eq!(entry.code, None);
+        assert_eq!(table.entries.len(), 1);
+        // A frame found before the start-over is a new frame again, not a stale slot.
+        let entry = table.entry(&frame(3), |b| {
+            again += 1;
+            InstrFrame::decode(b).expect("a valid frame")
+        });
+        assert_eq!((entry.code, entry.frame.words[0]), (None, 0xC039));
+        assert_eq!(again, 2);
     }
 }
