@@ -303,6 +303,13 @@ impl BankTally {
         // all 16 banks without a branch, as vector instructions (this runs at every exit
         // of lockstep code with rows).
         let reached = lanes.rotate_left((rotate % BANKS) as u32);
+        if reached == u16::MAX {
+            // Every bank, the full-mask task's case: no multiply.
+            for count in &mut self.0 {
+                *count += n;
+            }
+            return;
+        }
         for (b, count) in self.0.iter_mut().enumerate() {
             *count += n * u64::from(reached >> b & 1);
         }
