@@ -237,6 +237,8 @@ impl<C> CoreTable<C> {
         let start = self.parts[slot].start;
         self.users[slot] = cores;
         self.taken |= 1 << slot;
+        // As `place` would put each in `Mode::Runnable`, once for the task.
+        self.least_key.set(None);
         let mut m = cores;
         while m != 0 {
             let i = m.trailing_zeros() as usize;
@@ -247,7 +249,8 @@ impl<C> CoreTable<C> {
             state.cycle = start;
             self.code_of[i] = slot as u8;
             self.banks[i] = banks(state.id, &state.regs);
-            self.place(i, Mode::Runnable);
+            self.mode[i] = Mode::Runnable;
+            self.keys[i] = EventKey::new(start, i as u8);
         }
         self.mark(cores, Mode::Runnable);
     }
@@ -274,11 +277,14 @@ impl<C> CoreTable<C> {
                 self.taken &= !(1 << slot);
             }
         }
+        // As `place` would put each in `Mode::Idle`, once for them all.
+        self.least_key.set(None);
         let mut m = cores;
         while m != 0 {
             let i = m.trailing_zeros() as usize;
             m &= m - 1;
-            self.place(i, Mode::Idle);
+            self.mode[i] = Mode::Idle;
+            self.keys[i] = EventKey::NEVER;
         }
         self.mark(cores, Mode::Idle);
     }

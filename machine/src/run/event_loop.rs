@@ -534,6 +534,9 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         }
         let first = self.cores.state[ending.trailing_zeros() as usize].cycle - 1;
         let (mut together, mut last) = (0u16, first);
+        // The cores of a task share its part: looked up once a task (a group usually ends
+        // as one task), in core order all the same.
+        let mut task = (usize::MAX, 0, 0);
         for i in lanes_of(ending) {
             let end = self.cores.state[i].cycle - 1;
             if end == first {
@@ -542,11 +545,15 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                 self.driver.ts.cores_ended(1 << i, end);
             }
             last = last.max(end);
-            let start = self.cores.part(i).start;
+            let slot = usize::from(self.cores.code_of[i]);
+            if slot != task.0 {
+                task = (slot, self.cores.part(i).start, self.cores.part(i).frame);
+            }
+            let (_, start, frame) = task;
             self.counters[i].busy += end + 1 - start;
             self.tele.observer.event(Event::CorePart {
                 core: i as u8,
-                frame: self.cores.part(i).frame,
+                frame,
                 start,
                 end,
             });
