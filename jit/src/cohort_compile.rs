@@ -278,6 +278,16 @@ pub(crate) fn build(
         b.ins().brif(below, in_code, &[], ask, &all_lanes);
         b.switch_to_block(in_code);
     };
+    // Every lane's access was performed in code: no retry is pending, and the cycle goes
+    // on as after the port's `Done`.
+    let performed_in_code = |b: &mut FunctionBuilder| {
+        b.ins()
+            .store(flags, none, file, at(offset_of!(CohortFile, retried)));
+        let done = b
+            .ins()
+            .iconst(types::I32, i64::from(CohortAccess::Done.code()));
+        b.ins().jump(accessed, &[BlockArg::Value(done)]);
+    };
     if instrs.iter().any(Instr::is_sync) {
         // Below the port's bound, the accesses the lock book lets proceed without waking
         // anyone are performed here, up to the first that may not.
@@ -285,12 +295,7 @@ pub(crate) fn build(
         below_bound(&mut b, offset_of!(CohortFile, sync_until));
         perform_sync_lanes(&mut b, file, mem_bits, c, ptr, walked, ask);
         b.switch_to_block(walked);
-        b.ins()
-            .store(flags, none, file, at(offset_of!(CohortFile, retried)));
-        let done = b
-            .ins()
-            .iconst(types::I32, i64::from(CohortAccess::Done.code()));
-        b.ins().jump(accessed, &[BlockArg::Value(done)]);
+        performed_in_code(&mut b);
     } else if performs_plain_lanes(instrs) {
         below_bound(&mut b, offset_of!(CohortFile, plain_until));
         let fields = PlainLaneFields {
@@ -305,12 +310,7 @@ pub(crate) fn build(
         let m = b.use_var(mem);
         b.ins()
             .store(flags, m, file, at(offset_of!(CohortFile, performed)));
-        b.ins()
-            .store(flags, none, file, at(offset_of!(CohortFile, retried)));
-        let done = b
-            .ins()
-            .iconst(types::I32, i64::from(CohortAccess::Done.code()));
-        b.ins().jump(accessed, &[BlockArg::Value(done)]);
+        performed_in_code(&mut b);
     } else {
         b.ins().jump(ask, &all_lanes);
     }
