@@ -199,13 +199,7 @@ impl<C> CoreTable<C> {
     fn place(&mut self, i: usize, mode: Mode) {
         self.least_key.set(None);
         self.mode[i] = mode;
-        self.keys[i] = match mode {
-            Mode::Runnable | Mode::Parked { .. } | Mode::Looping { .. } => {
-                EventKey::new(self.state[i].cycle, i as u8)
-            }
-            Mode::Faulted { cycle, .. } => EventKey::new(cycle, i as u8),
-            Mode::Idle | Mode::Sleeping { .. } => EventKey::NEVER,
-        };
+        self.keys[i] = key_of(mode, self.state[i].cycle, i);
     }
 
     /// The masks of the cores of `cores`, all just put in `mode`.
@@ -237,7 +231,7 @@ impl<C> CoreTable<C> {
         let start = self.parts[slot].start;
         self.users[slot] = cores;
         self.taken |= 1 << slot;
-        // As `place` would put each in `Mode::Runnable`, once for the task.
+        // As `place` would put each, the least key cleared once for the task.
         self.least_key.set(None);
         let mut m = cores;
         while m != 0 {
@@ -250,7 +244,7 @@ impl<C> CoreTable<C> {
             self.code_of[i] = slot as u8;
             self.banks[i] = banks(state.id, &state.regs);
             self.mode[i] = Mode::Runnable;
-            self.keys[i] = EventKey::new(start, i as u8);
+            self.keys[i] = key_of(Mode::Runnable, start, i);
         }
         self.mark(cores, Mode::Runnable);
     }
@@ -277,14 +271,14 @@ impl<C> CoreTable<C> {
                 self.taken &= !(1 << slot);
             }
         }
-        // As `place` would put each in `Mode::Idle`, once for them all.
+        // As `place` would put each, the least key cleared once for them all.
         self.least_key.set(None);
         let mut m = cores;
         while m != 0 {
             let i = m.trailing_zeros() as usize;
             m &= m - 1;
             self.mode[i] = Mode::Idle;
-            self.keys[i] = EventKey::NEVER;
+            self.keys[i] = key_of(Mode::Idle, self.state[i].cycle, i);
         }
         self.mark(cores, Mode::Idle);
     }
@@ -309,6 +303,19 @@ impl<C> CoreTable<C> {
             }
         };
         (!k.is_never()).then_some(k)
+    }
+}
+
+/// The event key of core `i` in `mode` at `cycle`: the one rule by which a key follows
+/// from a mode ([`CoreTable::place`], and a task's start and end for all its cores).
+#[inline(always)]
+fn key_of(mode: Mode, cycle: u64, i: usize) -> EventKey {
+    match mode {
+        Mode::Runnable | Mode::Parked { .. } | Mode::Looping { .. } => {
+            EventKey::new(cycle, i as u8)
+        }
+        Mode::Faulted { cycle, .. } => EventKey::new(cycle, i as u8),
+        Mode::Idle | Mode::Sleeping { .. } => EventKey::NEVER,
     }
 }
 
