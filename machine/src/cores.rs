@@ -1,8 +1,9 @@
 //! The run loop's view of the 16 cores: each core's architectural state, what it is doing
 //! ([`Mode`]), the task it runs, and its place in the event order. A core's [`EventKey`]
-//! follows from its mode and cycle, so it is never stored apart from them: every change of
-//! mode goes through [`CoreTable::set_mode`] (or the methods built on it), which sets the key
-//! in the same step. The keys sit in one array so that the earliest event is one scan.
+//! follows from its mode and cycle by one rule, `key_of`, so it is never stored apart from
+//! them: every change of mode goes through [`CoreTable::set_mode`] (or the methods built on
+//! it, a task's start and end among them), which sets the key in the same step. The keys sit
+//! in one array so that the earliest event is one scan.
 
 use crate::backend::CoreState;
 use crate::event_key::EventKey;

@@ -1,7 +1,8 @@
 //! The run's table of instruction frames, interned by content: each distinct frame is
 //! decoded, analysed (its bank sets, whether it can loop, whether it has atomic sequences)
 //! and prepared by the backend once, and every later issue of the same 32 bytes costs one
-//! lookup. A stream of a million tasks over a few distinct frames so decodes a few frames.
+//! lookup (one compare, for a frame among the few issued lately). A stream of a million
+//! tasks over a few distinct frames so decodes a few frames.
 //! The table is bounded: when it is full it starts over, which costs only the work again.
 
 use crate::banks::FrameBanks;
