@@ -187,14 +187,17 @@ mod tests {
         assert_eq!(decoded.get(), 20);
         assert_eq!(table.entries.len(), 20);
         // Fill the table to its bound: the next new frame starts it over.
-        for n in 20..MAX_FRAMES {
+        let filler = |n: usize| {
             let mut bytes = [0u8; FRAME_BYTES];
             bytes[2..4].copy_from_slice(&(n as u16).to_le_bytes());
-            bytes[4..6].copy_from_slice(&((n >> 16) as u16).to_le_bytes());
-            table.entry(&bytes, |_| InstrFrame {
-                words: [0; FRAME_INSTRS],
-                instrs: [Instr::Nop; FRAME_INSTRS],
-            });
+            bytes
+        };
+        let nops = |_: &[u8; FRAME_BYTES]| InstrFrame {
+            words: [0; FRAME_INSTRS],
+            instrs: [Instr::Nop; FRAME_INSTRS],
+        };
+        for n in 20..MAX_FRAMES {
+            table.entry(&filler(n), nops).code = Some(n as u32);
         }
         assert_eq!(table.entries.len(), MAX_FRAMES);
         let mut again = 0;
@@ -211,5 +214,12 @@ mod tests {
         });
         assert_eq!((entry.code, entry.frame.words[0]), (None, 0xC039));
         assert_eq!(again, 2);
+        // So is the frame found last before it (in the slot tried first).
+        let entry = table.entry(&filler(MAX_FRAMES - 1), |b| {
+            again += 1;
+            nops(b)
+        });
+        assert_eq!((entry.code, again), (None, 3));
+        assert_eq!(table.entries.len(), 3);
     }
 }
