@@ -469,17 +469,26 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             self.tele.observer.event(lock_stall_event(stall));
         }
         // Cores whose parts ended are ended together (a group usually ends as one).
+        // Over all 16 exits without a branch first: in a short task every core ends, and
+        // only the others need a step each (in core order, as before).
         let (mut ended, mut by_ready) = (0u16, 0u16);
-        for j in lanes_of(cores) {
+        for (j, exit) in exits.iter().enumerate() {
+            let (end, ready) = match exit {
+                Some(CoreExit::Ended { by_ready }) => (1, u16::from(*by_ready)),
+                _ => (0, 0),
+            };
+            ended |= end << j;
+            by_ready |= ready << j;
+        }
+        ended &= cores;
+        by_ready &= cores;
+        for j in lanes_of(cores & !ended) {
             match exits[j] {
                 Some(CoreExit::Asleep) => {
                     debug_assert!(asleep & (1 << j) != 0, "core {j} exits asleep");
                     self.asleep(j);
                 }
-                Some(CoreExit::Ended { by_ready: r }) => {
-                    ended |= 1 << j;
-                    by_ready |= u16::from(r) << j;
-                }
+                Some(CoreExit::Ended { .. }) => unreachable!("core {j}'s end is in `ended`"),
                 Some(exit) => self.after_exit(j, exit),
                 None => self.cores.set_mode(j, Mode::Runnable),
             }
@@ -532,37 +541,59 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         if ending == 0 {
             return;
         }
-        let first = self.cores.state[ending.trailing_zeros() as usize].cycle - 1;
+        let lead = ending.trailing_zeros() as usize;
+        let first = self.cores.state[lead].cycle - 1;
         let (mut together, mut last) = (0u16, first);
-        // The cores of a task share its part: looked up once a task (a group usually ends
-        // as one task), in core order all the same.
-        let mut task = (usize::MAX, 0, 0);
-        for i in lanes_of(ending) {
-            let end = self.cores.state[i].cycle - 1;
-            if end == first {
-                together |= 1 << i;
-            } else {
-                self.driver.ts.cores_ended(1 << i, end);
+        // Most often the cores are one task's, ending in one cycle (a group ends as one):
+        // its part is looked up once, and nothing is compared again a core.
+        let one_task = lanes_of(ending).all(|i| {
+            self.cores.state[i].cycle - 1 == first
+                && self.cores.code_of[i] == self.cores.code_of[lead]
+        });
+        if one_task {
+            let (start, frame) = (self.cores.part(lead).start, self.cores.part(lead).frame);
+            for i in lanes_of(ending) {
+                self.note_part(i, frame, start, first);
             }
-            last = last.max(end);
-            let slot = usize::from(self.cores.code_of[i]);
-            if slot != task.0 {
-                task = (slot, self.cores.part(i).start, self.cores.part(i).frame);
+            together = ending;
+        } else {
+            // The cores of a task share its part: looked up once a task, in core order all
+            // the same.
+            let mut task = (usize::MAX, 0, 0);
+            for i in lanes_of(ending) {
+                let end = self.cores.state[i].cycle - 1;
+                if end == first {
+                    together |= 1 << i;
+                } else {
+                    self.driver.ts.cores_ended(1 << i, end);
+                }
+                last = last.max(end);
+                let slot = usize::from(self.cores.code_of[i]);
+                if slot != task.0 {
+                    task = (slot, self.cores.part(i).start, self.cores.part(i).frame);
+                }
+                let (_, start, frame) = task;
+                self.note_part(i, frame, start, end);
             }
-            let (_, start, frame) = task;
-            self.counters[i].busy += end + 1 - start;
-            self.tele.observer.event(Event::CorePart {
-                core: i as u8,
-                frame,
-                start,
-                end,
-            });
         }
         self.driver.ts.cores_ended(together, first);
         self.cores.end(ending);
         self.driver.ends += 1;
         self.driver.last_core_cycle =
             Some(self.driver.last_core_cycle.map_or(last, |l| l.max(last)));
+    }
+
+    /// Core `i`'s part of `frame`, from `start` to `end`, is over: its busy cycles and the
+    /// observer's event.
+    #[inline(always)]
+    fn note_part(&mut self, i: usize, frame: usize, start: u64, end: u64) {
+        self.counters[i].busy += end + 1 - start;
+        self.tele.observer.event(Event::CorePart {
+            core: i as u8,
+            frame,
+            start,
+            end,
+        });
     }
 
     /// The access of the memory instruction parked core `i` stopped at. Executing a memory
