@@ -14,6 +14,7 @@ use crate::abi::SPARSE_LANES;
 use crate::cache::{CohortCode, LaneCode};
 use crate::cohort::Cohort;
 use crate::interpreted::{handed_over_for, interpret_cohort, interpret_group, run_lockstep};
+use crate::transpose::transpose;
 use gpu16_machine::engine::backend::{CoreExit, CoreState, LaneAccesses, Port, PortAccess};
 use gpu16_machine::engine::isa::{address, Flow, Instr, MemOp, FRAME_INSTRS};
 use gpu16_machine::engine::memory::BankTally;
@@ -269,47 +270,11 @@ impl LaneFile {
     }
 }
 
-/// Whether a frame with `live` registers moves them one by one (cheaper than the two
-/// transpositions of the whole register file for up to about six of them).
+/// Whether a frame with `live` registers moves them one by one: cheaper than the two
+/// transpositions of the whole register file for up to three of them (a register in and
+/// out costs about 100 host instructions, the two SSE2 transpositions about 280).
 fn gathers(live: u16) -> bool {
-    live.count_ones() <= 6
-}
-
-/// The 16 x 16 byte matrix `m` transposed (registers by core to registers by lane and
-/// back). Each 8 x 8 block is eight little-endian words, transposed by three rounds of
-/// swaps, which keeps an entry's two transpositions to a few dozen word operations rather
-/// than 512 byte moves.
-fn transpose(m: &[[u8; 16]; 16]) -> [[u8; 16]; 16] {
-    let mut out = [[0u8; 16]; 16];
-    for bi in 0..2 {
-        for bj in 0..2 {
-            let mut x: [u64; 8] = std::array::from_fn(|i| {
-                let mut word = [0u8; 8];
-                word.copy_from_slice(&m[8 * bi + i][8 * bj..8 * bj + 8]);
-                u64::from_le_bytes(word)
-            });
-            // Swap the off-diagonal 4 x 4, then 2 x 2, then 1 x 1 blocks.
-            for (shift, mask, pairs) in [
-                (
-                    32,
-                    0x0000_0000_FFFF_FFFF_u64,
-                    [(0, 4), (1, 5), (2, 6), (3, 7)],
-                ),
-                (16, 0x0000_FFFF_0000_FFFF, [(0, 2), (1, 3), (4, 6), (5, 7)]),
-                (8, 0x00FF_00FF_00FF_00FF, [(0, 1), (2, 3), (4, 5), (6, 7)]),
-            ] {
-                for (a, b) in pairs {
-                    let t = ((x[a] >> shift) ^ x[b]) & mask;
-                    x[a] ^= t << shift;
-                    x[b] ^= t;
-                }
-            }
-            for (i, word) in x.iter().enumerate() {
-                out[8 * bj + i][8 * bi..8 * bi + 8].copy_from_slice(&word.to_le_bytes());
-            }
-        }
-    }
-    out
+    live.count_ones() <= 3
 }
 
 /// Run `group` in `code`'s lockstep form (see `Backend::run_group`). Where some of its
@@ -486,7 +451,7 @@ fn enter_once(
             let count =
                 |cores: &[CoreState; 16]| -> u64 { cores.iter().map(|c| c.instructions).sum() };
             let before = count(cores);
-            let rest = match handed_over_for(instrs, file.ip as u8, port) {
+            let rest = match handed_over_for(&code.to_entry, file.ip as u8, port) {
                 Some(n) => port.within(file.cycle.saturating_add(n), |port| {
                     interpret_group(instrs, group, cores, port)
                 }),
@@ -500,20 +465,4 @@ fn enter_once(
         LaneExit::Slow => {}
     }
     None
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn transpose_moves_every_byte_across_the_diagonal() {
-        let m: [[u8; 16]; 16] =
-            std::array::from_fn(|i| std::array::from_fn(|j| (i * 16 + j) as u8));
-        let t = super::transpose(&m);
-        for (i, row) in t.iter().enumerate() {
-            for (j, &byte) in row.iter().enumerate() {
-                assert_eq!(byte, (j * 16 + i) as u8, "({i}, {j})");
-            }
-        }
-        assert_eq!(super::transpose(&t), m);
-    }
 }

@@ -17,6 +17,7 @@ mod lanes;
 mod lanes_compile;
 mod runtime;
 mod slots_compile;
+mod transpose;
 mod worker;
 
 pub use auto::{
