@@ -57,6 +57,9 @@ pub(crate) struct Code<F> {
     /// The frame has plain accesses and no atomic sequence (its lockstep and cohort forms
     /// perform plain accesses themselves below `Port::plain_accesses_until`).
     pub(crate) plain_lanes: bool,
+    /// Per IP, the instructions the interpreter runs for a core handed over there
+    /// (`compile::instructions_to_entry`).
+    pub(crate) to_entry: [u8; FRAME_INSTRS],
     _module: Rc<Generation>,
 }
 
@@ -75,6 +78,7 @@ impl<F> Code<F> {
                     && banks.may_reach_one_row(ip)
             }),
             plain_lanes: crate::lanes_compile::performs_plain_lanes(instrs),
+            to_entry: crate::compile::instructions_to_entry(&shape),
             _module: generation,
         })
     }

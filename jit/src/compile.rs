@@ -372,13 +372,19 @@ pub(crate) fn segment_check(
     }
 }
 
-pub(crate) fn cycles_to_entry(instrs: &[Instr; FRAME_INSTRS], ip: u8) -> Option<u64> {
-    let s = shape(instrs);
-    let ip = usize::from(ip & 0xF);
-    if s.leader[ip] || s.resume[ip] {
-        return None;
-    }
-    Some((s.end[ip] + 1 - ip) as u64 * CoreState::INSTRUCTION_CYCLES)
+/// For each IP of a frame of shape `s`: the instructions from it to its segment's end,
+/// which the interpreter runs for a core handed over there before compiled code can take
+/// it again (`interpreted::handed_over_for`); 0 at an entry point (a leader or resume
+/// point), where there is no such end. Worked out once a frame's code, with it
+/// (`cache::Code::to_entry`): an entry that hands lanes over asks at every exit.
+pub(crate) fn instructions_to_entry(s: &Shape) -> [u8; FRAME_INSTRS] {
+    std::array::from_fn(|ip| {
+        if s.leader[ip] || s.resume[ip] {
+            0
+        } else {
+            (s.end[ip] + 1 - ip) as u8
+        }
+    })
 }
 
 fn terminates(instr: &Instr) -> bool {

@@ -10,7 +10,6 @@
 //! which the behaviour and differential suites hold to the interpreter.
 
 use crate::abi::lanes_of;
-use crate::compile::cycles_to_entry;
 use gpu16_interp::Interpreter;
 use gpu16_machine::engine::backend::{
     Backend, BackendError, CoreExit, CoreState, GroupShape, Port, PortAccess,
@@ -24,17 +23,18 @@ use gpu16_machine::InstrFrame;
 
 /// How many cycles the interpreter takes a core (or group) handed over at `ip` for (see
 /// `ScalarExit::Slow`): one instruction at a debugger's stop (`Port::stops`), else to the
-/// next entry point ([`cycles_to_entry`]), or, at an entry point, up to the limit (`None`).
+/// next entry point (`to_entry`, from `compile::instructions_to_entry`), or, at an entry
+/// point, up to the limit (`None`).
 pub(crate) fn handed_over_for(
-    instrs: &[Instr; FRAME_INSTRS],
+    to_entry: &[u8; FRAME_INSTRS],
     ip: u8,
     port: &Port<'_>,
 ) -> Option<u64> {
     if port.stops() >> (ip & 0xF) & 1 != 0 {
-        Some(CoreState::INSTRUCTION_CYCLES)
-    } else {
-        cycles_to_entry(instrs, ip)
+        return Some(CoreState::INSTRUCTION_CYCLES);
     }
+    let n = to_entry[usize::from(ip & 0xF)];
+    (n != 0).then(|| u64::from(n) * CoreState::INSTRUCTION_CYCLES)
 }
 
 /// A backend that runs the cores of a group together through the crate's private

@@ -131,7 +131,7 @@ pub(crate) fn enter(
             // interpreter runs up to it; at a debugger's stop, it executes that one
             // instruction, noting that the core came to it.
             let before = core.instructions;
-            let exit = match handed_over_for(&code.instrs, core.ip, port) {
+            let exit = match handed_over_for(&scalar.to_entry, core.ip, port) {
                 Some(n) => port.within(core.cycle.saturating_add(n), |port| {
                     interpret(&code.instrs, core, port)
                 }),
