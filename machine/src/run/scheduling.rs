@@ -105,11 +105,13 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                     self.cores.start(mask, code, part, |id, regs| {
                         frame_banks.as_ref().map_or(0, |b| b.for_core(id, regs))
                     });
-                    for c in lanes_of(mask) {
-                        self.driver.lb[c] = start;
-                        self.counters[c].tasks += 1;
-                        self.counters[c].ran = true;
+                    for (c, counters) in self.counters.iter_mut().enumerate() {
+                        let member = mask & (1 << c) != 0;
+                        counters.tasks += u64::from(member);
+                        counters.ran |= member;
                     }
+                    let lb = &mut self.driver.lb;
+                    *lb = std::array::from_fn(|c| if mask & (1 << c) != 0 { start } else { lb[c] });
                     // Events and the instruction log tell the order of the scheduler's
                     // decisions among the cores' actions, so they see every step as it
                     // comes. Task records do not: each is handed over in issue order once
@@ -125,10 +127,13 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                                 .earliest(None)
                                 .is_some_and(|k| k < bound || awaited & (1 << k.core()) != 0)
                             {
-                                ts.before = [bound; 16];
-                                for c in lanes_of(awaited) {
-                                    ts.before[c] = EventKey::NEVER;
-                                }
+                                ts.before = std::array::from_fn(|c| {
+                                    if awaited & (1 << c) != 0 {
+                                        EventKey::NEVER
+                                    } else {
+                                        bound
+                                    }
+                                });
                                 ts.state = SchedulerState::Pending;
                                 return Ok(());
                             }
