@@ -166,7 +166,13 @@ pub fn run_lockstep(
         cores[first_of(cores_mask)].cycle,
     );
     let (mut awake, mut asleep) = (cores_mask, 0u16);
-    if lanes_of(cores_mask).all(|l| cores[l].ip == ip && cores[l].cycle == cycle) {
+    // Over all 16 cores without a branch: asked at every entry, where a loop over the
+    // group's cores mispredicts its exit (a short task's group is entered once a task).
+    let mut apart = 0u16;
+    for (l, core) in cores.iter().enumerate() {
+        apart |= u16::from(core.ip != ip || core.cycle != cycle) << l;
+    }
+    if apart & cores_mask == 0 {
         match group_form(cores_mask, cores, port, exits) {
             Some(split) => (awake, asleep) = split,
             None => return,
