@@ -249,6 +249,23 @@ impl LaneFile {
                 }
             }
         }
+        let (cycle, ip) = (self.cycle, self.ip as u8);
+        let stop = |core: &mut CoreState| {
+            core.cycle = cycle;
+            core.ip = ip;
+            core.instructions += ran;
+        };
+        if group == u16::MAX && left == 0 {
+            // The whole machine's group (a full-mask task) with no lane gone: every core is
+            // written, with no lane to test or loop exit to mispredict.
+            for (k, core) in cores.iter_mut().enumerate() {
+                if let Some(by_core) = &by_core {
+                    core.regs = by_core[k];
+                }
+                stop(core);
+            }
+            return;
+        }
         for k in lanes_of(group) {
             let core = &mut cores[k];
             match &by_core {
@@ -263,9 +280,7 @@ impl LaneFile {
                 Some(by_core) => core.regs = by_core[k],
                 None => {}
             }
-            core.cycle = self.cycle;
-            core.ip = self.ip as u8;
-            core.instructions += ran;
+            stop(core);
         }
     }
 }
