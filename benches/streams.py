@@ -4,7 +4,7 @@ mixed.s, 4,000 tasks of the reduction's body (benches/classes/reduction.s) on ma
 widths 1 + (i*7) % 16 at offsets (i*5) % (17 - width); full.s, the same 4,000 tasks on
 mask 0xffff. Fences go none, acq, rel in turn. Count them with benches/steady.sh.
 
-Usage: python3 benches/streams.py OUTDIR
+Usage: python3 benches/streams.py OUTDIR (neither file may exist there yet)
 """
 import os
 import sys
@@ -43,8 +43,13 @@ def main():
         lines = [f"; benches/streams.py: {TASKS} tasks of the reduction's body\n"]
         for i in range(TASKS):
             lines.append(f".cf mask=0x{mask(i, full):04x}{FENCES[i % 3]}\n.if\n{body(i)}")
-        with open(os.path.join(out, name), "w") as f:
-            f.write("".join(lines))
+        path = os.path.join(out, name)
+        try:
+            # "x": a file already there is the user's, never written over.
+            with open(path, "x") as f:
+                f.write("".join(lines))
+        except OSError as e:
+            sys.exit(f"streams.py: {path}: {e.strerror}")
 
 
 if __name__ == "__main__":
