@@ -81,16 +81,14 @@ fn reaching(instrs: &[Instr; FRAME_INSTRS], hit: impl Fn(&Instr) -> bool) -> u16
     for _ in 0..FRAME_INSTRS {
         let before = reaches;
         for (ip, instr) in instrs.iter().enumerate() {
-            let next = if ip + 1 < FRAME_INSTRS {
-                reaches >> (ip + 1) & 1
+            let bit = if hit(instr) {
+                1
             } else {
-                0
-            };
-            let bit = match instr {
-                i if hit(i) => 1,
-                Instr::Ready => 0,
-                Instr::Bnz { target, .. } => next | (reaches >> target & 1),
-                _ => next,
+                instr
+                    .successors(ip)
+                    .into_iter()
+                    .flatten()
+                    .fold(0, |bit, to| bit | (reaches >> to & 1))
             };
             reaches |= bit << ip;
         }

@@ -532,6 +532,33 @@ pub struct FrameBanks {
     /// Every core's accesses touch bytes no other core's touch (see
     /// [`FrameBanks::private_bytes`]).
     private_bytes: bool,
+    /// The fewest instructions before a memory instruction on any path from IP 0 (see
+    /// [`FrameBanks::first_access`]).
+    first_access: u8,
+}
+
+/// The fewest instructions a core runs from IP 0 before it reaches a memory instruction,
+/// on any path (a `bnz` both ways, whatever the registers); `FRAME_INSTRS` where none is
+/// reachable. A breadth-first walk: each IP is reached first by a shortest path.
+fn first_access(code: &[Instr; FRAME_INSTRS]) -> u8 {
+    let mut seen = 1u16;
+    let mut queue = [(0usize, 0u8); FRAME_INSTRS];
+    let (mut head, mut tail) = (0, 1);
+    while head < tail {
+        let (ip, before) = queue[head];
+        head += 1;
+        if code[ip].is_memory() {
+            return before;
+        }
+        for to in code[ip].successors(ip).into_iter().flatten() {
+            if seen & (1 << to) == 0 {
+                seen |= 1 << to;
+                queue[tail] = (to, before + 1);
+                tail += 1;
+            }
+        }
+    }
+    FRAME_INSTRS as u8
 }
 
 /// Whether, in frame `code`, the bytes each core can touch are its own: the frame has no
@@ -627,7 +654,18 @@ impl FrameBanks {
             uniform_row_ips: (0..FRAME_INSTRS)
                 .filter(|&ip| rows[ip] == Some(true))
                 .fold(0u16, |m, ip| m | 1 << ip),
+            first_access: first_access(code),
         }
+    }
+
+    /// The fewest instructions a core of a task of this frame runs before its first memory
+    /// access, whatever its registers: a task that starts in cycle `s` touches memory in
+    /// cycle `s + first_access * INSTRUCTION_CYCLES` at the earliest (stalls only delay
+    /// it). Before that nothing it does reaches another core: it cannot fault (a core
+    /// faults only at a memory instruction, or ending while it holds a sequence, which
+    /// only a memory instruction opens). `None` where no path reaches memory.
+    pub fn first_access(&self) -> Option<u64> {
+        (usize::from(self.first_access) < FRAME_INSTRS).then_some(u64::from(self.first_access))
     }
 
     /// Whether the memory instruction at `ip` may reach one row in every core of a group:
@@ -670,6 +708,35 @@ impl FrameBanks {
 mod tests {
     use super::*;
     use crate::isa::{AluOp, MemOp};
+
+    #[test]
+    fn the_first_access_is_the_fewest_instructions_on_any_path() {
+        let ld = Instr::Mem {
+            op: MemOp::Ld,
+            a: 8,
+            hi: 0,
+            r: 9,
+        };
+        let first = |instrs: &[Instr]| {
+            let mut code = [Instr::Nop; FRAME_INSTRS];
+            code[..instrs.len()].copy_from_slice(instrs);
+            FrameBanks::analyse(&code).first_access()
+        };
+        let bnz = |target| Instr::Bnz { a: 9, target };
+        // Straight: the ld at IP 3 comes after three instructions.
+        assert_eq!(first(&[Instr::Nop, Instr::Nop, Instr::Nop, ld]), Some(3));
+        assert_eq!(first(&[ld, Instr::Ready]), Some(0));
+        // A bnz may jump over the long way: IP 0 -> 5 (taken), whatever r9 holds.
+        let mut code = vec![bnz(5), Instr::Nop, ld, Instr::Ready, Instr::Nop, Instr::Nop];
+        assert_eq!(first(&code), Some(2));
+        code[2] = Instr::Nop;
+        code[3] = Instr::Nop;
+        code.extend([Instr::Nop, ld]);
+        // Not taken: IP 1..7 is 7 instructions; taken: 0 -> 5, 6, 7 is 3.
+        assert_eq!(first(&code), Some(3));
+        // A ready before the only access, and one that cannot be reached past it.
+        assert_eq!(first(&[Instr::Nop, Instr::Ready, ld]), None);
+    }
 
     #[test]
     fn rows_built_from_constants_are_uniform_and_the_core_id_is_not() {

@@ -388,6 +388,17 @@ impl Instr {
     pub fn is_sync(&self) -> bool {
         matches!(self, Instr::Mem { op, .. } if op.is_sync())
     }
+
+    /// The IPs a core may go to after this instruction at `ip`, whatever its registers:
+    /// the next one (none past IP 15) and a `bnz`'s target; none after `ready`.
+    pub(crate) fn successors(&self, ip: usize) -> [Option<usize>; 2] {
+        let next = (ip + 1 < FRAME_INSTRS).then_some(ip + 1);
+        match self {
+            Instr::Ready => [None, None],
+            Instr::Bnz { target, .. } => [next, Some(usize::from(*target) & 0xF)],
+            _ => [next, None],
+        }
+    }
 }
 
 impl fmt::Display for Instr {
