@@ -455,3 +455,108 @@ fn the_model_itself_reproduces_spec_example_1() {
     );
     assert_eq!(cycles, 44);
 }
+
+/// A stream of short tasks on masks of every width and place, with every fence, whose
+/// frames reach memory after 0 to 5 instructions: the run lets a running task access memory
+/// up to the first access of the tasks still to issue (`TaskScheduler::first_access_bound`),
+/// so a task's last accesses and the next task's first ones meet in one bank, in cycles
+/// on both sides of that bound, in both orders of core ids. The naive model knows no bound.
+fn short_task_stream(seed: u64) -> (Program, Config) {
+    use gpu16_machine::engine::isa::{AluOp, MemOp};
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut draw = |n: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n
+    };
+    let mut frames = Vec::new();
+    for _ in 0..8 + draw(24) {
+        // Mostly narrow masks, so that tasks run side by side.
+        let width = if draw(4) == 0 {
+            1 + draw(16)
+        } else {
+            1 + draw(4)
+        };
+        let mask = (((1u32 << width) - 1) << draw(17 - width)) as u16;
+        let fence = [Fence::No, Fence::No, Fence::No, Fence::Acq, Fence::Rel][draw(5) as usize];
+        frames.push(ControlFrame::new(1, fence, mask, &[]).encode());
+        // Banks come from r1..r3: zero (every register starts so, and only r1 is ever set:
+        // to the core id), so that accesses of different tasks meet; rows from r8 (zero)
+        // or a value register; values in r9..r11 are constants and sums with the core id.
+        let mut code = [Instr::Nop; 16];
+        let before = if draw(2) == 0 {
+            draw(2) as usize
+        } else {
+            4 + draw(9) as usize
+        };
+        for slot in code.iter_mut().take(before) {
+            *slot = match draw(5) {
+                0 => Instr::SetConst { k: 0, d: 1 },
+                1 => Instr::SetConst {
+                    k: 1 + draw(3) as u8,
+                    d: 9 + draw(3) as u8,
+                },
+                2 => Instr::Alu {
+                    op: AluOp::Add,
+                    a: 9 + draw(3) as u8,
+                    b: 1,
+                    c: 9 + draw(3) as u8,
+                },
+                // A bank of its own for the task: later tasks meet it or not.
+                3 => Instr::Alu {
+                    op: AluOp::Add,
+                    a: 9 + draw(3) as u8,
+                    b: 8,
+                    c: 2 + draw(2) as u8,
+                },
+                _ => Instr::Nop,
+            };
+        }
+        let accesses = 1 + draw(4) as usize;
+        for slot in code.iter_mut().skip(before).take(accesses) {
+            let load = draw(2) == 0;
+            *slot = Instr::Mem {
+                op: if load { MemOp::Ld } else { MemOp::St },
+                a: if draw(4) == 0 { 9 } else { 8 },
+                hi: 1 + draw(3) as u8,
+                r: 9 + draw(3) as u8,
+            };
+        }
+        // Past IP 15 the part ends with no `ready`.
+        if let Some(slot) = code.get_mut(before + accesses) {
+            *slot = Instr::Ready;
+        }
+        frames.push(InstrFrame::from_instrs(code).bytes());
+    }
+    let config = Config {
+        issue: if draw(4) == 0 {
+            IssuePolicy::Lookahead
+        } else {
+            IssuePolicy::InOrder
+        },
+        bank_conflicts: draw(3) == 0,
+        ..Config::default()
+    };
+    (
+        Program::from_frames(frames).expect("well-formed frames"),
+        config,
+    )
+}
+
+#[test]
+fn short_task_streams_match_the_cycle_stepped_model() {
+    let memory: Vec<u8> = (0..4096u32).map(|a| (a * 7 + a / 256 + 1) as u8).collect();
+    for seed in 0..600u64 {
+        let (program, config) = short_task_stream(seed);
+        let expected = reference(&program, &memory, &config);
+        for backend in [BackendKind::Interp, BackendKind::Jit, BackendKind::Auto] {
+            let got = emulator(backend, &program, &memory, &config);
+            assert!(
+                got == expected,
+                "stream {seed} ({config:?}) on {backend:?}: {}",
+                first_difference(&got, &expected)
+            );
+        }
+    }
+}

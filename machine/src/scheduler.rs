@@ -11,7 +11,7 @@
 
 use crate::config::{Config, IssuePolicy, TaskLog, Timing};
 use crate::event_key::EventKey;
-use crate::frame::{Fence, FrameKind, LoadError};
+use crate::frame::{Fence, FrameKind, LoadError, FRAME_BYTES};
 use crate::held::Held;
 use crate::task_memory::{FrameSource, TaskMemory};
 use std::collections::VecDeque;
@@ -125,6 +125,9 @@ pub(crate) enum Step {
     Blocked {
         /// Per core, the first event key at which a core of a task not yet issued can act.
         before: [EventKey; 16],
+        /// The earliest cycle in which the first frame not yet processed can be: where
+        /// [`TaskScheduler::first_access_bound`] starts its walk.
+        from: u64,
     },
     /// Every frame is processed.
     Done,
@@ -190,6 +193,10 @@ impl Avail {
         }
     }
 }
+
+/// Frames [`TaskScheduler::first_access_bound`] looks at: a control frame and its
+/// instruction frame, then the next pair, whose task starts a whole broadcast later.
+const ACCESS_BOUND_FRAMES: usize = 4;
 
 /// The first event key of cycle `cycle`; past any cycle a run can reach (a bound that
 /// counts as never), [`EventKey::NEVER`].
@@ -543,6 +550,48 @@ impl<'p> TaskScheduler<'p> {
         read.then_some((key, awaited))
     }
 
+    /// A bound on the first memory access of any task not yet issued, under the in-order
+    /// policy, from the frames already read: the scheduler processes them one at a time in
+    /// order, the first in cycle `from` (or the clock, if later) at the earliest (a control frame takes `control_frame_cycles`, a broadcast
+    /// `broadcast_cycles`, and its task starts as it ends), and a task's cores touch memory
+    /// no sooner than `first_access(frame)` cycles after its start (`None`: never). Past
+    /// the frames looked at, a task may touch memory as it starts. The key (the first of
+    /// its cycle) is never before the start of a task the first frame issues from `from`:
+    /// [`TaskScheduler::next_start_bound`]'s from the clock, or a blocked step's. `None`
+    /// under the lookahead policy, which may take the frames out of order.
+    pub(crate) fn first_access_bound(
+        &self,
+        from: u64,
+        mut first_access: impl FnMut(&[u8; FRAME_BYTES]) -> Option<u64>,
+    ) -> Option<EventKey> {
+        if self.policy != IssuePolicy::InOrder {
+            return None;
+        }
+        let (mut t, mut bound) = (from.max(self.t), u64::MAX);
+        for idx in self.head..self.head.saturating_add(ACCESS_BOUND_FRAMES) {
+            if !self.frames.holds(idx) {
+                break;
+            }
+            match self.frames.kind(idx) {
+                FrameKind::Control => {
+                    t = t.saturating_add(self.timing.control_frame_cycles);
+                }
+                FrameKind::Instr { .. } => {
+                    let start = t.saturating_add(self.timing.broadcast_cycles);
+                    if self.frames.group_control(idx).active != 0 {
+                        if let Some(after) = first_access(self.frames.raw(idx)) {
+                            bound = bound.min(start.saturating_add(after));
+                        }
+                    }
+                    t = start;
+                }
+            }
+        }
+        Some(start_key(
+            bound.min(t.saturating_add(self.timing.broadcast_cycles)),
+        ))
+    }
+
     /// The cores of the running `acq` tasks that hold back the frame at the head
     /// ([`TaskScheduler::next_start_bound`]).
     #[inline(never)]
@@ -755,6 +804,8 @@ impl<'p> TaskScheduler<'p> {
         let mut unknown_at_t = false;
         let broadcast = self.timing.broadcast_cycles;
         let mut bounds = Bounds::new();
+        // The first candidate's earliest decision (the head's, under the in-order policy).
+        let mut first_from = None;
         for idx in self.head..end {
             if !self.frames.has(idx) {
                 // A malformed group past the first is reported when it is reached.
@@ -786,6 +837,7 @@ impl<'p> TaskScheduler<'p> {
                 // A core this frame waits for ends before anything the frame starts;
                 // every other core must not run past the frame's earliest decision.
                 bounds.add(start_key(a.at.max(t).saturating_add(broadcast)), a.deps);
+                first_from.get_or_insert(a.at.max(t));
                 if a.at <= t {
                     unknown_at_t = true;
                 } else if a.exact {
@@ -816,6 +868,7 @@ impl<'p> TaskScheduler<'p> {
             _ => {
                 return Step::Blocked {
                     before: bounds.keys(),
+                    from: first_from.unwrap_or(t),
                 }
             }
         };
@@ -974,6 +1027,65 @@ mod tests {
                 key
             }
         })
+    }
+
+    /// [`TaskScheduler::first_access_bound`] after the first of four tasks is issued, each
+    /// instruction frame's first access given by `first` (the frames differ in their
+    /// `ready`'s IP, 3 + the task's index, which tells them apart).
+    fn access_bound_after_first_issue(
+        policy: IssuePolicy,
+        from: u64,
+        first: [Option<u64>; 4],
+    ) -> Option<EventKey> {
+        let frames = (0..4)
+            .flat_map(|k| {
+                let mut instrs = [Instr::Nop; 16];
+                instrs[3 + k] = Instr::Ready;
+                [
+                    cf(Fence::No, 1 << k),
+                    InstrFrame::from_instrs(instrs).bytes(),
+                ]
+            })
+            .collect();
+        let program = Program::from_frames(frames).unwrap();
+        let mut source = ProgramFrames::new(&program);
+        let config = Config {
+            issue: policy,
+            ..Config::default()
+        };
+        let mut ts = TaskScheduler::new(TaskMemory::new(Held::Lent(&mut source)), &config);
+        let lb = [0; 16];
+        assert!(matches!(ts.step(&lb), Step::Control { cycle: 0, .. }));
+        assert!(matches!(ts.step(&lb), Step::Issue { start: 5, .. }));
+        // Only frames already read count: the walk never waits for a stream's input.
+        assert!(ts.frames.has(6) && !ts.frames.holds(8));
+        ts.first_access_bound(from, |bytes| {
+            let code = InstrFrame::decode(bytes).unwrap().instrs;
+            let k = code.iter().position(|i| *i == Instr::Ready).unwrap() - 3;
+            first[k]
+        })
+    }
+
+    #[test]
+    fn tasks_to_come_touch_memory_no_sooner_than_their_frames_first_access() {
+        let at = |cycle| Some(EventKey::new(cycle, 0));
+        // Clock 5: frame 2 (CF) in 5, frame 3's broadcast 6-9 (task 1 starts 10), frame 4
+        // (CF) in 10, frame 5's broadcast 11-14 (task 2 starts 15); past the four frames
+        // looked at, a task starts no sooner than 15 + 4 = 19.
+        let bound = |from, first| access_bound_after_first_issue(IssuePolicy::InOrder, from, first);
+        assert_eq!(bound(0, [None, Some(2), Some(0), None]), at(12));
+        assert_eq!(bound(0, [None, Some(9), Some(1), None]), at(16));
+        assert_eq!(bound(0, [None, None, Some(0), None]), at(15));
+        assert_eq!(bound(0, [None, None, None, None]), at(19));
+        // A blocked step's first frame decided in 8 at the earliest: all 3 later.
+        assert_eq!(bound(8, [None, Some(2), Some(0), None]), at(15));
+        // Never before the clock.
+        assert_eq!(bound(2, [None, Some(2), Some(0), None]), at(12));
+        // Lookahead may take the frames out of order: nothing more is known.
+        assert_eq!(
+            access_bound_after_first_issue(IssuePolicy::Lookahead, 0, [Some(9); 4]),
+            None
+        );
     }
 
     #[test]

@@ -47,4 +47,21 @@ pub(super) enum SchedulerState {
 pub(super) struct SchedulerBound {
     pub(super) before: [EventKey; 16],
     pub(super) state: SchedulerState,
+    /// What bounds memory accesses of a task yet to issue beyond `before`
+    /// ([`TaskScheduler::first_access_bound`]), worked out when a run first needs it.
+    pub(super) touch: Touch,
+}
+
+/// The bound on memory accesses of tasks yet to issue, for cores `before` bounds at all.
+/// Only the port's bank horizon reads it: events still wait for `before`, so the loop
+/// serves them in order, while a core already running may access memory up to it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Touch {
+    /// Nothing more than `before` is known (the lookahead policy, or no task to come).
+    Before,
+    /// Not worked out yet: the first frame not yet processed is processed in this cycle
+    /// at the earliest.
+    From(u64),
+    /// Worked out: no core of a task yet to issue touches memory before this key.
+    Key(EventKey),
 }

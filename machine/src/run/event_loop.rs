@@ -2,7 +2,7 @@
 //! pending event in the (cycle, core id) order of decisions.md. Its parts are their own
 //! types: the scheduler driver, the livelock proofs, the telemetry and the lock waits.
 
-use super::driver::{Driver, SchedulerBound, SchedulerState};
+use super::driver::{Driver, SchedulerBound, SchedulerState, Touch};
 use super::proofs::Proofs;
 use super::telemetry::Telemetry;
 use super::Start;
@@ -199,6 +199,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
         let mut ts = SchedulerBound {
             before: [EventKey::from_raw(0); 16],
             state: SchedulerState::Blocked,
+            touch: Touch::Before,
         };
         let mut ts_fresh = false;
         loop {
@@ -266,8 +267,8 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                 Mode::Faulted { rule, cycle } => return Err(self.fault(i, rule, cycle, None)),
                 Mode::Looping { period, polls } => return Err(self.livelock(i, period, polls)),
                 Mode::Runnable => match self.group_of(i) {
-                    Some(group) => self.run_cores(group, i, true, &ts),
-                    None => self.run_cores(1 << i, i, false, &ts),
+                    Some(group) => self.run_cores(group, i, true, &mut ts),
+                    None => self.run_cores(1 << i, i, false, &mut ts),
                 },
                 // Cores parked at one access in one cycle go on as a group where the backend
                 // takes it. If the first of them makes no progress (its access stalls on a
@@ -275,7 +276,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                 // and the loop performs it itself.
                 Mode::Parked { bank_retry: false } => match self.group_of(i) {
                     Some(group) if group != 1 << i => {
-                        self.run_cores(group, i, true, &ts);
+                        self.run_cores(group, i, true, &mut ts);
                         if self.cores.mode(i) == (Mode::Parked { bank_retry: false })
                             && self.cores.key(i) == key
                         {
@@ -375,7 +376,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
     /// through [`Backend::run_group`]; then apply what became of each core. `lead` is the
     /// core of `cores` whose event is the earliest: a cohort's cores a cycle behind it may
     /// have lower ids.
-    fn run_cores(&mut self, cores: u16, lead: usize, together: bool, ts: &SchedulerBound) {
+    fn run_cores(&mut self, cores: u16, lead: usize, together: bool, ts: &mut SchedulerBound) {
         // A parked retry that runs is no longer the loop's to settle.
         self.waits.run(cores);
         if self.tele.steps(self.cores.state[lead].cycle) {
@@ -386,7 +387,8 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             .min()
             .unwrap_or(EventKey::NEVER);
         let private = self.private_task(cores);
-        let horizon = self.bank_horizon(cores, private, ts_bound);
+        let touch = self.touch_bound(ts, ts_bound);
+        let horizon = self.bank_horizon(cores, private, touch);
         let code = self.cores.codes[usize::from(self.cores.code_of[lead])]
             .as_ref()
             .expect("a runnable core has code");

@@ -2,7 +2,7 @@
 //! deferred step for streams of short tasks and when a deferred step is asked at once
 //! ([`Run::long_past_pending`]), and the bounds on running cores it reads.
 
-use super::driver::{SchedulerBound, SchedulerState};
+use super::driver::{SchedulerBound, SchedulerState, Touch};
 use super::event_loop::Run;
 use crate::backend::Backend;
 use crate::config::TaskLog;
@@ -135,15 +135,18 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                                     }
                                 });
                                 ts.state = SchedulerState::Pending;
+                                // From the scheduler's clock: the next decision is at or after it.
+                                ts.touch = Touch::From(0);
                                 return Ok(());
                             }
                         }
                     }
                 }
-                Step::Blocked { before } => {
+                Step::Blocked { before, from } => {
                     *ts = SchedulerBound {
                         before,
                         state: SchedulerState::Blocked,
+                        touch: Touch::From(from),
                     };
                     return Ok(());
                 }
@@ -166,6 +169,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                     *ts = SchedulerBound {
                         before: [EventKey::NEVER; 16],
                         state: SchedulerState::Done,
+                        touch: Touch::Before,
                     };
                     return Ok(());
                 }
@@ -173,10 +177,40 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                     *ts = SchedulerBound {
                         before: [EventKey::NEVER; 16],
                         state: SchedulerState::Limit,
+                        touch: Touch::Before,
                     };
                     return Ok(());
                 }
             }
+        }
+    }
+
+    /// The key before which no core of a task yet to issue touches memory, for cores whose
+    /// tightest scheduler bound is `before`: `before` itself, or later where the frames to
+    /// come are known ([`TaskScheduler::first_access_bound`](crate::scheduler::TaskScheduler::first_access_bound),
+    /// each instruction frame's first access from its bank analysis, found again when it is
+    /// issued). Worked out once per bound, and only where a run is bounded by it at all. A
+    /// task issued just now then runs its short frame to its end rather than parking at
+    /// each access the next task's start bounds, long before that task could touch memory.
+    pub(super) fn touch_bound(&mut self, ts: &mut SchedulerBound, before: EventKey) -> EventKey {
+        if before.is_never() {
+            return before;
+        }
+        if let Touch::From(from) = ts.touch {
+            let (scheduler, table) = (&self.driver.ts, &mut self.frame_table);
+            let dialect = scheduler.frames().dialect();
+            let key = scheduler.first_access_bound(from, |bytes| {
+                let entry = table.entry(bytes, |b| {
+                    InstrFrame::decode_in(b, dialect)
+                        .expect("instruction frames are checked as they are read")
+                });
+                entry.banks.as_ref().and_then(|b| b.first_access())
+            });
+            ts.touch = key.map_or(Touch::Before, Touch::Key);
+        }
+        match ts.touch {
+            Touch::Key(key) => before.max(key),
+            _ => before,
         }
     }
 
