@@ -1001,13 +1001,13 @@ mod tests {
         InstrFrame::from_instrs(instrs).bytes()
     }
 
-    /// The deferred bound after the first task of `groups` (fence, mask) is issued: the
-    /// scheduler steps until it issues, then is asked for the bound without a step.
-    fn bound_after_first_issue(groups: &[(Fence, u16)], policy: IssuePolicy) -> [EventKey; 16] {
-        let frames = groups
-            .iter()
-            .flat_map(|&(f, m)| [cf(f, m), work()])
-            .collect();
+    /// `then` asked of the scheduler of `frames` once it issued the first task: CF in cycle
+    /// 0, broadcast 1-4, start 5; the scheduler is free again from 5.
+    fn scheduler_after_first_issue<R>(
+        frames: Vec<[u8; FRAME_BYTES]>,
+        policy: IssuePolicy,
+        then: impl FnOnce(&mut TaskScheduler<'_>) -> R,
+    ) -> R {
         let program = Program::from_frames(frames).unwrap();
         let mut source = ProgramFrames::new(&program);
         let config = Config {
@@ -1017,9 +1017,20 @@ mod tests {
         let mut ts = TaskScheduler::new(TaskMemory::new(Held::Lent(&mut source)), &config);
         let lb = [0; 16];
         assert!(matches!(ts.step(&lb), Step::Control { cycle: 0, .. }));
-        // CF in cycle 0, broadcast 1-4, start 5; the scheduler is free again from 5.
         assert!(matches!(ts.step(&lb), Step::Issue { start: 5, .. }));
-        let (key, awaited) = ts.next_start_bound().expect("the next group is read");
+        then(&mut ts)
+    }
+
+    /// The deferred bound after the first task of `groups` (fence, mask) is issued: the
+    /// scheduler steps until it issues, then is asked for the bound without a step.
+    fn bound_after_first_issue(groups: &[(Fence, u16)], policy: IssuePolicy) -> [EventKey; 16] {
+        let frames = groups
+            .iter()
+            .flat_map(|&(f, m)| [cf(f, m), work()])
+            .collect();
+        let (key, awaited) = scheduler_after_first_issue(frames, policy, |ts| {
+            ts.next_start_bound().expect("the next group is read")
+        });
         std::array::from_fn(|c| {
             if awaited & (1 << c) != 0 {
                 EventKey::NEVER
@@ -1047,22 +1058,14 @@ mod tests {
                 ]
             })
             .collect();
-        let program = Program::from_frames(frames).unwrap();
-        let mut source = ProgramFrames::new(&program);
-        let config = Config {
-            issue: policy,
-            ..Config::default()
-        };
-        let mut ts = TaskScheduler::new(TaskMemory::new(Held::Lent(&mut source)), &config);
-        let lb = [0; 16];
-        assert!(matches!(ts.step(&lb), Step::Control { cycle: 0, .. }));
-        assert!(matches!(ts.step(&lb), Step::Issue { start: 5, .. }));
-        // Only frames already read count: the walk never waits for a stream's input.
-        assert!(ts.frames.has(6) && !ts.frames.holds(8));
-        ts.first_access_bound(from, |bytes| {
-            let code = InstrFrame::decode(bytes).unwrap().instrs;
-            let k = code.iter().position(|i| *i == Instr::Ready).unwrap() - 3;
-            first[k]
+        scheduler_after_first_issue(frames, policy, |ts| {
+            // Only frames already read count: the walk never waits for a stream's input.
+            assert!(ts.frames.has(6) && !ts.frames.holds(8));
+            ts.first_access_bound(from, |bytes| {
+                let code = InstrFrame::decode(bytes).unwrap().instrs;
+                let k = code.iter().position(|i| *i == Instr::Ready).unwrap() - 3;
+                first[k]
+            })
         })
     }
 
