@@ -7,7 +7,8 @@
 //! A decision that depends on an unknown end returns `Blocked` with a lower bound on the
 //! cycle of the next decision, and the run loop runs cores until the end is known. After an
 //! issue, `TaskScheduler::next_start_bound` gives the loop such a bound without a step,
-//! for a loop that defers its next one.
+//! for a loop that defers its next one; `TaskScheduler::first_access_bound` gives the later
+//! cycle before which no task to come can touch memory (its frame's first access).
 
 use crate::config::{Config, IssuePolicy, TaskLog, Timing};
 use crate::event_key::EventKey;
@@ -552,8 +553,8 @@ impl<'p> TaskScheduler<'p> {
 
     /// A bound on the first memory access of any task not yet issued, under the in-order
     /// policy, from the frames already read: the scheduler processes them one at a time in
-    /// order, the first in cycle `from` (or the clock, if later) at the earliest (a control frame takes `control_frame_cycles`, a broadcast
-    /// `broadcast_cycles`, and its task starts as it ends), and a task's cores touch memory
+    /// order, the first in cycle `from` (or the clock, if later) at the earliest, each for
+    /// its `frame_cycles` (a task starts as its broadcast ends), and a task's cores touch memory
     /// no sooner than `first_access(frame)` cycles after its start (`None`: never). Past
     /// the frames looked at, a task may touch memory as it starts. The key (the first of
     /// its cycle) is never before the start of a task the first frame issues from `from`:
@@ -574,10 +575,10 @@ impl<'p> TaskScheduler<'p> {
             }
             match self.frames.kind(idx) {
                 FrameKind::Control => {
-                    t = t.saturating_add(self.timing.control_frame_cycles);
+                    t = t.saturating_add(self.frame_cycles(true));
                 }
                 FrameKind::Instr { .. } => {
-                    let start = t.saturating_add(self.timing.broadcast_cycles);
+                    let start = t.saturating_add(self.frame_cycles(false));
                     if self.frames.group_control(idx).active != 0 {
                         if let Some(after) = first_access(self.frames.raw(idx)) {
                             bound = bound.min(start.saturating_add(after));
@@ -588,8 +589,18 @@ impl<'p> TaskScheduler<'p> {
             }
         }
         Some(start_key(
-            bound.min(t.saturating_add(self.timing.broadcast_cycles)),
+            bound.min(t.saturating_add(self.frame_cycles(false))),
         ))
+    }
+
+    /// The cycles the scheduler spends processing a frame: a control frame's, or an
+    /// instruction frame's broadcast (its task starts as it ends).
+    fn frame_cycles(&self, control: bool) -> u64 {
+        if control {
+            self.timing.control_frame_cycles
+        } else {
+            self.timing.broadcast_cycles
+        }
     }
 
     /// The cores of the running `acq` tasks that hold back the frame at the head
@@ -872,11 +883,7 @@ impl<'p> TaskScheduler<'p> {
                 }
             }
         };
-        let duration = if is_cf {
-            self.timing.control_frame_cycles
-        } else {
-            self.timing.broadcast_cycles
-        };
+        let duration = self.frame_cycles(is_cf);
         if t.saturating_add(duration) > self.limit {
             return Step::Limit;
         }

@@ -6,6 +6,7 @@
 //! The table is bounded: when it is full it starts over, which costs only the work again.
 
 use crate::banks::FrameBanks;
+use crate::dialect::Dialect;
 use crate::frame::{InstrFrame, FRAME_BYTES};
 use crate::isa::Instr;
 use crate::livelock;
@@ -97,6 +98,19 @@ impl<C> FrameTable<C> {
             recent: [None; RECENT],
             last: 0,
         }
+    }
+
+    /// The entry of the instruction frame `bytes`, read in `dialect` from task memory,
+    /// whose loader checked every instruction frame it read (so it decodes).
+    pub(crate) fn entry_read(
+        &mut self,
+        bytes: &[u8; FRAME_BYTES],
+        dialect: Dialect,
+    ) -> &mut FrameEntry<C> {
+        self.entry(bytes, |b| {
+            InstrFrame::decode_in(b, dialect)
+                .expect("instruction frames are checked as they are read")
+        })
     }
 
     /// The entry of the instruction frame `bytes` (which the loader has checked), made on

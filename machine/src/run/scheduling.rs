@@ -8,7 +8,6 @@ use crate::backend::Backend;
 use crate::config::TaskLog;
 use crate::cores::{lanes_of, Mode, Part};
 use crate::event_key::EventKey;
-use crate::frame::InstrFrame;
 use crate::observe::{Event, Observer};
 use crate::report::RunError;
 use crate::scheduler::Step;
@@ -75,10 +74,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
                     }
                     let bytes = *self.driver.ts.frames().raw(frame);
                     let dialect = self.driver.ts.frames().dialect();
-                    let entry = self.frame_table.entry(&bytes, |b| {
-                        InstrFrame::decode_in(b, dialect)
-                            .expect("instruction frames are checked as they are read")
-                    });
+                    let entry = self.frame_table.entry_read(&bytes, dialect);
                     let code = match &entry.code {
                         None => self.backend.prepare(&entry.frame),
                         Some(code) => self.backend.reissue(code),
@@ -200,10 +196,7 @@ impl<B: Backend, O: Observer> Run<'_, B, O> {
             let (scheduler, table) = (&self.driver.ts, &mut self.frame_table);
             let dialect = scheduler.frames().dialect();
             let key = scheduler.first_access_bound(from, |bytes| {
-                let entry = table.entry(bytes, |b| {
-                    InstrFrame::decode_in(b, dialect)
-                        .expect("instruction frames are checked as they are read")
-                });
+                let entry = table.entry_read(bytes, dialect);
                 entry.banks.as_ref().and_then(|b| b.first_access())
             });
             ts.touch = key.map_or(Touch::Before, Touch::Key);
