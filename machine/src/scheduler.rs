@@ -569,8 +569,12 @@ impl<'p> TaskScheduler<'p> {
             return None;
         }
         let (mut t, mut bound) = (from.max(self.t), u64::MAX);
+        let broadcast = self.frame_cycles(false);
         for idx in self.head..self.head.saturating_add(ACCESS_BOUND_FRAMES) {
-            if !self.frames.holds(idx) {
+            // Every task still to come starts at `t + broadcast` or later, and so does the
+            // bound past the frames looked at: none of them can come sooner (a task that
+            // touches memory as it starts, the common case, ends the walk at the next frame).
+            if !self.frames.holds(idx) || bound <= t.saturating_add(broadcast) {
                 break;
             }
             match self.frames.kind(idx) {
@@ -578,7 +582,7 @@ impl<'p> TaskScheduler<'p> {
                     t = t.saturating_add(self.frame_cycles(true));
                 }
                 FrameKind::Instr { .. } => {
-                    let start = t.saturating_add(self.frame_cycles(false));
+                    let start = t.saturating_add(broadcast);
                     if self.frames.group_control(idx).active != 0 {
                         if let Some(after) = first_access(self.frames.raw(idx)) {
                             bound = bound.min(start.saturating_add(after));
@@ -588,9 +592,7 @@ impl<'p> TaskScheduler<'p> {
                 }
             }
         }
-        Some(start_key(
-            bound.min(t.saturating_add(self.frame_cycles(false))),
-        ))
+        Some(start_key(bound.min(t.saturating_add(broadcast))))
     }
 
     /// The cycles the scheduler spends processing a frame: a control frame's, or an
