@@ -25,6 +25,8 @@ impl GroupShape {
         let joins_next = !sync;
         let (mut at_ip, mut others) = (0u16, 0u16);
         let (mut at_ip_banks, mut other_banks) = (0u16, 0u16);
+        // The banks some core may touch beyond the one numbered like it.
+        let (mut at_ip_stray, mut other_stray) = (0u16, 0u16);
         // `i` has the earliest event, so the others of its cycle have higher ids; only a
         // cohort takes cores of the next cycle, whatever their ids.
         let mut candidates = cores.groupable() & cores.frame_cores(frame);
@@ -37,13 +39,15 @@ impl GroupShape {
             if same_cycle && other.ip == state.ip {
                 at_ip |= 1 << j;
                 at_ip_banks |= cores.banks[j];
+                at_ip_stray |= cores.banks[j] & !(1 << j);
             } else if parked && (same_cycle || (joins_next && other.cycle == state.cycle + 1)) {
                 others |= 1 << j;
                 other_banks |= cores.banks[j];
+                other_stray |= cores.banks[j] & !(1 << j);
             }
         }
         let mut group = at_ip;
-        let mut seen = at_ip_banks;
+        let (mut seen, mut stray) = (at_ip_banks, at_ip_stray);
         // Cores whose bytes are private never meet in memory: those at other instructions
         // run apart, each at its own pace (the run loop leaves them out of each other's
         // horizons), instead of taking turns as a cohort.
@@ -53,21 +57,14 @@ impl GroupShape {
         {
             group |= others;
             seen |= other_banks;
+            stray |= other_stray;
         }
         // How the group's banks overlap matters only where it touches memory.
         let (mut shares, mut own_banks) = (false, true);
         if seen != 0 {
-            shares = shares_banks(&cores.banks, group);
-            // Over all 16 cores without a branch: a bank some core reaches beyond its own.
-            let mut stray = 0u16;
-            for (j, &banks) in cores.banks.iter().enumerate() {
-                stray |= if group & (1 << j) != 0 {
-                    banks & !(1 << j)
-                } else {
-                    0
-                };
-            }
             own_banks = stray == 0;
+            // Cores that each touch only their own bank never share one.
+            shares = !own_banks && shares_banks(&cores.banks, group);
         }
         GroupShape {
             cores: group,
