@@ -10,12 +10,14 @@
 //! of decisions.md exact while a lone core runs at native speed.
 
 use crate::config::INSTRUCTION_CYCLES;
+use crate::cores::lanes_of;
 use crate::event_key::EventKey;
 use crate::frame::InstrFrame;
 use crate::isa::{Flow, MemOp, FRAME_INSTRS};
 use crate::lock_wait::LockWaits;
 use crate::memory::{
-    bank_of, holding_bit, holding_bits, BankTally, Refusal, SharedMemory, Stall, Wakes, BANKS,
+    bank_of, holding_bit, holding_bits, narrow, BankTally, Refusal, SharedMemory, Stall, Wakes,
+    BANKS,
 };
 use crate::slot_run::SlotCompiler;
 use std::cell::Cell;
@@ -544,17 +546,25 @@ impl<'m> Port<'m> {
         if group == 0 {
             return (if watching { 0 } else { u64::MAX }, 0, 0);
         }
-        // Over all 16 lanes without a branch: the banks the group may reach, and each core
-        // k's key on its own bank k against that bank's horizon.
+        // The banks the group may reach, and each core k's key on its own bank k against
+        // that bank's horizon: over a narrow group's few lanes one at a time, else over all
+        // 16 without a branch.
         let (mut reach, mut own_least) = (0u16, u64::MAX);
-        for (k, (&banks, &horizon)) in self.banks.iter().zip(&self.horizon).enumerate() {
-            let member = group & (1 << k) != 0;
-            reach |= if member { banks } else { 0 };
-            own_least = own_least.min(if member {
-                horizon.saturating_sub(k as u64)
-            } else {
-                u64::MAX
-            });
+        if narrow(group) {
+            for k in lanes_of(group) {
+                reach |= self.banks[k];
+                own_least = own_least.min(self.horizon[k].saturating_sub(k as u64));
+            }
+        } else {
+            for (k, (&banks, &horizon)) in self.banks.iter().zip(&self.horizon).enumerate() {
+                let member = group & (1 << k) != 0;
+                reach |= if member { banks } else { 0 };
+                own_least = own_least.min(if member {
+                    horizon.saturating_sub(k as u64)
+                } else {
+                    u64::MAX
+                });
+            }
         }
         let holding = gate & holding_bits(group) != 0;
         let own_rows = if watching || holding || gate & u32::from(group) != 0 {
@@ -581,14 +591,22 @@ impl<'m> Port<'m> {
             return u64::MAX;
         }
         let highest = 15 - u64::from(group.leading_zeros());
-        let mut least = u64::MAX;
-        for (b, &horizon) in self.horizon.iter().enumerate() {
-            least = least.min(if reach & (1 << b) != 0 {
-                horizon
-            } else {
-                u64::MAX
-            });
-        }
+        // A task whose banks are not known may reach every bank; a short task's, a few.
+        let least = if reach == u16::MAX {
+            self.horizon.iter().copied().fold(u64::MAX, u64::min)
+        } else if narrow(reach) {
+            lanes_of(reach).fold(u64::MAX, |least, b| least.min(self.horizon[b]))
+        } else {
+            let mut least = u64::MAX;
+            for (b, &horizon) in self.horizon.iter().enumerate() {
+                least = least.min(if reach & (1 << b) != 0 {
+                    horizon
+                } else {
+                    u64::MAX
+                });
+            }
+            least
+        };
         turn_of_least(least.saturating_sub(highest))
     }
 
@@ -651,7 +669,7 @@ impl<'m> Port<'m> {
         {
             return 0;
         }
-        let reach = crate::cores::lanes_of(cohort).fold(0, |r, k| r | self.banks[k]);
+        let reach = lanes_of(cohort).fold(0, |r, k| r | self.banks[k]);
         self.turn_on(reach, cohort)
     }
 
