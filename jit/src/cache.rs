@@ -7,7 +7,7 @@ use crate::abi::{CohortEntryFn, EntryFn, LaneEntryFn, SlotEntryFn};
 use crate::compile::{self, Compiler, Form, MachineCode};
 use crate::error::JitError;
 use cranelift_jit::JITModule;
-use gpu16_machine::engine::isa::{Instr, MemOp, FRAME_INSTRS};
+use gpu16_machine::engine::isa::{Instr, FRAME_INSTRS};
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
 use std::hash::BuildHasherDefault;
@@ -67,16 +67,12 @@ impl<F> Code<F> {
     /// `entry`, compiled from `instrs` into `generation`'s module.
     fn new(entry: F, instrs: &[Instr; FRAME_INSTRS], generation: Rc<Generation>) -> Rc<Code<F>> {
         let shape = crate::compile::shape(instrs);
-        let banks = gpu16_machine::engine::banks::FrameBanks::analyse(instrs);
         Rc::new(Code {
             entry,
             live: shape.read | shape.written,
             written: shape.written,
             memory: instrs.iter().any(Instr::is_memory),
-            shared_rows: (0..FRAME_INSTRS).any(|ip| {
-                matches!(instrs[ip], Instr::Mem { op: MemOp::Ld, .. })
-                    && banks.may_reach_one_row(ip)
-            }),
+            shared_rows: crate::lanes_compile::tries_shared_rows(instrs),
             plain_lanes: crate::lanes_compile::performs_plain_lanes(instrs),
             to_entry: crate::compile::instructions_to_entry(&shape),
             _module: generation,

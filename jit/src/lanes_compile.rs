@@ -174,9 +174,9 @@ pub(crate) fn build(
             // After the access, by a row fast path or the callback.
             let next = b.create_block();
             let call = b.create_block();
-            let shared =
-                (access.op == MemOp::Ld && banks.may_reach_one_row(j)).then(|| b.create_block());
-            let own_rows = !access.op.is_sync() && banks.may_reach_own_bank(j);
+            let paths = row_paths(access.op, &banks, j);
+            let shared = paths.shared.then(|| b.create_block());
+            let own_rows = paths.own;
             if !own_rows {
                 b.ins().jump(shared.unwrap_or(call), &[]);
             }
@@ -505,6 +505,35 @@ fn bump(b: &mut FunctionBuilder, file: Value, field: usize) {
     let n = b.ins().load(types::I64, flags, file, field as i32);
     let n = b.ins().iadd_imm_u(n, 1);
     b.ins().store(flags, n, file, field as i32);
+}
+
+/// The row fast paths lockstep code tries at a memory instruction, before it asks the
+/// port: own-bank rows (`LaneFile::rows_until`) and shared rows (`LaneFile::shared_until`).
+#[derive(Clone, Copy)]
+pub(crate) struct RowPaths {
+    /// Every lane of the group in its own bank, all in one row (not for a sync access).
+    pub(crate) own: bool,
+    /// A plain `ld` of one row by every lane.
+    pub(crate) shared: bool,
+}
+
+/// The row paths of the memory instruction `op` at `ip` of a frame whose bank analysis is
+/// `banks`: the one rule for the code emitted and for what its entry asks of the port.
+pub(crate) fn row_paths(op: MemOp, banks: &FrameBanks, ip: usize) -> RowPaths {
+    RowPaths {
+        own: !op.is_sync() && banks.may_reach_own_bank(ip),
+        shared: op == MemOp::Ld && banks.may_reach_one_row(ip),
+    }
+}
+
+/// Whether some memory instruction of the frame `instrs` tries the shared-row path (see
+/// [`row_paths`]): its entry asks the port for that bound only then.
+pub(crate) fn tries_shared_rows(instrs: &[Instr; FRAME_INSTRS]) -> bool {
+    let banks = FrameBanks::analyse(instrs);
+    (0..FRAME_INSTRS).any(|ip| match instrs[ip] {
+        Instr::Mem { op, .. } => row_paths(op, &banks, ip).shared,
+        _ => false,
+    })
 }
 
 /// Whether the lockstep and cohort forms of the frame `instrs` perform plain accesses
