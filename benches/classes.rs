@@ -11,8 +11,9 @@
 //! (`staggered-thirds`), divergent trip counts over two shared banks and in private banks,
 //! a shorter matrix-vector product on 12 cores whose vector bank is also a core's own
 //! (`matvec-12-cores`), and stencils at distance 2 and in two groups of four. The
-//! mixed-mask stream of short tasks with memory (`mixed-mask-stream`, and its full-mask
-//! twin) is `benches/streams.py`'s, built here; the memory-free stream and the MCST memory
+//! mixed-mask stream of short tasks with memory (`mixed-mask-stream`, its full-mask twin,
+//! and `narrow-mask-stream`, whose narrow tasks touch memory at their first instruction)
+//! are `benches/streams.py`'s, built here; the memory-free stream and the MCST memory
 //! loop are `workloads`' `scheduler` and `mcst-memory` rows. Throughput is emulated
 //! instructions. The programs use only APIs
 //! that 6d9c98e has, so this file runs there too for the before/after table.
@@ -75,6 +76,26 @@ fn stream_source(full: bool) -> String {
         .collect()
 }
 
+/// The narrow-mask stream of `benches/streams.py` (`narrow.s`): 3,000 tasks on masks of
+/// widths 1, 2, 3, 4, 8 in turn at offsets (i*5) % (17 - width), fences no, no, acq, no,
+/// rel in turn, each touching memory at its first instruction (an `ld` of the bank its
+/// core's previous task left in r1, an add, a `st`), then two `set_const`s and `ready`.
+fn narrow_stream_source() -> String {
+    let fences = ["", "", " fence=acq", "", " fence=rel"];
+    let widths = [1u32, 2, 3, 4, 8];
+    (0..3000u32)
+        .map(|i| {
+            let width = widths[i as usize % 5];
+            let mask = ((1u32 << width) - 1) << ((i * 5) % (17 - width));
+            format!(
+                ".cf mask=0x{mask:04x}{}\n.if\n    ld [r9, r1], r10\n    add r10, r14, r10\n    \
+                 st [r9, r1], r10\n    set_const 0, r1\n    set_const 1, r14\n    ready\n",
+                fences[i as usize % 5],
+            )
+        })
+        .collect()
+}
+
 fn config() -> Config {
     Config {
         tasks: TaskLog::Summary,
@@ -92,6 +113,7 @@ fn classes(c: &mut Criterion) {
     let streams = [
         ("mixed-mask-stream", stream_source(false)),
         ("full-mask-stream", stream_source(true)),
+        ("narrow-mask-stream", narrow_stream_source()),
     ];
     let sources = CLASSES.iter().map(|&(name, source)| (name, source)).chain(
         streams
