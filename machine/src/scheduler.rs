@@ -1088,6 +1088,9 @@ mod tests {
         assert_eq!(bound(0, [None, Some(2), Some(0), None]), at(12));
         assert_eq!(bound(0, [None, Some(9), Some(1), None]), at(16));
         assert_eq!(bound(0, [None, None, Some(0), None]), at(15));
+        // Task 1 in 16, task 2 in 15: a walk that stopped at frame 4 (bound 16, clock 10)
+        // would miss the later task's earlier access.
+        assert_eq!(bound(0, [None, Some(6), Some(0), None]), at(15));
         assert_eq!(bound(0, [None, None, None, None]), at(19));
         // A blocked step's first frame decided in 8 at the earliest: all 3 later.
         assert_eq!(bound(8, [None, Some(2), Some(0), None]), at(15));
