@@ -75,3 +75,104 @@ impl GroupShape {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cores::Part;
+    use crate::isa::{Instr, FRAME_INSTRS};
+
+    /// A table with one task of frame 1 on `cores`, started in cycle 5, core k's banks
+    /// `banks(k)`.
+    fn table(cores: u16, banks: impl Fn(u8) -> u16) -> CoreTable<u32> {
+        let mut t = CoreTable::new();
+        let part = || Part {
+            instrs: [Instr::Nop; FRAME_INSTRS],
+            words: [0; FRAME_INSTRS],
+            frame: 1,
+            start: 5,
+            sync: false,
+            cyclic: false,
+            private: false,
+        };
+        t.start(cores, 0, part, |id, _| banks(id));
+        t
+    }
+
+    fn shape(
+        cores: u16,
+        touches_memory: bool,
+        shares: bool,
+        own: bool,
+        one_ip: bool,
+    ) -> GroupShape {
+        GroupShape {
+            cores,
+            touches_memory,
+            shares_banks: shares,
+            own_banks: own,
+            one_ip,
+        }
+    }
+
+    #[test]
+    fn a_groups_banks_say_whether_its_cores_share_one_or_keep_to_their_own() {
+        // Each core in its own bank.
+        let t = table(0x000F, |k| 1 << k);
+        assert_eq!(
+            GroupShape::led_by(&t, 0),
+            shape(0x000F, true, false, true, true)
+        );
+        // All in bank 0: cores 1-3 stray from their own, and they share it.
+        let t = table(0x000F, |_| 1);
+        assert_eq!(
+            GroupShape::led_by(&t, 0),
+            shape(0x000F, true, true, false, true)
+        );
+        // Core 5 reaches bank 7 only: a stray bank, none shared.
+        let t = table(0x0030, |k| if k == 4 { 1 << 4 } else { 1 << 7 });
+        assert_eq!(
+            GroupShape::led_by(&t, 4),
+            shape(0x0030, true, false, false, true)
+        );
+        // No memory: nothing shared, nothing stray.
+        let t = table(0x0300, |_| 0);
+        assert_eq!(
+            GroupShape::led_by(&t, 8),
+            shape(0x0300, false, false, true, true)
+        );
+        // Led by core 1, the group leaves core 0 (an earlier id) out.
+        let t = table(0x0003, |k| 1 << k);
+        assert_eq!(
+            GroupShape::led_by(&t, 1),
+            shape(0x0002, true, false, true, true)
+        );
+    }
+
+    #[test]
+    fn a_parked_leader_takes_the_cores_at_other_ips_that_may_meet_it_in_memory() {
+        // Cores 0 and 1 parked at IP 0 in their own banks; cores 2 and 3 at IP 1, both in
+        // bank 2: they share a bank, so they join, and core 3 strays from its own.
+        let mut t = table(0x000F, |k| if k < 2 { 1 << k } else { 1 << 2 });
+        for k in [0, 1] {
+            t.set_mode(k, Mode::Parked { bank_retry: false });
+        }
+        for k in [2, 3] {
+            t.state[k].ip = 1;
+        }
+        assert_eq!(
+            GroupShape::led_by(&t, 0),
+            shape(0x000F, true, true, false, false)
+        );
+        // Cores 2 and 3 each in its own bank: they cannot meet cores 0 and 1, and stay out.
+        let mut t = table(0x000F, |k| 1 << k);
+        t.set_mode(0, Mode::Parked { bank_retry: false });
+        for k in [2, 3] {
+            t.state[k].ip = 1;
+        }
+        assert_eq!(
+            GroupShape::led_by(&t, 0),
+            shape(0x0003, true, false, true, true)
+        );
+    }
+}
